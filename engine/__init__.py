@@ -1,0 +1,5 @@
+"""spaseq.engine: SPAseq parsing, algebra, evaluation and the command line."""
+
+from spaseq.engine.errors import QueryError, SpaseqError, StreamError, UsageError
+
+__all__ = ["QueryError", "SpaseqError", "StreamError", "UsageError"]

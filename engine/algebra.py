@@ -1,0 +1,387 @@
+"""The SPAseq query algebra.
+
+SPARQL 1.1 group graph patterns (the GPM bodies) are kept as a small pattern algebra with
+their source text; around them sit the four extension operators:
+
+- ``EventPattern`` (EVENT): a GPM, i.e. a SPARQL group pattern bound to a named stream;
+- ``Seq`` (SEQ): atoms joined by selection strategies, with Kleene+, optional, negation,
+  conjunction and disjunction;
+- ``Window`` (WINDOW): the WITHIN clause;
+- ``MatchSpec`` (MATCH): projection and DISTINCT of the matches.
+
+Nodes are plain frozen dataclasses; nothing here evaluates anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from pyoxigraph import BlankNode, Literal, NamedNode
+
+from spaseq.engine.errors import Location
+
+# ---------------------------------------------------------------- SPARQL terms and paths
+
+
+@dataclass(frozen=True)
+class Var:
+    """A SPARQL variable (name without '?'); blank nodes in patterns become ``_:label`` vars."""
+
+    name: str
+
+    @property
+    def is_blank(self) -> bool:
+        return self.name.startswith("_:")
+
+
+PatternTerm = NamedNode | BlankNode | Literal | Var
+
+
+@dataclass(frozen=True)
+class Path:
+    """A property path. kind: link (args=(iri,)), inv, seq, alt, zero_or_one, zero_or_more,
+    one_or_more, nps (args = iris, inverse flags in ``inverse``)."""
+
+    kind: str
+    args: tuple = ()
+    inverse: tuple[bool, ...] = ()
+
+
+@dataclass(frozen=True)
+class TriplePattern:
+    subject: PatternTerm
+    predicate: NamedNode | Var | Path
+    object: PatternTerm
+
+
+# ---------------------------------------------------------------- SPARQL expressions
+
+
+@dataclass(frozen=True)
+class EVar:
+    name: str
+
+
+@dataclass(frozen=True)
+class ETerm:
+    term: NamedNode | Literal
+
+
+@dataclass(frozen=True)
+class ECall:
+    """An operator or function call. ``op`` is an operator symbol ('||', '&&', '=', '!=',
+    '<', '>', '<=', '>=', '+', '-', '*', '/', 'neg', 'pos', '!', 'IN', 'NOT IN'), an
+    upper-case built-in or aggregate name, or a function IRI string in angle brackets."""
+
+    op: str
+    args: tuple[Expr, ...]
+    distinct: bool = False
+
+
+@dataclass(frozen=True)
+class EExists:
+    pattern: GroupPattern
+    negated: bool = False
+
+
+Expr = EVar | ETerm | ECall | EExists
+
+
+# ---------------------------------------------------------------- SPARQL group patterns
+
+
+@dataclass(frozen=True)
+class BGP:
+    triples: tuple[TriplePattern, ...]
+
+
+@dataclass(frozen=True)
+class Filter:
+    """``FILTER(expr)``; ``span`` is the whole element's (start, end) offset in its group's text."""
+
+    expr: Expr
+    text: str
+    span: tuple[int, int] = field(default=(0, 0), compare=False)
+
+
+@dataclass(frozen=True)
+class OptionalPattern:
+    pattern: GroupPattern
+
+
+@dataclass(frozen=True)
+class MinusPattern:
+    pattern: GroupPattern
+
+
+@dataclass(frozen=True)
+class UnionPattern:
+    """``{A} UNION {B} ...``; a single alternative is a plain sub-group ``{A}``."""
+
+    alternatives: tuple[GroupPattern, ...]
+
+
+@dataclass(frozen=True)
+class GraphPattern:
+    graph: NamedNode | Var
+    pattern: GroupPattern
+
+
+@dataclass(frozen=True)
+class ServicePattern:
+    endpoint: NamedNode | Var
+    pattern: GroupPattern
+    silent: bool
+
+
+@dataclass(frozen=True)
+class Bind:
+    expr: Expr
+    var: str
+
+
+@dataclass(frozen=True)
+class Values:
+    variables: tuple[str, ...]
+    rows: tuple[tuple[NamedNode | Literal | None, ...], ...]
+
+
+@dataclass(frozen=True)
+class SubSelect:
+    projected: tuple[str, ...]
+    pattern: GroupPattern
+    text: str
+
+
+Element = (
+    BGP | Filter | OptionalPattern | MinusPattern | UnionPattern | GraphPattern | ServicePattern
+    | Bind | Values | SubSelect
+)
+
+
+@dataclass(frozen=True)
+class GroupPattern:
+    """A SPARQL group graph pattern ``{ ... }`` with its exact source text."""
+
+    elements: tuple[Element, ...]
+    text: str
+    location: Location | None = field(default=None, compare=False)
+
+    def walk(self) -> Iterator[Element]:
+        """Every element of this group and of the groups nested in it (including EXISTS)."""
+        for el in self.elements:
+            yield el
+            for sub in _subgroups(el):
+                yield from sub.walk()
+
+
+def _subgroups(el: Element) -> Iterator[GroupPattern]:
+    if isinstance(el, OptionalPattern | MinusPattern | GraphPattern | ServicePattern | SubSelect):
+        yield el.pattern
+    elif isinstance(el, UnionPattern):
+        yield from el.alternatives
+    elif isinstance(el, Filter | Bind):
+        yield from (e.pattern for e in _exprs(el.expr) if isinstance(e, EExists))
+
+
+def _exprs(expr: Expr) -> Iterator[Expr]:
+    yield expr
+    if isinstance(expr, ECall):
+        for a in expr.args:
+            yield from _exprs(a)
+
+
+def expr_vars(expr: Expr) -> set[str]:
+    """Variables an expression mentions outside EXISTS."""
+    return {e.name for e in _exprs(expr) if isinstance(e, EVar)}
+
+
+def _term_vars(t: PatternTerm) -> Iterator[str]:
+    if isinstance(t, Var) and not t.is_blank:
+        yield t.name
+
+
+def triple_vars(tp: TriplePattern) -> set[str]:
+    out = set(_term_vars(tp.subject)) | set(_term_vars(tp.object))
+    if isinstance(tp.predicate, Var):
+        out.add(tp.predicate.name)
+    return out
+
+
+def in_scope_vars(group: GroupPattern) -> set[str]:
+    """The variables the group can bind (SPARQL 1.1 section 18.2.1, in-scope variables)."""
+    out: set[str] = set()
+    for el in group.elements:
+        if isinstance(el, BGP):
+            for tp in el.triples:
+                out |= triple_vars(tp)
+        elif isinstance(el, OptionalPattern):
+            out |= in_scope_vars(el.pattern)
+        elif isinstance(el, UnionPattern):
+            for alt in el.alternatives:
+                out |= in_scope_vars(alt)
+        elif isinstance(el, GraphPattern | ServicePattern):
+            out |= in_scope_vars(el.pattern)
+            if isinstance(getattr(el, "graph", None), Var):
+                out.add(el.graph.name)
+        elif isinstance(el, Bind):
+            out.add(el.var)
+        elif isinstance(el, Values):
+            out |= set(el.variables)
+        elif isinstance(el, SubSelect):
+            out |= set(el.projected)
+    return out
+
+
+def mentioned_vars(group: GroupPattern) -> set[str]:
+    """Every variable named anywhere in the group, nested groups and expressions included."""
+    out: set[str] = set()
+    for el in group.walk():
+        if isinstance(el, BGP):
+            for tp in el.triples:
+                out |= triple_vars(tp)
+        elif isinstance(el, Filter):
+            out |= expr_vars(el.expr)
+        elif isinstance(el, Bind):
+            out |= expr_vars(el.expr) | {el.var}
+        elif isinstance(el, Values):
+            out |= set(el.variables)
+        elif isinstance(el, SubSelect):
+            out |= set(el.projected)
+        elif isinstance(el, GraphPattern) and isinstance(el.graph, Var):
+            out.add(el.graph.name)
+    return out
+
+
+def graph_iris(group: GroupPattern) -> list[str]:
+    """Constant IRIs named by GRAPH clauses anywhere in the group, in order, without repeats."""
+    seen: dict[str, None] = {}
+    for el in group.walk():
+        if isinstance(el, GraphPattern) and isinstance(el.graph, NamedNode):
+            seen.setdefault(el.graph.value, None)
+    return list(seen)
+
+
+# ---------------------------------------------------------------- SPAseq extension operators
+
+
+@dataclass(frozen=True)
+class EventPattern:
+    """EVENT: ``DEFINE GPM name ON stream { pattern }``."""
+
+    name: str
+    stream_name: str
+    stream: str
+    pattern: GroupPattern
+    location: Location | None = field(default=None, compare=False)
+
+    @property
+    def variables(self) -> set[str]:
+        return in_scope_vars(self.pattern)
+
+
+@dataclass(frozen=True)
+class GpmRef:
+    """A GPM used inside SEQ (an operand of a binary operator or a plain atom)."""
+
+    name: str
+    location: Location | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Conjunction:
+    """``(A & B & ...)``: one result of each operand, all at the same time."""
+
+    operands: tuple[Operand, ...]
+
+
+@dataclass(frozen=True)
+class Disjunction:
+    """``(A | B | ...)``: a result of any one operand."""
+
+    operands: tuple[Operand, ...]
+
+
+Operand = GpmRef | Conjunction | Disjunction
+
+PLAIN, KLEENE, OPTIONAL, NEGATION = "", "+", "?", "!"
+SKIP_TILL_ANY, SKIP_TILL_NEXT, STRICT = ":", ";", ","
+
+
+@dataclass(frozen=True)
+class Atom:
+    """One step of a sequence: an operand, its modifier ('', '+', '?', '!') and the
+    selection strategy (',', ';', ':') that attaches it to what precedes (None first)."""
+
+    operand: Operand
+    modifier: str = PLAIN
+    strategy: str | None = None
+    location: Location | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Seq:
+    """SEQ(...): atoms evaluated left to right."""
+
+    atoms: tuple[Atom, ...]
+
+
+@dataclass(frozen=True)
+class Window:
+    """WITHIN: kind is 'time' (amount in seconds), 'events' (a count) or None (unbounded)."""
+
+    kind: str | None = None
+    amount: float = 0.0
+    tumbling: bool = False
+
+    def describe(self) -> str:
+        if self.kind is None:
+            return "unbounded"
+        unit = "s" if self.kind == "time" else " events"
+        return f"{self.amount:g}{unit}{' tumbling' if self.tumbling else ''}"
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """MATCH: the projected variables (None for ``*``) and DISTINCT."""
+
+    variables: tuple[str, ...] | None
+    distinct: bool = False
+
+
+@dataclass(frozen=True)
+class Query:
+    """A whole SPAseq query: MATCH(WINDOW(SEQ(EVENT ...))) plus its declarations."""
+
+    match: MatchSpec
+    window: Window
+    seq: Seq
+    events: dict[str, EventPattern]
+    streams: dict[str, str]
+    partition_by: tuple[str, ...] = ()
+    prefixes: dict[str, str] = field(default_factory=dict)
+    base: str | None = None
+    source: str = ""
+    file: str = "<query>"
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def stream_iris(self) -> list[str]:
+        return list(dict.fromkeys(self.streams.values()))
+
+    def graph_iris(self) -> list[str]:
+        out: dict[str, None] = {}
+        for ev in self.events.values():
+            for g in graph_iris(ev.pattern):
+                out.setdefault(g, None)
+        return list(out)
+
+
+def operand_gpms(op: Operand) -> Iterator[str]:
+    """The GPM names an operand uses, in written order."""
+    if isinstance(op, GpmRef):
+        yield op.name
+    else:
+        for o in op.operands:
+            yield from operand_gpms(o)

@@ -1,0 +1,51 @@
+"""Events and the streamset: the data the engine consumes (SEMANTICS.md section 1)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pyoxigraph import BlankNode, NamedNode, Triple
+
+
+@dataclass(frozen=True, eq=False)
+class Event:
+    """One RDF graph event ``(time, graph)`` arriving on the named stream ``stream``.
+
+    ``seq`` is the arrival index: ties in time are ordered by it. ``name`` is the graph's
+    name in the source (a TriG/N-Quads graph label) or None. ``origin`` says where it was
+    read from (``FILE:LINE``), for error messages. Events compare by identity: two events
+    with equal content are still distinct events.
+    """
+
+    stream: str
+    time: float
+    triples: tuple[Triple, ...]
+    seq: int = 0
+    name: NamedNode | BlankNode | None = None
+    origin: str | None = None
+
+    def sort_key(self) -> tuple[float, int]:
+        return (self.time, self.seq)
+
+
+@dataclass
+class StreamSet:
+    """The events of several named streams, in time order with ties in arrival order."""
+
+    events: list[Event] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, events: Iterable[Event]) -> StreamSet:
+        return cls(sorted(events, key=Event.sort_key))
+
+    def restricted_to(self, streams: Iterable[str]) -> StreamSet:
+        """The streamset a query sees: only events of the streams it names."""
+        wanted = set(streams)
+        return StreamSet([e for e in self.events if e.stream in wanted])
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __iter__(self):
+        return iter(self.events)

@@ -1,0 +1,191 @@
+"""Evaluating one GPM on one event in a context, with pyoxigraph's SPARQL engine
+(SEMANTICS.md section 2).
+
+All events and the knowledge base share one pyoxigraph store: each event is a named graph
+under an internal name, and a GPM body runs with that graph as the default graph and the
+KB's graphs as the named graphs, so ``GRAPH <kb> {...}`` queries the KB. The context mu is
+joined in as a leading ``VALUES`` block (blank nodes, which VALUES cannot hold, go through
+pyoxigraph's substitutions instead).
+
+Bodies whose top level is only triples, GRAPH, VALUES, sub-groups, UNION and FILTER
+("join-shaped") are evaluated once per event without their FILTERs, and then per context
+by a compatibility check and the FILTERs alone: ``Filter(F, mu JOIN P) = Filter(F, {mu} JOIN
+[[P]])``, which is exact for such bodies and avoids one full query per (run, event).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from pyoxigraph import BlankNode, NamedNode, Quad, Store, Variable
+
+from spaseq.engine import algebra as A
+from spaseq.engine.events import Event
+from spaseq.engine.matches import Term
+
+EVENT_GRAPH_PREFIX = "urn:spaseq:event:"
+_JOIN_SHAPED = (A.BGP, A.Filter, A.UnionPattern, A.GraphPattern, A.Values, A.SubSelect)
+
+Solution = dict[str, Term]
+
+
+def values_clause(mu: Mapping[str, Term]) -> tuple[str, dict[Variable, Term]]:
+    """``VALUES (...) {(...)}`` text for the non-blank bindings of mu, and substitutions
+    for the blank ones."""
+    plain = {v: t for v, t in mu.items() if not isinstance(t, BlankNode)}
+    subst = {Variable(v): t for v, t in mu.items() if isinstance(t, BlankNode)}
+    if not plain:
+        return "", subst
+    names = sorted(plain)
+    head = " ".join(f"?{v}" for v in names)
+    row = " ".join(str(plain[v]) for v in names)
+    return f"VALUES ({head}) {{ ({row}) }}\n", subst
+
+
+def compatible(a: Mapping[str, Term], b: Mapping[str, Term]) -> bool:
+    """SPARQL compatibility: the two mappings agree on every shared variable."""
+    if len(a) > len(b):
+        a, b = b, a
+    for k, v in a.items():
+        w = b.get(k)
+        if w is not None and w != v:
+            return False
+    return True
+
+
+@dataclass
+class CompiledGpm:
+    """The query texts of one GPM body, prepared once."""
+
+    event: A.EventPattern
+    projection: str
+    mentioned: frozenset[str]
+    always_bound: frozenset[str]
+    join_shaped: bool
+    body_inner: str
+    filterless: str = ""
+    filters: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, ev: A.EventPattern) -> CompiledGpm:
+        group = ev.pattern
+        mentioned = A.mentioned_vars(group) | A.in_scope_vars(group)
+        projection = " ".join(f"?{v}" for v in sorted(mentioned)) or "*"
+        always = set()
+        for el in group.elements:
+            if isinstance(el, A.BGP):
+                for tp in el.triples:
+                    always |= A.triple_vars(tp)
+        text = group.text
+        is_sub = len(group.elements) == 1 and isinstance(group.elements[0], A.SubSelect)
+        body_inner = text if is_sub else text[1:-1]
+        join_shaped = all(isinstance(el, _JOIN_SHAPED) for el in group.elements) and not is_sub
+        compiled = cls(ev, projection, frozenset(mentioned), frozenset(always), join_shaped, body_inner)
+        if join_shaped:
+            cut = text
+            for el in sorted(
+                (e for e in group.elements if isinstance(e, A.Filter)), key=lambda f: -f.span[0]
+            ):
+                start, end = el.span
+                cut = cut[:start] + " " * (end - start) + cut[end:]
+            compiled.filterless = cut
+            compiled.filters = tuple(
+                el.text for el in group.elements if isinstance(el, A.Filter)
+            )
+        return compiled
+
+
+@dataclass
+class GpmEvaluator:
+    """Evaluates the GPMs of one query on events held in a shared pyoxigraph store."""
+
+    query: A.Query
+    kb: Store | None = None
+    store: Store = field(default_factory=Store)
+    _graphs: dict[int, NamedNode] = field(default_factory=dict)
+    _kb_graphs: list[NamedNode | BlankNode] = field(default_factory=list)
+    _compiled: dict[str, CompiledGpm] = field(default_factory=dict)
+    _base_cache: dict[tuple[str, int], list[Solution]] = field(default_factory=dict)
+    _cache: dict[tuple, list[Solution]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kb is not None:
+            self.store.extend(self.kb)
+            self._kb_graphs = list(self.kb.named_graphs())
+        self._compiled = {name: CompiledGpm.of(ev) for name, ev in self.query.events.items()}
+
+    def add_events(self, events: Iterable[Event]) -> None:
+        quads = []
+        for e in events:
+            g = NamedNode(f"{EVENT_GRAPH_PREFIX}{len(self._graphs)}")
+            self._graphs[id(e)] = g
+            quads.extend(Quad(t.subject, t.predicate, t.object, g) for t in e.triples)
+        self.store.extend(quads)
+
+    def _run(self, text: str, event: Event, subst: dict[Variable, Term]) -> list[Solution]:
+        graph = self._graphs[id(event)]
+        result = self.store.query(
+            text,
+            default_graph=graph,
+            named_graphs=self._kb_graphs,
+            prefixes=self.query.prefixes,
+            base_iri=self.query.base,
+            substitutions=subst or None,
+        )
+        names = [v.value for v in result.variables]
+        out: list[Solution] = []
+        seen: set[tuple] = set()
+        for row in result:
+            sol = {n: row[n] for n in names if row[n] is not None}
+            key = tuple(sorted(sol.items(), key=lambda kv: kv[0]))
+            if key not in seen:
+                seen.add(key)
+                out.append(sol)
+        return out
+
+    def compiled(self, gpm: str) -> CompiledGpm:
+        return self._compiled[gpm]
+
+    def base_solutions(self, gpm: str, event: Event) -> list[Solution]:
+        """Solutions of a join-shaped body without its FILTERs and without context."""
+        key = (gpm, id(event))
+        if key not in self._base_cache:
+            c = self._compiled[gpm]
+            self._base_cache[key] = self._run(
+                f"SELECT {c.projection} WHERE {c.filterless}", event, {}
+            )
+        return self._base_cache[key]
+
+    def solutions(self, gpm: str, event: Event, mu: Mapping[str, Term]) -> list[Solution]:
+        """eval(gpm, event, mu): every mu ∪ nu, nu a solution of VALUES(mu) . body."""
+        c = self._compiled[gpm]
+        relevant = {v: t for v, t in mu.items() if v in c.mentioned}
+        key = (gpm, id(event), tuple(sorted(relevant.items(), key=lambda kv: kv[0])))
+        local = self._cache.get(key)
+        if local is None:
+            local = self._solve(c, event, relevant)
+            self._cache[key] = local
+        return [{**mu, **nu} for nu in local]
+
+    def _solve(self, c: CompiledGpm, event: Event, relevant: dict[str, Term]) -> list[Solution]:
+        if not c.join_shaped:
+            values, subst = values_clause(relevant)
+            return self._run(
+                f"SELECT {c.projection} WHERE {{ {values}{c.body_inner} }}", event, subst
+            )
+        out: list[Solution] = []
+        for nu in self.base_solutions(c.event.name, event):
+            if not compatible(nu, relevant):
+                continue
+            merged = {**relevant, **nu}
+            if not c.filters or self._filters_hold(c, event, merged):
+                out.append(merged)
+        return out
+
+    def _filters_hold(self, c: CompiledGpm, event: Event, merged: Solution) -> bool:
+        values, subst = values_clause(merged)
+        filters = " ".join(f"FILTER({f})" for f in c.filters)
+        projection = " ".join(f"?{v}" for v in sorted(merged)) or "*"
+        rows = self._run(f"SELECT {projection} WHERE {{ {values}{filters} }}", event, subst)
+        return bool(rows)

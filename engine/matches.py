@@ -1,0 +1,87 @@
+"""Matches and result rows: what evaluation produces (SEMANTICS.md sections 3 and 9)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from pyoxigraph import BlankNode, Literal, NamedNode
+
+from spaseq.engine.events import Event
+
+Term = NamedNode | BlankNode | Literal
+Bindings = Mapping[str, Term]
+
+
+@dataclass(frozen=True)
+class Taken:
+    """One event an atom took: the GPM's name, the event and the solution it gave there.
+
+    ``bindings`` are the variables the GPM bound on this event (for a Kleene+ atom: this
+    iteration's local bindings), shown in detailed output.
+    """
+
+    atom: str
+    event: Event
+    bindings: tuple[tuple[str, Term], ...] = ()
+
+
+@dataclass(frozen=True)
+class Match:
+    """A complete match: the mapping mu, the events each atom took, start and end time."""
+
+    bindings: tuple[tuple[str, Term], ...]
+    taken: tuple[Taken, ...]
+    start: float
+    time: float
+
+    @property
+    def mapping(self) -> dict[str, Term]:
+        return dict(self.bindings)
+
+    def identity(self) -> tuple:
+        """What makes two matches the same match: the events per atom and the mapping."""
+        return (
+            tuple((t.atom, id(t.event), t.bindings) for t in self.taken),
+            self.bindings,
+        )
+
+
+@dataclass(frozen=True)
+class Row:
+    """A match after projection: what the output formats write."""
+
+    bindings: dict[str, Term]
+    match: Match
+
+    @property
+    def time(self) -> float:
+        return self.match.time
+
+    @property
+    def start(self) -> float:
+        return self.match.start
+
+    @property
+    def taken(self) -> tuple[Taken, ...]:
+        return self.match.taken
+
+
+def project(
+    matches: Iterable[Match], variables: Sequence[str] | None, distinct: bool = False
+) -> Iterator[Row]:
+    """Apply SELECT: keep ``variables`` (all of mu when None) and, with DISTINCT, the first
+    row of each distinct projected mapping, in completion order."""
+    seen: set[tuple] = set()
+    for m in matches:
+        mu = m.mapping
+        if variables is None:
+            row = dict(sorted(mu.items()))
+        else:
+            row = {v: mu[v] for v in variables if v in mu}
+        if distinct:
+            key = tuple(sorted(row.items(), key=lambda kv: kv[0]))
+            if key in seen:
+                continue
+            seen.add(key)
+        yield Row(row, m)

@@ -1,0 +1,31 @@
+"""Helpers for tests: build events and queries from compact text."""
+
+from __future__ import annotations
+
+import pyoxigraph
+
+from spaseq.engine.events import Event
+
+PREFIXES = "@prefix : <http://ex.org/> .\n@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
+QUERY_PREFIXES = "PREFIX : <http://ex.org/>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
+EX = "http://ex.org/"
+
+
+def ev(stream: str, time: float, turtle: str, seq: int = 0, name: str | None = None) -> Event:
+    """An event on stream ``http://ex.org/<stream>`` from Turtle triples using ':' prefix."""
+    triples = tuple(
+        q.triple for q in pyoxigraph.parse(PREFIXES + turtle, format=pyoxigraph.RdfFormat.TURTLE)
+    )
+    graph = pyoxigraph.NamedNode(EX + name) if name else None
+    return Event(EX + stream, float(time), triples, seq, graph)
+
+
+def events(*specs: tuple) -> list[Event]:
+    """Events from (stream, time, turtle[, name]) tuples, seq in the order given."""
+    return [ev(s[0], s[1], s[2], i, s[3] if len(s) > 3 else None) for i, s in enumerate(specs)]
+
+
+def query_text(seq: str, defines: str, select: str = "*", within: str = "", streams=("u1", "u2")) -> str:
+    froms = "\n".join(f"FROM STREAM {s.upper()} <{EX}{s}>" for s in streams)
+    win = f"WITHIN {within}" if within else ""
+    return f"{QUERY_PREFIXES}SELECT {select} {win}\n{froms}\nWHERE {{ SEQ({seq}) {defines} }}"
