@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from pyoxigraph import BlankNode, NamedNode, Quad, Store, Variable
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Store, Variable
 
 from spaseq.engine import algebra as A
 from spaseq.engine.events import Event
@@ -88,6 +88,9 @@ class CompiledGpm:
                 (e for e in group.elements if isinstance(e, A.Filter)), key=lambda f: -f.span[0]
             ):
                 start, end = el.span
+                rest = cut[end:]
+                if rest.lstrip().startswith("."):  # the optional '.' after a FILTER goes too
+                    end += len(rest) - len(rest.lstrip()) + 1
                 cut = cut[:start] + " " * (end - start) + cut[end:]
             compiled.filterless = cut
             compiled.filters = tuple(
@@ -108,6 +111,7 @@ class GpmEvaluator:
     _compiled: dict[str, CompiledGpm] = field(default_factory=dict)
     _base_cache: dict[tuple[str, int], list[Solution]] = field(default_factory=dict)
     _cache: dict[tuple, list[Solution]] = field(default_factory=dict)
+    _spellings: dict[int, dict[Literal, Literal]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.kb is not None:
@@ -116,12 +120,36 @@ class GpmEvaluator:
         self._compiled = {name: CompiledGpm.of(ev) for name, ev in self.query.events.items()}
 
     def add_events(self, events: Iterable[Event]) -> None:
+        events = list(events)
         quads = []
         for e in events:
             g = NamedNode(f"{EVENT_GRAPH_PREFIX}{len(self._graphs)}")
             self._graphs[id(e)] = g
             quads.extend(Quad(t.subject, t.predicate, t.object, g) for t in e.triples)
         self.store.extend(quads)
+        self._remember_spellings(events)
+
+    def _remember_spellings(self, events: list[Event]) -> None:
+        """The store keeps literals in canonical form ("14.0"^^xsd:double comes back as
+        "14"); solutions must show the event's own terms, so map them back per event."""
+        originals = {t.object for e in events for t in e.triples if isinstance(t.object, Literal)}
+        scratch = Store()
+        probe = NamedNode("urn:spaseq:probe")
+        ordered = list(originals)
+        scratch.extend(
+            Quad(NamedNode(f"urn:spaseq:l:{i}"), probe, lit) for i, lit in enumerate(ordered)
+        )
+        canonical = {}
+        for q in scratch.quads_for_pattern(None, probe, None):
+            canonical[ordered[int(q.subject.value.rsplit(":", 1)[1])]] = q.object
+        for e in events:
+            back = {}
+            for t in e.triples:
+                lit = t.object
+                if isinstance(lit, Literal) and canonical.get(lit, lit) != lit:
+                    back.setdefault(canonical[lit], lit)
+            if back:
+                self._spellings[id(e)] = back
 
     def _run(self, text: str, event: Event, subst: dict[Variable, Term]) -> list[Solution]:
         graph = self._graphs[id(event)]
@@ -134,10 +162,11 @@ class GpmEvaluator:
             substitutions=subst or None,
         )
         names = [v.value for v in result.variables]
+        back = self._spellings.get(id(event), {})
         out: list[Solution] = []
         seen: set[tuple] = set()
         for row in result:
-            sol = {n: row[n] for n in names if row[n] is not None}
+            sol = {n: back.get(row[n], row[n]) for n in names if row[n] is not None}
             key = tuple(sorted(sol.items(), key=lambda kv: kv[0]))
             if key not in seen:
                 seen.add(key)

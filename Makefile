@@ -1,0 +1,37 @@
+# spaseq: `make run` runs the smart-grid example, `make test` runs the test suite.
+# Both create .venv and install the project into it first; nothing else is needed.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+SG     := fixtures/smartgrid
+
+.PHONY: run test lint check-java clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+check-java:
+	@command -v java >/dev/null 2>&1 || { \
+	  echo "note: Java is not installed; the Spark knowledge-base jobs will need it:"; \
+	  echo "      apt-get install -y openjdk-17-jre-headless"; }
+
+run: $(STAMP) check-java
+	$(BIN)/spaseq run $(SG)/query.rq \
+	  --stream S1=$(SG)/power.trig --stream S2=$(SG)/weather.trig --stream S3=$(SG)/storage.trig \
+	  --kb $(SG)/kb.nt --format table
+
+lint: $(STAMP)
+	$(BIN)/ruff check engine plugin extension_functions tests
+
+test: $(STAMP) check-java lint
+	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,231 @@
+"""Result writers: jsonl (spaseq's streaming contract), SPARQL 1.1 JSON/CSV/TSV results and
+a table for people. Every writer is incremental: a row is written (and flushed) as soon as
+its match completes, except the table, which needs every row to size its columns."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import IO
+
+from pyoxigraph import BlankNode, Literal, NamedNode
+
+from spaseq.engine.matches import Row, Term
+
+XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+XSD_DECIMAL = "http://www.w3.org/2001/XMLSchema#decimal"
+RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+FORMATS = ("table", "jsonl", "json", "csv", "tsv")
+
+
+def json_term(term: Term) -> dict[str, str]:
+    """A term in the SPARQL 1.1 Query Results JSON format."""
+    if isinstance(term, NamedNode):
+        return {"type": "uri", "value": term.value}
+    if isinstance(term, BlankNode):
+        return {"type": "bnode", "value": term.value}
+    out = {"type": "literal", "value": term.value}
+    if term.language:
+        out["xml:lang"] = term.language
+    elif term.datatype.value not in (XSD_STRING, RDF_LANG_STRING):
+        out["datatype"] = term.datatype.value
+    return out
+
+
+def seconds(value: float) -> int | float:
+    """A timestamp for JSON: integral seconds as integers, others as floats."""
+    return int(value) if float(value).is_integer() else value
+
+
+def time_literal(value: float) -> Literal:
+    return Literal(repr(float(value)) if not float(value).is_integer() else f"{int(value)}.0",
+                   datatype=NamedNode(XSD_DECIMAL))
+
+
+def jsonl_record(row: Row) -> dict:
+    """The jsonl contract: time, start, projected bindings and the events taken."""
+    return {
+        "time": seconds(row.time),
+        "start": seconds(row.start),
+        "bindings": {v: json_term(t) for v, t in row.bindings.items()},
+        "events": [
+            {
+                "atom": t.atom,
+                "stream": t.event.stream,
+                "time": seconds(t.event.time),
+                "graph": None if t.event.name is None else _graph_name(t.event.name),
+            }
+            for t in row.taken
+        ],
+    }
+
+
+def _graph_name(name: NamedNode | BlankNode) -> str:
+    return name.value if isinstance(name, NamedNode) else f"_:{name.value}"
+
+
+class Writer:
+    """Base writer: ``start`` once, ``row`` per match, ``finish`` once."""
+
+    def __init__(self, out: IO[str], variables: Sequence[str], with_time: bool = False,
+                 prefixes: dict[str, str] | None = None) -> None:
+        self.out = out
+        self.variables = list(variables)
+        self.with_time = with_time
+        self.prefixes = prefixes or {}
+
+    def start(self) -> None:
+        """Write whatever precedes the rows."""
+
+    def row(self, row: Row) -> None:
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        self.out.flush()
+
+    def _columns(self) -> list[str]:
+        return (["_time", "_start"] if self.with_time else []) + self.variables
+
+    def _terms(self, row: Row) -> dict[str, Term]:
+        terms = dict(row.bindings)
+        if self.with_time:
+            terms["_time"] = time_literal(row.time)
+            terms["_start"] = time_literal(row.start)
+        return terms
+
+
+class JsonlWriter(Writer):
+    def row(self, row: Row) -> None:
+        self.out.write(json.dumps(jsonl_record(row), ensure_ascii=False) + "\n")
+        self.out.flush()
+
+
+class JsonWriter(Writer):
+    """SPARQL 1.1 Query Results JSON, written incrementally."""
+
+    def start(self) -> None:
+        head = json.dumps({"vars": self._columns()})
+        self.out.write(f'{{"head": {head}, "results": {{"bindings": [\n')
+        self._first = True
+
+    def row(self, row: Row) -> None:
+        binding = {v: json_term(t) for v, t in self._terms(row).items()}
+        self.out.write(("" if self._first else ",\n") + json.dumps(binding, ensure_ascii=False))
+        self._first = False
+        self.out.flush()
+
+    def finish(self) -> None:
+        self.out.write("\n]}}\n")
+        super().finish()
+
+
+class CsvWriter(Writer):
+    """SPARQL 1.1 Query Results CSV: plain values, CRLF line ends."""
+
+    def start(self) -> None:
+        self._csv = csv.writer(self.out, lineterminator="\r\n")
+        self._csv.writerow(self._columns())
+
+    def row(self, row: Row) -> None:
+        terms = self._terms(row)
+        self._csv.writerow([_csv_value(terms.get(v)) for v in self._columns()])
+        self.out.flush()
+
+
+def _csv_value(term: Term | None) -> str:
+    if term is None:
+        return ""
+    if isinstance(term, BlankNode):
+        return f"_:{term.value}"
+    return term.value
+
+
+class TsvWriter(Writer):
+    """SPARQL 1.1 Query Results TSV: terms in N-Triples syntax."""
+
+    def start(self) -> None:
+        self.out.write("\t".join(f"?{v}" for v in self._columns()) + "\n")
+
+    def row(self, row: Row) -> None:
+        terms = self._terms(row)
+        cells = [_tsv_value(terms.get(v)) for v in self._columns()]
+        self.out.write("\t".join(cells) + "\n")
+        self.out.flush()
+
+
+def _tsv_value(term: Term | None) -> str:
+    if term is None:
+        return ""
+    return str(term).replace("\t", "\\t").replace("\n", "\\n")
+
+
+class TableWriter(Writer):
+    """Aligned columns for people, with prefixed names where the query declared them."""
+
+    def start(self) -> None:
+        self._rows: list[list[str]] = []
+
+    def row(self, row: Row) -> None:
+        cells = [_fmt_time(row.time), _fmt_time(row.start)]
+        cells += [self._short(row.bindings.get(v)) for v in self.variables]
+        self._rows.append(cells)
+
+    def finish(self) -> None:
+        header = ["time", "start"] + [f"?{v}" for v in self.variables]
+        widths = [max([len(h)] + [len(r[i]) for r in self._rows]) for i, h in enumerate(header)]
+        line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()
+        self.out.write(line + "\n" + "  ".join("-" * w for w in widths) + "\n")
+        for r in self._rows:
+            self.out.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n")
+        count = len(self._rows)
+        self.out.write(f"({count} match{'es' if count != 1 else ''})\n")
+        super().finish()
+
+    def _short(self, term: Term | None) -> str:
+        if term is None:
+            return ""
+        if isinstance(term, NamedNode):
+            for prefix, ns in sorted(self.prefixes.items(), key=lambda kv: -len(kv[1])):
+                if term.value.startswith(ns) and len(term.value) > len(ns):
+                    return f"{prefix}:{term.value[len(ns):]}"
+            return f"<{term.value}>"
+        if isinstance(term, Literal) and not term.language and term.datatype.value != XSD_STRING:
+            if term.datatype.value.startswith("http://www.w3.org/2001/XMLSchema#"):
+                return term.value
+        return str(term)
+
+
+EPOCH_LIKE = 1e8  # timestamps this large are wall-clock times: show them as ISO 8601
+
+
+def _fmt_time(value: float) -> str:
+    """Seconds for small (relative) times, ISO 8601 UTC for wall-clock ones."""
+    if abs(value) >= EPOCH_LIKE:
+        stamp = datetime.fromtimestamp(value, tz=timezone.utc)
+        text = stamp.isoformat(timespec="milliseconds" if value % 1 else "seconds")
+        return text.replace("+00:00", "Z")
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+_WRITERS = {"jsonl": JsonlWriter, "json": JsonWriter, "csv": CsvWriter, "tsv": TsvWriter,
+            "table": TableWriter}
+
+
+def make_writer(fmt: str, out: IO[str], variables: Sequence[str], with_time: bool = False,
+                prefixes: dict[str, str] | None = None) -> Writer:
+    """The writer for one of FORMATS."""
+    return _WRITERS[fmt](out, variables, with_time, prefixes)
+
+
+def render(fmt: str, rows: Sequence[Row], variables: Sequence[str], with_time: bool = False) -> str:
+    """All rows in one format, as a string (for tests and the Python API)."""
+    buf = io.StringIO()
+    w = make_writer(fmt, buf, variables, with_time)
+    w.start()
+    for r in rows:
+        w.row(r)
+    w.finish()
+    return buf.getvalue()

@@ -1,0 +1,258 @@
+"""Replay files: TriG or N-Quads (optionally gzip-compressed), one named graph per event.
+
+Each named graph ``g`` is one event; its timestamp is the triple ``g <time-predicate> "literal"``
+in the default graph (by default ``prov:generatedAtTime``), read with ``to_seconds``. Decisions:
+
+* Every other default-graph triple is ignored, and so is a time triple whose subject names no
+  graph of the file (an empty graph cannot be told apart from no graph at all).
+* A time-predicate triple inside a named graph is ordinary event data, kept in the event.
+* An event's triples are its graph's triples in file order, duplicates dropped (a graph is a set);
+  a graph written in several blocks is one event. Blank node labels are kept as written.
+* Events are sorted by time, ties kept in file order; ``seq`` is ``first_seq`` plus the event's
+  rank by first appearance of its graph in the file (dense: the returned events use exactly
+  ``first_seq .. first_seq + len(events) - 1``), and ``origin`` is ``FILE:LINE`` with the line
+  where the graph's first triple ends (pyoxigraph gives no start positions).
+* On an error, ``events`` holds the events whose graphs appear in the file before the bad input
+  (for a syntax error, the graph being read when it happened is left out as maybe incomplete),
+  so a caller can still evaluate them; ``error`` says what went wrong and where.
+
+The helpers ``open_rdf``, ``LineTrackingReader`` and ``syntax_error_location`` are shared with the
+other readers of this package.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Triple, parse
+
+from spaseq.engine.errors import Location, StreamError, UsageError
+from spaseq.engine.events import Event
+from spaseq.engine.io.timestamps import to_seconds
+
+PROV_GENERATED_AT = "http://www.w3.org/ns/prov#generatedAtTime"
+
+GZIP_MAGIC = b"\x1f\x8b"
+REPLAY_FORMATS: dict[str, RdfFormat] = {
+    "trig": RdfFormat.TRIG,
+    "nq": RdfFormat.N_QUADS,
+    "nquads": RdfFormat.N_QUADS,
+}
+READ_ERRORS = (OSError, EOFError, zlib.error, UnicodeDecodeError)
+
+_PARSER_PREFIX = re.compile(r"^Parser error (?:at|between) [^:]*: ")
+
+
+def strip_gz(path: str) -> str:
+    """The file name without a trailing ``.gz``, to guess the format underneath."""
+    return path[:-3] if path.lower().endswith(".gz") else path
+
+
+def extension(path: str) -> str:
+    """The lower-case extension of a file name after removing ``.gz`` (``"trig"``, ``"nq"``...)."""
+    base = os.path.basename(strip_gz(path))
+    return base.rsplit(".", 1)[1].lower() if "." in base else ""
+
+
+def open_rdf(path: str) -> BinaryIO:
+    """Open a file for binary reading, transparently decompressing gzip (sniffed by magic bytes)."""
+    with open(path, "rb") as probe:
+        magic = probe.read(2)
+    if magic == GZIP_MAGIC:
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")  # the caller closes it
+
+
+@dataclass
+class LineTrackingReader:
+    """A file-like reader feeding pyoxigraph one line at a time, so quads can be given a line.
+
+    pyoxigraph yields a quad as soon as its terminating token is read, so ``line`` (the line of
+    the last chunk handed over) is the line where the most recently yielded quad ends.
+    """
+
+    source: BinaryIO
+    line: int = 0
+    _newlines: int = field(default=0, repr=False)
+
+    def read(self, size: int = -1) -> bytes:
+        """Read at most one line (and at most ``size`` bytes) from the source."""
+        chunk = self.source.readline(size if size and size > 0 else -1)
+        if chunk:
+            self.line = self._newlines + 1
+            self._newlines += chunk.count(b"\n")
+        return chunk
+
+
+def syntax_error_location(err: SyntaxError, path: str) -> tuple[Location, str]:
+    """The location and the bare message of a pyoxigraph SyntaxError about the file ``path``."""
+    message = err.msg if isinstance(err.msg, str) and err.msg else str(err)
+    message = _PARSER_PREFIX.sub("", message)
+    line = err.lineno if isinstance(err.lineno, int) and err.lineno > 0 else None
+    column = err.offset if line is not None and isinstance(err.offset, int) and err.offset > 0 else None
+    return Location(path, line, column), message
+
+
+def term_text(term: NamedNode | BlankNode | Literal | DefaultGraph) -> str:
+    """How a term is shown in messages: ``<iri>``, ``_:id`` or an N-Triples literal."""
+    return str(term)
+
+
+@dataclass
+class ReplayResult:
+    """The events of a replay file (sorted by time), and the error that stopped reading, if any."""
+
+    events: list[Event]
+    error: StreamError | None = None
+
+
+@dataclass
+class _Graph:
+    """What was read about one named graph: its triples and first line."""
+
+    name: NamedNode | BlankNode
+    index: int
+    line: int | None
+    triples: dict[Triple, None] = field(default_factory=dict)
+
+
+@dataclass
+class _Stamp:
+    """A time triple in the default graph: its literal and the line it is on."""
+
+    value: NamedNode | BlankNode | Literal
+    line: int | None
+
+
+def _replay_format(path: str) -> RdfFormat | None:
+    """The replay format named by the file's extension, or None if it names none."""
+    return REPLAY_FORMATS.get(extension(path))
+
+
+def _quads(path: str, fmt: RdfFormat) -> Iterator[tuple[Quad, int]]:
+    """Yield each quad of the file with the line it ends on."""
+    with open_rdf(path) as source:
+        reader = LineTrackingReader(source)
+        for quad in parse(reader, fmt):
+            yield quad, reader.line
+
+
+def read_replay(
+    path: str,
+    stream: str,
+    *,
+    time_predicate: str = PROV_GENERATED_AT,
+    first_seq: int = 0,
+) -> ReplayResult:
+    """Read a TriG/N-Quads replay file into events of ``stream``, sorted by time (ties: file order).
+
+    Problems with the file are returned in ``ReplayResult.error``; only an invalid
+    ``time_predicate`` IRI raises (UsageError).
+    """
+    fmt = _replay_format(path)
+    if fmt is None:
+        return ReplayResult(
+            [],
+            StreamError(
+                "cannot tell the replay file's format from its name: expected .trig, .nq or .nquads"
+                " (optionally followed by .gz)",
+                Location(path),
+            ),
+        )
+    if not os.path.exists(path):
+        return ReplayResult([], StreamError("no such file", Location(path)))
+    if os.path.isdir(path):
+        return ReplayResult([], StreamError("is a directory, not a replay file", Location(path)))
+
+    graphs: dict[NamedNode | BlankNode, _Graph] = {}
+    stamps: dict[NamedNode | BlankNode, list[_Stamp]] = {}
+    try:
+        time_pred = NamedNode(time_predicate)
+    except ValueError as err:
+        raise UsageError(f"time predicate {time_predicate!r} is not an absolute IRI ({err})") from None
+    read_error: StreamError | None = None
+    last_graph: _Graph | None = None
+    try:
+        for quad, line in _quads(path, fmt):
+            graph_name = quad.graph_name
+            if isinstance(graph_name, DefaultGraph):
+                if quad.predicate == time_pred:
+                    stamps.setdefault(quad.subject, []).append(_Stamp(quad.object, line))
+                last_graph = None
+                continue
+            graph = graphs.get(graph_name)
+            if graph is None:
+                graph = graphs[graph_name] = _Graph(graph_name, len(graphs), line)
+            graph.triples[quad.triple] = None
+            last_graph = graph
+    except SyntaxError as err:
+        location, message = syntax_error_location(err, path)
+        read_error = StreamError(f"{fmt.name} syntax error: {message}", location)
+    except READ_ERRORS as err:
+        read_error = StreamError(f"cannot read the file: {err}", Location(path))
+
+    # Build events; remember the first bad graph (by first appearance) to cut the result there.
+    events: list[tuple[_Graph, float]] = []
+    bad_index = len(graphs)
+    error = read_error
+    if read_error is not None and last_graph is not None:
+        bad_index = last_graph.index
+    for graph in graphs.values():
+        if graph.index >= bad_index:
+            break
+        graph_stamps = stamps.get(graph.name)
+        problem: StreamError | None = None
+        time = 0.0
+        if not graph_stamps:
+            if read_error is not None:
+                continue  # its timestamp may come after the syntax error: not an error of its own
+            problem = StreamError(
+                f"event {term_text(graph.name)} has no timestamp (expected a <{time_predicate}>"
+                " triple on the graph name in the default graph)",
+                Location(path, graph.line),
+            )
+        else:
+            seen: list[tuple[float, _Stamp]] = []
+            for stamp in graph_stamps:
+                try:
+                    value = to_seconds(stamp.value)
+                except ValueError as err:
+                    problem = StreamError(
+                        f"event {term_text(graph.name)} has a timestamp that is not a time: {err}",
+                        Location(path, stamp.line),
+                    )
+                    break
+                if seen and value != seen[0][0]:
+                    problem = StreamError(
+                        f"event {term_text(graph.name)} has two different timestamps:"
+                        f" {term_text(seen[0][1].value)} (line {seen[0][1].line}) and {term_text(stamp.value)}",
+                        Location(path, stamp.line),
+                    )
+                    break
+                seen.append((value, stamp))
+            if problem is None:
+                time = seen[0][0]
+        if problem is not None:
+            error = problem
+            break
+        events.append((graph, time))
+
+    result = [
+        Event(
+            stream=stream,
+            time=time,
+            triples=tuple(graph.triples),
+            seq=first_seq + rank,
+            name=graph.name,
+            origin=f"{path}:{graph.line}" if graph.line is not None else path,
+        )
+        for rank, (graph, time) in enumerate(events)
+    ]
+    result.sort(key=Event.sort_key)
+    return ReplayResult(result, error)
