@@ -186,6 +186,39 @@ class GpmEvaluator:
             )
         return self._base_cache[key]
 
+    def prefetch(self, gpm: str, events: list[Event]) -> None:
+        """Fill the base-solution cache for many events with one query: ``GRAPH ?g { body }``
+        over the event graphs makes each event the active graph, exactly as running the body
+        with that event as default graph. Only for bodies without GRAPH clauses (inside
+        ``GRAPH ?g`` they would see the event graphs as named graphs)."""
+        c = self._compiled[gpm]
+        todo = [e for e in events if (gpm, id(e)) not in self._base_cache]
+        if not c.join_shaped or not todo or any(
+            isinstance(el, A.GraphPattern) for el in c.event.pattern.walk()
+        ):
+            return
+        by_graph = {self._graphs[id(e)]: e for e in todo}
+        for e in todo:
+            self._base_cache[(gpm, id(e))] = []
+        graph_var = "_spaseq_event_graph"
+        result = self.store.query(
+            f"SELECT ?{graph_var} {c.projection} WHERE {{ GRAPH ?{graph_var} {c.filterless} }}",
+            default_graph=[],
+            named_graphs=list(by_graph),
+            prefixes=self.query.prefixes,
+            base_iri=self.query.base,
+        )
+        names = [v.value for v in result.variables if v.value != graph_var]
+        seen: set[tuple] = set()
+        for row in result:
+            e = by_graph[row[graph_var]]
+            back = self._spellings.get(id(e), {})
+            sol = {n: back.get(row[n], row[n]) for n in names if row[n] is not None}
+            key = (id(e), tuple(sorted(sol.items(), key=lambda kv: kv[0])))
+            if key not in seen:
+                seen.add(key)
+                self._base_cache[(gpm, id(e))].append(sol)
+
     def solutions(self, gpm: str, event: Event, mu: Mapping[str, Term]) -> list[Solution]:
         """eval(gpm, event, mu): every mu ∪ nu, nu a solution of VALUES(mu) . body."""
         c = self._compiled[gpm]

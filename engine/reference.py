@@ -179,9 +179,9 @@ class ReferenceEvaluator:
         index = self._index.get((gpm, keys))
         if index is None:
             index = defaultdict(list)
-            for e in self.events:
-                if e.stream != stream:
-                    continue
+            on_stream = [e for e in self.events if e.stream == stream]
+            self.gpms.prefetch(gpm, on_stream)
+            for e in on_stream:
                 sols = self.gpms.base_solutions(gpm, e) if c.join_shaped else [{}]
                 for key in {tuple(s.get(k) for k in keys) for s in sols}:
                     lst = index[key]
