@@ -178,6 +178,9 @@ def _renumber(events: list[Event], offset: int) -> list[Event]:
 
 def _load_kb(args: argparse.Namespace, query: A.Query):
     if not args.kb:
+        for iri in query.graph_iris():
+            print(f"{Location(query.file)}: warning: GRAPH <{iri}> is used but no knowledge base "
+                  "was given (--kb): it matches nothing", file=sys.stderr)
         return None
     from spaseq.engine.io.kb import load_kb, parse_kb_option
 

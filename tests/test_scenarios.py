@@ -5,6 +5,8 @@ expected.md beside each)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -75,3 +77,50 @@ def test_smartgrid_example() -> None:
     kb = load_kb([KbSpec(str(folder / "kb.nt"), None)], query.graph_iris()).store
     rows = list(project(evaluate(query, events, kb), query.match.variables))
     assert actual_bag(rows) == expected_bag(folder / "expected.json")
+
+
+def cli_bag(args: list[str]) -> Counter:
+    """Run the real ``spaseq run ... --format jsonl`` and collect its matches as a bag."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "spaseq.engine.cli", "run", *args, "--format", "jsonl"],
+        capture_output=True, text=True, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    bag: Counter = Counter()
+    for line in proc.stdout.splitlines():
+        rec = json.loads(line)
+        assert set(rec) == {"time", "start", "bindings", "events"}
+        bindings = {v: _nt(t) for v, t in rec["bindings"].items()}
+        bag[key(rec["time"], rec["start"], bindings,
+                [(e["atom"], e["time"]) for e in rec["events"]])] += 1
+    return bag
+
+
+def _nt(term: dict) -> str:
+    """A SPARQL JSON term back in N-Triples syntax, as the expected files write terms."""
+    if term["type"] == "uri":
+        return f"<{term['value']}>"
+    if term["type"] == "bnode":
+        return f"_:{term['value']}"
+    value = json.dumps(term["value"], ensure_ascii=False)
+    if "xml:lang" in term:
+        return f"{value}@{term['xml:lang']}"
+    datatype = term.get("datatype", "http://www.w3.org/2001/XMLSchema#string")
+    return value if datatype.endswith("#string") else f"{value}^^<{datatype}>"
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_original_scenario_through_cli_jsonl(name: str) -> None:
+    folder = FIXTURES / "original" / name
+    args = [str(next(folder.glob("*.q"))), "--stream-file", str(next(folder.glob("stream*.txt")))]
+    if (folder / "externalKB.nt").exists():
+        args += ["--kb", str(folder / "externalKB.nt")]
+    assert cli_bag(args) == expected_bag(folder / "expected.json")
+
+
+def test_smartgrid_through_cli_jsonl() -> None:
+    folder = FIXTURES / "smartgrid"
+    args = [str(folder / "query.rq"), "--stream", f"S1={folder / 'power.trig'}",
+            "--stream", f"S2={folder / 'weather.trig'}", "--stream", f"S3={folder / 'storage.trig'}",
+            "--kb", str(folder / "kb.nt")]
+    assert cli_bag(args) == expected_bag(folder / "expected.json")
