@@ -84,6 +84,8 @@ def _check_body(query: A.Query, ev: A.EventPattern) -> None:
         )
     except SyntaxError as exc:
         raise QueryError(f"GPM {ev.name}: {exc}", ev.pattern.location) from None
+    except (RuntimeError, ValueError) as exc:  # e.g. a function pyoxigraph does not know
+        raise QueryError(f"GPM {ev.name}: {exc}", ev.pattern.location) from None
 
 
 def _warnings(query: A.Query, used: dict[str, A.GpmRef]) -> list[str]:

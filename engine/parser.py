@@ -31,11 +31,18 @@ _TERMINAL_NAMES = {
     "BUILTIN": "a built-in function",
     "AGGREGATE": "an aggregate",
     "SEQ_OP": "',', ';' or ':'",
-    "ATOM_MOD": "'+', '?' or '!'",
-    "PATH_MOD": "'?', '*' or '+'",
     "REL_OP": "a comparison",
-    "ADD_OP": "'+' or '-'",
-    "MUL_OP": "'*' or '/'",
+    "PLUS": "'+'",
+    "MINUS": "'-'",
+    "QMARK": "'?'",
+    "BANG": "'!'",
+    "SLASH": "'/'",
+    "INTEGER_POSITIVE": "a number",
+    "DECIMAL_POSITIVE": "a number",
+    "DOUBLE_POSITIVE": "a number",
+    "INTEGER_NEGATIVE": "a number",
+    "DECIMAL_NEGATIVE": "a number",
+    "DOUBLE_NEGATIVE": "a number",
     "ORDER_DIR": "ASC or DESC",
     "A": "'a'",
     "TRUE": "true",
@@ -61,7 +68,10 @@ def _parser() -> Lark:
 def _describe_terminal(name: str) -> str:
     if name in _TERMINAL_NAMES:
         return _TERMINAL_NAMES[name]
-    term = _parser().get_terminal(name)
+    try:
+        term = _parser().get_terminal(name)
+    except KeyError:
+        return "end of query" if "END" in name else name
     pattern = term.pattern
     if pattern.type == "str":
         return repr(pattern.value).replace('"', "'")

@@ -193,8 +193,9 @@ def _seq(ctx: _Context, node: Tree) -> A.Seq:
 
 def _atom(ctx: _Context, node: Tree, strategy: str | None) -> A.Atom:
     modifier = ""
-    if node.children and isinstance(node.children[-1], Token) and node.children[-1].type == "ATOM_MOD":
-        modifier = str(node.children[-1])
+    last = node.children[-1] if node.children else None
+    if isinstance(last, Tree) and last.data == "atom_mod":
+        modifier = str(last.children[0])
     if node.data == "gpm_atom":
         name_tok = node.children[0]
         operand: A.Operand = A.GpmRef(str(name_tok), ctx.loc(name_tok))
@@ -203,7 +204,7 @@ def _atom(ctx: _Context, node: Tree, strategy: str | None) -> A.Atom:
         if modifier:
             raise QueryError(
                 f"'{modifier}' applies to a GPM name, not to a parenthesised expression",
-                ctx.loc(node.children[-1]),
+                ctx.loc(last.children[0]),
             )
     return A.Atom(operand, modifier, strategy, ctx.loc(node))
 
@@ -220,11 +221,17 @@ def _operand(ctx: _Context, node: Tree) -> A.Operand:
 
 
 def _resolve(ctx: _Context, iri: str) -> str:
+    """RFC 3986 reference resolution against BASE (urljoin, keeping an empty fragment or
+    query, which urljoin drops)."""
     if ctx.base is None or re.match(r"^[A-Za-z][A-Za-z0-9+.\-]*:", iri):
         return iri
     from urllib.parse import urljoin
 
-    return urljoin(ctx.base, iri)
+    resolved = urljoin(ctx.base, iri)
+    for mark in ("#", "?"):
+        if iri.endswith(mark) and not resolved.endswith(mark):
+            resolved += mark
+    return resolved
 
 
 def _iri(ctx: _Context, node: Tree | Token) -> NamedNode:
@@ -279,10 +286,7 @@ def _literal(ctx: _Context, node: Tree) -> Literal:
         return Literal(value, datatype=_iri(ctx, extra))
     if kind == "boolean_literal":
         return Literal(str(node.children[0]).lower(), datatype=NamedNode(XSD + "boolean"))
-    sign = "-" if kind.startswith("neg_") else ""
-    base = kind.removeprefix("neg_")
-    datatype = {"integer": "integer", "decimal": "decimal", "double": "double"}[base]
-    return Literal(sign + str(node.children[0]), datatype=NamedNode(XSD + datatype))
+    return Literal(str(node.children[0]).removeprefix("+"), datatype=NamedNode(XSD + kind))
 
 
 # ---------------------------------------------------------------- group patterns
@@ -449,12 +453,13 @@ def _path(ctx: _Context, node: Tree | Token) -> A.Path:
         inner = _path(ctx, node.children[0])
         if len(node.children) == 1:
             return inner
-        mod = {"?": "zero_or_one", "*": "zero_or_more", "+": "one_or_more"}[str(node.children[1])]
+        mod_tok = node.children[1].children[0]
+        mod = {"?": "zero_or_one", "*": "zero_or_more", "+": "one_or_more"}[str(mod_tok)]
         return A.Path(mod, (inner,))
     if kind == "path_inverse":
         return A.Path("inv", (_path(ctx, node.children[0]),))
     if kind == "path_negated":
-        inner = node.children[0]
+        inner = node.children[-1]
         items = inner.children if isinstance(inner, Tree) and inner.data == "path_negated_set" else [inner]
         iris, inverse = [], []
         for item in items:
@@ -489,8 +494,8 @@ def _expr(ctx: _Context, node: Tree | Token) -> A.Expr:
                 result = A.ECall(op, (result, a))
             return result
         result = _expr(ctx, ch[0])
-        for op_tok, operand in zip(ch[1::2], ch[2::2], strict=True):
-            result = A.ECall(str(op_tok), (result, _expr(ctx, operand)))
+        for op_node, operand in zip(ch[1::2], ch[2::2], strict=True):
+            result = A.ECall(str(op_node.children[0]), (result, _expr(ctx, operand)))
         return result
     if kind == "compare":
         return A.ECall(str(ch[1]), (_expr(ctx, ch[0]), _expr(ctx, ch[2])))
@@ -499,7 +504,7 @@ def _expr(ctx: _Context, node: Tree | Token) -> A.Expr:
         return A.ECall("IN" if kind == "in_expr" else "NOT IN", (_expr(ctx, ch[0]), *items))
     if kind in ("not_expr", "pos_expr", "neg_expr"):
         op = {"not_expr": "!", "pos_expr": "pos", "neg_expr": "neg"}[kind]
-        return A.ECall(op, (_expr(ctx, ch[0]),))
+        return A.ECall(op, (_expr(ctx, ch[-1]),))
     if kind == "var":
         return A.EVar(_var_name(node))
     if kind == "iri":

@@ -9,6 +9,7 @@ import io
 import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from decimal import Decimal
 from typing import IO
 
 from pyoxigraph import BlankNode, Literal, NamedNode
@@ -41,8 +42,11 @@ def seconds(value: float) -> int | float:
 
 
 def time_literal(value: float) -> Literal:
-    return Literal(repr(float(value)) if not float(value).is_integer() else f"{int(value)}.0",
-                   datatype=NamedNode(XSD_DECIMAL))
+    """Seconds as an xsd:decimal (plain notation: never an exponent)."""
+    text = format(Decimal(repr(float(value))), "f")
+    if "." not in text:
+        text += ".0"
+    return Literal(text, datatype=NamedNode(XSD_DECIMAL))
 
 
 def jsonl_record(row: Row) -> dict:
