@@ -126,11 +126,22 @@ class ReferenceEvaluator:
             return e.time <= p.start + self._omega
         return pos <= p.first_pos + self._omega - 1
 
+    def _past_window(self, p: Partial, e: Event) -> bool:
+        """Is ``e`` beyond p's window (so its arrival closes the window)?"""
+        pos = self._pos[id(e)]
+        if self._kind is None:
+            return False
+        if self._tumbling:
+            return self._win(e.time, pos) > self._win(p.start, p.first_pos)
+        if self._kind == "time":
+            return e.time > p.start + self._omega
+        return pos > p.first_pos + self._omega - 1
+
     def _close_position(self, p: Partial) -> int | None:
         """Position of the first event past p's window (the clock passing its close), or
         len(events) at end of input; None if input stopped before the window closed."""
         for i in range(p.last_pos + 1, len(self.events)):
-            if not self._in_rest_of_window(p, self.events[i]) and self.events[i].time > p.end:
+            if self._past_window(p, self.events[i]):
                 return i
         return len(self.events) if self.end_of_input else None
 

@@ -1,0 +1,209 @@
+"""The embeddable engine: register queries, push events, receive matches.
+
+    from spaseq.engine.api import Engine
+    engine = Engine(kb=store)                       # optional pyoxigraph KB store
+    handle = engine.register(query_text, on_match=print)
+    engine.push("http://example.org/stream", 10.0, triples_or_graph, name=None)
+    engine.advance_to(20.0)                         # heartbeat: closes windows
+    engine.close()                                  # end of input
+    rows = handle.rows()                            # projected result rows so far
+
+Several queries share one engine and one pass over the events: each event is parsed and
+indexed once, and its context-independent GPM solutions are shared by every run.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+import pyoxigraph
+from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
+
+from spaseq.engine import algebra as A
+from spaseq.engine.errors import SpaseqError, StreamError
+from spaseq.engine.events import Event
+from spaseq.engine.matcher import EventContext, EventGraphs, GpmMatcher
+from spaseq.engine.matches import Match, Row, project
+from spaseq.engine.nfa import compile_query
+from spaseq.engine.query import parse_query
+from spaseq.engine.runtime import EngineOptions, QueryRuntime
+
+__all__ = ["Engine", "EngineOptions", "LateEventError", "QueryHandle"]
+
+
+class LateEventError(StreamError):
+    """An event earlier than what a query has already processed on its streams."""
+
+
+@dataclass
+class QueryHandle:
+    """A registered query: its algebra, its matches so far, and its statistics."""
+
+    query: A.Query
+    runtime: QueryRuntime = field(repr=False)
+    _pending: deque = field(default_factory=deque, repr=False)
+    callback: Callable[[Match], None] | None = field(default=None, repr=False)
+    keep: bool = True
+
+    def _emit(self, match: Match) -> None:
+        if self.callback is not None:
+            self.callback(match)
+        if self.keep:
+            self._pending.append(match)
+
+    def matches(self) -> Iterator[Match]:
+        """Matches completed since the last call, in completion order."""
+        while self._pending:
+            yield self._pending.popleft()
+
+    def rows(self) -> list[Row]:
+        """Matches completed since the last call, projected per the query's SELECT."""
+        return list(project(self.matches(), self.query.match.variables, self.query.match.distinct))
+
+    @property
+    def stats(self) -> dict:
+        return dict(self.runtime.stats)
+
+
+class Engine:
+    """One pass over pushed events for every registered query."""
+
+    def __init__(self, kb: Store | None = None, options: EngineOptions | None = None,
+                 drop_late: bool = False) -> None:
+        self.options = options or EngineOptions()
+        self.graphs = EventGraphs(kb)
+        self.handles: list[QueryHandle] = []
+        self.drop_late = drop_late
+        self.dropped_late = 0
+        self._seq = 0
+        self._clock = float("-inf")
+        self._by_stream: dict[str, list[QueryHandle]] = {}
+        self._stream_clock: dict[str, float] = {}
+
+    def register(self, query: str | A.Query, on_match: Callable[[Match], None] | None = None,
+                 file: str = "<query>", keep: bool = True) -> QueryHandle:
+        """Add a query (text or parsed); matches go to ``on_match`` and/or the handle."""
+        q = parse_query(query, file) if isinstance(query, str) else query
+        auto = compile_query(q)
+        opt = self.options
+        matchers = {
+            name: GpmMatcher(ev, q, self.graphs, opt.share_context_free, opt.prefilter,
+                             opt.compiled_gpm)
+            for name, ev in q.events.items()
+        }
+        handle = QueryHandle(q, None, callback=on_match, keep=keep)  # type: ignore[arg-type]
+        handle.runtime = QueryRuntime(q, auto, matchers, handle._emit, opt)
+        self.handles.append(handle)
+        for iri in q.streams.values():
+            self._by_stream.setdefault(iri, []).append(handle)
+        return handle
+
+    def push(self, stream: str, time: float,
+             graph: Iterable[Triple | Quad] | str | bytes | object,
+             name: NamedNode | BlankNode | str | None = None, format: str = "trig") -> None:
+        """Push one event: ``graph`` is an rdflib Graph, pyoxigraph triples/quads, or
+        serialized TriG/N-Quads/Turtle text (``format``)."""
+        if isinstance(name, str):
+            name = NamedNode(name)
+        triples = _triples(graph, format)
+        self.push_event(Event(stream, float(time), triples, self._seq, name))
+
+    def push_event(self, event: Event) -> None:
+        """Push an already-built Event (events must come in time order per query)."""
+        self._seq += 1
+        handles = self._by_stream.get(event.stream, ())
+        for h in handles:
+            if event.time < h.runtime.clock:
+                if self.drop_late:
+                    self.dropped_late += 1
+                    return
+                raise LateEventError(
+                    f"event at {event.time:g} on <{event.stream}> is earlier than {h.runtime.clock:g}, "
+                    "already processed on this query's streams (late event)",
+                    None,
+                )
+        advanced = event.time > self._clock
+        self._clock = max(self._clock, event.time)
+        ctx = EventContext(event)
+        for h in handles:
+            h.runtime.on_event(ctx)
+        for h in self.handles:
+            if h not in handles:
+                h.runtime.advance_time(event.time)
+        if advanced:  # deferred work on earlier timestamps ran above: their graphs can go
+            self.graphs.release(event.time)
+
+    def advance_to(self, time: float) -> None:
+        """A heartbeat: no event earlier than ``time`` will come; windows may close."""
+        self._clock = max(self._clock, time)
+        for h in self.handles:
+            h.runtime.advance_time(time)
+        self.graphs.release(time)
+
+    def flush(self) -> None:
+        """No more events will come at the current timestamp: run deferred work (lazy
+        conjunction) now rather than when the clock moves on."""
+        for h in self.handles:
+            h.runtime.flush()
+
+    def close(self) -> None:
+        """End of input: close every window (trailing negations complete)."""
+        for h in self.handles:
+            h.runtime.close()
+        self.graphs.release(float("inf"))
+
+
+def _triples(graph: object, format: str) -> tuple[Triple, ...]:
+    """Normalise the accepted event payloads to pyoxigraph triples."""
+    if isinstance(graph, str | bytes):
+        fmt = {"trig": pyoxigraph.RdfFormat.TRIG, "nquads": pyoxigraph.RdfFormat.N_QUADS,
+               "turtle": pyoxigraph.RdfFormat.TURTLE, "ntriples": pyoxigraph.RdfFormat.N_TRIPLES}
+        if format not in fmt:
+            raise SpaseqError(f"unknown event format {format!r}; use {', '.join(fmt)}")
+        return tuple(q.triple for q in pyoxigraph.parse(graph, format=fmt[format]))
+    out = []
+    for item in graph:  # type: ignore[attr-defined]
+        if isinstance(item, Triple):
+            out.append(item)
+        elif isinstance(item, Quad):
+            out.append(item.triple)
+        else:  # an rdflib triple (s, p, o)
+            out.append(_from_rdflib(item))
+    return tuple(out)
+
+
+def _from_rdflib(triple: tuple) -> Triple:
+    from rdflib import BNode, Literal, URIRef
+
+    def term(t):
+        if isinstance(t, URIRef):
+            return NamedNode(str(t))
+        if isinstance(t, BNode):
+            return BlankNode(str(t))
+        if isinstance(t, Literal):
+            if t.language:
+                return pyoxigraph.Literal(str(t), language=t.language)
+            if t.datatype is not None:
+                return pyoxigraph.Literal(str(t), datatype=NamedNode(str(t.datatype)))
+            return pyoxigraph.Literal(str(t))
+        raise SpaseqError(f"unsupported term {t!r} in an rdflib triple")
+
+    s, p, o = triple
+    return Triple(term(s), term(p), term(o))
+
+
+def evaluate(query: A.Query, events: Iterable[Event], kb: Store | None = None,
+             options: EngineOptions | None = None, end_of_input: bool = True) -> list[Match]:
+    """All matches of ``query`` over ``events`` (sorted by time, ties by arrival), through the
+    incremental engine: the counterpart of ``reference.evaluate``."""
+    engine = Engine(kb, options)
+    handle = engine.register(query)
+    for e in sorted(events, key=Event.sort_key):
+        engine.push_event(e)
+    if end_of_input:
+        engine.close()
+    else:
+        engine.flush()
+    return list(handle.matches())

@@ -1,0 +1,264 @@
+"""GPM evaluation for the incremental engine.
+
+Each pushed event gets one ``EventContext`` shared by every run and every query: its
+predicate set (for the pre-filter), its index by predicate, and per-GPM caches of the
+context-independent solutions. A ``GpmMatcher`` evaluates one GPM on a context:
+
+- compiled path (``compiled_gpm``): top-level triples and FILTERs as Python code; GRAPH
+  blocks are joined against the knowledge base with one cached pyoxigraph query per
+  distinct binding of their join variables;
+- fallback: pyoxigraph's SPARQL engine on a store holding the event being processed as a
+  named graph (the same evaluation as the reference evaluator, ``gpm.py``).
+
+Join-shaped bodies (see ``gpm.py``) are split into a context-free part evaluated once per
+event (``base``) and a per-run part (``extend``: compatibility, KB join, FILTERs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from pyoxigraph import BlankNode, NamedNode, Quad, Store, Variable
+
+from spaseq.engine import algebra as A
+from spaseq.engine.events import Event
+from spaseq.engine.gpm import CompiledGpm, compatible, values_clause
+from spaseq.engine.matches import Term
+
+Solution = dict[str, Term]
+
+try:  # the compiled hot path; absent modules fall back to pyoxigraph
+    from spaseq.engine.compiled_gpm import compile_pattern
+    from spaseq.engine.eventindex import EventIndex
+except ImportError:  # pragma: no cover - only while the compiled path is being built
+    compile_pattern = None
+    EventIndex = None
+
+
+@dataclass
+class EventContext:
+    """One event as the engine sees it, with caches shared by all runs and queries."""
+
+    event: Event
+    position: int = 0
+    _predicates: frozenset | None = None
+    _index: object | None = None
+    graph: NamedNode | None = None
+    cache: dict = field(default_factory=dict)
+
+    @property
+    def predicates(self) -> frozenset:
+        if self._predicates is None:
+            self._predicates = frozenset(t.predicate for t in self.event.triples)
+        return self._predicates
+
+    @property
+    def index(self):
+        if self._index is None:
+            self._index = EventIndex.of(self.event.triples)
+        return self._index
+
+
+class EventGraphs:
+    """The pyoxigraph store used by fallback evaluation: the KB's graphs plus the graphs
+    of the events currently being processed (removed as soon as they are done)."""
+
+    def __init__(self, kb: Store | None) -> None:
+        self.store = Store()
+        self.kb_graphs: list[NamedNode | BlankNode] = []
+        if kb is not None:
+            self.store.extend(kb)
+            self.kb_graphs = list(kb.named_graphs())
+        self._counter = 0
+        self._live: list[EventContext] = []
+
+    def graph_of(self, ctx: EventContext) -> NamedNode:
+        if ctx.graph is None:
+            self._counter += 1
+            ctx.graph = NamedNode(f"urn:spaseq:live:{self._counter}")
+            self.store.extend(
+                Quad(t.subject, t.predicate, t.object, ctx.graph) for t in ctx.event.triples
+            )
+            self._live.append(ctx)
+        return ctx.graph
+
+    def release(self, before: float) -> None:
+        """Drop the graphs of events earlier than ``before`` (they are fully processed)."""
+        keep = []
+        for ctx in self._live:
+            if ctx.event.time < before:
+                self.store.remove_graph(ctx.graph)
+            else:
+                keep.append(ctx)
+        self._live = keep
+
+    def query(self, text: str, ctx: EventContext, query: A.Query,
+              subst: dict[Variable, Term] | None = None) -> list[Solution]:
+        result = self.store.query(
+            text,
+            default_graph=self.graph_of(ctx),
+            named_graphs=self.kb_graphs,
+            prefixes=query.prefixes,
+            base_iri=query.base,
+            substitutions=subst or None,
+        )
+        names = [v.value for v in result.variables]
+        out: list[Solution] = []
+        seen: set[tuple] = set()
+        spellings = _spellings(ctx)
+        for row in result:
+            sol = {n: spellings.get(row[n], row[n]) for n in names if row[n] is not None}
+            key = tuple(sorted(sol.items(), key=lambda kv: kv[0]))
+            if key not in seen:
+                seen.add(key)
+                out.append(sol)
+        return out
+
+
+def _spellings(ctx: EventContext) -> dict:
+    """Map the store's canonical literals back to the event's spelling (see gpm.py)."""
+    back = ctx.cache.get("_spellings")
+    if back is None:
+        back = {}
+        lits = [t.object for t in ctx.event.triples if not isinstance(t.object, NamedNode | BlankNode)]
+        if lits:
+            scratch = Store()
+            probe = NamedNode("urn:spaseq:probe")
+            scratch.extend(Quad(NamedNode(f"urn:spaseq:l:{i}"), probe, lit) for i, lit in enumerate(lits))
+            for q in scratch.quads_for_pattern(None, probe, None):
+                original = lits[int(q.subject.value.rsplit(":", 1)[1])]
+                if q.object != original:
+                    back.setdefault(q.object, original)
+        ctx.cache["_spellings"] = back
+    return back
+
+
+class GpmMatcher:
+    """Evaluates one GPM (``eval(A, e, mu)`` of SEMANTICS section 2) for the engine."""
+
+    def __init__(self, ev: A.EventPattern, query: A.Query, graphs: EventGraphs,
+                 share_context_free: bool = True, prefilter: bool = True,
+                 use_compiled: bool = True) -> None:
+        self.name = ev.name
+        self.stream = ev.stream
+        self.query = query
+        self.graphs = graphs
+        self.share = share_context_free
+        self.prefilter = prefilter
+        self.text = CompiledGpm.of(ev)
+        self.compiled = None
+        if use_compiled and compile_pattern is not None:
+            self.compiled = compile_pattern(ev.pattern, allow_graph=True)
+        self.join_shaped = self.compiled is not None or self.text.join_shaped
+        self.key_vars = frozenset(self.text.always_bound)
+        self.local_vars = frozenset(ev.variables)
+        self.required = frozenset(
+            tp.predicate
+            for el in ev.pattern.elements if isinstance(el, A.BGP)
+            for tp in el.triples if isinstance(tp.predicate, NamedNode)
+        )
+        self._kb_cache: dict[tuple, list[Solution]] = {}
+        self._graph_parts = []
+        if self.compiled is not None:
+            for el in self.compiled.graph_elements:
+                shared = sorted(A.in_scope_vars(el.pattern) | (
+                    {el.graph.name} if isinstance(el.graph, A.Var) else set()))
+                self._graph_parts.append((el, shared, _graph_text(el)))
+        self.cost = sum(len(el.triples) for el in ev.pattern.elements if isinstance(el, A.BGP))
+
+    def can_match(self, ctx: EventContext) -> bool:
+        """The SummaryGraph pre-filter: an event lacking a constant predicate never matches."""
+        return not self.prefilter or self.required <= ctx.predicates
+
+    def base(self, ctx: EventContext) -> list[Solution]:
+        """Context-independent solutions of a join-shaped body on this event (cached)."""
+        key = ("base", self.name)
+        if self.share and key in ctx.cache:
+            return ctx.cache[key]
+        if not self.can_match(ctx):
+            sols: list[Solution] = []
+        elif self.compiled is not None:
+            sols = self.compiled.base(ctx.index)
+        else:
+            sols = self.graphs.query(
+                f"SELECT {self.text.projection} WHERE {self.text.filterless}", ctx, self.query
+            )
+        if self.share:
+            ctx.cache[key] = sols
+        return sols
+
+    def extend(self, ctx: EventContext, mu: Mapping[str, Term], nu: Solution) -> list[Solution]:
+        """mu ∪ nu (and the KB's matching rows) where the FILTERs hold; [] if incompatible."""
+        if not compatible(nu, mu):
+            return []
+        merged = {**mu, **nu}
+        candidates = self._join_kb(merged) if self._graph_parts else [merged]
+        out = []
+        for m in candidates:
+            if self._check(ctx, m):
+                out.append(m)
+        return out
+
+    def results(self, ctx: EventContext, mu: Mapping[str, Term]) -> list[Solution]:
+        """eval(A, e, mu): every mu ∪ nu of SEMANTICS section 2."""
+        if not self.can_match(ctx):
+            return []
+        if self.join_shaped:
+            out: list[Solution] = []
+            for nu in self.base(ctx):
+                out.extend(self.extend(ctx, mu, nu))
+            return out
+        relevant = {v: t for v, t in mu.items() if v in self.text.mentioned}
+        key = ("full", self.name, tuple(sorted(relevant.items(), key=lambda kv: kv[0])))
+        local = ctx.cache.get(key)
+        if local is None:
+            values, subst = values_clause(relevant)
+            local = self.graphs.query(
+                f"SELECT {self.text.projection} WHERE {{ {values}{self.text.body_inner} }}",
+                ctx, self.query, subst,
+            )
+            ctx.cache[key] = local
+        return [{**mu, **nu} for nu in local]
+
+    def _check(self, ctx: EventContext, merged: Solution) -> bool:
+        if self.compiled is not None:
+            return self.compiled.check(merged)
+        if not self.text.filters:
+            return True
+        values, subst = values_clause(merged)
+        filters = " ".join(f"FILTER({f})" for f in self.text.filters)
+        projection = " ".join(f"?{v}" for v in sorted(merged)) or "*"
+        return bool(self.graphs.query(
+            f"SELECT {projection} WHERE {{ {values}{filters} }}", ctx, self.query, subst))
+
+    def _join_kb(self, merged: Solution) -> list[Solution]:
+        rows = [merged]
+        for el, shared, text in self._graph_parts:
+            nxt = []
+            for row in rows:
+                bound = {v: row[v] for v in shared if v in row}
+                key = (id(el), tuple(sorted(bound.items(), key=lambda kv: kv[0])))
+                kb_rows = self._kb_cache.get(key)
+                if kb_rows is None:
+                    values, subst = values_clause(bound)
+                    projection = " ".join(f"?{v}" for v in shared) or "*"
+                    result = self.graphs.store.query(
+                        f"SELECT {projection} WHERE {{ {values}{text} }}",
+                        default_graph=[], named_graphs=self.graphs.kb_graphs,
+                        prefixes=self.query.prefixes, base_iri=self.query.base,
+                        substitutions=subst or None,
+                    )
+                    names = [v.value for v in result.variables]
+                    kb_rows = [{n: r[n] for n in names if r[n] is not None} for r in result]
+                    self._kb_cache[key] = kb_rows
+                for kb_row in kb_rows:
+                    if compatible(kb_row, row):
+                        nxt.append({**row, **kb_row})
+            rows = nxt
+        return rows
+
+
+def _graph_text(el: A.GraphPattern) -> str:
+    name = f"?{el.graph.name}" if isinstance(el.graph, A.Var) else f"<{el.graph.value}>"
+    return f"GRAPH {name} {el.pattern.text}"

@@ -1,0 +1,581 @@
+"""The NFA_scep runtime: runs (partial matches) advancing, cloning and dying as events
+arrive, one query at a time (the engine in ``api`` feeds every registered query).
+
+A run waits at a step of the automaton (``nfa.Step``). Cloned runs share the events they
+took through a shared buffer of parent-linked nodes (FlinkCEP's model), so cloning is O(1)
+and a match's events are materialised only when it is emitted.
+
+Time, per SEMANTICS.md:
+- ``,`` a run ended at t may only take events at next(t), the first later timestamp of the
+  query's streamset; when the clock moves past it, the run dies;
+- ``;`` a run takes every result at the first timestamp where it has one, then dies when
+  the clock moves past that timestamp ("commits");
+- ``:`` a run waits until its window ends.
+Absences (negated and untaken optional atoms) are "pending" on a run: an event matching
+them at t limits the run to extensions at t or earlier. Runs wait in indexes by stream and,
+where the next GPM joins on variables the run has bound, by the values of those variables.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from spaseq.engine import algebra as A
+from spaseq.engine.matcher import EventContext, GpmMatcher, Solution
+from spaseq.engine.matches import Match, Taken
+from spaseq.engine.nfa import Automaton, Step
+
+INF = math.inf
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """The optimisations of the paper's Section 7, each switchable for measurement."""
+
+    push_windows: bool = True
+    index_streams: bool = True
+    partition_runs: bool = True
+    share_context_free: bool = True
+    prefilter: bool = True
+    cost_ordered_disjunction: bool = True
+    lazy_conjunction: bool = False
+    compiled_gpm: bool = True
+
+
+class Node:
+    """A shared-buffer entry: one event taken, linked to the run's earlier entries."""
+
+    __slots__ = ("parent", "taken")
+
+    def __init__(self, parent: Node | None, taken: Taken) -> None:
+        self.parent = parent
+        self.taken = taken
+
+    def chain(self) -> tuple[Taken, ...]:
+        out = []
+        node: Node | None = self
+        while node is not None:
+            out.append(node.taken)
+            node = node.parent
+        return tuple(reversed(out))
+
+
+@dataclass(frozen=True)
+class Pending:
+    """An absence to watch for: no result of ``gpm`` in context ``mu`` after ``after``."""
+
+    gpm: str
+    mu: dict
+    after: float
+
+
+class Run:
+    """A partial match waiting at ``step`` (a Kleene loop run waits for another iteration)."""
+
+    __slots__ = (
+        "id", "step", "mu", "ctx", "node", "start", "end", "first_pos", "last_pos", "pending",
+        "limit", "commit", "loop", "dead", "homes", "conj", "strategy", "final",
+    )
+
+    def __init__(self, step: int, mu: dict, node: Node | None, start: float | None,
+                 end: float | None, first_pos: int | None, last_pos: int | None,
+                 pending: tuple[Pending, ...] = (), ctx: dict | None = None,
+                 loop: bool = False) -> None:
+        self.id = 0
+        self.step = step
+        self.mu = mu
+        self.ctx = ctx
+        self.node = node
+        self.start = start
+        self.end = end
+        self.first_pos = first_pos
+        self.last_pos = last_pos
+        self.pending = pending
+        self.limit = INF
+        self.commit: float | None = None
+        self.loop = loop
+        self.dead = False
+        self.homes: list[tuple[dict, object]] = []
+        self.conj: dict = {}
+        self.strategy: str | None = None
+        self.final = False
+
+
+class QueryRuntime:
+    """Evaluates one compiled query incrementally; matches go to ``emit``."""
+
+    def __init__(self, query: A.Query, automaton: Automaton, matchers: dict[str, GpmMatcher],
+                 emit: Callable[[Match], None], options: EngineOptions) -> None:
+        self.query = query
+        self.auto = automaton
+        self.steps = automaton.steps
+        self.matchers = matchers
+        self.emit = emit
+        self.opt = options
+        self.streams = frozenset(query.streams.values())
+        w = query.window
+        self.kind, self.omega, self.tumbling = w.kind, w.amount, w.tumbling
+        self.count = int(w.amount) if w.kind == "events" else 0
+        self.t0: float | None = None
+        self.clock = -INF           # largest timestamp of the query's streamset
+        self.prev_clock = -INF      # the timestamp before it
+        self.time = -INF            # the engine's clock (events of any stream, heartbeats)
+        self.position = -1
+        self._ids = itertools.count(1)
+        # waiting runs: by stream (or one bucket), or by (step, loop, key values)
+        self.by_stream: dict[str | None, dict[int, Run]] = {}
+        self.partitioned: dict[tuple, dict[int, Run]] = {}
+        self.watchers: dict[str | None, dict[int, Run]] = {}
+        self.strict_new: list[Run] = []
+        self.death: dict[float, list[Run]] = {}
+        self.expiry: list[tuple[float, int, Run]] = []
+        self.closing: list[tuple[float, int, Run]] = []
+        self.lazy: list[tuple[Run, EventContext]] = []
+        self._lazy_ids: set[int] = set()   # runs with deferred (lazy) work
+        self._doomed: list[Run] = []        # expired runs kept until that work is done
+        self.keys = [self._partition_keys(s) for s in self.steps]
+        self.start_run = Run(0, {}, None, None, None, None, None)
+        self.start_run.id = next(self._ids)
+        self.start_run.strategy = None
+        self.stats = {"runs": 0, "matches": 0}
+        self._pos: dict[int, int] = {}  # positions of the events at the current timestamp
+
+    # ------------------------------------------------------------------ indexing
+
+    def _partition_keys(self, step: Step) -> tuple[str, ...] | None:
+        """Variables a run waiting at ``step`` can be indexed by: bound before the step and
+        bound by every context-free solution of its GPM (equality joins)."""
+        if not self.opt.partition_runs or not isinstance(step.operand, A.GpmRef):
+            return None
+        m = self.matchers[step.operand.name]
+        if not m.join_shaped:
+            return None
+        keys = tuple(sorted(step.bound_before & m.key_vars))
+        return keys or None
+
+    def _wait(self, run: Run) -> None:
+        """Register a run as waiting at its step (or in its Kleene loop)."""
+        step = self.steps[run.step]
+        keys = self.keys[run.step]
+        if keys is not None:
+            context = run.ctx if run.loop else run.mu
+            if all(k in context for k in keys):
+                bucket_key = (run.step, run.loop, tuple(context[k] for k in keys))
+                bucket = self.partitioned.setdefault(bucket_key, {})
+                bucket[run.id] = run
+                run.homes.append((self.partitioned, bucket_key))
+                self._watch(run)
+                return
+        streams = step.streams if self.opt.index_streams else (None,)
+        for s in streams:
+            bucket = self.by_stream.setdefault(s, {})
+            bucket[run.id] = run
+            run.homes.append((self.by_stream, s))
+        self._watch(run)
+
+    def _watch(self, run: Run) -> None:
+        for p in run.pending:
+            s = self.matchers[p.gpm].stream if self.opt.index_streams else None
+            self.watchers.setdefault(s, {})[run.id] = run
+            run.homes.append((self.watchers, s))
+
+    def _kill(self, run: Run) -> None:
+        if run.dead:
+            return
+        run.dead = True
+        for table, key in run.homes:
+            bucket = table.get(key)
+            if bucket is not None:
+                bucket.pop(run.id, None)
+                if not bucket:
+                    del table[key]
+        run.homes = []
+        run.conj = {}
+
+    # ------------------------------------------------------------------ windows
+
+    def _window_index(self, tau: float, pos: int) -> int:
+        if self.kind == "time":
+            return math.floor((tau - self.t0) / self.omega)
+        return pos // self.count
+
+    def _fits(self, start: float, first_pos: int, tau: float, pos: int) -> bool:
+        """Can an event at (tau, pos) belong to a match starting at (start, first_pos)?"""
+        if self.kind is None:
+            return True
+        if self.tumbling:
+            return self._window_index(start, first_pos) == self._window_index(tau, pos)
+        if self.kind == "time":
+            return tau - start <= self.omega
+        return pos - first_pos + 1 <= self.count
+
+    def _deadline(self, run: Run) -> float | None:
+        """When the run's window is over, on the engine clock (time) or positions (events)."""
+        if self.kind is None or run.start is None:
+            return None
+        if self.kind == "time":
+            if self.tumbling:
+                return self.t0 + (self._window_index(run.start, 0) + 1) * self.omega
+            return run.start + self.omega
+        if self.tumbling:
+            return (run.first_pos // self.count + 1) * self.count
+        return run.first_pos + self.count - 1
+
+    def _expired(self, deadline: float, tau: float, pos: int) -> bool:
+        if self.kind == "time":
+            return tau >= deadline if self.tumbling else tau > deadline
+        return pos >= deadline if self.tumbling else pos > deadline
+
+    # ------------------------------------------------------------------ clock
+
+    def advance_time(self, tau: float, pos: int | None = None) -> None:
+        """Move the engine clock (an event of any stream, or a heartbeat) to ``tau``."""
+        if tau <= self.time and pos is None:
+            return
+        if tau > self.time:
+            self._flush_lazy(tau)
+            self.time = tau
+            for key in [k for k in self.death if k < tau]:
+                for run in self.death.pop(key):
+                    self._kill(run)
+        p = self.position if pos is None else pos
+        check_pos = self.kind == "events"
+        heap = self.expiry
+        while heap and self._expired(heap[0][0], tau, p if check_pos else 0):
+            _, _, run = heapq.heappop(heap)
+            if run.id in self._lazy_ids:
+                self._doomed.append(run)
+            else:
+                self._kill(run)
+        heap = self.closing
+        while heap and self._expired(heap[0][0], tau, p if check_pos else 0):
+            _, _, run = heapq.heappop(heap)
+            if not run.dead:
+                self._complete(run)
+                self._kill(run)
+
+    def flush(self) -> None:
+        """Evaluate work deferred to the end of the current timestamp (lazy conjunction),
+        for callers that know no more events will come at it."""
+        self._flush_lazy(INF)
+
+    def close(self) -> None:
+        """End of input: every window closes; trailing-negation matches are emitted."""
+        self._flush_lazy(INF)
+        for _, _, run in sorted(self.closing, key=lambda e: (e[0], e[1])):
+            if not run.dead:
+                self._complete(run)
+                self._kill(run)
+        self.closing = []
+        for run in list(self._all_waiting()):
+            self._kill(run)
+        self.expiry = []
+        self.death = {}
+
+    def _all_waiting(self):
+        for table in (self.by_stream, self.partitioned, self.watchers):
+            for bucket in table.values():
+                yield from bucket.values()
+
+    # ------------------------------------------------------------------ events
+
+    def on_event(self, ctx: EventContext) -> None:
+        """Process one event of the query's streamset (in time order)."""
+        e = ctx.event
+        tau = e.time
+        if self.t0 is None:
+            self.t0 = tau
+        if tau > self.clock:
+            self._flush_lazy(tau)
+            self._pos = {}
+            self.prev_clock, self.clock = self.clock, tau
+            for run in self.strict_new:
+                if not run.dead:
+                    self.death.setdefault(tau, []).append(run)
+            self.strict_new = []
+        self.position += 1
+        ctx.position = self.position
+        self._pos[id(e)] = self.position
+        self.advance_time(tau, self.position)
+        self._absences(ctx)
+        for run in self._candidates(ctx):
+            if not run.dead:
+                self._try(run, ctx)
+        self._try(self.start_run, ctx)
+
+    def _candidates(self, ctx: EventContext) -> list[Run]:
+        """Runs the event may extend: by stream, and by join-key values where partitioned."""
+        e = ctx.event
+        out: list[Run] = []
+        key = e.stream if self.opt.index_streams else None
+        bucket = self.by_stream.get(key)
+        if bucket:
+            out.extend(bucket.values())
+        if self.partitioned:
+            for i, step in enumerate(self.steps):
+                keys = self.keys[i]
+                if keys is None or e.stream not in step.streams:
+                    continue
+                m = self.matchers[step.operand.name]
+                seen: set[tuple] = set()
+                for nu in m.base(ctx):
+                    values = tuple(nu.get(k) for k in keys)
+                    if values in seen:
+                        continue
+                    seen.add(values)
+                    for loop in (False, True):
+                        b = self.partitioned.get((i, loop, values))
+                        if b:
+                            out.extend(b.values())
+        return out
+
+    def _absences(self, ctx: EventContext) -> None:
+        """Pending absences matched by this event limit or kill their runs."""
+        key = ctx.event.stream if self.opt.index_streams else None
+        bucket = self.watchers.get(key)
+        if not bucket:
+            return
+        tau = ctx.event.time
+        for run in list(bucket.values()):
+            if run.dead:
+                continue
+            for p in run.pending:
+                m = self.matchers[p.gpm]
+                if ctx.event.stream != m.stream or tau <= p.after:
+                    continue
+                if run.final and not self._in_rest_of_window(run, tau, ctx.position):
+                    continue
+                if m.results(ctx, p.mu):
+                    if run.final:
+                        self._kill(run)  # a trailing absence was violated
+                    elif tau < run.limit:
+                        run.limit = tau
+                        self.death.setdefault(tau, []).append(run)
+                    break
+
+    def _in_rest_of_window(self, run: Run, tau: float, pos: int) -> bool:
+        return self._fits(run.start, run.first_pos, tau, pos)
+
+    # ------------------------------------------------------------------ extending runs
+
+    def _try(self, run: Run, ctx: EventContext) -> None:
+        """Offer the event to one waiting run (SEMANTICS sections 4-7)."""
+        e = ctx.event
+        tau = e.time
+        if run.end is not None:
+            if tau <= run.end or tau > run.limit:
+                return
+            if run.strategy == A.STRICT and not (run.end == self.prev_clock and tau == self.clock):
+                return
+            if run.commit is not None and run.commit != tau:
+                return
+            if not self.opt.push_windows and not self._fits(run.start, run.first_pos, tau, ctx.position):
+                return
+        step = self.steps[run.step]
+        if e.stream not in step.streams:
+            return
+        context = run.ctx if run.loop else run.mu
+        if isinstance(step.operand, A.Conjunction):
+            if self.opt.lazy_conjunction:
+                self.lazy.append((run, ctx))
+                self._lazy_ids.add(run.id)
+                return
+            results = self._conj_new(run, step.operand, ctx, context)
+        else:
+            results = self._operand_results(step.operand, ctx, context)
+        if not results:
+            return
+        if run.strategy == A.SKIP_TILL_NEXT and run.commit is None:
+            run.commit = tau
+            self.death.setdefault(tau, []).append(run)
+        for mu, taken in results:
+            self._advance(run, ctx, mu, taken)
+
+    def _operand_results(self, op: A.Operand, ctx: EventContext,
+                         mu: dict) -> list[tuple[Solution, tuple[Taken, ...]]]:
+        """Results of a GPM or disjunction on one event (conjunctions need buffers)."""
+        if isinstance(op, A.GpmRef):
+            m = self.matchers[op.name]
+            if ctx.event.stream != m.stream:
+                return []
+            out = []
+            for sol in m.results(ctx, mu):
+                local = tuple(sorted((v, t) for v, t in sol.items() if v in m.local_vars))
+                out.append((sol, (Taken(op.name, ctx.event, local),)))
+            return out
+        if isinstance(op, A.Disjunction):
+            operands = op.operands
+            if self.opt.cost_ordered_disjunction:
+                operands = sorted(operands, key=self._cost)
+            return [r for o in operands for r in self._operand_results(o, ctx, mu)]
+        return self._conj_new_stateless(op, ctx, mu)
+
+    def _cost(self, op: A.Operand) -> int:
+        return sum(self.matchers[g].cost for g in A.operand_gpms(op))
+
+    def _conj_new_stateless(self, op: A.Conjunction, ctx: EventContext, mu: dict):
+        """A conjunction nested in a disjunction: combinations within this one event."""
+        joined = [(dict(mu), ())]
+        for o in op.operands:
+            rs = self._operand_results(o, ctx, mu)
+            joined = [({**m1, **m2}, t1 + t2) for m1, t1 in joined for m2, t2 in rs
+                      if all(m1.get(k, v) == v for k, v in m2.items())]
+            if not joined:
+                break
+        return joined
+
+    def _conj_new(self, run: Run, op: A.Conjunction, ctx: EventContext, mu: dict):
+        """New full combinations at this timestamp completed by this event: each operand's
+        results so far at the same time are buffered on the run; every combination is
+        produced exactly once, by the event that supplies its last component."""
+        tau = ctx.event.time
+        state = run.conj.get(id(op))
+        if state is None or state[0] != tau:
+            state = (tau, [[] for _ in op.operands])
+            run.conj[id(op)] = state
+        buffers = state[1]
+        new_per_operand = [self._operand_results(o, ctx, mu) for o in op.operands]
+        out = []
+        for i, new in enumerate(new_per_operand):
+            if not new:
+                continue
+            partial = [(dict(mu), ())]
+            for j in range(len(op.operands)):
+                pool = new if j == i else buffers[j]
+                partial = [({**m1, **m2}, t1 + t2) for m1, t1 in partial for m2, t2 in pool
+                           if all(m1.get(k, v) == v for k, v in m2.items())]
+                if not partial:
+                    break
+            out.extend(partial)
+            buffers[i].extend(new)
+        # put taken events back in written operand order
+        return [(m, _ordered(t, op)) for m, t in out]
+
+    def _flush_lazy(self, tau: float) -> None:
+        """Lazy conjunction (Section 7.3): evaluate buffered conjunction runs once every
+        event at their timestamp is known, cheapest operand first, stopping at the first
+        operand without results."""
+        if not self.lazy or self.lazy[0][1].event.time >= tau:
+            return
+        groups: dict[int, tuple[Run, list[EventContext]]] = {}
+        for run, ctx in self.lazy:
+            groups.setdefault(run.id, (run, []))[1].append(ctx)
+        self.lazy = []
+        self._lazy_ids = set()
+        try:
+            self._evaluate_lazy(groups)
+        finally:
+            for run in self._doomed:
+                self._kill(run)
+            self._doomed = []
+
+    def _evaluate_lazy(self, groups: dict[int, tuple[Run, list[EventContext]]]) -> None:
+        for run, ctxs in groups.values():
+            if run.dead:
+                continue
+            step = self.steps[run.step]
+            op = step.operand
+            context = run.ctx if run.loop else run.mu
+            order = sorted(range(len(op.operands)), key=lambda i: self._cost(op.operands[i]))
+            per: dict[int, list] = {}
+            for i in order:
+                rs = [r for c in ctxs for r in self._operand_results(op.operands[i], c, context)]
+                if not rs:
+                    per = {}
+                    break
+                per[i] = rs
+            if not per:
+                continue
+            joined = [(dict(context), ())]
+            for i in range(len(op.operands)):
+                joined = [({**m1, **m2}, t1 + t2) for m1, t1 in joined for m2, t2 in per[i]
+                          if all(m1.get(k, v) == v for k, v in m2.items())]
+            if not joined:
+                continue
+            tau0 = ctxs[0].event.time
+            if run.strategy == A.SKIP_TILL_NEXT and run.commit is None:
+                run.commit = tau0
+                self.death.setdefault(tau0, []).append(run)
+            for mu, taken in joined:
+                last = max(ctxs, key=lambda c: c.position)
+                self._advance(run, last, mu, taken)
+
+    # ------------------------------------------------------------------ state changes
+
+    def _advance(self, run: Run, ctx: EventContext, mu: dict, taken: tuple[Taken, ...]) -> None:
+        """A result at ctx's time extends ``run``: clone it one step further."""
+        tau = ctx.event.time
+        positions = [self._pos.get(id(t.event), ctx.position) for t in taken]
+        first_pos = run.first_pos if run.first_pos is not None else min(positions)
+        start = run.start if run.start is not None else tau
+        last_pos = max(positions)
+        if not self._fits(start, first_pos, tau, last_pos):
+            return
+        node = run.node
+        for t in taken:
+            node = Node(node, t)
+        step = self.steps[run.step]
+        if step.is_kleene:
+            ctx_mu = run.ctx if run.loop else run.mu
+            loop = Run(run.step, mu, node, start, tau, first_pos, last_pos, (), ctx_mu, True)
+            self._enter_wait(loop, step.loop_strategy)
+        self._enter(run.step + 1, Run(run.step + 1, mu, node, start, tau, first_pos, last_pos))
+
+    def _enter(self, index: int, run: Run) -> None:
+        """A run arrives at state ``index``: optional and negated atoms fork or add absences."""
+        if index == len(self.steps):
+            if run.pending:
+                run.final = True
+                run.id = next(self._ids)
+                self._watch(run)
+                deadline = self._deadline(run)
+                if deadline is not None:
+                    heapq.heappush(self.closing, (deadline, run.id, run))
+                else:
+                    self.closing.append((INF, run.id, run))
+                return
+            self._complete(run)
+            return
+        step = self.steps[index]
+        run.step = index
+        if step.modifier == A.NEGATION:
+            run.pending = run.pending + (Pending(step.operand.name, run.mu, run.end),)
+            self._enter(index + 1, run)
+            return
+        if step.modifier == A.OPTIONAL:
+            skip = Run(index, run.mu, run.node, run.start, run.end, run.first_pos, run.last_pos,
+                       run.pending + (Pending(step.operand.name, run.mu, run.end),))
+            self._enter_wait(run, step.strategy)
+            self._enter(index + 1, skip)
+            return
+        self._enter_wait(run, step.strategy)
+
+    def _enter_wait(self, run: Run, strategy: str | None) -> None:
+        run.id = next(self._ids)
+        run.strategy = strategy
+        self.stats["runs"] += 1
+        self._wait(run)
+        if strategy == A.STRICT:
+            self.strict_new.append(run)
+        if self.opt.push_windows:
+            deadline = self._deadline(run)
+            if deadline is not None:
+                heapq.heappush(self.expiry, (deadline, run.id, run))
+
+    def _complete(self, run: Run) -> None:
+        self.stats["matches"] += 1
+        self.emit(Match(
+            bindings=tuple(sorted(run.mu.items(), key=lambda kv: kv[0])),
+            taken=run.node.chain() if run.node is not None else (),
+            start=run.start,
+            time=run.end,
+        ))
+
+
+def _ordered(taken: tuple[Taken, ...], op: A.Conjunction) -> tuple[Taken, ...]:
+    order = {g: i for i, g in enumerate(A.operand_gpms(op))}
+    return tuple(sorted(taken, key=lambda t: order.get(t.atom, 0)))
