@@ -7,17 +7,22 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import queue
+import stat
 import sys
+import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO
 
 from spaseq.engine import algebra as A
+from spaseq.engine.api import Engine
 from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.explain import explain_dot, explain_text
 from spaseq.engine.io.output import FORMATS, make_writer
-from spaseq.engine.matches import project
+from spaseq.engine.matches import Match, Projector
 from spaseq.engine.query import load_query
 from spaseq.engine.reference import evaluate
 
@@ -43,10 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--output", metavar="FILE", help="write results here instead of stdout")
     run.add_argument("--with-time", action="store_true",
                      help="json/csv/tsv: add _time and _start columns")
-    run.add_argument("--engine", choices=("reference",), default="reference",
-                     help="evaluation engine (reference: the direct implementation of the semantics)")
+    run.add_argument("--engine", choices=("nfa", "reference"), default="nfa",
+                     help="nfa: the incremental automaton engine (default); reference: the direct, "
+                          "slow implementation of the semantics, for checking")
     run.add_argument("--time-predicate", metavar="IRI",
                      help="predicate of the event timestamp triple (default prov:generatedAtTime)")
+    run.add_argument("--input-format", choices=("auto", "trig", "nquads"), default="auto",
+                     help="format of live streams ('-' or a named pipe): N-Quads unless the name "
+                          "ends in .trig")
     run.add_argument("--drop-late", action="store_true",
                      help="drop events that arrive out of time order on their stream (counted on "
                           "stderr) instead of stopping with an error")
@@ -102,21 +111,129 @@ class Input:
 def _run(args: argparse.Namespace) -> int:
     query = load_query(args.query)
     _warn(query.warnings)
+    if any(_is_live(spec.partition("=")[2]) for spec in args.stream):
+        return _run_live(args, query)
     inp = _read_input(args, query)
     kb = _load_kb(args, query)
     events, complete = inp.usable()
-    matches = evaluate(query, events, kb, end_of_input=complete)
     variables = list(query.match.variables) if query.match.variables is not None else sorted(
         {v for ev in query.events.values() for v in ev.variables}
     )
     with _open_output(args.output) as out:
         writer = make_writer(args.format, out, variables, args.with_time, query.prefixes)
         writer.start()
-        for row in project(matches, query.match.variables, query.match.distinct):
-            writer.row(row)
+        projector = Projector(query.match.variables, query.match.distinct)
+
+        def write(match: Match) -> None:
+            row = projector(match)
+            if row is not None:
+                writer.row(row)
+
+        if args.engine == "reference":
+            for match in evaluate(query, events, kb, end_of_input=complete):
+                write(match)
+        else:
+            engine = Engine(kb)
+            engine.register(query, on_match=write, keep=False)
+            for event in sorted(events, key=Event.sort_key):
+                engine.push_event(event)
+            if complete:
+                engine.close()
+            else:
+                engine.flush()
         writer.finish()
     if inp.errors:
         raise inp.errors[0][0]
+    return 0
+
+
+def _is_live(path: str) -> bool:
+    """'-' (stdin) or a named pipe: read incrementally, not as a recording."""
+    if path == "-":
+        return True
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _run_live(args: argparse.Namespace, query: A.Query) -> int:
+    """Push events from live sources as they complete; write each match immediately."""
+    from spaseq.engine.io.live import LiveReader
+    from spaseq.engine.io.replay import PROV_GENERATED_AT
+
+    if args.stream_file:
+        raise UsageError("--stream-file cannot be combined with a live stream ('-' or a pipe)")
+    sources = []
+    for spec in args.stream:
+        name, sep, path = spec.partition("=")
+        if not sep or not path:
+            raise UsageError(f"--stream {spec}: expected NAME=PATH")
+        if not _is_live(path):
+            raise UsageError(f"--stream {spec}: a replay file cannot be combined with live streams")
+        fmt = args.input_format
+        if fmt == "auto":
+            fmt = "trig" if path.endswith(".trig") else "nquads"
+        sources.append((_stream_iri(query, name), path, fmt))
+    if sum(1 for _, path, _ in sources if path == "-") > 1:
+        raise UsageError("only one stream can read standard input")
+    kb = _load_kb(args, query)
+    events: queue.Queue = queue.Queue()
+
+    def read(iri: str, path: str, fmt: str) -> None:
+        try:
+            handle = sys.stdin if path == "-" else open(path, encoding="utf-8")
+            with contextlib.ExitStack() as stack:
+                if path != "-":
+                    stack.enter_context(handle)
+                label = "<stdin>" if path == "-" else path
+                reader = LiveReader(handle, iri, label, fmt, args.time_predicate or PROV_GENERATED_AT)
+                for event in reader.events():
+                    events.put(event)
+        except SpaseqError as exc:
+            events.put(exc)
+        finally:
+            events.put(None)
+
+    threads = [threading.Thread(target=read, args=src, daemon=True) for src in sources]
+    for t in threads:
+        t.start()
+    variables = list(query.match.variables) if query.match.variables is not None else sorted(
+        {v for ev in query.events.values() for v in ev.variables}
+    )
+    error: SpaseqError | None = None
+    with _open_output(args.output) as out:
+        writer = make_writer(args.format, out, variables, args.with_time, query.prefixes)
+        writer.start()
+        projector = Projector(query.match.variables, query.match.distinct)
+
+        def write(match: Match) -> None:
+            row = projector(match)
+            if row is not None:
+                writer.row(row)
+
+        engine = Engine(kb, drop_late=args.drop_late)
+        engine.register(query, on_match=write, keep=False)
+        open_sources = len(threads)
+        seq = 0
+        while open_sources:
+            item = events.get()
+            if item is None:
+                open_sources -= 1
+            elif isinstance(item, SpaseqError):
+                error = error or item
+            else:
+                seq += 1
+                engine.push_event(replace(item, seq=seq))
+        if error is None:
+            engine.close()
+        else:
+            engine.flush()
+        writer.finish()
+    if engine.dropped_late:
+        print(f"spaseq: dropped {engine.dropped_late} late event(s)", file=sys.stderr)
+    if error is not None:
+        raise error
     return 0
 
 

@@ -67,21 +67,35 @@ class Row:
         return self.match.taken
 
 
+class Projector:
+    """SELECT applied one match at a time: keep ``variables`` (all of mu when None) and,
+    with DISTINCT, only the first row of each distinct projected mapping."""
+
+    def __init__(self, variables: Sequence[str] | None, distinct: bool = False) -> None:
+        self.variables = variables
+        self.distinct = distinct
+        self._seen: set[tuple] = set()
+
+    def __call__(self, m: Match) -> Row | None:
+        mu = m.mapping
+        if self.variables is None:
+            row = dict(sorted(mu.items()))
+        else:
+            row = {v: mu[v] for v in self.variables if v in mu}
+        if self.distinct:
+            key = tuple(sorted(row.items(), key=lambda kv: kv[0]))
+            if key in self._seen:
+                return None
+            self._seen.add(key)
+        return Row(row, m)
+
+
 def project(
     matches: Iterable[Match], variables: Sequence[str] | None, distinct: bool = False
 ) -> Iterator[Row]:
-    """Apply SELECT: keep ``variables`` (all of mu when None) and, with DISTINCT, the first
-    row of each distinct projected mapping, in completion order."""
-    seen: set[tuple] = set()
+    """Apply SELECT to matches in completion order (see Projector)."""
+    projector = Projector(variables, distinct)
     for m in matches:
-        mu = m.mapping
-        if variables is None:
-            row = dict(sorted(mu.items()))
-        else:
-            row = {v: mu[v] for v in variables if v in mu}
-        if distinct:
-            key = tuple(sorted(row.items(), key=lambda kv: kv[0]))
-            if key in seen:
-                continue
-            seen.add(key)
-        yield Row(row, m)
+        row = projector(m)
+        if row is not None:
+            yield row
