@@ -149,7 +149,7 @@ class GpmMatcher:
         self.text = CompiledGpm.of(ev)
         self.compiled = None
         if use_compiled and compile_pattern is not None:
-            self.compiled = compile_pattern(ev.pattern, allow_graph=True)
+            self.compiled = compile_pattern(ev.pattern, allow_graph=True, dialect="oxigraph")
         self.join_shaped = self.compiled is not None or self.text.join_shaped
         self.key_vars = frozenset(self.text.always_bound)
         self.local_vars = frozenset(ev.variables)
