@@ -1,0 +1,1 @@
+"""spaseq's benchmark suite: generators, queries, baselines and the runner (``python -m benchmarks``)."""

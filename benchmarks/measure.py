@@ -1,0 +1,304 @@
+"""One measurement, run in a fresh process: the engine, the reference, the baseline or the ceiling.
+
+``child_main(spec, conn)`` is the target of a ``multiprocessing`` spawn process: it runs one
+measurement described by ``spec`` (a plain dict) and sends back a plain dict with events,
+triples, matches, elapsed/CPU seconds and the process's peak RSS. Reading the replay files is
+part of every timed measurement (events are streamed from the files as they are processed);
+loading the knowledge base and registering the query are not (``setup_s``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import resource
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from types import ModuleType
+from typing import Any
+
+ENGINE_API = "spaseq.engine.api"
+ENGINE_OPTIONS = (
+    "push_windows",
+    "index_streams",
+    "partition_runs",
+    "share_context_free",
+    "prefilter",
+    "cost_ordered_disjunction",
+    "lazy_conjunction",
+)
+CHECK_EVERY = 64
+"""Events between two looks at the clock (for the time budget)."""
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size so far, in MiB."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+@dataclass
+class OptionInfo:
+    """One engine optimisation: why it cannot be switched (None if it can) and its default."""
+
+    problem: str | None = None
+    default: bool | None = None
+
+    @property
+    def measured_value(self) -> bool:
+        """The value an ablation run sets: the opposite of the default (off, for one on by default)."""
+        return not self.default if self.default is not None else False
+
+    @property
+    def label(self) -> str:
+        """``-name`` for turning an optimisation off, ``+name`` for turning an off-by-default one on."""
+        return "+" if self.measured_value else "-"
+
+
+@dataclass
+class EngineProbe:
+    """What of the engine API is there: whether it is usable, why not, and its optimisations."""
+
+    available: bool
+    reason: str = ""
+    options: dict[str, OptionInfo] = field(default_factory=dict)
+
+
+def load_engine_api() -> ModuleType | None:
+    """``spaseq.engine.api`` if it exists, else None (other import errors propagate)."""
+    try:
+        return importlib.import_module(ENGINE_API)
+    except ModuleNotFoundError as err:
+        if err.name is not None and ENGINE_API.startswith(err.name):
+            return None
+        raise
+
+
+def _unavailable(reason: str) -> EngineProbe:
+    """A probe result saying the engine cannot be measured, every option n/a for that reason."""
+    return EngineProbe(False, reason, {name: OptionInfo(reason) for name in ENGINE_OPTIONS})
+
+
+def probe_engine() -> EngineProbe:
+    """Check the engine API (Engine.register/push/close, EngineOptions fields) without running it.
+
+    The seven known optimisations are always listed (n/a when missing); any other boolean field
+    of an ``EngineOptions`` dataclass is listed too, so new switches get measured.
+    """
+    try:
+        api = load_engine_api()
+    except Exception as err:  # a broken api module is reported, not fatal
+        return _unavailable(f"{ENGINE_API} failed to import: {type(err).__name__}: {err}")
+    if api is None:
+        return _unavailable(f"{ENGINE_API} not available")
+    engine = getattr(api, "Engine", None)
+    missing = [m for m in ("register", "push", "close") if engine is None or not hasattr(engine, m)]
+    if engine is None or missing:
+        return _unavailable(f"{ENGINE_API} has no " + ("Engine" if engine is None else "Engine." + "/".join(missing)))
+    names = list(ENGINE_OPTIONS)
+    options_cls = getattr(api, "EngineOptions", None)
+    if options_cls is not None and dataclasses.is_dataclass(options_cls):
+        names += [f.name for f in dataclasses.fields(options_cls)
+                  if f.name not in names and isinstance(f.default, bool)]
+    return EngineProbe(True, "", {name: _option_info(api, name) for name in names})
+
+
+def _option_info(api: ModuleType, name: str) -> OptionInfo:
+    """Whether ``Engine(options=EngineOptions(name=...))`` looks supported, and the default value."""
+    options_cls = getattr(api, "EngineOptions", None)
+    if options_cls is None:
+        return OptionInfo("no EngineOptions in the engine API")
+    try:
+        params = inspect.signature(api.Engine).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if params and "options" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return OptionInfo("Engine() takes no options")
+    if dataclasses.is_dataclass(options_cls):
+        fields = {f.name: f for f in dataclasses.fields(options_cls)}
+        if name not in fields:
+            return OptionInfo(f"EngineOptions has no field {name}")
+        default = fields[name].default
+        return OptionInfo(None, default if isinstance(default, bool) else None)
+    try:
+        instance = options_cls()
+    except TypeError:
+        return OptionInfo("EngineOptions() needs arguments")
+    if not hasattr(instance, name):
+        return OptionInfo(f"EngineOptions has no field {name}")
+    default = getattr(instance, name)
+    return OptionInfo(None, default if isinstance(default, bool) else None)
+
+
+class _Counter:
+    """A match callback that only counts."""
+
+    def __init__(self) -> None:
+        """Start at zero."""
+        self.count = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        """Count one match."""
+        self.count += 1
+
+
+def _accepts(function: Any, keyword: str) -> bool:
+    """Whether a callable takes the keyword argument ``keyword``."""
+    try:
+        return keyword in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _run_engine(spec: dict, setup_start: float) -> dict:
+    """The engine API: push every event (until the budget runs out), then close."""
+    from benchmarks.generators import Dataset
+    from benchmarks.workloads import WORKLOADS, iter_events, load_kb
+
+    api = load_engine_api()
+    if api is None:
+        return {"status": "n/a", "reason": f"{ENGINE_API} not available"}
+    dataset = Dataset.from_json(spec["dataset"])
+    text = WORKLOADS[spec["workload"]].query_text(spec["window_minutes"])
+    kwargs: dict[str, Any] = {"kb": load_kb(dataset)}
+    if spec.get("option"):
+        kwargs["options"] = api.EngineOptions(**{spec["option"]: spec["option_value"]})
+    engine = api.Engine(**kwargs)
+    counter = _Counter()
+    register_kwargs: dict[str, Any] = {"on_match": counter}
+    if _accepts(engine.register, "keep"):
+        register_kwargs["keep"] = False  # count through the callback; do not hoard matches
+    engine.register(text, **register_kwargs)
+    setup_s = time.perf_counter() - setup_start
+    setup_rss = peak_rss_mb()
+    budget = spec["budget_s"]
+    start, cpu0 = time.perf_counter(), time.process_time()
+    deadline = start + budget
+    events = triples = 0
+    capped = False
+    for event in iter_events(dataset, spec.get("max_events")):
+        engine.push(event.stream, event.time, event.triples, name=event.name)
+        events += 1
+        triples += len(event.triples)
+        if events % CHECK_EVERY == 0 and time.perf_counter() > deadline:
+            capped = True
+            break
+    engine.close()
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
+    return _result(events, triples, counter.count, elapsed, cpu, setup_s, setup_rss,
+                   capped or events < dataset.events)
+
+
+def _run_reference(spec: dict, setup_start: float) -> dict:
+    """The reference evaluator on the first ``max_events`` events (it is batch: no budget)."""
+    from benchmarks.generators import Dataset
+    from benchmarks.workloads import WORKLOADS, iter_events, load_kb
+    from spaseq.engine.query import parse_query
+    from spaseq.engine.reference import evaluate
+
+    dataset = Dataset.from_json(spec["dataset"])
+    query = parse_query(WORKLOADS[spec["workload"]].query_text(spec["window_minutes"]))
+    kb = load_kb(dataset)
+    setup_s = time.perf_counter() - setup_start
+    setup_rss = peak_rss_mb()
+    start, cpu0 = time.perf_counter(), time.process_time()
+    events = list(iter_events(dataset, spec.get("max_events")))
+    matches = evaluate(query, events, kb)
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
+    triples = sum(len(e.triples) for e in events)
+    return _result(len(events), triples, len(matches), elapsed, cpu, setup_s, setup_rss,
+                   len(events) < dataset.events)
+
+
+def _run_baseline(spec: dict, setup_start: float) -> dict:
+    """The window-store SPARQL baseline, until ``max_events`` or the budget."""
+    from benchmarks.baselines import WindowStoreBaseline
+    from benchmarks.generators import Dataset
+    from benchmarks.workloads import iter_events, load_kb
+
+    dataset = Dataset.from_json(spec["dataset"])
+    baseline = WindowStoreBaseline(spec["workload"], spec["window_minutes"] * 60.0, load_kb(dataset))
+    setup_s = time.perf_counter() - setup_start
+    setup_rss = peak_rss_mb()
+    start, cpu0 = time.perf_counter(), time.process_time()
+    deadline = start + spec["budget_s"]
+    events = triples = 0
+    capped = False
+    for event in iter_events(dataset, spec.get("max_events")):
+        baseline.push(event, deadline)
+        events += 1
+        triples += len(event.triples)
+        if time.perf_counter() > deadline:
+            capped = True
+            break
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
+    return _result(events, triples, baseline.matches, elapsed, cpu, setup_s, setup_rss,
+                   capped or events < dataset.events)
+
+
+def _run_ceiling(spec: dict, setup_start: float) -> dict:
+    """pyoxigraph parsing every file and touching each quad."""
+    from benchmarks.baselines import parse_ceiling
+    from benchmarks.generators import Dataset
+
+    dataset = Dataset.from_json(spec["dataset"])
+    setup_s = time.perf_counter() - setup_start
+    setup_rss = peak_rss_mb()
+    start, cpu0 = time.perf_counter(), time.process_time()
+    quads = parse_ceiling(dataset)
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
+    result = _result(dataset.events, dataset.triples, None, elapsed, cpu, setup_s, setup_rss, False)
+    result["quads"] = quads
+    return result
+
+
+def _result(
+    events: int, triples: int, matches: int | None, elapsed: float, cpu: float,
+    setup_s: float, setup_rss: float, capped: bool,
+) -> dict:
+    """A successful measurement as a plain dict."""
+    return {
+        "status": "ok",
+        "events": events,
+        "triples": triples,
+        "matches": matches,
+        "elapsed_s": elapsed,
+        "cpu_s": cpu,
+        "setup_s": setup_s,
+        "events_per_s": events / elapsed if elapsed > 0 else None,
+        "triples_per_s": triples / elapsed if elapsed > 0 else None,
+        "setup_rss_mb": setup_rss,
+        "capped": capped,
+    }
+
+
+RUNNERS = {
+    "engine": _run_engine,
+    "reference": _run_reference,
+    "baseline": _run_baseline,
+    "ceiling": _run_ceiling,
+}
+
+
+def measure(spec: dict) -> dict:
+    """Run the measurement ``spec`` in this process; errors become a result with status "error"."""
+    setup_start = time.perf_counter()
+    try:
+        result = RUNNERS[spec["kind"]](spec, setup_start)
+    except Exception as err:
+        tail = traceback.format_exc().strip().splitlines()[-3:]
+        result = {"status": "error", "reason": f"{type(err).__name__}: {err}", "traceback": tail}
+    result["peak_rss_mb"] = peak_rss_mb()
+    return result
+
+
+def child_main(spec: dict, conn: Connection) -> None:
+    """Entry point of a measurement process: measure, send the result, exit."""
+    try:
+        conn.send(measure(spec))
+    finally:
+        conn.close()

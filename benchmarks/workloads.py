@@ -1,0 +1,119 @@
+"""The benchmark workloads (dataset x SPAseq query), query loading and event streaming."""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyoxigraph import BlankNode, DefaultGraph, NamedNode, RdfFormat, Store, Triple, parse
+
+from benchmarks.generators import PROV_GENERATED_AT, Dataset
+from spaseq.engine.events import Event
+from spaseq.engine.io.timestamps import to_seconds
+
+QUERY_DIR = Path(__file__).resolve().parent / "queries"
+_WITHIN = re.compile(r"^(\s*)WITHIN\s+\d+(?:\.\d+)?\s+[A-Za-z]+\s*$", re.MULTILINE | re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One benchmark workload: a dataset kind, a query file and its windows (minutes) per mode."""
+
+    name: str
+    dataset: str
+    query_file: str
+    windows: tuple[int, ...]
+    quick_window: int
+    full_windows: tuple[int, ...]
+    note: str = ""
+
+    def query_text(self, window_minutes: float) -> str:
+        """The workload's SPAseq query with its WITHIN clause set to ``window_minutes``."""
+        return with_window((QUERY_DIR / self.query_file).read_text(encoding="utf-8"), window_minutes)
+
+
+WORKLOADS: dict[str, Workload] = {
+    w.name: w
+    for w in (
+        Workload("vshape-strict", "stock", "vshape_strict.rq", (1, 60), 10, (1, 10, 30, 60),
+                 "V-shape, strict contiguity ','"),
+        Workload("vshape-next", "stock", "vshape_next.rq", (1, 60), 10, (1, 10, 30, 60),
+                 "V-shape, skip-till-next ';'"),
+        Workload("vshape-any", "stock", "vshape_any.rq", (1,), 1, (1, 5),
+                 "V-shape, skip-till-any ':' (matches grow with the window cubed: small windows only)"),
+        Workload("head-shoulders", "stock", "head_shoulders.rq", (1, 60), 10, (1, 10, 30, 60),
+                 "head-and-shoulders, 7 GPMs, ','"),
+        Workload("creditcard", "creditcard", "creditcard.rq", (1, 60), 10, (1, 10, 30, 60),
+                 "big after small, SEQ(A, B+), KB join"),
+        Workload("smartgrid", "smartgrid", "smartgrid.rq", (1, 60), 10, (1, 10, 30, 60),
+                 "SEQ(A; B+, C) over 3 streams, KB join"),
+        Workload("traffic", "traffic", "traffic.rq", (1, 60), 10, (1, 10, 30, 60),
+                 "SEQ(A; (B & C)) over 3 streams"),
+    )
+}
+
+
+def with_window(text: str, window_minutes: float) -> str:
+    """The query text with its (single) ``WITHIN ...`` line replaced by ``WITHIN n MINUTES``."""
+    amount = int(window_minutes) if float(window_minutes).is_integer() else window_minutes
+    new, count = _WITHIN.subn(lambda m: f"{m.group(1)}WITHIN {amount} MINUTES", text, count=1)
+    if count != 1:
+        raise ValueError("the query has no 'WITHIN n UNIT' line to parameterise")
+    return new
+
+
+def load_kb(dataset: Dataset) -> Store | None:
+    """The dataset's knowledge base in a fresh pyoxigraph Store (its named graph), or None."""
+    if dataset.kb is None:
+        return None
+    store = Store()
+    graph = NamedNode(dataset.kb_graph) if dataset.kb_graph else DefaultGraph()
+    store.load(path=dataset.kb, format=RdfFormat.N_TRIPLES, to_graph=graph)
+    return store
+
+
+def _file_events(path: str, stream: str) -> Iterator[tuple[float, NamedNode | BlankNode, list[Triple]]]:
+    """The events of one generated N-Quads file, streamed: (time, graph name, triples).
+
+    Relies on the generators' layout (each graph's timestamp triple before its triples, graphs
+    written in one block, in time order); the smoke test checks it against ``read_replay``.
+    """
+    time_pred = NamedNode(PROV_GENERATED_AT)
+    times: dict[NamedNode | BlankNode, float] = {}
+    name: NamedNode | BlankNode | None = None
+    time = 0.0
+    triples: list[Triple] = []
+    for quad in parse(path=path, format=RdfFormat.N_QUADS):
+        graph = quad.graph_name
+        if isinstance(graph, DefaultGraph):
+            if quad.predicate == time_pred:
+                times[quad.subject] = to_seconds(quad.object)
+            continue
+        if graph != name:
+            if name is not None:
+                yield time, name, triples
+            name, triples = graph, []
+            try:
+                time = times.pop(graph)
+            except KeyError:
+                raise ValueError(f"{path}: graph {graph} has no timestamp before its triples") from None
+        triples.append(quad.triple)
+    if name is not None:
+        yield time, name, triples
+
+
+def iter_events(dataset: Dataset, limit: int | None = None) -> Iterator[Event]:
+    """The dataset's events in streamset order (time, then stream order, then file order), streamed."""
+
+    def tagged(index: int, stream: str, path: str) -> Iterator[tuple[float, int, int, str, NamedNode | BlankNode, list[Triple]]]:
+        for k, (time, name, triples) in enumerate(_file_events(path, stream)):
+            yield time, index, k, stream, name, triples
+
+    sources = [tagged(i, s, p) for i, (s, p) in enumerate(dataset.streams.items())]
+    for seq, (time, _index, _k, stream, name, triples) in enumerate(heapq.merge(*sources)):
+        if limit is not None and seq >= limit:
+            return
+        yield Event(stream=stream, time=time, triples=tuple(triples), seq=seq, name=name)
