@@ -26,6 +26,7 @@ ENGINE_OPTIONS = (
     "push_windows",
     "index_streams",
     "partition_runs",
+    "range_index",
     "share_context_free",
     "prefilter",
     "cost_ordered_disjunction",

@@ -149,7 +149,8 @@ class GpmMatcher:
         self.text = CompiledGpm.of(ev)
         self.compiled = None
         if use_compiled and compile_pattern is not None:
-            self.compiled = compile_pattern(ev.pattern, allow_graph=True, dialect="oxigraph")
+            self.compiled = compile_pattern(ev.pattern, allow_graph=True, dialect="oxigraph",
+                                            base_iri=query.base)
         self.join_shaped = self.compiled is not None or self.text.join_shaped
         self.key_vars = frozenset(self.text.always_bound)
         self.local_vars = frozenset(ev.variables)
@@ -166,6 +167,11 @@ class GpmMatcher:
                     {el.graph.name} if isinstance(el.graph, A.Var) else set()))
                 self._graph_parts.append((el, shared, _graph_text(el)))
         self.cost = sum(len(el.triples) for el in ev.pattern.elements if isinstance(el, A.BGP))
+        # the hot path: one generated function per run (join, compatibility, FILTERs, merge)
+        self.solve = (self.compiled.solutions
+                      if self.compiled is not None and not self._graph_parts and share_context_free
+                      else None)
+        self.local_order = tuple(sorted(self.local_vars))
 
     def can_match(self, ctx: EventContext) -> bool:
         """The SummaryGraph pre-filter: an event lacking a constant predicate never matches."""
@@ -202,8 +208,10 @@ class GpmMatcher:
 
     def results(self, ctx: EventContext, mu: Mapping[str, Term]) -> list[Solution]:
         """eval(A, e, mu): every mu ∪ nu of SEMANTICS section 2."""
-        if not self.can_match(ctx):
+        if self.prefilter and not self.required <= ctx.predicates:
             return []
+        if self.solve is not None:
+            return self.solve(ctx.index, mu)
         if self.join_shaped:
             out: list[Solution] = []
             for nu in self.base(ctx):

@@ -28,6 +28,7 @@ from spaseq.engine import algebra as A
 from spaseq.engine.matcher import EventContext, GpmMatcher, Solution
 from spaseq.engine.matches import Match, Taken
 from spaseq.engine.nfa import Automaton, Step
+from spaseq.engine.runindex import RangeBucket, RangeKey, find_range_key, order_key
 
 INF = math.inf
 
@@ -39,6 +40,7 @@ class EngineOptions:
     push_windows: bool = True
     index_streams: bool = True
     partition_runs: bool = True
+    range_index: bool = True
     share_context_free: bool = True
     prefilter: bool = True
     cost_ordered_disjunction: bool = True
@@ -137,7 +139,8 @@ class QueryRuntime:
         self.lazy: list[tuple[Run, EventContext]] = []
         self._lazy_ids: set[int] = set()   # runs with deferred (lazy) work
         self._doomed: list[Run] = []        # expired runs kept until that work is done
-        self.keys = [self._partition_keys(s) for s in self.steps]
+        self.ranges = [self._range_key(s) for s in self.steps]
+        self.keys = [self._partition_keys(s, r) for s, r in zip(self.steps, self.ranges, strict=True)]
         self.start_run = Run(0, {}, None, None, None, None, None)
         self.start_run.id = next(self._ids)
         self.start_run.strategy = None
@@ -146,16 +149,28 @@ class QueryRuntime:
 
     # ------------------------------------------------------------------ indexing
 
-    def _partition_keys(self, step: Step) -> tuple[str, ...] | None:
+    def _partition_keys(self, step: Step, rng: RangeKey | None) -> tuple[str, ...] | None:
         """Variables a run waiting at ``step`` can be indexed by: bound before the step and
-        bound by every context-free solution of its GPM (equality joins)."""
+        bound by every context-free solution of its GPM (equality joins); () when only a
+        range key applies."""
         if not self.opt.partition_runs or not isinstance(step.operand, A.GpmRef):
             return None
         m = self.matchers[step.operand.name]
         if not m.join_shaped:
             return None
         keys = tuple(sorted(step.bound_before & m.key_vars))
-        return keys or None
+        return keys if keys or rng is not None else None
+
+    def _range_key(self, step: Step) -> RangeKey | None:
+        """A FILTER comparison runs at ``step`` can be sorted by (``runindex``)."""
+        if not (self.opt.range_index and self.opt.partition_runs
+                and isinstance(step.operand, A.GpmRef)):
+            return None
+        m = self.matchers[step.operand.name]
+        if m.compiled is None or not m.join_shaped:
+            return None
+        return find_range_key(m.compiled.filters, step.bound_before,
+                              frozenset(m.compiled.variables))
 
     def _wait(self, run: Run) -> None:
         """Register a run as waiting at its step (or in its Kleene loop)."""
@@ -163,10 +178,16 @@ class QueryRuntime:
         keys = self.keys[run.step]
         if keys is not None:
             context = run.ctx if run.loop else run.mu
-            if all(k in context for k in keys):
+            rng = self.ranges[run.step]
+            if all(k in context for k in keys) and (rng is None or rng.run_var in context):
                 bucket_key = (run.step, run.loop, tuple(context[k] for k in keys))
-                bucket = self.partitioned.setdefault(bucket_key, {})
-                bucket[run.id] = run
+                if rng is None:
+                    self.partitioned.setdefault(bucket_key, {})[run.id] = run
+                else:
+                    bucket = self.partitioned.get(bucket_key)
+                    if bucket is None:
+                        bucket = self.partitioned[bucket_key] = RangeBucket()
+                    bucket.add(run.id, run, order_key(context[rng.run_var]))
                 run.homes.append((self.partitioned, bucket_key))
                 self._watch(run)
                 return
@@ -263,6 +284,15 @@ class QueryRuntime:
         for callers that know no more events will come at it."""
         self._flush_lazy(INF)
 
+    def horizon(self) -> float:
+        """The earliest ``time`` a match emitted from now on without a new event can carry
+        (trailing negations waiting for their window, lazy conjunctions); INF if none.
+        Composition holds a consuming query's input back to it (``composition``)."""
+        mark = min((run.end for _, _, run in self.closing if not run.dead), default=INF)
+        if self.lazy:
+            mark = min(mark, min(ctx.event.time for _, ctx in self.lazy))
+        return mark
+
     def close(self) -> None:
         """End of input: every window closes; trailing-negation matches are emitted."""
         self._flush_lazy(INF)
@@ -321,16 +351,35 @@ class QueryRuntime:
                 if keys is None or e.stream not in step.streams:
                     continue
                 m = self.matchers[step.operand.name]
-                seen: set[tuple] = set()
+                rng = self.ranges[i]
+                if rng is None:
+                    seen: set[tuple] = set()
+                    for nu in m.base(ctx):
+                        values = tuple(nu.get(k) for k in keys)
+                        if values in seen:
+                            continue
+                        seen.add(values)
+                        for loop in (False, True):
+                            b = self.partitioned.get((i, loop, values))
+                            if b:
+                                out.extend(b.values())
+                    continue
+                # the union over the event's solutions of the runs each may extend
+                bounds: dict[tuple, object] = {}
                 for nu in m.base(ctx):
                     values = tuple(nu.get(k) for k in keys)
-                    if values in seen:
-                        continue
-                    seen.add(values)
+                    v = order_key(nu.get(rng.event_var))
+                    if values not in bounds:
+                        bounds[values] = v
+                    elif bounds[values] is not None:
+                        w = bounds[values]
+                        bounds[values] = None if v is None else (
+                            max(v, w) if rng.below else min(v, w))
+                for values, v in bounds.items():
                     for loop in (False, True):
                         b = self.partitioned.get((i, loop, values))
                         if b:
-                            out.extend(b.values())
+                            out.extend(b.select(v, rng.below))
         return out
 
     def _absences(self, ctx: EventContext) -> None:
@@ -402,11 +451,10 @@ class QueryRuntime:
             m = self.matchers[op.name]
             if ctx.event.stream != m.stream:
                 return []
-            out = []
-            for sol in m.results(ctx, mu):
-                local = tuple(sorted((v, t) for v, t in sol.items() if v in m.local_vars))
-                out.append((sol, (Taken(op.name, ctx.event, local),)))
-            return out
+            order = m.local_order
+            name, event = op.name, ctx.event
+            return [(sol, (Taken(name, event, tuple([(v, sol[v]) for v in order if v in sol])),))
+                    for sol in m.results(ctx, mu)]
         if isinstance(op, A.Disjunction):
             operands = op.operands
             if self.opt.cost_ordered_disjunction:

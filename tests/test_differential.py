@@ -26,11 +26,19 @@ BODIES = [
     "{{ ?s{i} :val ?v{i} }}",
     "{{ ?s{i} :key ?k ; :val ?v{i} FILTER(?v{i} >= {c}) }}",
     "{{ ?s{i} :val ?v{i} FILTER(?v{i} > ?v{j}) }}",
+    "{{ ?s{i} :key ?k ; :val ?v{i} FILTER(?v{j} >= ?v{i}) }}",
     "{{ ?s{i} :key ?k ; :val ?v{i} FILTER(?v{i} != ?v{j}) }}",
     "{{ ?s{i} :tag ?t{i} }}",
     "{{ ?s{i} :key ?k GRAPH :kb {{ ?k :owner ?o{i} }} }}",
     "{{ ?s{i} :val ?v{i} OPTIONAL {{ ?s{i} :tag ?t{i} }} FILTER(!BOUND(?t{i}) || ?v{i} < 3) }}",
 ]
+
+
+# mostly small integers; sometimes other numerics, NaN or a string (range-index corners)
+VALUES = st.one_of(
+    st.integers(0, 4).map(str),
+    st.sampled_from(['2.5', '"2"^^xsd:double', '"NaN"^^xsd:double', '"3"', '1e0', '"2"^^xsd:float']),
+)
 
 
 @st.composite
@@ -43,7 +51,7 @@ def events(draw):
         parts = []
         if draw(st.integers(0, 4)):
             parts.append(f":e{i} :key :K{draw(st.integers(0, 1))} .")
-        parts.append(f":e{i} :val {draw(st.integers(0, 4))} .")
+        parts.append(f":e{i} :val {draw(VALUES)} .")
         if draw(st.booleans()):
             parts.append(f":e{i} :tag :T{draw(st.integers(0, 1))} .")
         out.append(ev(stream, time, " ".join(parts), seq=i))
@@ -105,7 +113,7 @@ def bag(matches) -> Counter:
 
 
 options = st.builds(EngineOptions, **{f: st.booleans() for f in (
-    "push_windows", "index_streams", "partition_runs", "share_context_free", "prefilter",
+    "push_windows", "index_streams", "partition_runs", "range_index", "share_context_free", "prefilter",
     "cost_ordered_disjunction", "lazy_conjunction", "compiled_gpm")})
 
 
