@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from spaseq.engine.algebra import Query
@@ -11,9 +12,10 @@ from spaseq.engine.parser import parse_tree
 from spaseq.engine.translate import translate
 
 
-def parse_query(text: str, file: str = "<query>") -> Query:
-    """Parse and check a SPAseq query; raise QueryError naming FILE:LINE:COLUMN."""
-    return check(translate(parse_tree(text, file), text, file))
+def parse_query(text: str, file: str = "<query>", prefixes: Mapping[str, str] | None = None) -> Query:
+    """Parse and check a SPAseq query; raise QueryError naming FILE:LINE:COLUMN. ``prefixes``
+    are predeclared namespaces (the query's own PREFIX declarations override them)."""
+    return check(translate(parse_tree(text, file), text, file, prefixes))
 
 
 def load_query(path: str) -> Query:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from lark import Token, Tree
@@ -74,9 +75,10 @@ class _Context:
         return A.Var(f"_:anon{next(self.counter)}")
 
 
-def translate(tree: Tree, text: str, file: str) -> A.Query:
-    """Build the algebra of a parsed SPAseq query (no static checks beyond name resolution)."""
-    ctx = _Context(text, file)
+def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | None = None) -> A.Query:
+    """Build the algebra of a parsed SPAseq query (no static checks beyond name resolution);
+    ``prefixes`` are predeclared (e.g. rdflib's initNs), the query's PREFIX lines override them."""
+    ctx = _Context(text, file, dict(prefixes or {}))
     prologue, query = tree.children
     for decl in prologue.children:
         if decl.data == "base_decl":

@@ -1,0 +1,168 @@
+"""A recorded stream held in an rdflib Dataset: which named graphs are events, their timestamps
+and streams, and which named graphs form the background knowledge base.
+
+The convention (README "rdflib", docs/decisions.md), the same as the replay files':
+
+* an **event** is a named graph ``g`` with a timestamp ``g prov:generatedAtTime "..."`` in the
+  default graph (``xsd:dateTime`` or a number of seconds, read by ``engine.io.timestamps``);
+* its **stream** is given by ``g spaseq:stream <stream-iri>`` in the default graph; an event
+  without one belongs to the query's stream when the query reads a single stream, and is an
+  error otherwise; events of streams the query does not read are not part of its input;
+* every other named graph is **background knowledge**, seen by the GPMs' ``GRAPH`` clauses;
+  other default-graph triples are ignored.
+
+A Dataset is a set of graphs with no order, so events with equal timestamps are ordered by
+graph name (N-Triples spelling), which makes the order the same on every store.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pyoxigraph import Quad, Store, Triple
+from rdflib import BNode, Dataset, Graph, URIRef
+from rdflib.graph import ConjunctiveGraph
+
+from spaseq.engine import algebra as A
+from spaseq.engine.errors import StreamError, UsageError
+from spaseq.engine.events import Event
+from spaseq.engine.io.timestamps import to_seconds
+from spaseq.engine.vocab import GENERATED_AT_TIME, SPASEQ_NS
+from spaseq.plugin.terms import to_oxigraph
+
+STREAM_PREDICATE = URIRef(SPASEQ_NS + "stream")
+TIME_PREDICATE = URIRef(GENERATED_AT_TIME.value)
+
+GraphName = URIRef | BNode
+
+
+@dataclass
+class Recording:
+    """What a query reads from a Dataset: its events in time order and the KB store (None when
+    the Dataset has no knowledge-base graph)."""
+
+    events: list[Event]
+    kb: Store | None
+    kb_graphs: list[GraphName]
+
+
+def _named_graphs(dataset: Graph) -> tuple[Graph, list[Graph]]:
+    """The default graph and the named graphs of a Dataset (or ConjunctiveGraph)."""
+    if isinstance(dataset, Dataset):
+        default = dataset.default_graph
+        graphs = list(dataset.graphs())
+    elif isinstance(dataset, ConjunctiveGraph):
+        default = dataset.default_context
+        graphs = list(dataset.contexts())
+    else:
+        raise UsageError(
+            "processor='spaseq' reads a recorded stream from named graphs: query an rdflib Dataset"
+            f" (or ConjunctiveGraph), not a {type(dataset).__name__}"
+        )
+    return default, [g for g in graphs if g.identifier != default.identifier]
+
+
+def _by_subject(default: Graph, predicate: URIRef) -> dict[object, list[object]]:
+    """The objects of ``predicate`` per subject in the default graph."""
+    out: dict[object, list[object]] = {}
+    for s, _, o in default.triples((None, predicate, None)):
+        out.setdefault(s, []).append(o)
+    return out
+
+
+def _name(term: object) -> str:
+    """How a graph name or term is shown in messages."""
+    return term.n3() if hasattr(term, "n3") else repr(term)
+
+
+def _timestamp(graph: GraphName, values: list[object]) -> float:
+    """The one timestamp of an event graph; StreamError when it is not a time or not one."""
+    times: dict[float, object] = {}
+    for value in values:
+        try:
+            times.setdefault(to_seconds(to_oxigraph(value)), value)  # type: ignore[arg-type]
+        except ValueError as err:
+            raise StreamError(f"event {_name(graph)} has a timestamp that is not a time: {err}") from None
+    if len(times) > 1:
+        shown = " and ".join(_name(v) for v in times.values())
+        raise StreamError(f"event {_name(graph)} has two different timestamps: {shown}")
+    return next(iter(times))
+
+
+def _stream(graph: GraphName, values: list[object], query: A.Query) -> str:
+    """The stream IRI an event is on, by its spaseq:stream triple or the single-stream fallback."""
+    iris = {str(v) for v in values if isinstance(v, URIRef)}
+    if len(iris) > 1 or len(iris) != len(set(values)):
+        shown = ", ".join(sorted(_name(v) for v in set(values)))
+        raise StreamError(f"event {_name(graph)} must be on one stream IRI, but spaseq:stream gives {shown}")
+    if iris:
+        return iris.pop()
+    streams = query.stream_iris
+    if len(streams) == 1:
+        return streams[0]
+    known = ", ".join(f"<{s}>" for s in streams)
+    raise StreamError(
+        f"event {_name(graph)} has no stream: the query reads several streams ({known}), so give"
+        f" each event graph a triple {_name(graph)} <{STREAM_PREDICATE}> <stream-iri> in the default graph"
+    )
+
+
+def _triples(graph: Graph) -> tuple[Triple, ...]:
+    return tuple(Triple(to_oxigraph(s), to_oxigraph(p), to_oxigraph(o)) for s, p, o in graph)
+
+
+def read_dataset(dataset: Graph, query: A.Query, time_predicate: str | None = None) -> Recording:
+    """The events (of the query's streams, time-ordered) and the KB of a Dataset."""
+    predicate = URIRef(time_predicate) if time_predicate else TIME_PREDICATE
+    default, graphs = _named_graphs(dataset)
+    stamps = _by_subject(default, predicate)
+    stream_of = _by_subject(default, STREAM_PREDICATE)
+    wanted = set(query.stream_iris)
+    found: list[tuple[float, str, Graph, str]] = []
+    kb_graphs: list[Graph] = []
+    for graph in graphs:
+        name = graph.identifier
+        if name not in stamps:
+            kb_graphs.append(graph)
+            continue
+        time = _timestamp(name, stamps[name])
+        stream = _stream(name, stream_of.get(name, []), query)
+        if stream in wanted:
+            found.append((time, _name(name), graph, stream))
+    found.sort(key=lambda item: (item[0], item[1]))
+    events = [
+        Event(stream, time, _triples(graph), seq, to_oxigraph(graph.identifier))  # type: ignore[arg-type]
+        for seq, (time, _, graph, stream) in enumerate(found)
+    ]
+    kb = _kb_store(kb_graphs) if kb_graphs else None
+    names = [g.identifier for g in kb_graphs]
+    _warn_missing(query, names)
+    return Recording(events, kb, names)
+
+
+def _kb_store(graphs: Iterable[Graph]) -> Store:
+    """A pyoxigraph store holding the knowledge-base graphs, each under its own name."""
+    store = Store()
+    for graph in graphs:
+        name = to_oxigraph(graph.identifier)
+        store.extend(
+            Quad(to_oxigraph(s), to_oxigraph(p), to_oxigraph(o), name)  # type: ignore[arg-type]
+            for s, p, o in graph
+        )
+    return store
+
+
+def _warn_missing(query: A.Query, kb_names: list[GraphName]) -> None:
+    """Warn (as the CLI does) about GRAPH clauses naming a graph the Dataset does not have."""
+    present = {str(n) for n in kb_names if isinstance(n, URIRef)}
+    for iri in query.graph_iris():
+        if iri not in present:
+            warnings.warn(
+                f"GRAPH <{iri}> names a graph the Dataset does not have (or has as an event): it matches nothing",
+                stacklevel=4,
+            )
+
+
+__all__ = ["Recording", "STREAM_PREDICATE", "TIME_PREDICATE", "read_dataset"]

@@ -1,0 +1,122 @@
+"""The rdflib query processor ``spaseq``: ``ds.query(text, processor="spaseq")`` evaluates a
+SPAseq query over the recorded stream held in an rdflib Dataset (see ``dataset_streams``).
+
+Registered through the ``rdf.plugins.queryprocessor`` entry point, so no registration code is
+needed. Keyword arguments of ``Graph.query`` reach the processor:
+
+* ``engine="nfa"`` (default, the incremental engine) or ``"reference"`` (the direct, slow
+  implementation of the semantics, for checking);
+* ``time_predicate``: the timestamp predicate IRI (default ``prov:generatedAtTime``);
+* ``with_time=True``: add the variables ``_time`` and ``_start`` (as ``spaseq run --with-time``);
+* ``file``: the name used for the query in error locations (default ``<query>``).
+
+``initNs`` are predeclared prefixes (the query's PREFIX lines win); ``initBindings`` are an
+initial context of every GPM (``init_bindings``). The whole recording is input: windows still
+open at its end are closed, so trailing negations complete.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from rdflib.graph import Graph
+from rdflib.query import Processor
+
+from spaseq.engine import algebra as A
+from spaseq.engine.api import Engine
+from spaseq.engine.errors import UsageError
+from spaseq.engine.matches import Match, Row, project
+from spaseq.engine.query import parse_query
+from spaseq.engine.reference import evaluate as reference_evaluate
+from spaseq.plugin.dataset_streams import Recording, read_dataset
+from spaseq.plugin.init_bindings import bind_initial
+from spaseq.plugin.result import result_mapping
+
+ENGINES = ("nfa", "reference")
+OPTIONS = ("engine", "time_predicate", "with_time", "file")
+_PREFIX_NAME = re.compile(r"(?:[A-Za-z][A-Za-z0-9_.\-]*)?")
+
+
+def prefixes_of(init_ns: Mapping[str, Any] | None) -> dict[str, str]:
+    """initNs as prefix -> IRI, keeping only what a PREFIX declaration could say."""
+    out: dict[str, str] = {}
+    for prefix, iri in (init_ns or {}).items():
+        text = str(iri)
+        if _PREFIX_NAME.fullmatch(str(prefix)) and not str(prefix).endswith(".") and ">" not in text:
+            out[str(prefix)] = text
+    return out
+
+
+def prepare(query: str | A.Query, init_ns: Mapping[str, Any] | None,
+            init_bindings: Mapping[Any, Any] | None, file: str = "<query>") -> A.Query:
+    """Parse (or take) the query with initNs predeclared and initBindings as initial context."""
+    prefixes = prefixes_of(init_ns)
+    if isinstance(query, A.Query):
+        parsed, text, prefixes = query, query.source, dict(query.prefixes)
+    elif isinstance(query, str):
+        parsed, text = parse_query(query, file, prefixes), query
+    else:
+        raise UsageError(f"processor='spaseq' takes SPAseq query text, not a {type(query).__name__}")
+    if not init_bindings:
+        return parsed
+    bound = parse_query(bind_initial(text, parsed, init_bindings), file, prefixes)
+    return replace(bound, warnings=parsed.warnings)  # warnings located in the user's text
+
+
+def run(query: A.Query, recording: Recording, engine: str = "nfa") -> list[Match]:
+    """Every match of ``query`` over the whole recording, in completion order."""
+    if engine == "reference":
+        return reference_evaluate(query, recording.events, recording.kb, end_of_input=True)
+    spaseq_engine = Engine(recording.kb)
+    handle = spaseq_engine.register(query)
+    for event in recording.events:
+        spaseq_engine.push_event(event)
+    spaseq_engine.close()
+    return list(handle.matches())
+
+
+def output_variables(query: A.Query) -> list[str]:
+    """The result's variables: the SELECT list, or for ``SELECT *`` every GPM variable (sorted),
+    as ``spaseq run`` writes them."""
+    if query.match.variables is not None:
+        return list(query.match.variables)
+    return sorted({v for ev in query.events.values() for v in ev.variables})
+
+
+class SpaseqProcessor(Processor):
+    """rdflib ``Processor`` evaluating SPAseq queries over a Dataset's recorded streams."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+
+    def query(  # type: ignore[override]
+        self,
+        strOrQuery: str | A.Query,  # noqa: N803 (rdflib's signature)
+        initBindings: Mapping[str, Any] | None = None,  # noqa: N803
+        initNs: Mapping[str, Any] | None = None,  # noqa: N803
+        base: str | None = None,
+        DEBUG: bool = False,  # noqa: N803
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """The mapping rdflib's result plugins are built from (see ``result.result_mapping``)."""
+        unknown = sorted(set(kwargs) - set(OPTIONS))
+        if unknown:
+            raise UsageError(
+                f"processor='spaseq' has no option {', '.join(unknown)} (it takes: {', '.join(OPTIONS)})"
+            )
+        if base is not None:
+            raise UsageError("processor='spaseq' takes no base argument: use BASE in the query")
+        engine = kwargs.get("engine", "nfa")
+        if engine not in ENGINES:
+            raise UsageError(f"engine={engine!r}: expected one of {', '.join(ENGINES)}")
+        query = prepare(strOrQuery, initNs, initBindings, kwargs.get("file", "<query>"))
+        for line in query.warnings:
+            warnings.warn(line, stacklevel=3)
+        recording = read_dataset(self.graph, query, kwargs.get("time_predicate"))
+        matches = run(query, recording, engine)
+        rows: list[Row] = list(project(matches, query.match.variables, query.match.distinct))
+        return result_mapping(rows, output_variables(query), bool(kwargs.get("with_time", False)))

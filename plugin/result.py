@@ -1,0 +1,103 @@
+"""SPAseq matches as an rdflib SELECT result.
+
+The processor returns the mapping rdflib's ``SPARQLResult`` is built from, so the default
+``ds.query(text, processor="spaseq")`` is an ordinary SELECT result: iteration gives
+``ResultRow``, ``.vars``, ``.bindings``, ``len`` and ``serialize(format="json"|"csv"|"xml"|"txt")``
+through rdflib's own serializers. Each binding is a ``MatchBindings`` (a dict) that also carries
+the match's ``time``, ``start`` and ``events``; ``result="spaseq"`` gives a ``SpaseqResult``
+with the same rows plus ``.matches``, and ``serialize(format="jsonl")`` writes spaseq's jsonl
+contract (the CLI's ``--format jsonl``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+from rdflib import BNode, URIRef, Variable
+from rdflib.plugins.sparql.processor import SPARQLResult
+from rdflib.query import ResultException, ResultSerializer
+from rdflib.term import Identifier
+
+from spaseq.engine.io.output import jsonl_record, time_literal
+from spaseq.engine.matches import Row
+from spaseq.plugin.terms import to_rdflib
+
+
+@dataclass(frozen=True)
+class TakenEvent:
+    """One event a match took: the atom (GPM name), its stream, time (seconds) and graph name."""
+
+    atom: str
+    stream: URIRef
+    time: float
+    graph: URIRef | BNode | None
+
+
+class MatchBindings(dict):
+    """One result row's bindings (``Variable -> term``, like every rdflib binding), plus the
+    match it came from: ``time`` (its end, seconds), ``start`` and the ``events`` it took."""
+
+    def __init__(self, values: Mapping[Variable, Identifier], row: Row) -> None:
+        super().__init__(values)
+        self.row = row
+
+    @property
+    def time(self) -> float:
+        return self.row.time
+
+    @property
+    def start(self) -> float:
+        return self.row.start
+
+    @property
+    def events(self) -> tuple[TakenEvent, ...]:
+        return tuple(
+            TakenEvent(t.atom, URIRef(t.event.stream), t.event.time,
+                       to_rdflib(t.event.name) if t.event.name is not None else None)  # type: ignore[arg-type]
+            for t in self.row.taken
+        )
+
+
+def result_mapping(rows: Sequence[Row], variables: Sequence[str], with_time: bool) -> dict[str, Any]:
+    """What ``Graph.query`` hands to the result plugin: type, vars and one MatchBindings per row
+    (``with_time`` adds the variables ``_time`` and ``_start`` as xsd:decimal seconds)."""
+    names = (["_time", "_start"] if with_time else []) + list(variables)
+    bindings = []
+    for row in rows:
+        values = {Variable(v): to_rdflib(t) for v, t in row.bindings.items()}
+        if with_time:
+            values[Variable("_time")] = to_rdflib(time_literal(row.time))
+            values[Variable("_start")] = to_rdflib(time_literal(row.start))
+        bindings.append(MatchBindings(values, row))
+    return {"type_": "SELECT", "vars_": [Variable(v) for v in names], "bindings": bindings}
+
+
+class SpaseqResult(SPARQLResult):
+    """The ``result="spaseq"`` plugin: a SELECT result whose ``matches`` are the rows' bindings
+    with their match's time, start and events, in completion order."""
+
+    @property
+    def matches(self) -> list[MatchBindings]:
+        return [b for b in self.bindings if isinstance(b, MatchBindings)]
+
+
+class JsonlResultSerializer(ResultSerializer):
+    """``serialize(format="jsonl")``: one JSON object per match (time, start, bindings, events),
+    exactly the CLI's ``--format jsonl``."""
+
+    def serialize(self, stream: IO, encoding: str = "utf-8", **kwargs: Any) -> None:
+        if self.result.type != "SELECT":
+            raise ResultException("jsonl serializes the SELECT results of processor='spaseq' only")
+        for binding in self.result.bindings:
+            if not isinstance(binding, MatchBindings):
+                raise ResultException(
+                    "jsonl needs the time and events of each match: serialize a result of processor='spaseq'"
+                )
+            line = json.dumps(jsonl_record(binding.row), ensure_ascii=False) + "\n"
+            try:  # as rdflib's own serializers: bytes, or text for a text stream
+                stream.write(line.encode(encoding or "utf-8"))
+            except (TypeError, ValueError):
+                stream.write(line)

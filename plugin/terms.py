@@ -1,0 +1,59 @@
+"""RDF terms between rdflib and pyoxigraph, preserving IRIs, blank-node labels, datatypes and
+language tags (the lexical form is kept as written, so ``"14.0"^^xsd:double`` stays ``"14.0"``)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pyoxigraph as ox
+from rdflib import BNode, Literal, URIRef
+from rdflib.term import Identifier
+
+from spaseq.engine.errors import SpaseqError
+
+XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+
+OxTerm = ox.NamedNode | ox.BlankNode | ox.Literal
+
+
+def to_oxigraph(term: Identifier) -> OxTerm:
+    """An rdflib URIRef/BNode/Literal as the pyoxigraph term with the same meaning."""
+    if isinstance(term, URIRef):
+        try:
+            return ox.NamedNode(str(term))
+        except ValueError as err:
+            raise SpaseqError(f"<{term}> is not a valid IRI ({err})") from None
+    if isinstance(term, BNode):
+        return _blank(str(term))
+    if isinstance(term, Literal):
+        if term.language:
+            return ox.Literal(str(term), language=term.language)
+        if term.datatype is not None:
+            return ox.Literal(str(term), datatype=ox.NamedNode(str(term.datatype)))
+        return ox.Literal(str(term))
+    raise SpaseqError(f"{term!r} is not an RDF term spaseq can read (an IRI, blank node or literal)")
+
+
+def _blank(label: str) -> ox.BlankNode:
+    """The blank node with rdflib's label, or a stable stand-in when the label is not a valid
+    N-Triples blank node label (rdflib accepts any string)."""
+    try:
+        return ox.BlankNode(label)
+    except ValueError:
+        return ox.BlankNode("b" + hashlib.sha1(label.encode("utf-8")).hexdigest())
+
+
+def to_rdflib(term: OxTerm) -> URIRef | BNode | Literal:
+    """A pyoxigraph term as the rdflib term with the same meaning (plain strings untyped; the
+    lexical form is not normalised)."""
+    if isinstance(term, ox.NamedNode):
+        return URIRef(term.value)
+    if isinstance(term, ox.BlankNode):
+        return BNode(term.value)
+    if term.language:
+        return Literal(term.value, lang=term.language)
+    datatype = term.datatype.value
+    if datatype in (XSD_STRING, RDF_LANG_STRING):
+        return Literal(term.value)
+    return Literal(term.value, datatype=URIRef(datatype), normalize=False)
