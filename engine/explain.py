@@ -1,8 +1,10 @@
-"""Human-readable views of a query's algebra: indented text and Graphviz DOT."""
+"""Human-readable views of a query: its algebra and its NFA_scep, as indented text or
+Graphviz DOT (``spaseq explain``)."""
 
 from __future__ import annotations
 
 from spaseq.engine import algebra as A
+from spaseq.engine.nfa import automaton_dot, automaton_text, compile_query
 
 _STRATEGY = {A.STRICT: "strict contiguity ','", A.SKIP_TILL_NEXT: "skip-till-next ';'",
              A.SKIP_TILL_ANY: "skip-till-any ':'"}
@@ -32,7 +34,45 @@ def explain_text(query: A.Query) -> str:
         lines.append(f"  EVENT {name} ON {ev.stream_name} <{ev.stream}>")
         for body_line in ev.pattern.text.splitlines():
             lines.append(f"      {body_line.strip()}")
+    lines.append("")
+    lines.append(automaton_text(query))
+    lines.append("")
+    lines.extend(plan_lines(query))
     return "\n".join(lines)
+
+
+def plan_lines(query: A.Query) -> list[str]:
+    """How the engine will run each state: the runs' indexes and each GPM's evaluation path."""
+    from spaseq.engine.api import Engine  # the runtime's own choices, not a re-derivation
+
+    runtime = Engine().register(query, keep=False).runtime
+    lines = ["Plan (default engine options):"]
+    for i, step in enumerate(runtime.steps):
+        streams = "{" + ",".join(sorted(_short(s, query) for s in step.streams)) + "}"
+        if step.modifier == A.NEGATION:
+            lines.append(f"  x{i}: absence of {operand_text(step.operand)} watched on {streams}")
+            continue
+        index = [f"indexed by stream {streams}"]
+        keys, rng = runtime.keys[i], runtime.ranges[i]
+        if keys:
+            index = ["partitioned by " + " ".join(f"?{k}" for k in keys)]
+        if rng is not None:
+            side = "<=" if rng.below else ">="
+            index.append(f"sorted by ?{rng.run_var} ({side} the event's ?{rng.event_var})")
+        lines.append(f"  x{i}: runs waiting for {operand_text(step.operand)}: {', '.join(index)}")
+    for name, m in runtime.matchers.items():
+        how = "compiled Python" if m.compiled is not None else "pyoxigraph SPARQL"
+        extra = " + cached KB join" if m._graph_parts else ""
+        pre = ", pre-filter on " + ", ".join(sorted(f"<{p.value}>" for p in m.required)) if m.required else ""
+        lines.append(f"  {name}: {how}{extra}{pre}")
+    return lines
+
+
+def _short(iri: str, query: A.Query) -> str:
+    for name, s in query.streams.items():
+        if s == iri:
+            return name
+    return iri
 
 
 def explain_dot(query: A.Query) -> str:
@@ -52,6 +92,7 @@ def explain_dot(query: A.Query) -> str:
             ev = query.events[name]
             out.append(f'  ev_{name} [label="EVENT {name} ON {ev.stream_name}"];')
             out.append(f"  atom{i} -> ev_{name};")
+    out.extend(automaton_dot(compile_query(query), query))
     out.append("}")
     return "\n".join(out)
 

@@ -324,6 +324,17 @@ def test_explain_text(cli):
     assert any("FILTER(?b > ?a)" in line for line in lines)
 
 
+def test_explain_shows_automaton_and_plan(cli):
+    out = ok(cli("explain")).stdout
+    automaton = out[out.index("NFA_scep"):].splitlines()
+    assert automaton[0] == "NFA_scep: states x0..x2 (x0 initial, x2 final)"
+    assert automaton[1].split() == ["x0", "->", "x1", "[take]", "({S1},", "ø,", "A)"]
+    assert automaton[2].split() == ["x1", "->", "x1", "[skip]", "({S1},", ";,", "-)"]
+    assert automaton[3].split() == ["x1", "->", "x2", "[take]", "({S1},", ";,", "B)"]
+    assert "  x1: runs waiting for B: partitioned by ?s, sorted by ?a (<= the event's ?b)" in automaton
+    assert "  B: compiled Python, pre-filter on <http://ex.org/b>" in automaton
+
+
 def test_explain_dot(cli):
     out = ok(cli("explain-dot")).stdout
     assert out.startswith("digraph spaseq {") and out.rstrip().endswith("}")
@@ -331,6 +342,8 @@ def test_explain_dot(cli):
     assert 'window [label="WINDOW 10s"];' in out
     assert 'seq -> atom1 [label=";"];' in out
     assert "atom0 -> ev_A;" in out and "atom1 -> ev_B;" in out
+    assert 'x2 [shape=doublecircle, label="x2"];' in out
+    assert 'x1 -> x2 [label="{S1}, ;, B"];' in out
 
 
 def test_explain_reports_query_errors(cli):
