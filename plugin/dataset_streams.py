@@ -30,7 +30,7 @@ from spaseq.engine.errors import StreamError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.io.timestamps import to_seconds
 from spaseq.engine.vocab import GENERATED_AT_TIME, SPASEQ_NS
-from spaseq.plugin.terms import to_oxigraph
+from spaseq.plugin.terms import TermCache, to_oxigraph
 
 STREAM_PREDICATE = URIRef(SPASEQ_NS + "stream")
 TIME_PREDICATE = URIRef(GENERATED_AT_TIME.value)
@@ -109,8 +109,8 @@ def _stream(graph: GraphName, values: list[object], query: A.Query) -> str:
     )
 
 
-def _triples(graph: Graph) -> tuple[Triple, ...]:
-    return tuple(Triple(to_oxigraph(s), to_oxigraph(p), to_oxigraph(o)) for s, p, o in graph)
+def _triples(graph: Graph, terms: TermCache) -> tuple[Triple, ...]:
+    return tuple(Triple(terms[s], terms[p], terms[o]) for s, p, o in graph)
 
 
 def read_dataset(dataset: Graph, query: A.Query, time_predicate: str | None = None) -> Recording:
@@ -132,25 +132,23 @@ def read_dataset(dataset: Graph, query: A.Query, time_predicate: str | None = No
         if stream in wanted:
             found.append((time, _name(name), graph, stream))
     found.sort(key=lambda item: (item[0], item[1]))
+    terms = TermCache()
     events = [
-        Event(stream, time, _triples(graph), seq, to_oxigraph(graph.identifier))  # type: ignore[arg-type]
+        Event(stream, time, _triples(graph, terms), seq, terms[graph.identifier])  # type: ignore[arg-type]
         for seq, (time, _, graph, stream) in enumerate(found)
     ]
-    kb = _kb_store(kb_graphs) if kb_graphs else None
+    kb = _kb_store(kb_graphs, terms) if kb_graphs else None
     names = [g.identifier for g in kb_graphs]
     _warn_missing(query, names)
     return Recording(events, kb, names)
 
 
-def _kb_store(graphs: Iterable[Graph]) -> Store:
+def _kb_store(graphs: Iterable[Graph], terms: TermCache) -> Store:
     """A pyoxigraph store holding the knowledge-base graphs, each under its own name."""
     store = Store()
     for graph in graphs:
-        name = to_oxigraph(graph.identifier)
-        store.extend(
-            Quad(to_oxigraph(s), to_oxigraph(p), to_oxigraph(o), name)  # type: ignore[arg-type]
-            for s, p, o in graph
-        )
+        name = terms[graph.identifier]
+        store.extend(Quad(terms[s], terms[p], terms[o], name) for s, p, o in graph)  # type: ignore[arg-type]
     return store
 
 

@@ -114,6 +114,9 @@ class SpaseqProcessor(Processor):
         if engine not in ENGINES:
             raise UsageError(f"engine={engine!r}: expected one of {', '.join(ENGINES)}")
         query = prepare(strOrQuery, initNs, initBindings, kwargs.get("file", "<query>"))
+        if getattr(query.match, "is_construct", False):
+            raise UsageError("processor='spaseq' answers SELECT queries; CONSTRUCT output is written by"
+                             " 'spaseq run --format trig'")
         for line in query.warnings:
             warnings.warn(line, stacklevel=3)
         recording = read_dataset(self.graph, query, kwargs.get("time_predicate"))

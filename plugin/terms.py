@@ -57,3 +57,12 @@ def to_rdflib(term: OxTerm) -> URIRef | BNode | Literal:
     if datatype in (XSD_STRING, RDF_LANG_STRING):
         return Literal(term.value)
     return Literal(term.value, datatype=URIRef(datatype), normalize=False)
+
+
+class TermCache(dict):
+    """``cache[term]`` is ``to_oxigraph(term)``, converted once per distinct term: events of one
+    stream repeat their predicates, subjects and many values."""
+
+    def __missing__(self, term: Identifier) -> OxTerm:
+        value = self[term] = to_oxigraph(term)
+        return value

@@ -122,8 +122,15 @@ def test_rows_are_the_cli_bindings_as_rdflib_terms(sg_result, cli_jsonl):
 
 def test_reference_engine_gives_the_same_result(sg_result):
     ref = smartgrid().query(SG_QUERY, processor="spaseq", engine="reference")
-    assert ref.bindings == sg_result.bindings
-    assert [(b.time, b.start) for b in ref.bindings] == [(b.time, b.start) for b in sg_result.bindings]
+    assert_same_matches(ref, sg_result)
+
+
+def assert_same_matches(a: Result, b: Result) -> None:
+    """Same matches in the same completion order, up to the order of matches completed by one
+    event with the same start and events (their order is not specified)."""
+    assert [jsonl_record(m.row)["events"] for m in a.bindings] == [jsonl_record(m.row)["events"] for m in b.bindings]
+    assert sorted(canonical(jsonl_record(m.row)) for m in a.bindings) == \
+        sorted(canonical(jsonl_record(m.row)) for m in b.bindings)
 
 
 def test_match_events_name_atoms_streams_and_graphs(sg_result):
@@ -301,6 +308,6 @@ def test_oxrdflib_store_needs_use_store_provided_false(sg_result):
     with pytest.raises(SyntaxError):  # Oxigraph answers the query itself and does not know SEQ
         ds.query(SG_QUERY, processor="spaseq")
     res = ds.query(SG_QUERY, processor="spaseq", use_store_provided=False)
-    assert res.bindings == sg_result.bindings
-    assert [(b.time, b.start) for b in res.bindings] == [(b.time, b.start) for b in sg_result.bindings]
+    assert len(res) == 6
+    assert_same_matches(res, sg_result)
 
