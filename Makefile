@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SG     := fixtures/smartgrid
 
-.PHONY: run test lint check-java clean
+.PHONY: run test lint bench bench-quick check-java clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,19 @@ run: $(STAMP) check-java
 	  --kb $(SG)/kb.nt --format table
 
 lint: $(STAMP)
-	$(BIN)/ruff check engine plugin extension_functions tests
+	$(BIN)/ruff check engine plugin extension_functions tests benchmarks
+
+# The benchmark suite (benchmarks/README.md): JSON and a PNG chart in benchmarks/results/.
+BENCH_STAMP := $(VENV)/.bench-stamp
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python -m benchmarks
+
+bench-quick: $(BENCH_STAMP)
+	$(BIN)/python -m benchmarks --quick
 
 test: $(STAMP) check-java lint
 	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest
