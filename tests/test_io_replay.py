@@ -123,7 +123,13 @@ def test_trig_events_sorted_by_time_ties_in_file_order() -> None:
     assert [e.time for e in result.events] == [1704067200.0, 1704067200.0, 1704067210.5]
     assert [e.seq for e in result.events] == [1, 2, 0]
     assert all(e.stream == STREAM for e in result.events)
-    assert [e.origin for e in result.events] == [f"{path}:11", f"{path}:14", f"{path}:7"]
+    # well-formed files are read at full parser speed: origins name the file; with
+    # track_lines (what a file with a problem is re-read with) they name the graph's line
+    assert [e.origin for e in result.events] == [path] * 3
+    tracked = read_replay(path, STREAM, track_lines=True)
+    assert [e.origin for e in tracked.events] == [f"{path}:11", f"{path}:14", f"{path}:7"]
+    assert [(e.name, e.time, e.seq) for e in tracked.events] == [
+        (e.name, e.time, e.seq) for e in result.events]
 
 
 def test_trig_event_triples_in_file_order_deduplicated_across_blocks() -> None:
@@ -147,7 +153,7 @@ def test_default_graph_triples_other_than_timestamps_are_ignored() -> None:
 
 def test_nquads_with_blank_graph_name_and_plain_numeric_timestamp() -> None:
     path = fixture("basic.nq")
-    result = read_replay(path, STREAM, first_seq=100)
+    result = read_replay(path, STREAM, first_seq=100, track_lines=True)
     assert result.error is None
     assert [(str(e.name), e.time, e.seq, len(e.triples)) for e in result.events] == [
         ("<http://example.org/e2>", 10.25, 101, 1),
@@ -171,7 +177,7 @@ def test_gzip_nquads_by_extension_and_by_magic_bytes(tmp_path: Path, name: str) 
     result = read_replay(str(target), STREAM)
     assert result.error is None
     assert [e.time for e in result.events] == [10.25, 20.0, 30.0]
-    assert result.events[0].origin == f"{target}:5"
+    assert read_replay(str(target), STREAM, track_lines=True).events[0].origin == f"{target}:5"
 
 
 def test_gzip_trig(tmp_path: Path) -> None:

@@ -135,9 +135,14 @@ def _replay_format(path: str) -> RdfFormat | None:
     return REPLAY_FORMATS.get(extension(path))
 
 
-def _quads(path: str, fmt: RdfFormat) -> Iterator[tuple[Quad, int]]:
-    """Yield each quad of the file with the line it ends on."""
+def _quads(path: str, fmt: RdfFormat, track_lines: bool) -> Iterator[tuple[Quad, int | None]]:
+    """Yield each quad of the file with the line it ends on (None unless ``track_lines``:
+    feeding the parser line by line costs several times the parse itself)."""
     with open_rdf(path) as source:
+        if not track_lines:
+            for quad in parse(source, fmt):
+                yield quad, None
+            return
         reader = LineTrackingReader(source)
         for quad in parse(reader, fmt):
             yield quad, reader.line
@@ -149,11 +154,13 @@ def read_replay(
     *,
     time_predicate: str = PROV_GENERATED_AT,
     first_seq: int = 0,
+    track_lines: bool = False,
 ) -> ReplayResult:
     """Read a TriG/N-Quads replay file into events of ``stream``, sorted by time (ties: file order).
 
     Problems with the file are returned in ``ReplayResult.error``; only an invalid
-    ``time_predicate`` IRI raises (UsageError).
+    ``time_predicate`` IRI raises (UsageError). The file is first read at full parser speed;
+    only when it has a problem is it read again, line by line, to say where.
     """
     fmt = _replay_format(path)
     if fmt is None:
@@ -179,7 +186,7 @@ def read_replay(
     read_error: StreamError | None = None
     last_graph: _Graph | None = None
     try:
-        for quad, line in _quads(path, fmt):
+        for quad, line in _quads(path, fmt, track_lines):
             graph_name = quad.graph_name
             if isinstance(graph_name, DefaultGraph):
                 if quad.predicate == time_pred:
@@ -243,6 +250,9 @@ def read_replay(
             break
         events.append((graph, time))
 
+    if error is not None and not track_lines:
+        return read_replay(path, stream, time_predicate=time_predicate, first_seq=first_seq,
+                           track_lines=True)
     result = [
         Event(
             stream=stream,
