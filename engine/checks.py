@@ -9,6 +9,8 @@ import pyoxigraph
 
 from spaseq.engine import algebra as A
 from spaseq.engine.errors import Location, QueryError
+from spaseq.extension_functions.registry import pyoxigraph_functions
+from spaseq.extension_functions.static_checks import check_calls
 
 
 def check(query: A.Query) -> A.Query:
@@ -47,6 +49,7 @@ def check(query: A.Query) -> A.Query:
         )
     if all(a.modifier == A.NEGATION for a in atoms[1:]) and len(atoms) == 1:
         pass  # a single positive atom is fine
+    check_calls(query)
     for ev in query.events.values():
         _check_body(query, ev)
     for var in query.partition_by:
@@ -80,7 +83,8 @@ def _check_body(query: A.Query, ev: A.EventPattern) -> None:
             )
     try:
         pyoxigraph.Store().query(
-            f"SELECT * WHERE {ev.pattern.text}", prefixes=query.prefixes, base_iri=query.base
+            f"SELECT * WHERE {ev.pattern.text}", prefixes=query.prefixes, base_iri=query.base,
+            custom_functions=pyoxigraph_functions(),
         )
     except SyntaxError as exc:
         raise QueryError(f"GPM {ev.name}: {exc}", ev.pattern.location) from None

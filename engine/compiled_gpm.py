@@ -30,6 +30,9 @@ from pyoxigraph import Literal, NamedNode
 from spaseq.engine import algebra as A
 from spaseq.engine import sparql_values as V
 from spaseq.engine.eventindex import EventIndex
+from spaseq.engine.vocab import SPASEQ_NS
+from spaseq.extension_functions.registry import call_values
+from spaseq.extension_functions.run_functions import expr_calls_run
 
 # A pattern position at nesting depth >= 1 whose subject (or object) is already bound uses a
 # hash lookup instead of a scan when its predicate has more pairs than this.
@@ -177,6 +180,8 @@ def _namespace(dialect: str) -> dict:
     ns["ExprError"] = V.ExprError
     ns["_unbound"] = _raise_unbound
     ns["_fail"] = _raise_error
+    ns["spaseq_call"] = call_values  # spaseq functions (extension_functions)
+    ns["_run"] = None  # the run they see: a parameter of _solutions/_check, None elsewhere
     return ns
 
 
@@ -295,6 +300,9 @@ class _ExprCompiler:
             return self.coalesce(args), False
         if op == "REGEX":
             return self.regex(args), True
+        if op.startswith("<" + SPASEQ_NS) and op.endswith(">"):
+            codes = "".join(self.expr(a)[0] + ", " for a in args)
+            return f"spaseq_call({self.src.const(op[1:-1])}, _run, ({codes}))", False
         if op.startswith("<") and op.endswith(">"):
             helper = V.CASTS.get(op[1:-1])
             if helper is None:
@@ -714,9 +722,10 @@ class CompiledPattern:
             if all(r[i] == t for i, t in shared)
         ]
 
-    def check(self, mapping: Mapping) -> bool:
-        """True iff every top-level FILTER is true on the complete mapping (errors: false)."""
-        return self._check(mapping)
+    def check(self, mapping: Mapping, run=None) -> bool:
+        """True iff every top-level FILTER is true on the complete mapping (errors: false);
+        ``run``: the RunContext that spaseq run functions see (extension_functions)."""
+        return self._check(mapping, run)
 
     def __repr__(self) -> str:
         return (
@@ -784,8 +793,9 @@ def _build(triples, filters, graphs, dialect, base_iri) -> CompiledPattern:
     src = _Source(consts, {}, dialect)
     join = _JoinWriter(src, triples, variables, blank_vars, base_iri)
     join.write("_join_raw", [])
-    local = [(f, vs) for f, vs in zip(filters, fvars, strict=True) if vs <= bgp_vars]
-    contextual = [f for f, vs in zip(filters, fvars, strict=True) if not vs <= bgp_vars]
+    # a FILTER calling run functions depends on the run: never inside the shared join
+    local = [(f, vs) for f, vs in zip(filters, fvars, strict=True) if vs <= bgp_vars and not expr_calls_run(f)]
+    contextual = [f for f, vs in zip(filters, fvars, strict=True) if not vs <= bgp_vars or expr_calls_run(f)]
     if local:
         join.write("_join_filtered", local)
     else:  # the same rows: share them (and their memo entry) with base()
@@ -825,7 +835,7 @@ def _build(triples, filters, graphs, dialect, base_iri) -> CompiledPattern:
 
 def _write_solutions(src: _Source, variables: list[str], contextual: list[A.Expr], base_iri) -> None:
     """``_solutions(rows, mu)``: compatibility with mu, the context-dependent FILTERs, merge."""
-    src.emit("def _solutions(index, mu):")
+    src.emit("def _solutions(index, mu, _run=None):")
     with src.indent():
         src.emit("memo = index.memo")
         src.emit("rows = memo.get(_KEY)")
@@ -866,7 +876,7 @@ def _write_solutions(src: _Source, variables: list[str], contextual: list[A.Expr
 
 
 def _write_check(src: _Source, filters: list[A.Expr], filter_variables: list[str], base_iri) -> None:
-    src.emit("def _check(m):")
+    src.emit("def _check(m, _run=None):")
     with src.indent():
         maybe = {}
         for i, v in enumerate(filter_variables):

@@ -23,6 +23,13 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Store, Variable
 from spaseq.engine import algebra as A
 from spaseq.engine.events import Event
 from spaseq.engine.matches import Term
+from spaseq.extension_functions.registry import pyoxigraph_functions
+from spaseq.extension_functions.run_functions import (
+    RunContext,
+    calls_run_functions,
+    pattern_calls,
+    run_calls_only_in_top_filters,
+)
 
 EVENT_GRAPH_PREFIX = "urn:spaseq:event:"
 _JOIN_SHAPED = (A.BGP, A.Filter, A.UnionPattern, A.GraphPattern, A.Values, A.SubSelect)
@@ -66,6 +73,8 @@ class CompiledGpm:
     body_inner: str
     filterless: str = ""
     filters: tuple[str, ...] = ()
+    functions: bool = False  # calls spaseq functions (queries need them as custom_functions)
+    run_aware: bool = False  # calls run functions: evaluated per run (extension_functions)
 
     @classmethod
     def of(cls, ev: A.EventPattern) -> CompiledGpm:
@@ -81,7 +90,11 @@ class CompiledGpm:
         is_sub = len(group.elements) == 1 and isinstance(group.elements[0], A.SubSelect)
         body_inner = text if is_sub else text[1:-1]
         join_shaped = all(isinstance(el, _JOIN_SHAPED) for el in group.elements) and not is_sub
-        compiled = cls(ev, projection, frozenset(mentioned), frozenset(always), join_shaped, body_inner)
+        run_aware = calls_run_functions(group)
+        if run_aware and not run_calls_only_in_top_filters(group):
+            join_shaped = False  # the base solutions would depend on the run
+        compiled = cls(ev, projection, frozenset(mentioned), frozenset(always), join_shaped, body_inner,
+                       functions=any(True for _ in pattern_calls(group)), run_aware=run_aware)
         if join_shaped:
             cut = text
             for el in sorted(
@@ -151,7 +164,8 @@ class GpmEvaluator:
             if back:
                 self._spellings[id(e)] = back
 
-    def _run(self, text: str, event: Event, subst: dict[Variable, Term]) -> list[Solution]:
+    def _run(self, text: str, event: Event, subst: dict[Variable, Term],
+             functions: dict | None = None) -> list[Solution]:
         graph = self._graphs[id(event)]
         result = self.store.query(
             text,
@@ -160,6 +174,7 @@ class GpmEvaluator:
             prefixes=self.query.prefixes,
             base_iri=self.query.base,
             substitutions=subst or None,
+            custom_functions=functions,
         )
         names = [v.value for v in result.variables]
         back = self._spellings.get(id(event), {})
@@ -182,7 +197,7 @@ class GpmEvaluator:
         if key not in self._base_cache:
             c = self._compiled[gpm]
             self._base_cache[key] = self._run(
-                f"SELECT {c.projection} WHERE {c.filterless}", event, {}
+                f"SELECT {c.projection} WHERE {c.filterless}", event, {}, query_functions(c, None)
             )
         return self._base_cache[key]
 
@@ -207,6 +222,7 @@ class GpmEvaluator:
             named_graphs=list(by_graph),
             prefixes=self.query.prefixes,
             base_iri=self.query.base,
+            custom_functions=query_functions(c, None),
         )
         names = [v.value for v in result.variables if v.value != graph_var]
         seen: set[tuple] = set()
@@ -219,35 +235,54 @@ class GpmEvaluator:
                 seen.add(key)
                 self._base_cache[(gpm, id(e))].append(sol)
 
-    def solutions(self, gpm: str, event: Event, mu: Mapping[str, Term]) -> list[Solution]:
-        """eval(gpm, event, mu): every mu ∪ nu, nu a solution of VALUES(mu) . body."""
+    def solutions(self, gpm: str, event: Event, mu: Mapping[str, Term],
+                  run: RunContext | None = None) -> list[Solution]:
+        """eval(gpm, event, mu): every mu ∪ nu, nu a solution of VALUES(mu) . body. ``run``:
+        the run being extended, for bodies calling run functions (``c.run_aware``)."""
         c = self._compiled[gpm]
         relevant = {v: t for v, t in mu.items() if v in c.mentioned}
         key = (gpm, id(event), tuple(sorted(relevant.items(), key=lambda kv: kv[0])))
+        if c.run_aware:
+            key += (run,)
         local = self._cache.get(key)
         if local is None:
-            local = self._solve(c, event, relevant)
+            local = self._solve(c, event, relevant, run if c.run_aware else None)
             self._cache[key] = local
         return [{**mu, **nu} for nu in local]
 
-    def _solve(self, c: CompiledGpm, event: Event, relevant: dict[str, Term]) -> list[Solution]:
+    def _solve(self, c: CompiledGpm, event: Event, relevant: dict[str, Term],
+               run: RunContext | None = None) -> list[Solution]:
         if not c.join_shaped:
             values, subst = values_clause(relevant)
             return self._run(
-                f"SELECT {c.projection} WHERE {{ {values}{c.body_inner} }}", event, subst
+                f"SELECT {c.projection} WHERE {{ {values}{c.body_inner} }}", event, subst,
+                query_functions(c, run),
             )
         out: list[Solution] = []
         for nu in self.base_solutions(c.event.name, event):
             if not compatible(nu, relevant):
                 continue
             merged = {**relevant, **nu}
-            if not c.filters or self._filters_hold(c, event, merged):
+            if not c.filters or self._filters_hold(c, event, merged, run):
                 out.append(merged)
         return out
 
-    def _filters_hold(self, c: CompiledGpm, event: Event, merged: Solution) -> bool:
+    def _filters_hold(self, c: CompiledGpm, event: Event, merged: Solution,
+                      run: RunContext | None = None) -> bool:
         values, subst = values_clause(merged)
         filters = " ".join(f"FILTER({f})" for f in c.filters)
         projection = " ".join(f"?{v}" for v in sorted(merged)) or "*"
-        rows = self._run(f"SELECT {projection} WHERE {{ {values}{filters} }}", event, subst)
+        rows = self._run(f"SELECT {projection} WHERE {{ {values}{filters} }}", event, subst,
+                         query_functions(c, run))
         return bool(rows)
+
+
+_STATIC_FUNCTIONS = pyoxigraph_functions()
+
+
+def query_functions(c: CompiledGpm, run: RunContext | None) -> dict | None:
+    """The custom_functions a query of this body needs: none for bodies without spaseq calls,
+    the run functions answering for ``run`` where the body is run-aware."""
+    if not c.functions:
+        return None
+    return pyoxigraph_functions(run=run) if run is not None else _STATIC_FUNCTIONS

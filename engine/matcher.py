@@ -23,8 +23,9 @@ from pyoxigraph import BlankNode, NamedNode, Quad, Store, Variable
 
 from spaseq.engine import algebra as A
 from spaseq.engine.events import Event
-from spaseq.engine.gpm import CompiledGpm, compatible, values_clause
+from spaseq.engine.gpm import CompiledGpm, compatible, query_functions, values_clause
 from spaseq.engine.matches import Term
+from spaseq.extension_functions.run_functions import RunContext
 
 Solution = dict[str, Term]
 
@@ -94,7 +95,7 @@ class EventGraphs:
         self._live = keep
 
     def query(self, text: str, ctx: EventContext, query: A.Query,
-              subst: dict[Variable, Term] | None = None) -> list[Solution]:
+              subst: dict[Variable, Term] | None = None, functions: dict | None = None) -> list[Solution]:
         result = self.store.query(
             text,
             default_graph=self.graph_of(ctx),
@@ -102,6 +103,7 @@ class EventGraphs:
             prefixes=query.prefixes,
             base_iri=query.base,
             substitutions=subst or None,
+            custom_functions=functions,
         )
         names = [v.value for v in result.variables]
         out: list[Solution] = []
@@ -148,6 +150,10 @@ class GpmMatcher:
         self.prefilter = prefilter
         self.text = CompiledGpm.of(ev)
         self.compiled = None
+        # run functions (extension_functions) make results per run: no shared hot path
+        self.run_aware = self.text.run_aware
+        if self.run_aware and not self.text.join_shaped:
+            use_compiled = False  # a run function outside the top-level FILTERs
         if use_compiled and compile_pattern is not None:
             self.compiled = compile_pattern(ev.pattern, allow_graph=True, dialect="oxigraph",
                                             base_iri=query.base)
@@ -170,7 +176,7 @@ class GpmMatcher:
         # the hot path: one generated function per run (join, compatibility, FILTERs, merge)
         self.solve = (self.compiled.solutions
                       if self.compiled is not None and not self._graph_parts and share_context_free
-                      else None)
+                      and not self.run_aware else None)
         self.local_order = tuple(sorted(self.local_vars))
 
     def can_match(self, ctx: EventContext) -> bool:
@@ -188,26 +194,30 @@ class GpmMatcher:
             sols = self.compiled.base(ctx.index)
         else:
             sols = self.graphs.query(
-                f"SELECT {self.text.projection} WHERE {self.text.filterless}", ctx, self.query
+                f"SELECT {self.text.projection} WHERE {self.text.filterless}", ctx, self.query,
+                functions=query_functions(self.text, None),
             )
         if self.share:
             ctx.cache[key] = sols
         return sols
 
-    def extend(self, ctx: EventContext, mu: Mapping[str, Term], nu: Solution) -> list[Solution]:
-        """mu ∪ nu (and the KB's matching rows) where the FILTERs hold; [] if incompatible."""
+    def extend(self, ctx: EventContext, mu: Mapping[str, Term], nu: Solution,
+               run: RunContext | None = None) -> list[Solution]:
+        """mu ∪ nu (and the KB's matching rows) where the FILTERs hold; [] if incompatible.
+        ``run``: what run functions see (bodies calling them only)."""
         if not compatible(nu, mu):
             return []
         merged = {**mu, **nu}
         candidates = self._join_kb(merged) if self._graph_parts else [merged]
         out = []
         for m in candidates:
-            if self._check(ctx, m):
+            if self._check(ctx, m, run):
                 out.append(m)
         return out
 
-    def results(self, ctx: EventContext, mu: Mapping[str, Term]) -> list[Solution]:
-        """eval(A, e, mu): every mu ∪ nu of SEMANTICS section 2."""
+    def results(self, ctx: EventContext, mu: Mapping[str, Term],
+                run: RunContext | None = None) -> list[Solution]:
+        """eval(A, e, mu): every mu ∪ nu of SEMANTICS section 2 (``run``: see ``extend``)."""
         if self.prefilter and not self.required <= ctx.predicates:
             return []
         if self.solve is not None:
@@ -215,30 +225,33 @@ class GpmMatcher:
         if self.join_shaped:
             out: list[Solution] = []
             for nu in self.base(ctx):
-                out.extend(self.extend(ctx, mu, nu))
+                out.extend(self.extend(ctx, mu, nu, run))
             return out
         relevant = {v: t for v, t in mu.items() if v in self.text.mentioned}
         key = ("full", self.name, tuple(sorted(relevant.items(), key=lambda kv: kv[0])))
+        if self.run_aware:
+            key += (run,)
         local = ctx.cache.get(key)
         if local is None:
             values, subst = values_clause(relevant)
             local = self.graphs.query(
                 f"SELECT {self.text.projection} WHERE {{ {values}{self.text.body_inner} }}",
-                ctx, self.query, subst,
+                ctx, self.query, subst, query_functions(self.text, run),
             )
             ctx.cache[key] = local
         return [{**mu, **nu} for nu in local]
 
-    def _check(self, ctx: EventContext, merged: Solution) -> bool:
+    def _check(self, ctx: EventContext, merged: Solution, run: RunContext | None = None) -> bool:
         if self.compiled is not None:
-            return self.compiled.check(merged)
+            return self.compiled.check(merged, run) if self.run_aware else self.compiled.check(merged)
         if not self.text.filters:
             return True
         values, subst = values_clause(merged)
         filters = " ".join(f"FILTER({f})" for f in self.text.filters)
         projection = " ".join(f"?{v}" for v in sorted(merged)) or "*"
         return bool(self.graphs.query(
-            f"SELECT {projection} WHERE {{ {values}{filters} }}", ctx, self.query, subst))
+            f"SELECT {projection} WHERE {{ {values}{filters} }}", ctx, self.query, subst,
+            query_functions(self.text, run)))
 
     def _join_kb(self, merged: Solution) -> list[Solution]:
         rows = [merged]
@@ -255,7 +268,7 @@ class GpmMatcher:
                         f"SELECT {projection} WHERE {{ {values}{text} }}",
                         default_graph=[], named_graphs=self.graphs.kb_graphs,
                         prefixes=self.query.prefixes, base_iri=self.query.base,
-                        substitutions=subst or None,
+                        substitutions=subst or None, custom_functions=query_functions(self.text, None),
                     )
                     names = [v.value for v in result.variables]
                     kb_rows = [{n: r[n] for n in names if r[n] is not None} for r in result]

@@ -27,6 +27,7 @@ from spaseq.engine import algebra as A
 from spaseq.engine.events import Event
 from spaseq.engine.gpm import GpmEvaluator, Solution
 from spaseq.engine.matches import Match, Taken
+from spaseq.extension_functions.run_functions import RunContext, kleene_gpms
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class Pending:
     gpm: str
     mu: dict
     after: float
+    taken: tuple[Taken, ...] = ()  # the prefix's events and start: the run that run
+    start: float | None = None     # functions in the absent GPM's body see
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ class ReferenceEvaluator:
         self._times = sorted(self._by_time)
         self._first_pos_at = {t: self._pos[id(evs[0])] for t, evs in self._by_time.items()}
         self._index: dict[tuple, dict[tuple, list[float]]] = {}
+        self._kleene_gpms = kleene_gpms(self.query)
         w = self.query.window
         self._t0 = self.events[0].time if self.events else 0.0
         self._omega = w.amount
@@ -147,8 +151,17 @@ class ReferenceEvaluator:
 
     # ------------------------------------------------------------------ atoms at one time
 
-    def _results_at(self, op: A.Operand, tau: float, mu: dict) -> list[Result]:
-        """Section 5: the results of an operand at timestamp tau in context mu."""
+    def _run_context(self, gpm: str, e: Event, taken: tuple[Taken, ...],
+                     start: float | None) -> RunContext | None:
+        """What run functions in ``gpm``'s body see on ``e`` (None: the body calls none)."""
+        if not self.gpms.compiled(gpm).run_aware:
+            return None
+        return RunContext.of(e, start, taken, self._kleene_gpms)
+
+    def _results_at(self, op: A.Operand, tau: float, mu: dict,
+                    p: Partial | None = None) -> list[Result]:
+        """Section 5: the results of an operand at timestamp tau in context mu (extending
+        the prefix ``p``, which run functions see)."""
         if isinstance(op, A.GpmRef):
             ev = self.query.events[op.name]
             local_vars = ev.variables
@@ -156,15 +169,16 @@ class ReferenceEvaluator:
             for e in self._by_time.get(tau, ()):
                 if e.stream != ev.stream:
                     continue
-                for sol in self.gpms.solutions(op.name, e, mu):
+                run = self._run_context(op.name, e, p.taken, p.start) if p is not None else None
+                for sol in self.gpms.solutions(op.name, e, mu, run):
                     local = tuple(sorted((v, t) for v, t in sol.items() if v in local_vars))
                     out.append((sol, (Taken(op.name, e, local),)))
             return out
         if isinstance(op, A.Disjunction):
-            return [r for o in op.operands for r in self._results_at(o, tau, mu)]
+            return [r for o in op.operands for r in self._results_at(o, tau, mu, p)]
         joined: list[Result] = [(dict(mu), ())]
         for o in op.operands:
-            results = self._results_at(o, tau, mu)
+            results = self._results_at(o, tau, mu, p)
             joined = [
                 ({**m1, **m2}, t1 + t2)
                 for m1, t1 in joined
@@ -231,7 +245,8 @@ class ReferenceEvaluator:
         hi = bisect.bisect_left(self._times, before)
         for tau in self._times[lo:hi]:
             for e in self._by_time[tau]:
-                if e.stream == stream and self.gpms.solutions(pend.gpm, e, pend.mu):
+                run = self._run_context(pend.gpm, e, pend.taken, pend.start)
+                if e.stream == stream and self.gpms.solutions(pend.gpm, e, pend.mu, run):
                     return True
         return False
 
@@ -242,7 +257,7 @@ class ReferenceEvaluator:
             tau = self._next_time(p.end)
             if tau is None:
                 return out
-            for r in self._results_at(op, tau, mu):
+            for r in self._results_at(op, tau, mu, p):
                 q = self._extend(p, tau, r)
                 if q is not None:
                     out.append(q)
@@ -252,7 +267,7 @@ class ReferenceEvaluator:
         for tau in times[lo:]:
             if self._beyond(p, tau):
                 break
-            results = self._results_at(op, tau, mu)
+            results = self._results_at(op, tau, mu, p)
             if not results:
                 continue
             for r in results:
@@ -326,14 +341,15 @@ class ReferenceEvaluator:
                 if e.time > p.end:
                     break
                 continue
-            if self.gpms.solutions(pend.gpm, e, pend.mu):
+            run = self._run_context(pend.gpm, e, pend.taken, pend.start)
+            if self.gpms.solutions(pend.gpm, e, pend.mu, run):
                 return True
         return False
 
 
 def _with_pending(p: Partial, atom: A.Atom) -> Partial:
     assert isinstance(atom.operand, A.GpmRef)
-    pend = Pending(atom.operand.name, p.mu, p.end)
+    pend = Pending(atom.operand.name, p.mu, p.end, p.taken, p.start)
     return Partial(p.mu, p.taken, p.start, p.end, p.first_pos, p.last_pos, p.pending + (pend,))
 
 

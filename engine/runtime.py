@@ -29,6 +29,7 @@ from spaseq.engine.matcher import EventContext, GpmMatcher, Solution
 from spaseq.engine.matches import Match, Taken
 from spaseq.engine.nfa import Automaton, Step
 from spaseq.engine.runindex import RangeBucket, RangeKey, find_range_key, order_key
+from spaseq.extension_functions.run_functions import RunContext, kleene_gpms
 
 INF = math.inf
 
@@ -73,6 +74,8 @@ class Pending:
     gpm: str
     mu: dict
     after: float
+    node: Node | None = None    # the run's events and start, for run functions in the
+    start: float | None = None  # absent GPM's body (extension_functions)
 
 
 class Run:
@@ -145,6 +148,7 @@ class QueryRuntime:
         self.start_run.id = next(self._ids)
         self.start_run.strategy = None
         self.stats = {"runs": 0, "matches": 0}
+        self.kleene = kleene_gpms(query)  # whose takes run functions aggregate over
         self._pos: dict[int, int] = {}  # positions of the events at the current timestamp
 
     # ------------------------------------------------------------------ indexing
@@ -398,7 +402,7 @@ class QueryRuntime:
                     continue
                 if run.final and not self._in_rest_of_window(run, tau, ctx.position):
                     continue
-                if m.results(ctx, p.mu):
+                if m.results(ctx, p.mu, self._run_context(m, ctx, p) if m.run_aware else None):
                     if run.final:
                         self._kill(run)  # a trailing absence was violated
                     elif tau < run.limit:
@@ -435,7 +439,7 @@ class QueryRuntime:
                 return
             results = self._conj_new(run, step.operand, ctx, context)
         else:
-            results = self._operand_results(step.operand, ctx, context)
+            results = self._operand_results(step.operand, ctx, context, run)
         if not results:
             return
         if run.strategy == A.SKIP_TILL_NEXT and run.commit is None:
@@ -444,32 +448,41 @@ class QueryRuntime:
         for mu, taken in results:
             self._advance(run, ctx, mu, taken)
 
-    def _operand_results(self, op: A.Operand, ctx: EventContext,
-                         mu: dict) -> list[tuple[Solution, tuple[Taken, ...]]]:
-        """Results of a GPM or disjunction on one event (conjunctions need buffers)."""
+    def _operand_results(self, op: A.Operand, ctx: EventContext, mu: dict,
+                         run: Run | None = None) -> list[tuple[Solution, tuple[Taken, ...]]]:
+        """Results of a GPM or disjunction on one event (conjunctions need buffers); ``run``
+        is the run being extended, for bodies calling run functions."""
         if isinstance(op, A.GpmRef):
             m = self.matchers[op.name]
             if ctx.event.stream != m.stream:
                 return []
             order = m.local_order
             name, event = op.name, ctx.event
+            sols = m.results(ctx, mu, self._run_context(m, ctx, run)) if m.run_aware else m.results(ctx, mu)
             return [(sol, (Taken(name, event, tuple([(v, sol[v]) for v in order if v in sol])),))
-                    for sol in m.results(ctx, mu)]
+                    for sol in sols]
         if isinstance(op, A.Disjunction):
             operands = op.operands
             if self.opt.cost_ordered_disjunction:
                 operands = sorted(operands, key=self._cost)
-            return [r for o in operands for r in self._operand_results(o, ctx, mu)]
-        return self._conj_new_stateless(op, ctx, mu)
+            return [r for o in operands for r in self._operand_results(o, ctx, mu, run)]
+        return self._conj_new_stateless(op, ctx, mu, run)
+
+    def _run_context(self, m: GpmMatcher, ctx: EventContext, run: Run | Pending | None) -> RunContext:
+        """What run functions in m's body see on this event: the run's events so far."""
+        node = run.node if run is not None else None
+        start = run.start if run is not None else None
+        return RunContext.of(ctx.event, start, node.chain() if node is not None else (), self.kleene)
 
     def _cost(self, op: A.Operand) -> int:
         return sum(self.matchers[g].cost for g in A.operand_gpms(op))
 
-    def _conj_new_stateless(self, op: A.Conjunction, ctx: EventContext, mu: dict):
+    def _conj_new_stateless(self, op: A.Conjunction, ctx: EventContext, mu: dict,
+                            run: Run | None = None):
         """A conjunction nested in a disjunction: combinations within this one event."""
         joined = [(dict(mu), ())]
         for o in op.operands:
-            rs = self._operand_results(o, ctx, mu)
+            rs = self._operand_results(o, ctx, mu, run)
             joined = [({**m1, **m2}, t1 + t2) for m1, t1 in joined for m2, t2 in rs
                       if all(m1.get(k, v) == v for k, v in m2.items())]
             if not joined:
@@ -486,7 +499,7 @@ class QueryRuntime:
             state = (tau, [[] for _ in op.operands])
             run.conj[id(op)] = state
         buffers = state[1]
-        new_per_operand = [self._operand_results(o, ctx, mu) for o in op.operands]
+        new_per_operand = [self._operand_results(o, ctx, mu, run) for o in op.operands]
         out = []
         for i, new in enumerate(new_per_operand):
             if not new:
@@ -531,7 +544,7 @@ class QueryRuntime:
             order = sorted(range(len(op.operands)), key=lambda i: self._cost(op.operands[i]))
             per: dict[int, list] = {}
             for i in order:
-                rs = [r for c in ctxs for r in self._operand_results(op.operands[i], c, context)]
+                rs = [r for c in ctxs for r in self._operand_results(op.operands[i], c, context, run)]
                 if not rs:
                     per = {}
                     break
@@ -591,12 +604,12 @@ class QueryRuntime:
         step = self.steps[index]
         run.step = index
         if step.modifier == A.NEGATION:
-            run.pending = run.pending + (Pending(step.operand.name, run.mu, run.end),)
+            run.pending = run.pending + (Pending(step.operand.name, run.mu, run.end, run.node, run.start),)
             self._enter(index + 1, run)
             return
         if step.modifier == A.OPTIONAL:
             skip = Run(index, run.mu, run.node, run.start, run.end, run.first_pos, run.last_pos,
-                       run.pending + (Pending(step.operand.name, run.mu, run.end),))
+                       run.pending + (Pending(step.operand.name, run.mu, run.end, run.node, run.start),))
             self._enter_wait(run, step.strategy)
             self._enter(index + 1, skip)
             return

@@ -1,0 +1,139 @@
+"""The spaseq functions in rdflib: registered once per process with
+``rdflib.plugins.sparql.operators.register_custom_function`` (raw, to see the dataset the
+query runs on), calling the same implementations as pyoxigraph (``registry``) on converted
+terms. Errors reach rdflib only as ``SPARQLError``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import warnings
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+
+from pyoxigraph import BlankNode, Literal, NamedNode
+from rdflib import BNode as RdfBNode
+from rdflib import Literal as RdfLiteral
+from rdflib import URIRef
+from rdflib.graph import Dataset
+from rdflib.plugins.sparql.operators import register_custom_function, unregister_custom_function
+from rdflib.plugins.sparql.sparql import SPARQLError
+
+from spaseq.engine.io.timestamps import to_seconds
+from spaseq.engine.vocab import GENERATED_AT_TIME
+from spaseq.extension_functions import run_functions as R
+from spaseq.extension_functions import stream_functions as S
+from spaseq.extension_functions.registry import FUNCTION_IRIS, Environment, call
+from spaseq.extension_functions.values import XSD, FunctionError, Term
+
+# ---------------------------------------------------------------- terms
+
+
+def from_rdflib(node: object) -> Term:
+    """An rdflib term as a pyoxigraph term; FunctionError for anything else (e.g. None)."""
+    try:
+        if isinstance(node, URIRef):
+            return NamedNode(str(node))
+        if isinstance(node, RdfBNode):
+            label = str(node)
+            return BlankNode(label if label.isalnum() else "b" + hashlib.sha1(label.encode()).hexdigest())
+        if isinstance(node, RdfLiteral):
+            if node.language:
+                return Literal(str(node), language=node.language)
+            if node.datatype is not None:
+                return Literal(str(node), datatype=NamedNode(str(node.datatype)))
+            return Literal(str(node))
+    except ValueError as err:
+        raise FunctionError(str(err)) from None
+    raise FunctionError(f"{node!r} is not an RDF term")
+
+
+def to_rdflib(term: Term) -> URIRef | RdfBNode | RdfLiteral:
+    """A pyoxigraph term as an rdflib term, keeping its lexical form."""
+    if isinstance(term, NamedNode):
+        return URIRef(term.value)
+    if isinstance(term, BlankNode):
+        return RdfBNode(term.value)
+    if term.language:
+        return RdfLiteral(term.value, lang=term.language)
+    if term.datatype.value == XSD + "string":
+        return RdfLiteral(term.value)
+    return RdfLiteral(term.value, datatype=URIRef(term.datatype.value), normalize=False)
+
+
+# ---------------------------------------------------------------- registration
+
+_ACTIVE_RUN: ContextVar[R.RunContext | None] = ContextVar("spaseq_active_run", default=None)
+
+
+@contextlib.contextmanager
+def active_run(run: R.RunContext) -> Iterator[None]:
+    """Within this block, rdflib queries see ``run`` in the run functions (rdflib's functions
+    are registered once per process, so the run travels in a context variable)."""
+    token = _ACTIVE_RUN.set(run)
+    try:
+        yield
+    finally:
+        _ACTIVE_RUN.reset(token)
+
+
+def _rdflib_lookup(ctx: object, predicate: NamedNode) -> S.TimeLookup:
+    """Timestamps from the default graph of the dataset an rdflib query runs on."""
+    qctx = getattr(ctx, "ctx", None)
+    dataset = getattr(qctx, "_dataset", None)
+    if isinstance(dataset, Dataset):
+        graph = dataset.default_graph
+    elif dataset is not None:
+        graph = dataset.default_context
+    else:
+        graph = getattr(qctx, "graph", None)
+    pred = URIRef(predicate.value)
+
+    def lookup(term: Term) -> float | None:
+        if graph is None:
+            return None
+        values = [from_rdflib(o) for o in graph.objects(to_rdflib(term), pred)]
+        times = set()
+        for v in values:
+            try:
+                times.add(to_seconds(v))
+            except ValueError as err:
+                raise FunctionError(f"the timestamp of {term}: {err}") from None
+        if len(times) > 1:
+            raise FunctionError(f"{term} has several different timestamps")
+        return times.pop() if times else None
+
+    return lookup
+
+
+def _rdflib_function(iri: str, time_predicate: NamedNode) -> Callable:
+    def function(expr: object, ctx: object) -> object:
+        try:
+            raw = expr.expr or ()  # evaluated arguments (rdflib resolves them on access)
+            if any(isinstance(a, SPARQLError) for a in raw):
+                raise FunctionError("an argument is an error")
+            args = tuple(from_rdflib(a) for a in raw)
+            env = Environment(_rdflib_lookup(ctx, time_predicate), _ACTIVE_RUN.get())
+            return to_rdflib(call(iri, args, env))
+        except SPARQLError:
+            raise
+        except Exception as err:  # noqa: BLE001 - only SPARQL errors may reach rdflib
+            raise SPARQLError(str(err)) from None
+
+    return function
+
+
+def register_rdflib(time_predicate: NamedNode = GENERATED_AT_TIME) -> None:
+    """Register every spaseq function with rdflib's SPARQL engine (idempotent; replaces an
+    earlier registration, e.g. one with another time predicate)."""
+    for iri in FUNCTION_IRIS:
+        register_custom_function(URIRef(iri), _rdflib_function(iri, time_predicate), override=True, raw=True)
+
+
+def unregister_rdflib() -> None:
+    """Remove the spaseq functions from rdflib."""
+    with warnings.catch_warnings():  # rdflib warns about a function that is not registered
+        warnings.simplefilter("ignore")
+        for iri in FUNCTION_IRIS:
+            unregister_custom_function(URIRef(iri))
