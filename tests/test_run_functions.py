@@ -211,3 +211,21 @@ def test_engine_equals_reference_with_run_functions(text, evs, opts, end_of_inpu
     expected = bag(reference.evaluate(q, evs, store, end_of_input=end_of_input))
     got = bag(api.evaluate(q, evs, store, opts, end_of_input=end_of_input))
     assert got == expected, text
+
+
+def test_run_functions_through_the_rdflib_processor() -> None:
+    """The rdflib processor runs the same engine: run functions need no registration there."""
+    from rdflib import Dataset
+
+    ds = Dataset()
+    ds.parse(format="trig", data=f"""@prefix : <{EX}> . @prefix prov: <http://www.w3.org/ns/prov#> .
+        :e1 prov:generatedAtTime 1 . :e2 prov:generatedAtTime 2 . :e3 prov:generatedAtTime 3 .
+        :e1 {{ :a :v 2 }} :e2 {{ :a :v 3 }} :e3 {{ :b :w 1 }}""")
+    text = FN + f"""PREFIX : <{EX}>
+        SELECT ?v ?total FROM STREAM S <{EX}s>
+        WHERE {{ SEQ(A+; B)
+          DEFINE GPM A ON S {{ ?a :v ?v }}
+          DEFINE GPM B ON S {{ ?b :w ?w BIND(spaseq:sum("v") AS ?total) FILTER(?total > 2) }} }}"""
+    result = ds.query(text, processor="spaseq")
+    rows = sorted((m.start, m.time, int(row.v), int(row.total)) for row, m in zip(result, result.bindings, strict=True))
+    assert rows == [(1.0, 3.0, 3, 5), (2.0, 3.0, 3, 3)]
