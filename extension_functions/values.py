@@ -35,7 +35,7 @@ class FunctionError(V.ExprError):
 def arity(args: tuple, low: int, high: int | None, name: str) -> None:
     """FunctionError unless ``low <= len(args) <= high`` (high None: no upper bound)."""
     if len(args) < low or (high is not None and len(args) > high):
-        expected = str(low) if low == high else f"{low}..{high if high is not None else ''}"
+        expected = str(low) if low == high else f"at least {low}" if high is None else f"{low} to {high}"
         raise FunctionError(f"spaseq:{name} takes {expected} arguments, got {len(args)}")
 
 
