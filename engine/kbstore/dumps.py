@@ -30,8 +30,9 @@ ROW_SCHEMA = StructType([
 ])
 
 
-def expand_sources(sources: Sequence[str]) -> list[str]:
-    """Absolute paths of the files, directories and glob matches given; UsageError for none."""
+def expand_sources(sources: Sequence[str], store: Path) -> list[str]:
+    """Absolute paths of the files, directories and glob matches given; UsageError for none
+    or for a path inside (or holding) the store directory."""
     out: list[str] = []
     for src in sources:
         matches = sorted(glob.glob(src)) if glob.has_magic(src) else [src]
@@ -40,7 +41,10 @@ def expand_sources(sources: Sequence[str]) -> list[str]:
         for m in matches:
             if not os.path.exists(m):
                 raise UsageError(f"{m}: no such file or directory")
-            out.append(os.path.abspath(m))
+            path = Path(m).absolute()
+            if path == store or store in path.parents or path in store.parents:
+                raise UsageError(f"{m}: a dump cannot be inside the store directory or contain it")
+            out.append(str(path))
     return list(dict.fromkeys(out))
 
 

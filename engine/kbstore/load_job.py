@@ -46,8 +46,8 @@ class JobOptions:
 def run_load(spark: SparkSession, opts: JobOptions, progress: Progress = _quiet) -> dict:
     """Load the dumps into a new version of the store and make it current; the JSON summary."""
     check_graph_iri(opts.graph)
-    sources = expand_sources(opts.sources)
     layout = StoreLayout.at(opts.store)
+    sources = expand_sources(opts.sources, layout.root)
     layout.initialise()
     started = time.monotonic()
     with layout.writer():

@@ -56,7 +56,7 @@ class KbStore:
         lease = self.layout.acquire()
         try:
             store = Store.read_only(str(self.layout.oxigraph_dir(lease.version)))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RuntimeError) as exc:
             lease.release()
             raise KnowledgeBaseError(f"corrupt store: cannot open version {lease.version}: {exc}",
                                      self.layout.location()) from None

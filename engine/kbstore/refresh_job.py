@@ -51,8 +51,8 @@ def diff(new: DataFrame, old_export: DataFrame) -> tuple[DataFrame, DataFrame]:
 def run_refresh(spark: SparkSession, opts: JobOptions, progress: Progress = _quiet) -> dict:
     """Build and switch to the next version from new dumps; the JSON summary."""
     check_graph_iri(opts.graph)
-    sources = expand_sources(opts.sources)
     layout = StoreLayout.at(opts.store)
+    sources = expand_sources(opts.sources, layout.root)
     layout.require()
     started = time.monotonic()
     with layout.writer():
