@@ -344,10 +344,17 @@ class Window:
 
 @dataclass(frozen=True)
 class MatchSpec:
-    """MATCH: the projected variables (None for ``*``) and DISTINCT."""
+    """MATCH: the projected variables (None for ``*``) and DISTINCT; for a CONSTRUCT query
+    (``form == "construct"``) the template instantiated once per match (variables None)."""
 
     variables: tuple[str, ...] | None
     distinct: bool = False
+    form: str = "select"
+    template: tuple[TriplePattern, ...] = ()
+
+    @property
+    def is_construct(self) -> bool:
+        return self.form == "construct"
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,10 @@ def _warnings(query: A.Query, used: dict[str, A.GpmRef]) -> list[str]:
     for var in query.match.variables or ():
         if var not in bound:
             out.append(f"{Location(query.file)}: warning: ?{var} is projected but no GPM binds it")
+    template_vars = {v for tp in query.match.template for v in A.triple_vars(tp)}
+    for var in sorted(template_vars - bound):
+        out.append(f"{Location(query.file)}: warning: the CONSTRUCT template uses ?{var}, which no "
+                   "GPM binds: its triples are never produced")
     for name, ev in query.events.items():
         if name not in used:
             out.append(f"{ev.location}: warning: GPM {name} is defined but not used in SEQ")

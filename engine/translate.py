@@ -87,11 +87,7 @@ def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | No
             ctx.prefixes[decl.children[0][:-1]] = _resolve(ctx, decl.children[1][1:-1])
 
     head, *clauses, where = query.children
-    if head.data == "construct_clause":
-        raise QueryError(
-            "CONSTRUCT queries are not supported yet; use SELECT", ctx.loc(head)
-        )
-    match = _select(head)
+    match = _construct(ctx, head) if head.data == "construct_clause" else _select(head)
     window: A.Window | None = None
     partition: tuple[str, ...] | None = None
     streams: dict[str, str] = {}
@@ -157,6 +153,15 @@ def _select(node: Tree) -> A.MatchSpec:
         elif isinstance(child, Token) and child.type == "STAR":
             star = True
     return A.MatchSpec(None if star else tuple(dict.fromkeys(variables)), distinct)
+
+
+def _construct(ctx: _Context, node: Tree) -> A.MatchSpec:
+    """CONSTRUCT { template }: triple patterns (blank nodes become ``_:`` vars, fresh per match)."""
+    template: list[A.TriplePattern] = []
+    triples = node.children[0].children
+    for tss in triples[0].children if triples else ():
+        _triples_same_subject(ctx, tss, template)
+    return A.MatchSpec(None, False, "construct", tuple(template))
 
 
 def _window(ctx: _Context, node: Tree) -> A.Window:

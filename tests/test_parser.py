@@ -1125,9 +1125,11 @@ def test_values_row_of_wrong_length():
     assert_error(one_gpm("?s :p ?a VALUES (?a ?b) {\n  (1 2)\n  (3) }"), 9, 3, "VALUES row has 1 values for 2 variables")
 
 
-def test_construct_is_not_supported():
+def test_construct_template_is_translated():
     text = "CONSTRUCT { ?s ?p ?o }\nFROM STREAM S <http://ex.org/s>\nWHERE { SEQ(A) DEFINE GPM A ON S { ?s ?p ?o } }"
-    assert_error(text, 1, 1, "CONSTRUCT queries are not supported yet")
+    q = parse_query(text)
+    assert q.match.is_construct and q.match.variables is None
+    assert q.match.template == (A.TriplePattern(A.Var("s"), A.Var("p"), A.Var("o")),)
 
 
 def test_binary_operator_needs_parentheses():

@@ -1,0 +1,110 @@
+"""Matches as RDF, in the spaseq vocabulary (docs/vocabulary.md): what ``--materialize``
+stores and what a SELECT query's output events hold, so that matches can be queried with
+plain SPARQL and consumed by other queries.
+
+    <m> a spaseq:Match ; spaseq:query <q> ;
+        spaseq:time "τ"^^xsd:decimal ; spaseq:start "τ0"^^xsd:decimal ;
+        spaseq:event [ spaseq:atom "A" ; spaseq:stream <s> ; spaseq:graph <g> ;
+                       spaseq:eventTime "τ"^^xsd:decimal ; spaseq:position 1 ; spaseq:iteration 1 ] ;
+        spaseq:binding [ spaseq:variable "x" ; spaseq:value term ] .
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from decimal import Decimal
+
+from pyoxigraph import BlankNode, Literal, NamedNode, Triple
+
+from spaseq.engine.matches import Match, Term
+from spaseq.engine.vocab import spaseq
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+XSD_DECIMAL = NamedNode(XSD + "decimal")
+XSD_INTEGER = NamedNode(XSD + "integer")
+XSD_DATETIME = NamedNode(XSD + "dateTime")
+RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+
+MATCH = spaseq("Match")
+QUERY_CLASS = spaseq("Query")
+QUERY = spaseq("query")
+TEXT = spaseq("text")
+FORM = spaseq("form")
+TIME = spaseq("time")
+START = spaseq("start")
+EVENT = spaseq("event")
+ATOM = spaseq("atom")
+STREAM = spaseq("stream")
+GRAPH = spaseq("graph")
+EVENT_TIME = spaseq("eventTime")
+POSITION = spaseq("position")
+ITERATION = spaseq("iteration")
+BINDING = spaseq("binding")
+VARIABLE = spaseq("variable")
+VALUE = spaseq("value")
+
+#: Times at least this large are wall-clock instants; smaller ones are relative seconds.
+EPOCH_LIKE = 1e8
+
+
+def seconds_literal(value: float) -> Literal:
+    """Seconds as an exact xsd:decimal (plain notation, never an exponent)."""
+    text = format(Decimal(repr(float(value))), "f")
+    return Literal(text if "." in text else text + ".0", datatype=XSD_DECIMAL)
+
+
+def stamp_literal(value: float) -> Literal:
+    """An event timestamp for ``prov:generatedAtTime``: an xsd:dateTime (UTC, the exact
+    fraction kept) for wall-clock times, xsd:decimal seconds for small relative times; both
+    read back to the same number of seconds."""
+    if abs(value) < EPOCH_LIKE:
+        return seconds_literal(value)
+    exact = Decimal(repr(float(value)))
+    whole = int(exact.to_integral_value(rounding="ROUND_FLOOR"))
+    fraction = format(exact - whole, "f").lstrip("0").rstrip("0").rstrip(".")
+    stamp = datetime.fromtimestamp(whole, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    return Literal(f"{stamp}{fraction}Z", datatype=XSD_DATETIME)
+
+
+def describe(match: Match, bindings: Mapping[str, Term], subject: NamedNode | BlankNode,
+             query: NamedNode) -> list[Triple]:
+    """One match in the spaseq vocabulary: its query, times, events taken and ``bindings``."""
+    out = [
+        Triple(subject, RDF_TYPE, MATCH),
+        Triple(subject, QUERY, query),
+        Triple(subject, TIME, seconds_literal(match.time)),
+        Triple(subject, START, seconds_literal(match.start)),
+    ]
+    iterations: dict[str, int] = {}
+    for position, taken in enumerate(match.taken, 1):
+        iterations[taken.atom] = iterations.get(taken.atom, 0) + 1
+        node = BlankNode()
+        e = taken.event
+        out += [
+            Triple(subject, EVENT, node),
+            Triple(node, ATOM, Literal(taken.atom)),
+            Triple(node, STREAM, NamedNode(e.stream)),
+            Triple(node, EVENT_TIME, seconds_literal(e.time)),
+            Triple(node, POSITION, Literal(str(position), datatype=XSD_INTEGER)),
+            Triple(node, ITERATION, Literal(str(iterations[taken.atom]), datatype=XSD_INTEGER)),
+        ]
+        if e.name is not None:
+            out.append(Triple(node, GRAPH, e.name))
+    for var, term in bindings.items():
+        node = BlankNode()
+        out += [
+            Triple(subject, BINDING, node),
+            Triple(node, VARIABLE, Literal(var)),
+            Triple(node, VALUE, term),
+        ]
+    return out
+
+
+def describe_query(query_iri: NamedNode, text: str, form: str) -> list[Triple]:
+    """A registered query: its output IRI typed spaseq:Query, its text and form."""
+    return [
+        Triple(query_iri, RDF_TYPE, QUERY_CLASS),
+        Triple(query_iri, TEXT, Literal(text)),
+        Triple(query_iri, FORM, Literal(form)),
+    ]
