@@ -1,7 +1,8 @@
 """The embeddable engine: register queries, push events, receive matches.
 
     from spaseq.engine.api import Engine
-    engine = Engine(kb=store)                       # optional pyoxigraph KB store
+    engine = Engine(kb=store)                       # optional KB: a pyoxigraph Store, or a
+                                                    # KbStore / directory made by `spaseq kb load`
     handle = engine.register(query_text, on_match=print)
     engine.push("http://example.org/stream", 10.0, triples_or_graph, name=None)
     engine.advance_to(20.0)                         # heartbeat: closes windows
@@ -22,10 +23,14 @@ import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
 
 from spaseq.engine import algebra as A
-from spaseq.engine.errors import SpaseqError, StreamError
+from spaseq.engine.composition import Composer, Composition
+from spaseq.engine.derived import Derived, QueryOutput
+from spaseq.engine.errors import SpaseqError, StreamError, UsageError
 from spaseq.engine.events import Event
+from spaseq.engine.kbstore.reader import KbStore
 from spaseq.engine.matcher import EventContext, EventGraphs, GpmMatcher
 from spaseq.engine.matches import Match, Row, project
+from spaseq.engine.materialize import Materializer
 from spaseq.engine.nfa import compile_query
 from spaseq.engine.query import parse_query
 from spaseq.engine.runtime import EngineOptions, QueryRuntime
@@ -46,12 +51,15 @@ class QueryHandle:
     _pending: deque = field(default_factory=deque, repr=False)
     callback: Callable[[Match], None] | None = field(default=None, repr=False)
     keep: bool = True
+    output: QueryOutput | None = field(default=None, repr=False)  # its output stream
 
     def _emit(self, match: Match) -> None:
         if self.callback is not None:
             self.callback(match)
         if self.keep:
             self._pending.append(match)
+        if self.output is not None:
+            self.output(match)
 
     def matches(self) -> Iterator[Match]:
         """Matches completed since the last call, in completion order."""
@@ -70,10 +78,15 @@ class QueryHandle:
 class Engine:
     """One pass over pushed events for every registered query."""
 
-    def __init__(self, kb: Store | None = None, options: EngineOptions | None = None,
-                 drop_late: bool = False) -> None:
+    def __init__(self, kb: Store | KbStore | str | None = None, options: EngineOptions | None = None,
+                 drop_late: bool = False, materialize: Store | str | None = None) -> None:
+        """``materialize``: a pyoxigraph Store or a directory for an on-disk one, where every
+        result of every query is stored (``materialize`` module, docs/vocabulary.md)."""
         self.options = options or EngineOptions()
         self.graphs = EventGraphs(kb)
+        self.materializer = Materializer(materialize) if materialize is not None else None
+        self.composition = Composition()
+        self._composer = Composer(self.composition, self.graphs.kb)  # the same KB (and version)
         self.handles: list[QueryHandle] = []
         self.drop_late = drop_late
         self.dropped_late = 0
@@ -83,22 +96,53 @@ class Engine:
         self._stream_clock: dict[str, float] = {}
 
     def register(self, query: str | A.Query, on_match: Callable[[Match], None] | None = None,
-                 file: str = "<query>", keep: bool = True) -> QueryHandle:
-        """Add a query (text or parsed); matches go to ``on_match`` and/or the handle."""
+                 file: str = "<query>", keep: bool = True, output: str | None = None,
+                 on_output: Callable[[Derived], None] | None = None) -> QueryHandle:
+        """Add a query (text or parsed); matches go to ``on_match`` and/or the handle.
+
+        ``output`` is the IRI of the query's output stream (default ``urn:spaseq:query:N``):
+        another query naming it in ``FROM STREAM`` consumes this query's results, in the same
+        pass; ``on_output`` receives each result as a graph event (``derived.Derived``)."""
         q = parse_query(query, file) if isinstance(query, str) else query
-        auto = compile_query(q)
-        opt = self.options
+        iri = output or f"urn:spaseq:query:{len(self.composition) + 1}"
+        self.composition.check(q, iri)
+        composed = self.composition.upstream(q) or self.composition.consumers(iri)
+        if composed and self._seq:
+            raise UsageError("composed queries must all be registered before the first event")
+        if self.materializer is not None:
+            self.materializer.check_query(iri)
+        handle = QueryHandle(q, None, callback=on_match, keep=keep)  # type: ignore[arg-type]
+        handle.output = QueryOutput(q, iri)
+        if on_output is not None:
+            handle.output.listeners.append(on_output)
+        if self.materializer is not None:
+            self.materializer.add_query(iri, q)
+            handle.output.listeners.append(self.materializer)
+        self.composition.add(q, iri)
+        self._composer.add(handle, iri)
+        self._build(handle, self.graphs)
+        self.handles.append(handle)
+        for s in q.streams.values():
+            self._by_stream.setdefault(s, []).append(handle)
+        for name in [iri, *self.composition.consumers(iri)]:
+            if self._composer.needs_gate(name):  # it reads another query's output: gate it
+                gated = self._composer.handles[name]
+                self.handles.remove(gated)
+                for s in gated.query.streams.values():
+                    self._by_stream[s].remove(gated)
+                self._build(gated, self._composer.graphs)
+                self._composer.gate(gated, name)
+        return handle
+
+    def _build(self, handle: QueryHandle, graphs: EventGraphs) -> None:
+        """Compile the handle's query and give it a fresh runtime over ``graphs``."""
+        q, opt = handle.query, self.options
         matchers = {
-            name: GpmMatcher(ev, q, self.graphs, opt.share_context_free, opt.prefilter,
+            name: GpmMatcher(ev, q, graphs, opt.share_context_free, opt.prefilter,
                              opt.compiled_gpm)
             for name, ev in q.events.items()
         }
-        handle = QueryHandle(q, None, callback=on_match, keep=keep)  # type: ignore[arg-type]
-        handle.runtime = QueryRuntime(q, auto, matchers, handle._emit, opt)
-        self.handles.append(handle)
-        for iri in q.streams.values():
-            self._by_stream.setdefault(iri, []).append(handle)
-        return handle
+        handle.runtime = QueryRuntime(q, compile_query(q), matchers, handle._emit, opt)
 
     def push(self, stream: str, time: float,
              graph: Iterable[Triple | Quad] | str | bytes | object,
@@ -113,6 +157,13 @@ class Engine:
     def push_event(self, event: Event) -> None:
         """Push an already-built Event (events must come in time order per query)."""
         self._seq += 1
+        self.graphs.poll_kb()  # a new KB store version? (checked at most once a second)
+        if self._composer.gates and (clock := self._composer.late(event)) is not None:
+            if self.drop_late:
+                self.dropped_late += 1
+                return
+            raise LateEventError(f"event at {event.time:g} on <{event.stream}> is earlier than "
+                                 f"{clock:g}, already processed by a composed query (late event)")
         handles = self._by_stream.get(event.stream, ())
         for h in handles:
             if event.time < h.runtime.clock:
@@ -134,25 +185,38 @@ class Engine:
                 h.runtime.advance_time(event.time)
         if advanced:  # deferred work on earlier timestamps ran above: their graphs can go
             self.graphs.release(event.time)
+        if self._composer.gates:
+            self._composer.on_input(event)
+            self._composer.pump(self._clock)
 
     def advance_to(self, time: float) -> None:
         """A heartbeat: no event earlier than ``time`` will come; windows may close."""
         self._clock = max(self._clock, time)
+        self.graphs.poll_kb(force=True)
         for h in self.handles:
             h.runtime.advance_time(time)
         self.graphs.release(time)
+        if self._composer.gates:
+            self._composer.pump(self._clock)
 
     def flush(self) -> None:
         """No more events will come at the current timestamp: run deferred work (lazy
         conjunction) now rather than when the clock moves on."""
         for h in self.handles:
             h.runtime.flush()
+        if self._composer.gates:
+            self._composer.pump(self._clock, flush=True)
+        if self.materializer is not None:
+            self.materializer.flush()
 
     def close(self) -> None:
         """End of input: close every window (trailing negations complete)."""
         for h in self.handles:
             h.runtime.close()
         self.graphs.release(float("inf"))
+        self._composer.close()
+        if self.materializer is not None:
+            self.materializer.close()
 
 
 def _triples(graph: object, format: str) -> tuple[Triple, ...]:

@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from spaseq.engine import algebra as A
 from spaseq.engine.api import Engine
@@ -22,9 +22,13 @@ from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.explain import explain_dot, explain_text
 from spaseq.engine.io.output import FORMATS, make_writer
-from spaseq.engine.matches import Match, Projector
+from spaseq.engine.kbstore.commands import add_kb_parser, run_kb
+from spaseq.engine.matches import Row
 from spaseq.engine.query import load_query
 from spaseq.engine.reference import evaluate
+
+if TYPE_CHECKING:
+    from spaseq.engine.derived import Derived
 
 EXIT_USER_ERROR = 2
 
@@ -44,7 +48,19 @@ def build_parser() -> argparse.ArgumentParser:
                      help="stream description file of the original SPAseq implementation")
     run.add_argument("--kb", action="append", default=[], metavar="[GRAPH-IRI=]PATH",
                      help="background knowledge file loaded into an in-memory store; repeatable")
-    run.add_argument("--format", choices=FORMATS, default="table")
+    run.add_argument("--kb-store", metavar="DIR",
+                     help="background knowledge: the current version of a store built by "
+                          "'spaseq kb load' (opened read-only; a newer version is picked up)")
+    run.add_argument("--format", choices=(*FORMATS, "trig"), default=None,
+                     help="table (default for SELECT), trig (default for CONSTRUCT: each result "
+                          "as a timestamped graph, a replay file), jsonl, json, csv, tsv")
+    run.add_argument("--with", dest="with_queries", action="append", default=[],
+                     metavar="QUERY=IRI",
+                     help="also run QUERY, whose results form the stream IRI that the main query "
+                          "(or another --with query) reads with FROM STREAM; repeatable")
+    run.add_argument("--materialize", metavar="DIR",
+                     help="store every result of every query in an Oxigraph store in DIR "
+                          "(spaseq vocabulary, queryable with SPARQL)")
     run.add_argument("--output", metavar="FILE", help="write results here instead of stdout")
     run.add_argument("--with-time", action="store_true",
                      help="json/csv/tsv: add _time and _start columns")
@@ -63,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("explain", help="show a query's algebra")
     ex.add_argument("query")
     ex.add_argument("--dot", action="store_true", help="Graphviz DOT instead of text")
+    add_kb_parser(sub)
     return parser
 
 
@@ -71,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "explain":
             return _explain(args)
+        if args.command == "kb":
+            return run_kb(args)
         return _run(args)
     except SpaseqError as exc:
         sys.stdout.flush()
@@ -111,40 +130,136 @@ class Input:
 def _run(args: argparse.Namespace) -> int:
     query = load_query(args.query)
     _warn(query.warnings)
+    withs = _load_with(args)
+    _check_composition(args, query, withs)
+    inputs = _input_view(query, withs)
     if any(_is_live(spec.partition("=")[2]) for spec in args.stream):
-        return _run_live(args, query)
-    inp = _read_input(args, query)
+        return _run_live(args, query, withs, inputs)
+    inp = _read_input(args, inputs)
     kb = _load_kb(args, query)
     events, complete = inp.usable()
-    variables = list(query.match.variables) if query.match.variables is not None else sorted(
-        {v for ev in query.events.values() for v in ev.variables}
-    )
     with _open_output(args.output) as out:
-        writer = make_writer(args.format, out, variables, args.with_time, query.prefixes)
+        writer, write = _sink(args, query, out)
         writer.start()
-        projector = Projector(query.match.variables, query.match.distinct)
-
-        def write(match: Match) -> None:
-            row = projector(match)
-            if row is not None:
-                writer.row(row)
-
         if args.engine == "reference":
-            for match in evaluate(query, events, kb, end_of_input=complete):
-                write(match)
+            _run_reference(args, query, withs, evaluate(query, events, kb, end_of_input=complete),
+                           write)
         else:
-            engine = Engine(kb)
-            engine.register(query, on_match=write, keep=False)
+            engine = Engine(kb, materialize=args.materialize)
+            _register(engine, args, query, withs, write)
             for event in sorted(events, key=Event.sort_key):
                 engine.push_event(event)
             if complete:
                 engine.close()
             else:
                 engine.flush()
+                if engine.materializer is not None:
+                    engine.materializer.close()
         writer.finish()
     if inp.errors:
         raise inp.errors[0][0]
     return 0
+
+
+def _load_with(args: argparse.Namespace) -> list[tuple[A.Query, str]]:
+    """The ``--with QUERY=IRI`` queries and their output stream IRIs."""
+    out = []
+    for spec in args.with_queries:
+        path, sep, iri = spec.rpartition("=")
+        if not sep or not path or not iri:
+            raise UsageError(f"--with {spec}: expected QUERY=IRI (the stream IRI its results form)")
+        if ":" not in iri or iri.startswith("<"):
+            raise UsageError(f"--with {spec}: {iri!r} is not an absolute IRI (write it without <>)")
+        q = load_query(path)
+        _warn(q.warnings)
+        out.append((q, iri))
+    return out
+
+
+def _check_composition(args: argparse.Namespace, query: A.Query,
+                       withs: list[tuple[A.Query, str]]) -> None:
+    """Reject cycles and reused output IRIs before any input is read."""
+    from spaseq.engine.composition import Composition
+
+    composition = Composition()
+    for q, iri in [*withs, (query, _output_iri(args))]:
+        composition.check(q, iri)
+        composition.add(q, iri)
+
+
+def _input_view(query: A.Query, withs: list[tuple[A.Query, str]]) -> A.Query:
+    """The main query with the input streams of every query run (derived streams left out),
+    for resolving --stream names: the main query's short names first."""
+    derived = {iri for _, iri in withs}
+    streams = {n: s for n, s in query.streams.items() if s not in derived}
+    for q, _ in withs:
+        for n, s in q.streams.items():
+            if s not in derived and s not in streams.values():
+                streams.setdefault(n, s)
+    return replace(query, streams=streams)
+
+
+def _output_iri(args: argparse.Namespace) -> str:
+    """The main query's output stream IRI: its file's ``file:`` URI."""
+    from pathlib import Path
+
+    return Path(args.query).resolve().as_uri()
+
+
+def _sink(args: argparse.Namespace, query: A.Query, out: IO[str]):
+    """The writer for ``--format`` and the function that writes one result (``Derived``)."""
+    fmt = args.format or ("trig" if query.match.is_construct else "table")
+    if fmt == "trig":
+        from spaseq.engine.io.trig import TrigWriter
+
+        trig = TrigWriter(out, query.prefixes)
+        return trig, trig.event
+    if query.match.is_construct:  # solutions of the template's variables
+        from spaseq.engine.construct import template_variables
+
+        variables = template_variables(query.match.template)
+    elif query.match.variables is not None:
+        variables = list(query.match.variables)
+    else:
+        variables = sorted({v for ev in query.events.values() for v in ev.variables})
+    writer = make_writer(fmt, out, variables, args.with_time, query.prefixes)
+
+    def write(derived: Derived) -> None:
+        row = derived.row
+        if query.match.is_construct:
+            row = Row({v: row.bindings[v] for v in variables if v in row.bindings}, row.match)
+        writer.row(row)
+
+    return writer, write
+
+
+def _register(engine: Engine, args: argparse.Namespace, query: A.Query,
+              withs: list[tuple[A.Query, str]], write) -> None:
+    """Register the --with queries and the main query, whose results go to ``write``."""
+    for q, iri in withs:
+        engine.register(q, keep=False, output=iri)
+    engine.register(query, keep=False, output=_output_iri(args), on_output=write)
+
+
+def _run_reference(args: argparse.Namespace, query: A.Query, withs: list, matches, write) -> None:
+    """The reference evaluator's matches through the same output (no composition there)."""
+    from spaseq.engine.derived import QueryOutput
+
+    if withs:
+        raise UsageError("--with (composed queries) needs the nfa engine, not --engine reference")
+    output = QueryOutput(query, _output_iri(args))
+    output.listeners.append(write)
+    materializer = None
+    if args.materialize:
+        from spaseq.engine.materialize import Materializer
+
+        materializer = Materializer(args.materialize)
+        materializer.add_query(output.iri, query)
+        output.listeners.append(materializer)
+    for match in matches:
+        output(match)
+    if materializer is not None:
+        materializer.close()
 
 
 def _is_live(path: str) -> bool:
@@ -157,7 +272,8 @@ def _is_live(path: str) -> bool:
         return False
 
 
-def _run_live(args: argparse.Namespace, query: A.Query) -> int:
+def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]],
+              inputs: A.Query) -> int:
     """Push events from live sources as they complete; write each match immediately."""
     from spaseq.engine.io.live import LiveReader
     from spaseq.engine.io.replay import PROV_GENERATED_AT
@@ -174,7 +290,7 @@ def _run_live(args: argparse.Namespace, query: A.Query) -> int:
         fmt = args.input_format
         if fmt == "auto":
             fmt = "trig" if path.endswith(".trig") else "nquads"
-        sources.append((_stream_iri(query, name), path, fmt))
+        sources.append((_stream_iri(inputs, name), path, fmt))
     if sum(1 for _, path, _ in sources if path == "-") > 1:
         raise UsageError("only one stream can read standard input")
     kb = _load_kb(args, query)
@@ -198,22 +314,12 @@ def _run_live(args: argparse.Namespace, query: A.Query) -> int:
     threads = [threading.Thread(target=read, args=src, daemon=True) for src in sources]
     for t in threads:
         t.start()
-    variables = list(query.match.variables) if query.match.variables is not None else sorted(
-        {v for ev in query.events.values() for v in ev.variables}
-    )
     error: SpaseqError | None = None
     with _open_output(args.output) as out:
-        writer = make_writer(args.format, out, variables, args.with_time, query.prefixes)
+        writer, write = _sink(args, query, out)
         writer.start()
-        projector = Projector(query.match.variables, query.match.distinct)
-
-        def write(match: Match) -> None:
-            row = projector(match)
-            if row is not None:
-                writer.row(row)
-
-        engine = Engine(kb, drop_late=args.drop_late)
-        engine.register(query, on_match=write, keep=False)
+        engine = Engine(kb, drop_late=args.drop_late, materialize=args.materialize)
+        _register(engine, args, query, withs, write)
         open_sources = len(threads)
         seq = 0
         while open_sources:
@@ -229,6 +335,8 @@ def _run_live(args: argparse.Namespace, query: A.Query) -> int:
             engine.close()
         else:
             engine.flush()
+            if engine.materializer is not None:
+                engine.materializer.close()
         writer.finish()
     if engine.dropped_late:
         print(f"spaseq: dropped {engine.dropped_late} late event(s)", file=sys.stderr)
@@ -294,6 +402,8 @@ def _renumber(events: list[Event], offset: int) -> list[Event]:
 
 
 def _load_kb(args: argparse.Namespace, query: A.Query):
+    if args.kb_store:
+        return _open_kb_store(args, query)
     if not args.kb:
         for iri in query.graph_iris():
             print(f"{Location(query.file)}: warning: GRAPH <{iri}> is used but no knowledge base "
@@ -306,6 +416,21 @@ def _load_kb(args: argparse.Namespace, query: A.Query):
         print(f"{Location(query.file)}: warning: GRAPH <{iri}> names a graph the knowledge base "
               "does not have", file=sys.stderr)
     return kb.store
+
+
+def _open_kb_store(args: argparse.Namespace, query: A.Query):
+    """The current version of a ``spaseq kb`` store, read-only (a KbStore the engine follows)."""
+    from spaseq.engine.kbstore.reader import KbStore
+
+    if args.kb:
+        raise UsageError("give either --kb files or one --kb-store directory, not both")
+    kb = KbStore(args.kb_store)
+    present = {g.value for g in kb.graphs()}
+    for iri in dict.fromkeys(query.graph_iris()):
+        if iri not in present:
+            print(f"{Location(query.file)}: warning: GRAPH <{iri}> names a graph the knowledge-base "
+                  f"store (version {kb.version}) does not have", file=sys.stderr)
+    return kb
 
 
 @contextlib.contextmanager
