@@ -6,6 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SG     := fixtures/smartgrid
+SGKB   := build/smartgrid-kb
 
 .PHONY: run test lint bench bench-quick check-java clean
 
@@ -22,10 +23,15 @@ check-java:
 	  echo "note: Java is not installed; the Spark knowledge-base jobs will need it:"; \
 	  echo "      apt-get install -y openjdk-17-jre-headless"; }
 
-run: $(STAMP) check-java
+# the example's knowledge base, loaded by the Spark job into an embedded store (reused when
+# kb.nt has not changed since)
+$(SGKB)/CURRENT: $(SG)/kb.nt | $(STAMP)
+	$(BIN)/spaseq kb load $(SG)/kb.nt --store $(SGKB) --graph http://smartgrid.org/db
+
+run: $(STAMP) check-java $(SGKB)/CURRENT
 	$(BIN)/spaseq run $(SG)/query.rq \
 	  --stream S1=$(SG)/power.trig --stream S2=$(SG)/weather.trig --stream S3=$(SG)/storage.trig \
-	  --kb $(SG)/kb.nt --format table
+	  --kb-store $(SGKB) --format table
 
 lint: $(STAMP)
 	$(BIN)/ruff check engine plugin extension_functions tests benchmarks

@@ -127,9 +127,12 @@ class GpmEvaluator:
     _spellings: dict[int, dict[Literal, Literal]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.kb is not None:
-            self.store.extend(self.kb)
-            self._kb_graphs = list(self.kb.named_graphs())
+        if self.kb is not None:  # all of it, independently of kbstore.relevance (an oracle)
+            from spaseq.engine.kbstore.reader import kb_source
+
+            kb = kb_source(self.kb).store
+            self.store.extend(kb)
+            self._kb_graphs = list(kb.named_graphs())
         self._compiled = {name: CompiledGpm.of(ev) for name, ev in self.query.events.items()}
 
     def add_events(self, events: Iterable[Event]) -> None:

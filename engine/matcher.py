@@ -24,6 +24,8 @@ from pyoxigraph import BlankNode, NamedNode, Quad, Store, Variable
 from spaseq.engine import algebra as A
 from spaseq.engine.events import Event
 from spaseq.engine.gpm import CompiledGpm, compatible, query_functions, values_clause
+from spaseq.engine.kbstore.reader import KbStore, StaticKb, kb_source
+from spaseq.engine.kbstore.relevance import QuadFilter, query_filter
 from spaseq.engine.matches import Term
 from spaseq.extension_functions.run_functions import RunContext
 
@@ -62,20 +64,56 @@ class EventContext:
 
 
 class EventGraphs:
-    """The pyoxigraph store used by fallback evaluation: the KB's graphs plus the graphs
-    of the events currently being processed (removed as soon as they are done)."""
+    """The pyoxigraph store used by fallback evaluation: the KB quads the registered queries'
+    GRAPH patterns can use (``kbstore.relevance``) plus the graphs of the events currently
+    being processed (removed as soon as they are done). The KB itself (``kb.store``: in
+    memory, or the current version of an on-disk store) is queried directly by the compiled
+    path; ``kb_version`` changes when a long-running engine switches to a new store version."""
 
-    def __init__(self, kb: Store | None) -> None:
+    def __init__(self, kb: Store | KbStore | StaticKb | str | None) -> None:
         self.store = Store()
-        self.kb_graphs: list[NamedNode | BlankNode] = []
-        if kb is not None:
-            self.store.extend(kb)
-            self.kb_graphs = list(kb.named_graphs())
+        self.kb = kb_source(kb) if kb is not None else None
+        self.kb_graphs: list[NamedNode | BlankNode] = self.kb.graphs() if self.kb is not None else []
+        self.kb_version = self.kb.version if self.kb is not None else 0
+        self._kb_filter: QuadFilter | None = None
+        self._kb_copied: QuadFilter | None = None
         self._counter = 0
         self._live: list[EventContext] = []
 
+    def use(self, query: A.Query) -> None:
+        """Note a query whose GRAPH patterns fallback evaluation may run (copied lazily)."""
+        if self.kb is None:
+            return
+        f = query_filter(query)
+        self._kb_filter = f if self._kb_filter is None else self._kb_filter.union(f)
+
+    def poll_kb(self, force: bool = False) -> None:
+        """Switch to a newer KB store version if one became current (throttled unless forced)."""
+        if self.kb is not None:
+            self.kb.refresh(force)
+            self.sync_kb()
+
+    def sync_kb(self) -> None:
+        """Follow the KB source's version: drop the copied KB quads, so they are copied again."""
+        if self.kb is None or self.kb.version == self.kb_version:
+            return
+        for g in self.kb_graphs:
+            self.store.remove_graph(g)
+        self._kb_copied = None
+        self.kb_graphs = self.kb.graphs()
+        self.kb_version = self.kb.version
+
+    def _copy_kb(self) -> None:
+        if self._kb_filter is not None and self._kb_copied != self._kb_filter:
+            done = set(self._kb_copied.patterns) if self._kb_copied is not None else set()
+            todo = QuadFilter(tuple(p for p in self._kb_filter.patterns if p not in done))
+            self.store.extend(todo.select(self.kb.store))
+            self._kb_copied = self._kb_filter
+
     def graph_of(self, ctx: EventContext) -> NamedNode:
         if ctx.graph is None:
+            self.sync_kb()
+            self._copy_kb()
             self._counter += 1
             ctx.graph = NamedNode(f"urn:spaseq:live:{self._counter}")
             self.store.extend(
@@ -165,7 +203,9 @@ class GpmMatcher:
             for el in ev.pattern.elements if isinstance(el, A.BGP)
             for tp in el.triples if isinstance(tp.predicate, NamedNode)
         )
-        self._kb_cache: dict[tuple, list[Solution]] = {}
+        self._kb_cache: dict[tuple, list[Solution]] = {}  # per KB version (_kb_version)
+        self._kb_version = graphs.kb_version
+        graphs.use(query)
         self._graph_parts = []
         if self.compiled is not None:
             for el in self.compiled.graph_elements:
@@ -254,6 +294,14 @@ class GpmMatcher:
             query_functions(self.text, run)))
 
     def _join_kb(self, merged: Solution) -> list[Solution]:
+        """Join with the KB rows of each top-level GRAPH element: one query per KB version
+        and distinct binding of its join variables, cached."""
+        graphs = self.graphs
+        graphs.sync_kb()
+        if self._kb_version != graphs.kb_version:
+            self._kb_cache.clear()
+            self._kb_version = graphs.kb_version
+        kb_store = graphs.kb.store if graphs.kb is not None else graphs.store
         rows = [merged]
         for el, shared, text in self._graph_parts:
             nxt = []
@@ -264,9 +312,9 @@ class GpmMatcher:
                 if kb_rows is None:
                     values, subst = values_clause(bound)
                     projection = " ".join(f"?{v}" for v in shared) or "*"
-                    result = self.graphs.store.query(
+                    result = kb_store.query(
                         f"SELECT {projection} WHERE {{ {values}{text} }}",
-                        default_graph=[], named_graphs=self.graphs.kb_graphs,
+                        default_graph=[], named_graphs=graphs.kb_graphs,
                         prefixes=self.query.prefixes, base_iri=self.query.base,
                         substitutions=subst or None, custom_functions=query_functions(self.text, None),
                     )
