@@ -230,6 +230,9 @@ def test_missing_or_corrupt_store_is_a_user_error(tmp_path, capsys):
     assert main([*args, str(tmp_path / "bad")]) == 2
     assert "corrupt store: cannot open version 7" in capsys.readouterr().err
     assert main(["kb", "info", "--store", str(tmp_path / "nope")]) == 2
+    assert main(["kb", "refresh", str(SG / "kb.nt"), "--store", str(tmp_path / "nope")]) == 2
+    assert main(["kb", "load", str(tmp_path / "none.nt"), "--store", str(tmp_path / "new")]) == 2
+    assert "none.nt: no such file or directory" in capsys.readouterr().err
     with pytest.raises(KnowledgeBaseError):
         Engine(kb=str(tmp_path / "nope"))
 

@@ -81,8 +81,13 @@ def _job(args: argparse.Namespace, out: IO[str]) -> int:
         if show:
             print(f"spaseq kb {args.kb_command}: {message}", file=sys.stderr, flush=True)
 
+    layout = StoreLayout.at(args.store)
     if args.kb_command == "refresh":
-        StoreLayout.at(args.store).require()
+        layout.require()
+    from spaseq.engine.kbstore.dumps import check_graph_iri, expand_sources
+
+    check_graph_iri(args.graph)
+    expand_sources(args.dumps, layout.root)  # bad paths fail before Spark starts
     progress("starting Spark")
     spark = spark_session(args.master, conf, progress=show)
     run = run_load if args.kb_command == "load" else run_refresh
