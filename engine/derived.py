@@ -79,6 +79,8 @@ class QueryOutput:
         return Derived(row, match_name(self.iri, self._count), self.iri, self.query)
 
     def __call__(self, match: Match) -> None:
+        if not self.listeners:  # nobody consumes the output stream: skip projection and naming
+            return
         derived = self.derive(match)
         if derived is not None:
             for listener in self.listeners:

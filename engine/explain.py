@@ -57,8 +57,9 @@ def plan_lines(query: A.Query) -> list[str]:
         if keys:
             index = ["partitioned by " + " ".join(f"?{k}" for k in keys)]
         if rng is not None:
-            side = "<=" if rng.below else ">="
-            index.append(f"sorted by ?{rng.run_var} ({side} the event's ?{rng.event_var})")
+            events = ", ".join(f"{'<=' if rk.below else '>='} {g}'s ?{rk.event_var}"
+                               for g, rk in rng.by_gpm.items())
+            index.append(f"sorted by ?{rng.run_var} ({events})")
         lines.append(f"  x{i}: runs waiting for {operand_text(step.operand)}: {', '.join(index)}")
     for name, m in runtime.matchers.items():
         how = "compiled Python" if m.compiled is not None else "pyoxigraph SPARQL"

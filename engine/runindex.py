@@ -30,6 +30,28 @@ class RangeKey:
     below: bool
 
 
+@dataclass(frozen=True)
+class StepRange:
+    """How runs waiting at one step are sorted: by ``run_var``, which each GPM of
+    ``by_gpm`` compares with a variable of its own (the step's other GPMs visit every run)."""
+
+    run_var: str
+    by_gpm: dict[str, RangeKey]
+
+
+def step_range(candidates: dict[str, RangeKey | None]) -> StepRange | None:
+    """The run variable most of a step's GPMs compare against (a conjunction's operands may
+    each compare a different event variable with the same run variable)."""
+    found = [(g, rk) for g, rk in candidates.items() if rk is not None]
+    if not found:
+        return None
+    counts: dict[str, int] = {}
+    for _, rk in found:
+        counts[rk.run_var] = counts.get(rk.run_var, 0) + 1
+    run_var = max(counts, key=lambda v: (counts[v], v))
+    return StepRange(run_var, {g: rk for g, rk in found if rk.run_var == run_var})
+
+
 def find_range_key(filters: Iterable[A.Expr], bound_before: frozenset[str],
                    event_vars: frozenset[str]) -> RangeKey | None:
     """The first top-level FILTER conjunct ``?e op ?r`` (op one of < > <= >=) comparing a
@@ -102,17 +124,23 @@ class RangeBucket:
     def __len__(self) -> int:
         return len(self.runs)
 
-    def select(self, value: object | None, below: bool) -> list:
-        """The runs an event with range value ``value`` may extend, in creation order."""
-        if value is None:
-            return list(self.runs.values())
-        keys = self.keys
-        if below:
-            part = keys[:bisect_right(keys, (value, float("inf")))]
-        else:
-            part = keys[bisect_left(keys, (value, -1)):]
+    def select(self, requests: list[tuple[object | None, bool]]) -> list:
+        """The runs an event may extend, in creation order: the union over ``requests``
+        ``(value, below)`` of the runs with key <= value (below) or >= value; a None value
+        (the event's side is not an ordered number, or its GPM has no range) asks for all."""
         runs = self.runs
-        ids = [i for _, i in part if i in runs]
-        ids.extend(self.misc)
-        ids.sort()
-        return [runs[i] for i in ids]
+        hi = lo = None
+        for value, below in requests:
+            if value is None:
+                return list(runs.values())
+            if below:
+                hi = value if hi is None or value > hi else hi
+            else:
+                lo = value if lo is None or value < lo else lo
+        keys = self.keys
+        ids = set(self.misc)
+        if hi is not None:
+            ids.update(i for _, i in keys[:bisect_right(keys, (hi, float("inf")))] if i in runs)
+        if lo is not None:
+            ids.update(i for _, i in keys[bisect_left(keys, (lo, -1)):] if i in runs)
+        return [runs[i] for i in sorted(ids)]

@@ -28,7 +28,7 @@ from spaseq.engine import algebra as A
 from spaseq.engine.matcher import EventContext, GpmMatcher, Solution
 from spaseq.engine.matches import Match, Taken
 from spaseq.engine.nfa import Automaton, Step
-from spaseq.engine.runindex import RangeBucket, RangeKey, find_range_key, order_key
+from spaseq.engine.runindex import RangeBucket, StepRange, find_range_key, order_key, step_range
 from spaseq.extension_functions.run_functions import RunContext, kleene_gpms
 
 INF = math.inf
@@ -153,28 +153,31 @@ class QueryRuntime:
 
     # ------------------------------------------------------------------ indexing
 
-    def _partition_keys(self, step: Step, rng: RangeKey | None) -> tuple[str, ...] | None:
+    def _partition_keys(self, step: Step, rng: StepRange | None) -> tuple[str, ...] | None:
         """Variables a run waiting at ``step`` can be indexed by: bound before the step and
         bound by every context-free solution of its GPM (equality joins); () when only a
-        range key applies."""
-        if not self.opt.partition_runs or not isinstance(step.operand, A.GpmRef):
+        range key applies. For a conjunction or disjunction: the variables every operand
+        GPM binds, since an event feeds the run only through a GPM on its stream."""
+        if not self.opt.partition_runs:
             return None
-        m = self.matchers[step.operand.name]
-        if not m.join_shaped:
+        matchers = [self.matchers[g] for g in step.gpms]
+        if not matchers or not all(m.join_shaped for m in matchers):
             return None
-        keys = tuple(sorted(step.bound_before & m.key_vars))
+        keys = tuple(sorted(step.bound_before.intersection(*(m.key_vars for m in matchers))))
         return keys if keys or rng is not None else None
 
-    def _range_key(self, step: Step) -> RangeKey | None:
-        """A FILTER comparison runs at ``step`` can be sorted by (``runindex``)."""
-        if not (self.opt.range_index and self.opt.partition_runs
-                and isinstance(step.operand, A.GpmRef)):
+    def _range_key(self, step: Step) -> StepRange | None:
+        """The FILTER comparison runs at ``step`` can be sorted by (``runindex``)."""
+        if not (self.opt.range_index and self.opt.partition_runs):
             return None
-        m = self.matchers[step.operand.name]
-        if m.compiled is None or not m.join_shaped:
-            return None
-        return find_range_key(m.compiled.filters, step.bound_before,
-                              frozenset(m.compiled.variables))
+        candidates = {}
+        for g in step.gpms:
+            m = self.matchers[g]
+            if m.compiled is None or not m.join_shaped:
+                return None
+            candidates[g] = find_range_key(m.compiled.filters, step.bound_before,
+                                           frozenset(m.compiled.variables))
+        return step_range(candidates)
 
     def _wait(self, run: Run) -> None:
         """Register a run as waiting at its step (or in its Kleene loop)."""
@@ -354,36 +357,26 @@ class QueryRuntime:
                 keys = self.keys[i]
                 if keys is None or e.stream not in step.streams:
                     continue
-                m = self.matchers[step.operand.name]
                 rng = self.ranges[i]
-                if rng is None:
-                    seen: set[tuple] = set()
+                # per partition, what the event's solutions ask of its runs (runindex)
+                requests: dict[tuple, list] = {}
+                for g in step.gpms:
+                    m = self.matchers[g]
+                    if m.stream != e.stream:
+                        continue
+                    rk = rng.by_gpm.get(g) if rng is not None else None
                     for nu in m.base(ctx):
                         values = tuple(nu.get(k) for k in keys)
-                        if values in seen:
-                            continue
-                        seen.add(values)
-                        for loop in (False, True):
-                            b = self.partitioned.get((i, loop, values))
-                            if b:
-                                out.extend(b.values())
-                    continue
-                # the union over the event's solutions of the runs each may extend
-                bounds: dict[tuple, object] = {}
-                for nu in m.base(ctx):
-                    values = tuple(nu.get(k) for k in keys)
-                    v = order_key(nu.get(rng.event_var))
-                    if values not in bounds:
-                        bounds[values] = v
-                    elif bounds[values] is not None:
-                        w = bounds[values]
-                        bounds[values] = None if v is None else (
-                            max(v, w) if rng.below else min(v, w))
-                for values, v in bounds.items():
+                        req = requests.setdefault(values, [])
+                        if rk is None:
+                            req.append((None, True))
+                        else:
+                            req.append((order_key(nu.get(rk.event_var)), rk.below))
+                for values, req in requests.items():
                     for loop in (False, True):
                         b = self.partitioned.get((i, loop, values))
                         if b:
-                            out.extend(b.select(v, rng.below))
+                            out.extend(b.select(req) if rng is not None else b.values())
         return out
 
     def _absences(self, ctx: EventContext) -> None:
@@ -584,6 +577,9 @@ class QueryRuntime:
             ctx_mu = run.ctx if run.loop else run.mu
             loop = Run(run.step, mu, node, start, tau, first_pos, last_pos, (), ctx_mu, True)
             self._enter_wait(loop, step.loop_strategy)
+        elif run.step + 1 == len(self.steps) and not run.pending:
+            self._emit(mu, node, start, tau)  # a complete match: no run to build
+            return
         self._enter(run.step + 1, Run(run.step + 1, mu, node, start, tau, first_pos, last_pos))
 
     def _enter(self, index: int, run: Run) -> None:
@@ -628,12 +624,15 @@ class QueryRuntime:
                 heapq.heappush(self.expiry, (deadline, run.id, run))
 
     def _complete(self, run: Run) -> None:
+        self._emit(run.mu, run.node, run.start, run.end)
+
+    def _emit(self, mu: dict, node: Node | None, start: float, time: float) -> None:
         self.stats["matches"] += 1
         self.emit(Match(
-            bindings=tuple(sorted(run.mu.items(), key=lambda kv: kv[0])),
-            taken=run.node.chain() if run.node is not None else (),
-            start=run.start,
-            time=run.end,
+            bindings=tuple(sorted(mu.items())),  # variable names are unique: terms never compared
+            taken=node.chain() if node is not None else (),
+            start=start,
+            time=time,
         ))
 
 
