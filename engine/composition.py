@@ -137,7 +137,6 @@ class Composer:
 
     def add(self, handle: QueryHandle, iri: str) -> None:
         self.handles[iri] = handle
-        handle.output.listeners.append(self.deliver)
 
     def gate(self, handle: QueryHandle, iri: str) -> None:
         """Make ``handle`` a gated query (its runtime must use ``self.graphs``)."""
@@ -146,6 +145,10 @@ class Composer:
         raw = [s for s in query.streams.values() if s not in self.composition.nodes]
         gate = Gate(handle, upstream, bool(raw))
         self.gates[iri] = gate
+        for source in upstream:  # only outputs somebody reads are turned into events
+            producer = self.handles.get(source)
+            if producer is not None and self.deliver not in producer.output.listeners:
+                producer.output.listeners.append(self.deliver)
         for s in dict.fromkeys(raw):
             self.by_stream.setdefault(s, []).append(gate)
         self.order = [self.gates[i] for i in self.composition.order() if i in self.gates]
