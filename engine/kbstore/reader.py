@@ -108,9 +108,9 @@ class StaticKb:
     def refresh(self, force: bool = False) -> bool:
         return False
 
-    def graphs(self) -> list[NamedNode]:
-        return sorted((g for g in self.store.named_graphs() if isinstance(g, NamedNode)),
-                      key=lambda g: g.value)
+    def graphs(self) -> list:
+        """Every named graph, blank-node names included (a TriG KB file may have them)."""
+        return list(self.store.named_graphs())
 
 
 def kb_source(kb: Store | KbStore | StaticKb | str | os.PathLike) -> KbStore | StaticKb:
