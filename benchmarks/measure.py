@@ -277,11 +277,19 @@ def _result(
     }
 
 
+def _run_pyflink(spec: dict, setup_start: float) -> dict:
+    """The optional PyFlink peer (``benchmarks.peers.pyflink_stock``; n/a without PyFlink)."""
+    from benchmarks.peers.pyflink_stock import measure_spec
+
+    return measure_spec(spec, setup_start)
+
+
 RUNNERS = {
     "engine": _run_engine,
     "reference": _run_reference,
     "baseline": _run_baseline,
     "ceiling": _run_ceiling,
+    "pyflink": _run_pyflink,
 }
 
 
@@ -293,7 +301,7 @@ def measure(spec: dict) -> dict:
     except Exception as err:
         tail = traceback.format_exc().strip().splitlines()[-3:]
         result = {"status": "error", "reason": f"{type(err).__name__}: {err}", "traceback": tail}
-    result["peak_rss_mb"] = peak_rss_mb()
+    result.setdefault("peak_rss_mb", peak_rss_mb())  # a peer with a JVM reports its own total
     return result
 
 

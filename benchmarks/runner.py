@@ -17,7 +17,7 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,13 +25,16 @@ from pathlib import Path
 from benchmarks import measure
 from benchmarks.baselines import BASELINE_EXACT, BASELINE_QUERIES
 from benchmarks.generators import DEFAULT_SEED, Dataset, generate
+from benchmarks.peers import pyflink_stock
 from benchmarks.workloads import WORKLOADS, Workload
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "results"
 DEFAULT_DATA = HERE / "data"
-SYSTEMS = ("spaseq", "ablations", "reference", "baseline", "ceiling")
+SYSTEMS = ("spaseq", "ablations", "reference", "baseline", "ceiling", "pyflink")
 DEFAULT_SYSTEMS = ("spaseq", "ablations", "baseline", "ceiling")
+PYFLINK_PARALLELISM = (1, 2)
+"""The PyFlink peer (optional, ``pip install .[bench-peers]``) runs at each of these parallelisms."""
 SCHEMA = "spaseq-bench/1"
 RUN_KEYS = (
     "workload", "dataset", "window_minutes", "size", "system", "label", "option", "option_value", "status",
@@ -110,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sizes", help="comma-separated event counts, e.g. 10000,100000 (10^4..10^6)")
     p.add_argument("--windows", help="comma-separated window sizes in minutes (1..60) for every workload")
     p.add_argument("--systems", help=f"comma-separated subset of: {', '.join(SYSTEMS)} "
-                   f"(default: {','.join(DEFAULT_SYSTEMS)}; 'spaseq' is the reference when the engine API is missing)")
+                   f"(default: {','.join(DEFAULT_SYSTEMS)}; 'spaseq' is the reference when the engine API is missing; "
+                   f"'pyflink' needs {pyflink_stock.INSTALL_HINT})")
     p.add_argument("--budget", type=float, help="seconds per engine measurement before it stops early")
     p.add_argument("--baseline-budget", type=float, help="seconds per baseline measurement")
     p.add_argument("--baseline-max-events", type=int, help="events the baseline is given at most (default 10^4)")
@@ -395,6 +399,8 @@ def _measure_group(
                     result["reason"] = f"{option} is off by default: this run turns it on"
             rows.append(_row(workload, window, size, "ablation", label, result, option,
                              value if problem is None else None))
+    if "pyflink" in config.systems:
+        rows.extend(_measure_pyflink(config, run_one, base, workload, window, size))
     if "baseline" in config.systems:
         bkey = (workload.dataset, size, window, tuple(sorted(BASELINE_QUERIES[workload.name].items())))
         if bkey in baseline_cache:
@@ -412,6 +418,22 @@ def _measure_group(
             spec = {**base, "kind": "ceiling"}
             ceiling_cache[ckey] = run_one("ceiling", spec, 600)
         rows.append(_row(workload, window, size, "ceiling", "ceiling (parse only)", ceiling_cache[ckey]))
+    return rows
+
+
+def _measure_pyflink(config: Config, run_one: Callable[[str, dict, float], dict], base: dict,
+                     workload: Workload, window: int, size: int) -> list[dict]:
+    """The PyFlink peer at each parallelism, or one n/a row saying why it cannot run."""
+    problem = pyflink_stock.unavailable()
+    if workload.name != pyflink_stock.WORKLOAD:
+        problem = f"the PyFlink peer implements {pyflink_stock.WORKLOAD} only"
+    if problem is not None:
+        return [_row(workload, window, size, "pyflink", "pyflink", _na(problem))]
+    rows = []
+    for parallelism in PYFLINK_PARALLELISM:
+        spec = {**base, "kind": "pyflink", "parallelism": parallelism, "max_events": None}
+        label = f"pyflink p{parallelism}"
+        rows.append(_row(workload, window, size, "pyflink", label, run_one(label, spec, 600 + size / 500)))
     return rows
 
 
@@ -449,10 +471,18 @@ def _add_ratios(group: list[dict]) -> None:
 
     baseline, ceiling = rate("baseline"), rate("ceiling")
     base_row = next((r for r in group if r["system"] == "baseline" and r["status"] == "ok"), None)
+    engine_row = next((r for r in group if r["system"] in ("spaseq", "reference") and r["status"] == "ok"), None)
     for r in group:
         exact = r["workload"] in BASELINE_EXACT and r["system"] in ("spaseq", "reference", "ablation")
         if exact and base_row is not None and r["status"] == "ok" and r["events"] == base_row["events"]:
             r["matches_agree"] = r["matches"] == base_row["matches"]
+        if r["system"] == "pyflink" and r["status"] == "ok":
+            # the peer computes spaseq's answer exactly: compare with whichever ran the same events
+            for other in (engine_row, base_row):
+                if other is not None and other["events"] == r["events"]:
+                    r["matches_agree"] = r["matches"] == other["matches"]
+                    r["matches_checked_against"] = other["label"]
+                    break
         if r["status"] != "ok" or not r["events_per_s"]:
             continue
         r["vs_baseline"] = r["events_per_s"] / baseline if baseline else None
@@ -531,10 +561,11 @@ def _table_row(workload: str, window: int, size: int, r: dict) -> tuple[str, ...
         notes.append(f"ran {r['events']} of {size} events")
     if ok and r.get("reason"):
         notes.append(r["reason"])
+    against = r.get("matches_checked_against", "baseline")
     if r.get("matches_agree") is True:
-        notes.append("matches = baseline's")
+        notes.append(f"matches = {against}'s")
     elif r.get("matches_agree") is False:
-        notes.append("MATCHES DIFFER from the baseline's")
+        notes.append(f"MATCHES DIFFER from the {against}'s")
     note = "; ".join(notes)
     return (
         workload, f"{window}m", str(size), r["label"],

@@ -6,6 +6,7 @@ skip-till-any (``SEQ(A: B: C)``) both must find exactly the same matches.
 
 from __future__ import annotations
 
+import csv
 import importlib
 import json
 import sys
@@ -164,3 +165,32 @@ def test_measurement_in_a_spawned_process(data_dir: Path) -> None:
                               "window_minutes": 1}, 120)
     assert result["status"] == "ok", result
     assert result["events"] == TINY and result["peak_rss_mb"] > 0
+
+
+def test_pyflink_peer_flattens_each_event_to_one_row(data_dir: Path) -> None:
+    """The PyFlink peer's input: one CSV row per stock event, with the event's own values."""
+    peer = importlib.import_module("benchmarks.peers.pyflink_stock")
+    ds = generators.generate("stock", TINY, data_dir)
+    flat = peer.flatten_stock(ds, data_dir / "trades.csv")
+    assert (flat.events, flat.rows, flat.triples) == (TINY, TINY, ds.triples)
+    with open(data_dir / "trades.csv", encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    assert len(rows) == TINY
+    first = next(workloads.iter_events(ds))
+    seq, company, price, volume, ms = rows[0]
+    by_predicate = {t.predicate.value: t for t in first.triples}
+    price_triple = by_predicate[generators.PRED + "price"]
+    assert (int(seq), company, price) == (first.seq, str(price_triple.subject), price_triple.object.value)
+    assert volume == str(by_predicate[generators.PRED + "volume"].object)
+    assert int(ms) == round(first.time * 1000)
+
+
+def test_runner_reports_pyflink_na_without_pyflink(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without PyFlink, `--systems pyflink` gives an n/a row that says how to install it."""
+    monkeypatch.setattr(runner.pyflink_stock, "unavailable", lambda: "pyflink not installed: pip install .[bench-peers]")
+    report = _run(tmp_path, "--quick", "--workloads", "vshape-any,traffic", "--sizes", str(TINY), "--in-process",
+                  "--systems", "pyflink")
+    _check_report(report)
+    rows = {row["workload"]: row for row in report["runs"]}
+    assert rows["vshape-any"]["status"] == "n/a" and "pip install .[bench-peers]" in rows["vshape-any"]["reason"]
+    assert rows["traffic"]["status"] == "n/a" and "vshape-any only" in rows["traffic"]["reason"]

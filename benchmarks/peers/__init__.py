@@ -1,0 +1,1 @@
+"""Peer systems the benchmark can run spaseq's workloads through (optional: ``pip install .[bench-peers]``)."""
