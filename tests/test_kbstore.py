@@ -163,8 +163,11 @@ def test_graph_clause_rows_before_and_after_a_refresh(spark, tmp_path):
                  ("u2", 10, ":H1 :alarm 2 ."), ("u2", 11, ":H2 :alarm 3 ."))
     engine = Engine(kb=str(store))
     handle = engine.register(QUERY)
+    polling = Engine(kb=KbStore(store, check_interval_s=0))  # notices the switch on push alone
+    polled = polling.register(QUERY)
     for e in evs[:4]:
         engine.push_event(e)
+        polling.push_event(e)
     assert {(r.bindings["h"].value, r.bindings["o"].value) for r in handle.rows()} == {(f"{EX}H1", "Alice")}
     # H1 changes owner, H2 disappears; the runs started at t=3 and t=4 survive the switch
     (tmp_path / "v2.nt").write_text(owners(("H1", "Alan"), ("H3", "Carol")), encoding="utf-8")
@@ -172,8 +175,12 @@ def test_graph_clause_rows_before_and_after_a_refresh(spark, tmp_path):
     engine.advance_to(5)
     for e in evs[4:]:
         engine.push_event(e)
+        polling.push_event(e)
     engine.close()
+    polling.close()
     rows = {(r.bindings["h"].value, r.bindings["o"].value) for r in handle.rows()}
+    assert {(r.bindings["h"].value, r.bindings["o"].value) for r in polled.rows()} == {
+        (f"{EX}H1", "Alice"), (f"{EX}H1", "Alan")}
     assert rows == {(f"{EX}H1", "Alan")}  # the run from t=4, over the new version; H2 has no owner now
     q = parse_query(QUERY)
     with KbStore(store) as kb:
