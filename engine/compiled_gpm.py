@@ -95,33 +95,34 @@ def _ordering_ops(compare, dialect: str) -> dict:
     cache = V._CACHE
     slow = V.info_slow
     top = V.K_DBL
+    dec = V.K_DEC  # integer/decimal pairs compare exactly in Python, as promoted in SPARQL
     if dialect == V.SPEC:
 
         def op_lt(a, b):
             ka, x = cache.get(a) or slow(a)
             kb, y = cache.get(b) or slow(b)
-            if ka == kb and ka <= top:
+            if ka == kb and ka <= top or ka <= dec and kb <= dec:
                 return x < y
             return compare(a, b) == -1
 
         def op_gt(a, b):
             ka, x = cache.get(a) or slow(a)
             kb, y = cache.get(b) or slow(b)
-            if ka == kb and ka <= top:
+            if ka == kb and ka <= top or ka <= dec and kb <= dec:
                 return x > y
             return compare(a, b) == 1
 
         def op_le(a, b):
             ka, x = cache.get(a) or slow(a)
             kb, y = cache.get(b) or slow(b)
-            if ka == kb and ka <= top:
+            if ka == kb and ka <= top or ka <= dec and kb <= dec:
                 return x <= y
             return compare(a, b) < 1
 
         def op_ge(a, b):
             ka, x = cache.get(a) or slow(a)
             kb, y = cache.get(b) or slow(b)
-            if ka == kb and ka <= top:
+            if ka == kb and ka <= top or ka <= dec and kb <= dec:
                 return x >= y
             return 0 <= compare(a, b) <= 1
 
@@ -130,28 +131,28 @@ def _ordering_ops(compare, dialect: str) -> dict:
         def op_lt(a, b):
             ka, x = cache.get(a) or slow(a)
             kb, y = cache.get(b) or slow(b)
-            if ka == kb and ka <= top and x == x and y == y:
+            if (ka == kb and ka <= top or ka <= dec and kb <= dec) and x == x and y == y:
                 return x < y
             return compare(a, b) == -1
 
         def op_gt(a, b):
             ka, x = cache.get(a) or slow(a)
             kb, y = cache.get(b) or slow(b)
-            if ka == kb and ka <= top and x == x and y == y:
+            if (ka == kb and ka <= top or ka <= dec and kb <= dec) and x == x and y == y:
                 return x > y
             return compare(a, b) == 1
 
         def op_le(a, b):
             ka, x = cache.get(a) or slow(a)
             kb, y = cache.get(b) or slow(b)
-            if ka == kb and ka <= top and x == x and y == y:
+            if (ka == kb and ka <= top or ka <= dec and kb <= dec) and x == x and y == y:
                 return x <= y
             return compare(a, b) < 1
 
         def op_ge(a, b):
             ka, x = cache.get(a) or slow(a)
             kb, y = cache.get(b) or slow(b)
-            if ka == kb and ka <= top and x == x and y == y:
+            if (ka == kb and ka <= top or ka <= dec and kb <= dec) and x == x and y == y:
                 return x >= y
             return 0 <= compare(a, b) <= 1
 
@@ -346,7 +347,13 @@ class _ExprCompiler:
             src.emit(f"{k}, {x} = _get({code}) or info_slow({code})")
             sides.append((code, k, x, False))
         (a, ka, xa, ca), (b, kb, xb, cb) = sides
-        cond = f"{ka} == {kb}" + ("" if ca or cb else f" and {ka} <= {V.K_DBL}")
+        # integers and decimals compare exactly in Python, as SPARQL's promotion to decimal
+        # does: a mixed integer/decimal pair needs no promotion either
+        if ca or cb:
+            k_const, k_var = (ka, kb) if ca else (kb, ka)
+            cond = f"{k_var} <= {V.K_DEC}" if int(k_const) <= V.K_DEC else f"{k_var} == {k_const}"
+        else:
+            cond = f"({ka} == {kb} and {ka} <= {V.K_DBL} or {ka} <= {V.K_DEC} and {kb} <= {V.K_DEC})"
         if ox:
             cond += "".join(f" and {x} == {x}" for x, c in ((xa, ca), (xb, cb)) if not c)
         return f"({xa} {op} {xb} if {cond} else {helper}({a}, {b}))"
