@@ -827,6 +827,9 @@ def _build(triples, filters, graphs, dialect, base_iri) -> CompiledPattern:
         _join_raw=ns["_join_raw"],
         _check=ns["_check"],
     )
+    # bodies with the same triple patterns up to variable names (the V-shape's A, B and C)
+    # produce the same rows in the same order: they share one join per event
+    compiled._key_raw = _shared_join_key(triples, variables, blank_vars)
     if not local:
         compiled._key_filtered = compiled._key_raw
     ns["_KEY"] = compiled._key_filtered
@@ -838,6 +841,21 @@ def _build(triples, filters, graphs, dialect, base_iri) -> CompiledPattern:
     else:
         compiled.solutions = ns["_solutions"]
     return compiled
+
+
+_JOIN_KEYS: dict[tuple, object] = {}
+
+
+def _shared_join_key(triples, variables, blank_vars) -> object:
+    """The memo key of a BGP's raw join, one per shape: the triple patterns with each variable
+    replaced by its position in the row (``variables``) or among the blank nodes."""
+    slots = {v: ("v", i) for i, v in enumerate(variables)}
+    slots.update({v: ("b", i) for i, v in enumerate(blank_vars)})
+    shape = tuple(
+        tuple(slots[t.name] if isinstance(t, A.Var) else ("c", t) for t in (tp.subject, tp.predicate, tp.object))
+        for tp in triples
+    )
+    return _JOIN_KEYS.setdefault(shape, object())
 
 
 def _write_solutions(src: _Source, variables: list[str], contextual: list[A.Expr], base_iri) -> None:

@@ -144,6 +144,7 @@ class QueryRuntime:
         self._doomed: list[Run] = []        # expired runs kept until that work is done
         self.ranges = [self._range_key(s) for s in self.steps]
         self.keys = [self._partition_keys(s, r) for s, r in zip(self.steps, self.ranges, strict=True)]
+        self._row_slots = [self._slots(s, k, r) for s, k, r in zip(self.steps, self.keys, self.ranges, strict=True)]
         self.start_run = Run(0, {}, None, None, None, None, None)
         self.start_run.id = next(self._ids)
         self.start_run.strategy = None
@@ -178,6 +179,25 @@ class QueryRuntime:
             candidates[g] = find_range_key(m.compiled.filters, step.bound_before,
                                            frozenset(m.compiled.variables))
         return step_range(candidates)
+
+    def _slots(self, step: Step, keys: tuple[str, ...] | None,
+               rng: StepRange | None) -> dict[str, tuple[tuple[int, ...], int | None]]:
+        """Per GPM of a partitioned step whose compiled join binds every key (and the range
+        variable): the positions of those variables in the join's rows."""
+        out: dict[str, tuple[tuple[int, ...], int | None]] = {}
+        if keys is None:
+            return out
+        for g in step.gpms:
+            compiled = self.matchers[g].compiled
+            if compiled is None:
+                continue
+            names = compiled.variables
+            rk = rng.by_gpm.get(g) if rng is not None else None
+            wanted = [*keys, rk.event_var] if rk is not None else list(keys)
+            if all(v in names for v in wanted):
+                out[g] = (tuple(names.index(k) for k in keys),
+                          names.index(rk.event_var) if rk is not None else None)
+        return out
 
     def _wait(self, run: Run) -> None:
         """Register a run as waiting at its step (or in its Kleene loop)."""
@@ -365,6 +385,14 @@ class QueryRuntime:
                     if m.stream != e.stream:
                         continue
                     rk = rng.by_gpm.get(g) if rng is not None else None
+                    slots = self._row_slots[i].get(g)
+                    if slots is not None:  # the compiled join's rows: no dicts needed
+                        key_at, range_at = slots
+                        for row in (m.compiled.rows(ctx.index) if m.can_match(ctx) else ()):
+                            req = requests.setdefault(tuple([row[j] for j in key_at]), [])
+                            req.append((None, True) if rk is None
+                                       else (order_key(row[range_at]), rk.below))
+                        continue
                     for nu in m.base(ctx):
                         values = tuple(nu.get(k) for k in keys)
                         req = requests.setdefault(values, [])
