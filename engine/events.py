@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pyoxigraph import BlankNode, NamedNode, Triple
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Event:
     """One RDF graph event ``(time, graph)`` arriving on the named stream ``stream``.
 
@@ -24,6 +24,18 @@ class Event:
     seq: int = 0
     name: NamedNode | BlankNode | None = None
     origin: str | None = None
+
+    def __init__(self, stream: str, time: float, triples: tuple[Triple, ...], seq: int = 0,
+                 name: NamedNode | BlankNode | None = None, origin: str | None = None) -> None:
+        # written straight into __dict__: a frozen dataclass's generated __init__ costs
+        # twice as much, and the engine builds one Event per pushed event
+        d = self.__dict__
+        d["stream"] = stream
+        d["time"] = time
+        d["triples"] = triples
+        d["seq"] = seq
+        d["name"] = name
+        d["origin"] = origin
 
     def sort_key(self) -> tuple[float, int]:
         return (self.time, self.seq)

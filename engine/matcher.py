@@ -17,7 +17,6 @@ event (``base``) and a per-run part (``extend``: compatibility, KB join, FILTERs
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Variable
 
@@ -39,16 +38,18 @@ except ImportError:  # pragma: no cover - only while the compiled path is being 
     EventIndex = None
 
 
-@dataclass
 class EventContext:
     """One event as the engine sees it, with caches shared by all runs and queries."""
 
-    event: Event
-    position: int = 0
-    _predicates: frozenset | None = None
-    _index: object | None = None
-    graph: NamedNode | None = None
-    cache: dict = field(default_factory=dict)
+    __slots__ = ("event", "position", "_predicates", "_index", "graph", "cache")
+
+    def __init__(self, event: Event, position: int = 0) -> None:
+        self.event = event
+        self.position = position
+        self._predicates: frozenset | None = None
+        self._index: object | None = None
+        self.graph: NamedNode | None = None
+        self.cache: dict = {}
 
     @property
     def predicates(self) -> frozenset:

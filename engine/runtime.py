@@ -125,6 +125,7 @@ class QueryRuntime:
         w = query.window
         self.kind, self.omega, self.tumbling = w.kind, w.amount, w.tumbling
         self.count = int(w.amount) if w.kind == "events" else 0
+        self._sliding_time = w.kind == "time" and not w.tumbling  # _fits inlined on the hot path
         self.t0: float | None = None
         self.clock = -INF           # largest timestamp of the query's streamset
         self.prev_clock = -INF      # the timestamp before it
@@ -591,11 +592,18 @@ class QueryRuntime:
     def _advance(self, run: Run, ctx: EventContext, mu: dict, taken: tuple[Taken, ...]) -> None:
         """A result at ctx's time extends ``run``: clone it one step further."""
         tau = ctx.event.time
-        positions = [self._pos.get(id(t.event), ctx.position) for t in taken]
-        first_pos = run.first_pos if run.first_pos is not None else min(positions)
+        if len(taken) == 1 and taken[0].event is ctx.event:  # the common case: this event
+            last_pos = ctx.position
+            first_pos = run.first_pos if run.first_pos is not None else last_pos
+        else:
+            positions = [self._pos.get(id(t.event), ctx.position) for t in taken]
+            first_pos = run.first_pos if run.first_pos is not None else min(positions)
+            last_pos = max(positions)
         start = run.start if run.start is not None else tau
-        last_pos = max(positions)
-        if not self._fits(start, first_pos, tau, last_pos):
+        if self._sliding_time:
+            if tau - start > self.omega:
+                return
+        elif not self._fits(start, first_pos, tau, last_pos):
             return
         node = run.node
         for t in taken:
