@@ -6,6 +6,8 @@ import heapq
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import groupby
+from operator import attrgetter
 from pathlib import Path
 
 from pyoxigraph import BlankNode, DefaultGraph, NamedNode, RdfFormat, Store, Triple, parse
@@ -83,26 +85,19 @@ def _file_events(path: str, stream: str) -> Iterator[tuple[float, NamedNode | Bl
     """
     time_pred = NamedNode(PROV_GENERATED_AT)
     times: dict[NamedNode | BlankNode, float] = {}
-    name: NamedNode | BlankNode | None = None
-    time = 0.0
-    triples: list[Triple] = []
-    for quad in parse(path=path, format=RdfFormat.N_QUADS):
-        graph = quad.graph_name
+    triple_of = attrgetter("triple")
+    # consecutive quads of one graph: grouped and unpacked at C speed (groupby, attrgetter)
+    for graph, quads in groupby(parse(path=path, format=RdfFormat.N_QUADS), key=attrgetter("graph_name")):
         if isinstance(graph, DefaultGraph):
-            if quad.predicate == time_pred:
-                times[quad.subject] = to_seconds(quad.object)
+            for quad in quads:
+                if quad.predicate == time_pred:
+                    times[quad.subject] = to_seconds(quad.object)
             continue
-        if graph != name:
-            if name is not None:
-                yield time, name, triples
-            name, triples = graph, []
-            try:
-                time = times.pop(graph)
-            except KeyError:
-                raise ValueError(f"{path}: graph {graph} has no timestamp before its triples") from None
-        triples.append(quad.triple)
-    if name is not None:
-        yield time, name, triples
+        try:
+            time = times.pop(graph)
+        except KeyError:
+            raise ValueError(f"{path}: graph {graph} has no timestamp before its triples") from None
+        yield time, graph, list(map(triple_of, quads))
 
 
 def iter_events(dataset: Dataset, limit: int | None = None) -> Iterator[Event]:

@@ -111,6 +111,24 @@ def test_to_seconds_agrees_with_datetime(moment: datetime, offset_minutes: int) 
     assert to_seconds(lit(text, "dateTime")) == pytest.approx(expected, abs=1e-6)
 
 
+@given(st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)))
+def test_to_seconds_utc_form_agrees_with_datetime_twice(moment: datetime) -> None:
+    """"YYYY-MM-DDThh:mm:ssZ" takes a fast path with a cache of day starts: same answer
+    on the first (uncached) and the second (cached) reading."""
+    text = moment.replace(microsecond=0).isoformat() + "Z"
+    expected = (moment.replace(microsecond=0, tzinfo=timezone.utc)
+                - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds()
+    assert to_seconds(lit(text, "dateTime")) == expected
+    assert to_seconds(lit(text, "dateTime")) == expected
+
+
+@pytest.mark.parametrize("text", ["2024-01-01T24:00:01Z", "2024-01-01T23:60:00Z", "2024-01-01T23:00:60Z"])
+def test_to_seconds_fast_path_keeps_range_checks(text: str) -> None:
+    to_seconds(lit("2024-01-01T00:00:00Z", "dateTime"))  # the day is now cached
+    with pytest.raises(ValueError, match="time of day is out of range"):
+        to_seconds(lit(text, "dateTime"))
+
+
 # --- read_replay: well-formed files -------------------------------------------------------------
 
 

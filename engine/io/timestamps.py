@@ -70,8 +70,19 @@ def _is_leap(year: int) -> bool:
     return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
 
 
+_DAY_START: dict[str, int] = {}  # "YYYY-MM-DD" -> its first second, for the fast path
+_FAST_DATETIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+
+
 def datetime_to_seconds(text: str, *, require_timezone: bool = False) -> float:
     """Seconds since the Unix epoch of an ``xsd:dateTime`` lexical form (UTC when no zone)."""
+    # the usual stream form "YYYY-MM-DDThh:mm:ssZ": one regex and a day cache (events of a day
+    # share their date); everything else, and any value out of range, takes the full check
+    if len(text) == 20 and _FAST_DATETIME_RE.fullmatch(text):
+        day = _DAY_START.get(text[:10])
+        hour, minute, second = int(text[11:13]), int(text[14:16]), int(text[17:19])
+        if day is not None and hour < 24 and minute < 60 and second < 60:
+            return float(day + hour * 3600 + minute * 60 + second)
     m = _DATETIME_RE.fullmatch(text.strip())
     if m is None:
         raise ValueError(f"{text!r} is not an xsd:dateTime (expected YYYY-MM-DDThh:mm:ss[.fff][Z|+hh:mm])")
@@ -98,7 +109,10 @@ def datetime_to_seconds(text: str, *, require_timezone: bool = False) -> float:
         if tz_minutes > 59 or tz_hours * 60 + tz_minutes > 14 * 60:
             raise ValueError(f"{text!r} is not an xsd:dateTime: time zone {tz} is out of range")
         offset = (tz_hours * 3600 + tz_minutes * 60) * (1 if tz[0] == "+" else -1)
-    whole = _days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset
+    day_start = _days_from_civil(year, month, day) * 86400
+    if len(_DAY_START) < 100_000 and m["year"][0] != "-":
+        _DAY_START[f"{m['year']}-{m['month']}-{m['day']}"] = day_start  # a valid date
+    whole = day_start + hour * 3600 + minute * 60 + second - offset
     if fraction:
         return float(Decimal(whole) + Decimal("0" + fraction))
     return float(whole)
