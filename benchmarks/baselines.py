@@ -61,6 +61,15 @@ _VSHAPE = """SELECT ?g1 ?g2 ?g3 WHERE {
   FILTER(?t1 < ?t2 && ?p2 > ?p1 && ?t3 - ?t1 <= {window})
 }"""
 
+_SPIKE = """SELECT ?g1 ?g2 WHERE {
+  ?g2 bench:time ?t2 .
+  GRAPH ?g2 { ?company pred:price ?p2 ; pred:volume ?vol2 }
+  FILTER(?vol2 > 4950)
+  GRAPH ?g1 { ?company pred:price ?p1 }
+  ?g1 bench:time ?t1 ; bench:stream <http://stockmarket.org/stocks> .
+  FILTER(?t1 < ?t2 && ?p2 > ?p1 && ?t2 - ?t1 <= {window})
+}"""
+
 _HEAD_SHOULDERS = """SELECT ?g1 ?g2 ?g3 ?g4 ?g5 ?g6 ?g7 WHERE {
   ?g7 bench:time ?t7 .
   GRAPH ?g7 { ?company pred:price ?p7 }
@@ -123,6 +132,7 @@ BASELINE_QUERIES: dict[str, dict[str, tuple[str, str]]] = {
     "vshape-strict": {_STOCK: ("g3", _VSHAPE)},
     "vshape-next": {_STOCK: ("g3", _VSHAPE)},
     "vshape-any": {_STOCK: ("g3", _VSHAPE)},
+    "spike-any": {_STOCK: ("g2", _SPIKE)},
     "head-shoulders": {_STOCK: ("g7", _HEAD_SHOULDERS)},
     "creditcard": {_CC: ("g2", _CREDITCARD)},
     "smartgrid": {_SG[2]: ("g3", _SMARTGRID)},
@@ -131,7 +141,7 @@ BASELINE_QUERIES: dict[str, dict[str, tuple[str, str]]] = {
 """Per workload and stream: the graph variable the arriving event is substituted for and the
 SPARQL query run (events of streams not listed only join the window)."""
 
-BASELINE_EXACT = frozenset({"vshape-any"})
+BASELINE_EXACT = frozenset({"vshape-any", "spike-any"})
 """Workloads whose baseline computes exactly spaseq's matches."""
 
 

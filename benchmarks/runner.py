@@ -221,6 +221,10 @@ def applicable_options(workload: Workload) -> dict[str, str | None]:
         out["cost_ordered_disjunction"] = "the query has no disjunction"
     if len(set(query.streams.values())) < 2:
         out["index_streams"] = "the query reads one stream"
+    atoms = query.seq.atoms
+    if not (len(atoms) > 1 and all(isinstance(a.operand, A.GpmRef) and a.modifier == A.PLAIN for a in atoms[:2])
+            and atoms[1].strategy == A.SKIP_TILL_ANY):
+        out["lazy_chain"] = "the query does not start with 'X : Y'"
     return out
 
 

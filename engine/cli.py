@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import IO, TYPE_CHECKING
 
 from spaseq.engine import algebra as A
-from spaseq.engine.api import Engine
+from spaseq.engine.api import Engine, EngineOptions
 from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.explain import explain_dot, explain_text
@@ -75,6 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--drop-late", action="store_true",
                      help="drop events that arrive out of time order on their stream (counted on "
                           "stderr) instead of stopping with an error")
+    run.add_argument("--lazy-chain", action="store_true",
+                     help="evaluate a leading 'X : Y ...' lazily, when its last atom matches (faster "
+                          "when that atom is rare; same matches)")
+    run.add_argument("--lazy-conjunction", action="store_true",
+                     help="evaluate conjunction operands once their timestamp is complete, cheapest "
+                          "first (same matches)")
 
     ex = sub.add_parser("explain", help="show a query's algebra")
     ex.add_argument("query")
@@ -127,6 +133,11 @@ class Input:
         return [e for e in self.events if e.time <= cutoff], False
 
 
+def _options(args: argparse.Namespace) -> EngineOptions:
+    """The engine's optimisations: the defaults, plus the opt-in ones asked for."""
+    return EngineOptions(lazy_chain=args.lazy_chain, lazy_conjunction=args.lazy_conjunction)
+
+
 def _run(args: argparse.Namespace) -> int:
     query = load_query(args.query)
     _warn(query.warnings)
@@ -145,7 +156,7 @@ def _run(args: argparse.Namespace) -> int:
             _run_reference(args, query, withs, evaluate(query, events, kb, end_of_input=complete),
                            write)
         else:
-            engine = Engine(kb, materialize=args.materialize)
+            engine = Engine(kb, options=_options(args), materialize=args.materialize)
             _register(engine, args, query, withs, write)
             for event in sorted(events, key=Event.sort_key):
                 engine.push_event(event)
@@ -318,7 +329,8 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
     with _open_output(args.output) as out:
         writer, write = _sink(args, query, out)
         writer.start()
-        engine = Engine(kb, drop_late=args.drop_late, materialize=args.materialize)
+        engine = Engine(kb, options=_options(args), drop_late=args.drop_late,
+                        materialize=args.materialize)
         _register(engine, args, query, withs, write)
         open_sources = len(threads)
         seq = 0

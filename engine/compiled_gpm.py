@@ -681,7 +681,7 @@ class CompiledPattern:
 
     __slots__ = (
         "required_predicates", "variables", "filter_variables", "graph_elements", "source",
-        "dialect", "filters", "solutions", "_join_raw", "_check",
+        "dialect", "filters", "solutions", "_join_raw", "_join_filtered", "_check",
         "_key_raw", "_key_filtered", "_key_dicts",
     )
 
@@ -708,6 +708,15 @@ class CompiledPattern:
         rows = memo.get(self._key_raw)
         if rows is None:
             rows = memo[self._key_raw] = self._join_raw(index)
+        return rows
+
+    def filtered_rows(self, index: EventIndex) -> list[tuple]:
+        """``rows`` that pass the FILTERs reading only the BGP's own variables: none of them
+        means no context can make the body match the event."""
+        memo = index.memo
+        rows = memo.get(self._key_filtered)
+        if rows is None:
+            rows = memo[self._key_filtered] = self._join_filtered(index)
         return rows
 
     def base(self, index: EventIndex) -> list[dict]:
@@ -825,6 +834,7 @@ def _build(triples, filters, graphs, dialect, base_iri) -> CompiledPattern:
         dialect=dialect,
         filters=tuple(filters),
         _join_raw=ns["_join_raw"],
+        _join_filtered=ns["_join_filtered"],
         _check=ns["_check"],
     )
     # bodies with the same triple patterns up to variable names (the V-shape's A, B and C)

@@ -4,6 +4,7 @@ Graphviz DOT (``spaseq explain``)."""
 from __future__ import annotations
 
 from spaseq.engine import algebra as A
+from spaseq.engine.lazychain import lazy_prefix_length
 from spaseq.engine.nfa import automaton_dot, automaton_text, compile_query
 
 _STRATEGY = {A.STRICT: "strict contiguity ','", A.SKIP_TILL_NEXT: "skip-till-next ';'",
@@ -61,6 +62,11 @@ def plan_lines(query: A.Query) -> list[str]:
                                for g, rk in rng.by_gpm.items())
             index.append(f"sorted by ?{rng.run_var} ({events})")
         lines.append(f"  x{i}: runs waiting for {operand_text(step.operand)}: {', '.join(index)}")
+    t = lazy_prefix_length(runtime.steps, runtime.matchers, query.window)
+    if t:
+        buffered = ", ".join(operand_text(s.operand) for s in runtime.steps[:t])
+        lines.append(f"  with lazy_chain: no runs before x{t}; events {buffered} can take are buffered "
+                     f"for the window and chained when {operand_text(runtime.steps[t].operand)} matches")
     for name, m in runtime.matchers.items():
         how = "compiled Python" if m.compiled is not None else "pyoxigraph SPARQL"
         extra = " + cached KB join" if m._graph_parts else ""

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from spaseq.engine import algebra as A
+from spaseq.engine.lazychain import PrefixBuffer, lazy_prefix_length, may_match
 from spaseq.engine.matcher import EventContext, GpmMatcher, Solution
 from spaseq.engine.matches import Match, Taken
 from spaseq.engine.nfa import Automaton, Step
@@ -47,6 +48,7 @@ class EngineOptions:
     cost_ordered_disjunction: bool = True
     lazy_conjunction: bool = False
     compiled_gpm: bool = True
+    lazy_chain: bool = False
 
 
 class Node:
@@ -152,6 +154,11 @@ class QueryRuntime:
         self.stats = {"runs": 0, "matches": 0}
         self.kleene = kleene_gpms(query)  # whose takes run functions aggregate over
         self._pos: dict[int, int] = {}  # positions of the events at the current timestamp
+        # lazy chain (lazychain): steps 0..t-1 buffered, evaluated when step t's events come
+        t = lazy_prefix_length(self.steps, matchers, w) if options.lazy_chain else 0
+        self.lazy_trigger = t
+        self.prefix = (PrefixBuffer(self.steps, matchers, t, self.omega if w.kind == "time" else None)
+                       if t else None)
 
     # ------------------------------------------------------------------ indexing
 
@@ -363,7 +370,26 @@ class QueryRuntime:
         for run in self._candidates(ctx):
             if not run.dead:
                 self._try(run, ctx)
-        self._try(self.start_run, ctx)
+        if self.prefix is None:
+            self._try(self.start_run, ctx)
+        else:
+            self._lazy_chain(ctx)
+
+    def _lazy_chain(self, ctx: EventContext) -> None:
+        """Offer the event to the lazy prefix's partial matches (built from the buffer as the
+        eager runs waiting at the trigger step would be), then buffer it."""
+        prefix, t = self.prefix, self.lazy_trigger
+        tau = ctx.event.time
+        prefix.expire(tau)
+        if may_match(self.matchers[self.steps[t].operand.name], ctx):
+            for takens, mu, start, first, end, last in prefix.chains(tau):
+                node = None
+                for taken in takens:
+                    node = Node(node, taken)
+                run = Run(t, mu, node, start, end, first, last)
+                run.strategy = A.SKIP_TILL_ANY
+                self._try(run, ctx)
+        prefix.add(ctx, ctx.position)
 
     def _candidates(self, ctx: EventContext) -> list[Run]:
         """Runs the event may extend: by stream, and by join-key values where partitioned."""

@@ -94,6 +94,7 @@ FILES = {
     "badkb.nt": f'<{EX}x> <{EX}city> "Paris" .\n<{EX}x> <{EX}city> "Par\n',
     "junk.rq": QUERY + "junk\n",
     "fn.rq": QUERY.replace("FILTER(?b > ?a)", "FILTER(<http://f.org/fn>(?b))"),
+    "any.rq": QUERY.replace("SEQ(A; B)", "SEQ(A : B)"),
 }
 
 STREAM = ("--stream", "S1=s1.trig")
@@ -134,6 +135,8 @@ RUNS: dict[str, tuple[str, ...]] = {
     "bad-format": ("run", "q.rq", *STREAM, "--format", "xml"),
     "junk": ("run", "junk.rq", *STREAM),
     "unknown-function": ("run", "fn.rq", *STREAM),
+    "any": ("run", "any.rq", *STREAM, *JSONL),
+    "any-lazy": ("run", "any.rq", *STREAM, *JSONL, "--lazy-chain", "--lazy-conjunction"),
 }
 
 
@@ -224,6 +227,12 @@ def test_jsonl_rows_follow_the_contract(cli):
     assert list(rec["bindings"]) == ["s", "a", "b", "l"]  # SELECT order
     assert all(list(e) == ["atom", "stream", "time", "graph"] for e in rec["events"])
     assert isinstance(rec["start"], int) and isinstance(rec["time"], float)
+
+
+def test_lazy_options_give_the_same_matches(cli):
+    eager = jsonl(ok(cli("any")).stdout)
+    assert [r["time"] for r in eager] == [2.5, 3]  # e1 then e2, e1 then e3
+    assert jsonl(ok(cli("any-lazy")).stdout) == eager
 
 
 def test_output_file(cli):

@@ -59,7 +59,9 @@ def events(draw):
 
 
 @st.composite
-def queries(draw):
+def queries(draw, lazy_prefix: bool = False):
+    """A random query; ``lazy_prefix``: it starts with 2-3 plain GPMs joined by ':' under a
+    sliding time window or none (what the lazy chain evaluates lazily)."""
     counter = iter(range(100))
     defines: list[str] = []
 
@@ -78,7 +80,12 @@ def queries(draw):
 
     n = draw(st.sampled_from([1, 2, 2, 2, 3, 3, 4]))
     parts = []
-    for k in range(n):
+    first = 0
+    if lazy_prefix:
+        first = draw(st.integers(2, 3))
+        parts.append(" : ".join(gpm() for _ in range(first)))
+        n = first + draw(st.integers(0, 2))
+    for k in range(first, n):
         kind = draw(st.sampled_from(["plain", "plain", "group", "+", "?", "!"]))
         if k == 0 and kind in ("?", "!"):
             kind = "plain"
@@ -89,6 +96,7 @@ def queries(draw):
             parts.append(draw(st.sampled_from([" , ", " ; ", " : "])))
         parts.append(atom)
     window = draw(st.sampled_from(
+        ["", "WITHIN 3 SECONDS", "WITHIN 6 SECONDS"] if lazy_prefix else
         ["", "WITHIN 3 SECONDS", "WITHIN 6 SECONDS", "WITHIN 4 EVENTS", "WITHIN 5 SECONDS TUMBLING",
          "WITHIN 3 EVENTS TUMBLING"]))
     text = (f"{QUERY_PREFIXES}SELECT * {window}\nFROM STREAM U1 <{EX}u1>\nFROM STREAM U2 <{EX}u2>\n"
@@ -114,7 +122,7 @@ def bag(matches) -> Counter:
 
 options = st.builds(EngineOptions, **{f: st.booleans() for f in (
     "push_windows", "index_streams", "partition_runs", "range_index", "share_context_free", "prefilter",
-    "cost_ordered_disjunction", "lazy_conjunction", "compiled_gpm")})
+    "cost_ordered_disjunction", "lazy_conjunction", "compiled_gpm", "lazy_chain")})
 
 
 @settings(max_examples=EXAMPLES)
@@ -123,5 +131,17 @@ def test_engine_equals_reference(text, evs, opts, end_of_input) -> None:
     q = parse_query(text)
     store = kb()
     expected = bag(reference.evaluate(q, evs, store, end_of_input=end_of_input))
+    got = bag(api.evaluate(q, evs, store, opts, end_of_input=end_of_input))
+    assert got == expected, text
+
+
+@settings(max_examples=EXAMPLES)
+@given(queries(lazy_prefix=True), events(), st.booleans(), st.booleans())
+def test_lazy_chain_equals_reference(text, evs, partition_runs, end_of_input) -> None:
+    """Queries the lazy chain applies to (when their bodies compile), against the reference."""
+    q = parse_query(text)
+    store = kb()
+    expected = bag(reference.evaluate(q, evs, store, end_of_input=end_of_input))
+    opts = EngineOptions(lazy_chain=True, partition_runs=partition_runs)
     got = bag(api.evaluate(q, evs, store, opts, end_of_input=end_of_input))
     assert got == expected, text
