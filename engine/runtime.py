@@ -319,6 +319,22 @@ class QueryRuntime:
         for callers that know no more events will come at it."""
         self._flush_lazy(INF)
 
+    def footprint(self) -> dict[str, int]:
+        """How much state the query holds: what bounded memory means (SEMANTICS.md section 8:
+        runs that can no longer finish are dropped), for tests and monitoring."""
+        waiting = {id(r) for table in (self.by_stream, self.partitioned) for b in table.values()
+                   for r in b.values()}
+        return {
+            "waiting_runs": len(waiting),
+            "watching_runs": sum(len(b) for b in self.watchers.values()),
+            "expiry_entries": len(self.expiry),
+            "closing_runs": len(self.closing),
+            "death_entries": sum(len(v) for v in self.death.values()),
+            "range_keys": sum(len(b.keys) for b in self.partitioned.values() if isinstance(b, RangeBucket)),
+            "deferred": len(self.lazy) + len(self._doomed),
+            "buffered_events": len(self.prefix.entries) if self.prefix is not None else 0,
+        }
+
     def horizon(self) -> float:
         """The earliest ``time`` a match emitted from now on without a new event can carry
         (trailing negations waiting for their window, lazy conjunctions); INF if none.
@@ -338,6 +354,8 @@ class QueryRuntime:
         self.closing = []
         for run in list(self._all_waiting()):
             self._kill(run)
+        if self.prefix is not None:
+            self.prefix.entries.clear()
         self.expiry = []
         self.death = {}
 
