@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from spaseq.engine import algebra as A
 from spaseq.engine import sparql_values as V
 
+_CACHE = V._CACHE  # literal -> (kind, value), filled by info_slow (cleared in place, never replaced)
+
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
 
 
@@ -80,10 +82,13 @@ def order_key(term: object) -> object | None:
     the exact values. Selecting runs by the non-strict exact comparison keeps every run
     the FILTER could accept.
     """
-    try:
-        kind, value = V.info(term)
-    except Exception:  # not an RDF value: leave it to the FILTER
-        return None
+    info = _CACHE.get(term)
+    if info is None:
+        try:
+            info = V.info_slow(term)
+        except Exception:  # not an RDF value: leave it to the FILTER
+            return None
+    kind, value = info
     if kind <= V.K_DBL and value == value:
         return value
     return None
@@ -129,6 +134,14 @@ class RangeBucket:
         ``(value, below)`` of the runs with key <= value (below) or >= value; a None value
         (the event's side is not an ordered number, or its GPM has no range) asks for all."""
         runs = self.runs
+        if len(requests) == 1 and not self.misc:  # the usual case: one solution, one bound
+            value, below = requests[0]
+            if value is None:
+                return list(runs.values())
+            keys = self.keys
+            part = (keys[:bisect_right(keys, (value, float("inf")))] if below
+                    else keys[bisect_left(keys, (value, -1)):])
+            return [runs[i] for i in sorted([i for _, i in part if i in runs])]
         hi = lo = None
         for value, below in requests:
             if value is None:
