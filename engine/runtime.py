@@ -148,6 +148,11 @@ class QueryRuntime:
         self.ranges = [self._range_key(s) for s in self.steps]
         self.keys = [self._partition_keys(s, r) for s, r in zip(self.steps, self.ranges, strict=True)]
         self._row_slots = [self._slots(s, k, r) for s, k, r in zip(self.steps, self.keys, self.ranges, strict=True)]
+        self._kleene = [s.is_kleene for s in self.steps]
+        # per step: (GPM name, generated solve function, local variables) when the step is one
+        # GPM on the compiled shared path: _try calls it directly (its join already returns
+        # nothing for an event lacking a constant predicate, so no pre-filter is needed)
+        self._direct = [self._direct_gpm(s) for s in self.steps]
         self.start_run = Run(0, {}, None, None, None, None, None)
         self.start_run.id = next(self._ids)
         self.start_run.strategy = None
@@ -188,6 +193,14 @@ class QueryRuntime:
                                            frozenset(m.compiled.variables))
         return step_range(candidates)
 
+    def _direct_gpm(self, step: Step) -> tuple[str, Callable, tuple[str, ...], str] | None:
+        if not isinstance(step.operand, A.GpmRef):
+            return None
+        m = self.matchers[step.operand.name]
+        if m.solve is None or not set(m.local_order) <= set(m.compiled.variables):
+            return None
+        return step.operand.name, m.solve, m.local_order, m.stream
+
     def _slots(self, step: Step, keys: tuple[str, ...] | None,
                rng: StepRange | None) -> dict[str, tuple[tuple[int, ...], int | None]]:
         """Per GPM of a partitioned step whose compiled join binds every key (and the range
@@ -209,13 +222,17 @@ class QueryRuntime:
 
     def _wait(self, run: Run) -> None:
         """Register a run as waiting at its step (or in its Kleene loop)."""
-        step = self.steps[run.step]
         keys = self.keys[run.step]
         if keys is not None:
             context = run.ctx if run.loop else run.mu
             rng = self.ranges[run.step]
-            if all(k in context for k in keys) and (rng is None or rng.run_var in context):
-                bucket_key = (run.step, run.loop, tuple(context[k] for k in keys))
+            try:
+                values = tuple([context[k] for k in keys])
+                bound = rng is None or rng.run_var in context
+            except KeyError:
+                bound = False
+            if bound:
+                bucket_key = (run.step, run.loop, values)
                 if rng is None:
                     self.partitioned.setdefault(bucket_key, {})[run.id] = run
                 else:
@@ -224,9 +241,10 @@ class QueryRuntime:
                         bucket = self.partitioned[bucket_key] = RangeBucket()
                     bucket.add(run.id, run, order_key(context[rng.run_var]))
                 run.homes.append((self.partitioned, bucket_key))
-                self._watch(run)
+                if run.pending:
+                    self._watch(run)
                 return
-        streams = step.streams if self.opt.index_streams else (None,)
+        streams = self.steps[run.step].streams if self.opt.index_streams else (None,)
         for s in streams:
             bucket = self.by_stream.setdefault(s, {})
             bucket[run.id] = run
@@ -494,6 +512,20 @@ class QueryRuntime:
                 return
             if not self.opt.push_windows and not self._fits(run.start, run.first_pos, tau, ctx.position):
                 return
+        direct = self._direct[run.step]
+        if direct is not None:
+            name, solve, order, stream = direct
+            if e.stream != stream:
+                return
+            sols = solve(ctx.index, run.ctx if run.loop else run.mu)
+            if not sols:
+                return
+            if run.strategy == A.SKIP_TILL_NEXT and run.commit is None:
+                run.commit = tau
+                self.death.setdefault(tau, []).append(run)
+            for sol in sols:  # BGP variables: always bound
+                self._advance(run, ctx, sol, (Taken(name, e, tuple([(v, sol[v]) for v in order])),))
+            return
         step = self.steps[run.step]
         if e.stream not in step.streams:
             return
@@ -652,8 +684,8 @@ class QueryRuntime:
         node = run.node
         for t in taken:
             node = Node(node, t)
-        step = self.steps[run.step]
-        if step.is_kleene:
+        if self._kleene[run.step]:
+            step = self.steps[run.step]
             ctx_mu = run.ctx if run.loop else run.mu
             loop = Run(run.step, mu, node, start, tau, first_pos, last_pos, (), ctx_mu, True)
             self._enter_wait(loop, step.loop_strategy)
@@ -699,7 +731,8 @@ class QueryRuntime:
         if strategy == A.STRICT:
             self.strict_new.append(run)
         if self.opt.push_windows:
-            deadline = self._deadline(run)
+            deadline = run.start + self.omega if self._sliding_time and run.start is not None \
+                else self._deadline(run)
             if deadline is not None:
                 heapq.heappush(self.expiry, (deadline, run.id, run))
 
