@@ -27,7 +27,7 @@ class Taken(NamedTuple):
     bindings: tuple[tuple[str, Term], ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Match:
     """A complete match: the mapping mu, the events each atom took, start and end time."""
 
@@ -35,6 +35,16 @@ class Match:
     taken: tuple[Taken, ...]
     start: float
     time: float
+
+    def __init__(self, bindings: tuple[tuple[str, Term], ...], taken: tuple[Taken, ...], start: float,
+                 time: float) -> None:
+        # into __dict__ directly: the engine builds one per match, and a frozen dataclass's
+        # generated __init__ costs twice as much
+        d = self.__dict__
+        d["bindings"] = bindings
+        d["taken"] = taken
+        d["start"] = start
+        d["time"] = time
 
     @property
     def mapping(self) -> dict[str, Term]:

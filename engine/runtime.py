@@ -153,6 +153,7 @@ class QueryRuntime:
         # GPM on the compiled shared path: _try calls it directly (its join already returns
         # nothing for an event lacking a constant predicate, so no pre-filter is needed)
         self._direct = [self._direct_gpm(s) for s in self.steps]
+        self._probes = self._probe_plan()
         self.start_run = Run(0, {}, None, None, None, None, None)
         self.start_run.id = next(self._ids)
         self.start_run.strategy = None
@@ -319,6 +320,15 @@ class QueryRuntime:
         p = self.position if pos is None else pos
         check_pos = self.kind == "events"
         heap = self.expiry
+        if self._sliding_time:  # _expired inlined: the window ends strictly before tau
+            while heap and heap[0][0] < tau:
+                run = heapq.heappop(heap)[2]
+                if run.dead:
+                    continue
+                if run.id in self._lazy_ids:
+                    self._doomed.append(run)
+                else:
+                    self._kill(run)
         while heap and self._expired(heap[0][0], tau, p if check_pos else 0):
             _, _, run = heapq.heappop(heap)
             if run.id in self._lazy_ids:
@@ -435,40 +445,45 @@ class QueryRuntime:
         bucket = self.by_stream.get(key)
         if bucket:
             out.extend(bucket.values())
-        if self.partitioned:
-            for i, step in enumerate(self.steps):
-                keys = self.keys[i]
-                if keys is None or e.stream not in step.streams:
+        if not self.partitioned:
+            return out
+        partitioned = self.partitioned
+        for i, ranged, loops, probes in self._probes.get(e.stream, ()):
+            # per partition, what the event's solutions ask of its runs (runindex)
+            requests: dict[tuple, list] = {}
+            for m, rk, slots, keys in probes:
+                if slots is not None:  # the compiled join's rows: no dicts needed
+                    key_at, range_at = slots
+                    for row in m.compiled.rows(ctx.index):
+                        req = requests.setdefault(tuple([row[j] for j in key_at]), [])
+                        req.append((None, True) if rk is None else (order_key(row[range_at]), rk.below))
                     continue
-                rng = self.ranges[i]
-                # per partition, what the event's solutions ask of its runs (runindex)
-                requests: dict[tuple, list] = {}
-                for g in step.gpms:
-                    m = self.matchers[g]
-                    if m.stream != e.stream:
-                        continue
-                    rk = rng.by_gpm.get(g) if rng is not None else None
-                    slots = self._row_slots[i].get(g)
-                    if slots is not None:  # the compiled join's rows: no dicts needed
-                        key_at, range_at = slots
-                        for row in (m.compiled.rows(ctx.index) if m.can_match(ctx) else ()):
-                            req = requests.setdefault(tuple([row[j] for j in key_at]), [])
-                            req.append((None, True) if rk is None
-                                       else (order_key(row[range_at]), rk.below))
-                        continue
-                    for nu in m.base(ctx):
-                        values = tuple(nu.get(k) for k in keys)
-                        req = requests.setdefault(values, [])
-                        if rk is None:
-                            req.append((None, True))
-                        else:
-                            req.append((order_key(nu.get(rk.event_var)), rk.below))
-                for values, req in requests.items():
-                    for loop in (False, True):
-                        b = self.partitioned.get((i, loop, values))
-                        if b:
-                            out.extend(b.select(req) if rng is not None else b.values())
+                for nu in m.base(ctx):
+                    req = requests.setdefault(tuple([nu.get(k) for k in keys]), [])
+                    req.append((None, True) if rk is None else (order_key(nu.get(rk.event_var)), rk.below))
+            for values, req in requests.items():
+                for loop in loops:
+                    b = partitioned.get((i, loop, values))
+                    if b:
+                        out.extend(b.select(req) if ranged else b.values())
         return out
+
+    def _probe_plan(self) -> dict[str, list]:
+        """Per stream, the partitioned steps an event of it can feed: (step, whether runs are
+        range-sorted, the loop flags runs there can have, per GPM on the stream: matcher,
+        range key, row positions of the keys (compiled joins), keys)."""
+        plan: dict[str, list] = {}
+        for i, step in enumerate(self.steps):
+            keys, rng = self.keys[i], self.ranges[i]
+            if keys is None:
+                continue
+            loops = (False, True) if step.is_kleene else (False,)
+            for stream in step.streams:
+                probes = [(m, rng.by_gpm.get(g) if rng is not None else None, self._row_slots[i].get(g), keys)
+                          for g in step.gpms if (m := self.matchers[g]).stream == stream]
+                if probes:
+                    plan.setdefault(stream, []).append((i, rng is not None, loops, probes))
+        return plan
 
     def _absences(self, ctx: EventContext) -> None:
         """Pending absences matched by this event limit or kill their runs."""
