@@ -53,7 +53,7 @@ def write_chart(report: dict, path: Path) -> str:
     fig.suptitle(f"spaseq throughput ({report.get('mode')} run, {machine.get('cpu_count')} CPUs, "
                  f"Python {machine.get('python')}, pyoxigraph {machine.get('pyoxigraph')})", fontsize=11)
     fig.tight_layout(rect=(0, 0.08, 1, 0.95))
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # the legend may be wider than the panels
     plt.close(fig)
     return f"chart: {path}"
 
