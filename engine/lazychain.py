@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 
 from spaseq.engine import algebra as A
+from spaseq.engine.gpm import compatible
 from spaseq.engine.matcher import EventContext, GpmMatcher, Solution
 from spaseq.engine.matches import Taken
 from spaseq.engine.nfa import Step
@@ -78,10 +79,15 @@ class PrefixBuffer:
         while entries and entries[0][0].event.time < horizon:
             entries.popleft()
 
-    def chains(self, before: float) -> Iterator[tuple[list[Taken], Solution, float, int, float, int]]:
+    def chains(self, before: float, anchors: list[Solution]
+               ) -> Iterator[tuple[list[Taken], Solution, float, int, float, int]]:
         """Every partial match of the buffered atoms over events earlier than ``before``:
         (takens, mu, start, first position, end, last position), each atom's GPM evaluated
-        in the context of the atoms before it, strictly increasing times."""
+        in the context of the atoms before it, strictly increasing times. ``anchors`` are
+        the trigger's context-free solutions: a chain whose bindings agree with none of them
+        cannot be extended by the trigger (its mu only grows), so it is pruned as it is built."""
+        if not anchors:
+            return
         window = [e for e in self.entries if e[0].event.time < before]
         if self.omega is not None:
             window = [e for e in window if before - e[0].event.time <= self.omega]
@@ -97,6 +103,8 @@ class PrefixBuffer:
                     if e.time <= end or e.stream != stream:
                         continue
                     for sol in m.results(ctx, mu):
+                        if not any(compatible(a, sol) for a in anchors):
+                            continue
                         taken = Taken(name, e, tuple([(v, sol[v]) for v in order if v in sol]))
                         nxt.append(([*takens, taken], sol, start if takens else e.time,
                                     first if takens else pos, e.time, pos, k))

@@ -427,8 +427,9 @@ class QueryRuntime:
         prefix, t = self.prefix, self.lazy_trigger
         tau = ctx.event.time
         prefix.expire(tau)
-        if may_match(self.matchers[self.steps[t].operand.name], ctx):
-            for takens, mu, start, first, end, last in prefix.chains(tau):
+        trigger = self.matchers[self.steps[t].operand.name]
+        if may_match(trigger, ctx):
+            for takens, mu, start, first, end, last in prefix.chains(tau, trigger.base(ctx)):
                 node = None
                 for taken in takens:
                     node = Node(node, taken)
