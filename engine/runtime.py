@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from spaseq.engine import algebra as A
+from spaseq.engine.gpm import compatible
 from spaseq.engine.lazychain import PrefixBuffer, lazy_prefix_length, may_match
 from spaseq.engine.matcher import EventContext, GpmMatcher, Solution
 from spaseq.engine.matches import Match, Taken
@@ -152,6 +153,7 @@ class QueryRuntime:
         # per step: (GPM name, generated solve function, local variables) when the step is one
         # GPM on the compiled shared path: _try calls it directly (its join already returns
         # nothing for an event lacking a constant predicate, so no pre-filter is needed)
+        self._solvers = self._solver_table()
         self._direct = [self._direct_gpm(s) for s in self.steps]
         self._probes = self._probe_plan()
         self.start_run = Run(0, {}, None, None, None, None, None)
@@ -197,10 +199,16 @@ class QueryRuntime:
     def _direct_gpm(self, step: Step) -> tuple[str, Callable, tuple[str, ...], str] | None:
         if not isinstance(step.operand, A.GpmRef):
             return None
-        m = self.matchers[step.operand.name]
-        if m.solve is None or not set(m.local_order) <= set(m.compiled.variables):
-            return None
-        return step.operand.name, m.solve, m.local_order, m.stream
+        return self._solvers.get(step.operand.name)
+
+    def _solver_table(self) -> dict[str, tuple[str, Callable, tuple[str, ...], str]]:
+        """GPMs on the compiled shared path, by name: (name, generated solve, local variables,
+        stream); their BGP binds every local variable."""
+        out = {}
+        for name, m in self.matchers.items():
+            if m.solve is not None and set(m.local_order) <= set(m.compiled.variables):
+                out[name] = (name, m.solve, m.local_order, m.stream)
+        return out
 
     def _slots(self, step: Step, keys: tuple[str, ...] | None,
                rng: StepRange | None) -> dict[str, tuple[tuple[int, ...], int | None]]:
@@ -567,6 +575,14 @@ class QueryRuntime:
         """Results of a GPM or disjunction on one event (conjunctions need buffers); ``run``
         is the run being extended, for bodies calling run functions."""
         if isinstance(op, A.GpmRef):
+            direct = self._solvers.get(op.name)
+            if direct is not None:
+                name, solve, order, stream = direct
+                e = ctx.event
+                if e.stream != stream:
+                    return []
+                return [(sol, (Taken(name, e, tuple([(v, sol[v]) for v in order])),))
+                        for sol in solve(ctx.index, mu)]
             m = self.matchers[op.name]
             if ctx.event.stream != m.stream:
                 return []
@@ -618,14 +634,15 @@ class QueryRuntime:
         for i, new in enumerate(new_per_operand):
             if not new:
                 continue
-            partial = [(dict(mu), ())]
-            for j in range(len(op.operands)):
-                pool = new if j == i else buffers[j]
-                partial = [({**m1, **m2}, t1 + t2) for m1, t1 in partial for m2, t2 in pool
-                           if all(m1.get(k, v) == v for k, v in m2.items())]
-                if not partial:
-                    break
-            out.extend(partial)
+            if all(buffers[j] for j in range(len(buffers)) if j != i):  # else nothing completes
+                partial = [(dict(mu), ())]
+                for j in range(len(op.operands)):
+                    pool = new if j == i else buffers[j]
+                    partial = [({**m1, **m2}, t1 + t2) for m1, t1 in partial for m2, t2 in pool
+                               if compatible(m1, m2)]
+                    if not partial:
+                        break
+                out.extend(partial)
             buffers[i].extend(new)
         # put taken events back in written operand order
         return [(m, _ordered(t, op)) for m, t in out]
