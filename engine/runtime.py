@@ -614,7 +614,7 @@ class QueryRuntime:
         for o in op.operands:
             rs = self._operand_results(o, ctx, mu, run)
             joined = [({**m1, **m2}, t1 + t2) for m1, t1 in joined for m2, t2 in rs
-                      if all(m1.get(k, v) == v for k, v in m2.items())]
+                      if compatible(m1, m2)]
             if not joined:
                 break
         return joined
@@ -685,7 +685,7 @@ class QueryRuntime:
             joined = [(dict(context), ())]
             for i in range(len(op.operands)):
                 joined = [({**m1, **m2}, t1 + t2) for m1, t1 in joined for m2, t2 in per[i]
-                          if all(m1.get(k, v) == v for k, v in m2.items())]
+                          if compatible(m1, m2)]
             if not joined:
                 continue
             tau0 = ctxs[0].event.time
