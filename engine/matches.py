@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -45,6 +45,31 @@ class Match:
         d["taken"] = taken
         d["start"] = start
         d["time"] = time
+
+    @classmethod
+    def deferred(cls, mu: Mapping[str, Term], taken: Callable[[], tuple[Taken, ...]], start: float,
+                 time: float) -> Match:
+        """A match whose ``bindings`` and ``taken`` are built on first access from ``mu`` (not
+        changed afterwards) and ``taken()``: the engine emits matches that a counter, a
+        callback or a projection may never look at in full."""
+        m = cls.__new__(cls)
+        d = m.__dict__
+        d["start"] = start
+        d["time"] = time
+        d["_mu"] = mu
+        d["_taken"] = taken
+        return m
+
+    def __getattr__(self, name: str) -> object:
+        """The deferred fields, computed once (only called for attributes not yet set)."""
+        d = self.__dict__
+        if name == "bindings" and "_mu" in d:
+            d["bindings"] = tuple(sorted(d["_mu"].items()))  # names are unique: terms never compared
+            return d["bindings"]
+        if name == "taken" and "_taken" in d:
+            d["taken"] = d["_taken"]()
+            return d["taken"]
+        raise AttributeError(name)
 
     @property
     def mapping(self) -> dict[str, Term]:

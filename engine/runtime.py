@@ -774,12 +774,7 @@ class QueryRuntime:
 
     def _emit(self, mu: dict, node: Node | None, start: float, time: float) -> None:
         self.stats["matches"] += 1
-        self.emit(Match(
-            bindings=tuple(sorted(mu.items())),  # variable names are unique: terms never compared
-            taken=node.chain() if node is not None else (),
-            start=start,
-            time=time,
-        ))
+        self.emit(Match.deferred(mu, node.chain if node is not None else tuple, start, time))
 
 
 def _ordered(taken: tuple[Taken, ...], op: A.Conjunction) -> tuple[Taken, ...]:
