@@ -150,11 +150,12 @@ class QueryRuntime:
         self.keys = [self._partition_keys(s, r) for s, r in zip(self.steps, self.ranges, strict=True)]
         self._row_slots = [self._slots(s, k, r) for s, k, r in zip(self.steps, self.keys, self.ranges, strict=True)]
         self._kleene = [s.is_kleene for s in self.steps]
-        # per step: (GPM name, generated solve function, local variables) when the step is one
-        # GPM on the compiled shared path: _try calls it directly (its join already returns
-        # nothing for an event lacking a constant predicate, so no pre-filter is needed)
+        # GPMs on the compiled shared path, by name, and per step when the step is one of them:
+        # evaluated by their generated solver directly (its join already returns nothing for
+        # an event lacking a constant predicate, so no pre-filter is needed)
         self._solvers = self._solver_table()
-        self._direct = [self._direct_gpm(s) for s in self.steps]
+        self._direct = [self._solvers.get(s.operand.name) if isinstance(s.operand, A.GpmRef) else None
+                        for s in self.steps]
         self._probes = self._probe_plan()
         self.start_run = Run(0, {}, None, None, None, None, None)
         self.start_run.id = next(self._ids)
@@ -195,11 +196,6 @@ class QueryRuntime:
             candidates[g] = find_range_key(m.compiled.filters, step.bound_before,
                                            frozenset(m.compiled.variables))
         return step_range(candidates)
-
-    def _direct_gpm(self, step: Step) -> tuple[str, Callable, tuple[str, ...], str] | None:
-        if not isinstance(step.operand, A.GpmRef):
-            return None
-        return self._solvers.get(step.operand.name)
 
     def _solver_table(self) -> dict[str, tuple[str, Callable, tuple[str, ...], str]]:
         """GPMs on the compiled shared path, by name: (name, generated solve, local variables,
@@ -328,17 +324,12 @@ class QueryRuntime:
         p = self.position if pos is None else pos
         check_pos = self.kind == "events"
         heap = self.expiry
-        if self._sliding_time:  # _expired inlined: the window ends strictly before tau
-            while heap and heap[0][0] < tau:
-                run = heapq.heappop(heap)[2]
-                if run.dead:
-                    continue
-                if run.id in self._lazy_ids:
-                    self._doomed.append(run)
-                else:
-                    self._kill(run)
-        while heap and self._expired(heap[0][0], tau, p if check_pos else 0):
-            _, _, run = heapq.heappop(heap)
+        # _expired(deadline, ...) is ``deadline < tau`` for sliding time windows: inlined there
+        sliding = self._sliding_time
+        while heap and (heap[0][0] < tau if sliding else self._expired(heap[0][0], tau, p if check_pos else 0)):
+            run = heapq.heappop(heap)[2]
+            if run.dead:
+                continue
             if run.id in self._lazy_ids:
                 self._doomed.append(run)
             else:
@@ -537,7 +528,7 @@ class QueryRuntime:
             if not self.opt.push_windows and not self._fits(run.start, run.first_pos, tau, ctx.position):
                 return
         direct = self._direct[run.step]
-        if direct is not None:
+        if direct is not None:  # _solved, inlined: no result tuples on the hottest path
             name, solve, order, stream = direct
             if e.stream != stream:
                 return
@@ -547,7 +538,7 @@ class QueryRuntime:
             if run.strategy == A.SKIP_TILL_NEXT and run.commit is None:
                 run.commit = tau
                 self.death.setdefault(tau, []).append(run)
-            for sol in sols:  # BGP variables: always bound
+            for sol in sols:
                 self._advance(run, ctx, sol, (Taken(name, e, tuple([(v, sol[v]) for v in order])),))
             return
         step = self.steps[run.step]
@@ -577,12 +568,7 @@ class QueryRuntime:
         if isinstance(op, A.GpmRef):
             direct = self._solvers.get(op.name)
             if direct is not None:
-                name, solve, order, stream = direct
-                e = ctx.event
-                if e.stream != stream:
-                    return []
-                return [(sol, (Taken(name, e, tuple([(v, sol[v]) for v in order])),))
-                        for sol in solve(ctx.index, mu)]
+                return _solved(direct, ctx, mu)
             m = self.matchers[op.name]
             if ctx.event.stream != m.stream:
                 return []
@@ -775,6 +761,17 @@ class QueryRuntime:
     def _emit(self, mu: dict, node: Node | None, start: float, time: float) -> None:
         self.stats["matches"] += 1
         self.emit(Match.deferred(mu, node.chain if node is not None else tuple, start, time))
+
+
+def _solved(direct: tuple[str, Callable, tuple[str, ...], str], ctx: EventContext,
+            mu: dict) -> list[tuple[Solution, tuple[Taken, ...]]]:
+    """eval(GPM, event, mu) through the GPM's generated solver (an entry of ``_solvers``):
+    each solution with the event it took; the BGP binds every local variable."""
+    name, solve, order, stream = direct
+    e = ctx.event
+    if e.stream != stream:
+        return []
+    return [(sol, (Taken(name, e, tuple([(v, sol[v]) for v in order])),)) for sol in solve(ctx.index, mu)]
 
 
 def _ordered(taken: tuple[Taken, ...], op: A.Conjunction) -> tuple[Taken, ...]:
