@@ -196,6 +196,16 @@ def machine_info(probe: measure.EngineProbe) -> dict[str, object]:
     }
 
 
+def _lazy_chain_applies(query: object) -> bool:
+    """The engine's own decision (``lazychain.lazy_prefix_length``), not a re-derivation."""
+    try:
+        from spaseq.engine.api import Engine, EngineOptions
+    except ImportError:  # no engine API: nothing to measure anyway
+        return False
+    engine = Engine(options=EngineOptions(lazy_chain=True))
+    return engine.register(query, keep=False).runtime.lazy_trigger > 0
+
+
 def applicable_options(workload: Workload) -> dict[str, str | None]:
     """Per optimisation: None if it can matter for the workload's query, else why it cannot."""
     from spaseq.engine import algebra as A
@@ -221,10 +231,8 @@ def applicable_options(workload: Workload) -> dict[str, str | None]:
         out["cost_ordered_disjunction"] = "the query has no disjunction"
     if len(set(query.streams.values())) < 2:
         out["index_streams"] = "the query reads one stream"
-    atoms = query.seq.atoms
-    if not (len(atoms) > 1 and all(isinstance(a.operand, A.GpmRef) and a.modifier == A.PLAIN for a in atoms[:2])
-            and atoms[1].strategy == A.SKIP_TILL_ANY):
-        out["lazy_chain"] = "the query does not start with 'X : Y'"
+    if not _lazy_chain_applies(query):
+        out["lazy_chain"] = "the query has no lazily evaluable 'X : Y ...' prefix"
     return out
 
 

@@ -7,12 +7,12 @@ combination of optimisation switches must give the same bag."""
 from __future__ import annotations
 
 import os
-from collections import Counter
 
 import pyoxigraph
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from util import EX, QUERY_PREFIXES, ev
+from util import match_bag as bag
 
 from spaseq.engine import api, reference
 from spaseq.engine.query import parse_query
@@ -111,13 +111,6 @@ def kb() -> pyoxigraph.Store:
         store.add(pyoxigraph.Quad(pyoxigraph.NamedNode(EX + k), pyoxigraph.NamedNode(EX + "owner"),
                                   pyoxigraph.Literal(owner), g))
     return store
-
-
-def bag(matches) -> Counter:
-    return Counter(
-        (tuple((t.atom, t.event.seq, t.bindings) for t in m.taken), m.bindings, m.start, m.time)
-        for m in matches
-    )
 
 
 options = st.builds(EngineOptions, **{f: st.booleans() for f in (

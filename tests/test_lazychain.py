@@ -3,10 +3,9 @@ same matches as the eager automaton and the reference evaluator with far fewer r
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 from util import events, query_text
+from util import match_bag as bag
 
 from spaseq.engine import api, reference
 from spaseq.engine.api import Engine
@@ -52,11 +51,6 @@ def skewed() -> list:
         if t % 10 == 9:
             specs.append(("u1", t, f":x{t} :big {t % 5 + 4} ."))
     return events(*specs)
-
-
-def bag(matches) -> Counter:
-    return Counter((tuple((t.atom, t.event.seq, t.bindings) for t in m.taken), m.bindings, m.start, m.time)
-                   for m in matches)
 
 
 def test_skewed_stream_same_matches_fewer_runs() -> None:

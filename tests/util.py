@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pyoxigraph
 
 from spaseq.engine.events import Event
@@ -29,3 +31,12 @@ def query_text(seq: str, defines: str, select: str = "*", within: str = "", stre
     froms = "\n".join(f"FROM STREAM {s.upper()} <{EX}{s}>" for s in streams)
     win = f"WITHIN {within}" if within else ""
     return f"{QUERY_PREFIXES}SELECT {select} {win}\n{froms}\nWHERE {{ SEQ({seq}) {defines} }}"
+
+
+def match_bag(matches) -> Counter:
+    """Matches as a bag of (events per atom with iteration bindings, mapping, start, end): what
+    makes two evaluations equal (SEMANTICS.md section 3)."""
+    return Counter(
+        (tuple((t.atom, t.event.seq, t.bindings) for t in m.taken), m.bindings, m.start, m.time)
+        for m in matches
+    )
