@@ -26,11 +26,11 @@ import time
 
 from pyoxigraph import Literal, NamedNode, Quad, Store, Triple
 
-from spaseq.engine.compiled_gpm import compile_pattern
-from spaseq.engine.eventindex import EventIndex
+from spaseq.engine.compile.gpm_codegen import compile_pattern
 from spaseq.engine.events import Event
-from spaseq.engine.gpm import GpmEvaluator, values_clause
-from spaseq.engine.query import parse_query
+from spaseq.engine.gpm_eval.event_index import EventIndex
+from spaseq.engine.gpm_eval.sparql_eval import GpmEvaluator, values_clause
+from spaseq.engine.language.query import parse_query
 
 PRED = "http://example.org/pred/"
 COMPANY = "http://example.org/company/"

@@ -79,7 +79,7 @@ def make_events(n: int, cards: int, seed: int = 7):
 
 def run_engine(store_dir: Path, events, query: str, cache: bool = True) -> tuple[float, int]:
     from spaseq.engine.api import Engine
-    from spaseq.engine.kbstore.reader import KbStore
+    from spaseq.engine.kb.reader import KbStore
 
     with KbStore(store_dir) as kb:
         engine = Engine(kb=kb)
@@ -137,10 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [10_000, 100_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     n_events = 500 if args.quick else args.events
 
-    from spaseq.engine.kbstore.layout import StoreLayout
-    from spaseq.engine.kbstore.load_job import JobOptions, run_load
-    from spaseq.engine.kbstore.refresh_job import run_refresh
-    from spaseq.engine.kbstore.session import spark_session
+    from spaseq.engine.kb.layout import StoreLayout
+    from spaseq.engine.kb.load_job import JobOptions, run_load
+    from spaseq.engine.kb.refresh_job import run_refresh
+    from spaseq.engine.kb.session import spark_session
 
     spark = spark_session(args.master, progress=False)
     DATA.mkdir(parents=True, exist_ok=True)

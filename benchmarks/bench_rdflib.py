@@ -26,7 +26,7 @@ from rdflib import Dataset, Literal, URIRef
 from benchmarks.bench_gpm import QUERY, make_events
 from spaseq.engine.api import Engine
 from spaseq.engine.events import Event
-from spaseq.engine.query import parse_query
+from spaseq.engine.language.query import parse_query
 from spaseq.plugin.dataset_streams import TIME_PREDICATE, read_dataset
 from spaseq.plugin.terms import to_rdflib
 

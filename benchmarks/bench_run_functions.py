@@ -25,8 +25,8 @@ from pyoxigraph import NamedNode, RdfFormat, Store
 
 from spaseq.engine import api
 from spaseq.engine.io.replay import read_replay
-from spaseq.engine.query import parse_query
-from spaseq.engine.runtime import EngineOptions
+from spaseq.engine.language.query import parse_query
+from spaseq.engine.runtime.query_runtime import EngineOptions
 
 HERE = Path(__file__).parent
 DATA = HERE / "data"

@@ -198,8 +198,8 @@ def _run_reference(spec: dict, setup_start: float) -> dict:
     """The reference evaluator on the first ``max_events`` events (it is batch: no budget)."""
     from benchmarks.generators import Dataset
     from benchmarks.workloads import WORKLOADS, iter_events, load_kb
-    from spaseq.engine.query import parse_query
-    from spaseq.engine.reference import evaluate
+    from spaseq.engine.language.query import parse_query
+    from spaseq.engine.reference.evaluator import evaluate
 
     dataset = Dataset.from_json(spec["dataset"])
     query = parse_query(WORKLOADS[spec["workload"]].query_text(spec["window_minutes"]))

@@ -208,8 +208,8 @@ def _lazy_chain_applies(query: object) -> bool:
 
 def applicable_options(workload: Workload) -> dict[str, str | None]:
     """Per optimisation: None if it can matter for the workload's query, else why it cannot."""
-    from spaseq.engine import algebra as A
-    from spaseq.engine.query import parse_query
+    from spaseq.engine.algebra import operators as A
+    from spaseq.engine.language.query import parse_query
 
     query = parse_query(workload.query_text(workload.quick_window))
     kinds: set[str] = set()

@@ -14,7 +14,7 @@ from pyoxigraph import BlankNode, DefaultGraph, NamedNode, RdfFormat, Store, Tri
 
 from benchmarks.generators import PROV_GENERATED_AT, Dataset
 from spaseq.engine.events import Event
-from spaseq.engine.io.timestamps import to_seconds
+from spaseq.engine.values.timestamps import to_seconds
 
 QUERY_DIR = Path(__file__).resolve().parent / "queries"
 _WITHIN = re.compile(r"^(\s*)WITHIN\s+\d+(?:\.\d+)?\s+[A-Za-z]+\s*$", re.MULTILINE | re.IGNORECASE)

@@ -22,18 +22,18 @@ from dataclasses import dataclass, field
 import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
 
-from spaseq.engine import algebra as A
+from spaseq.engine.algebra import operators as A
+from spaseq.engine.compile.nfa import compile_query
 from spaseq.engine.composition import Composer, Composition
-from spaseq.engine.derived import Derived, QueryOutput
 from spaseq.engine.errors import SpaseqError, StreamError, UsageError
 from spaseq.engine.events import Event
-from spaseq.engine.kbstore.reader import KbStore
-from spaseq.engine.matcher import EventContext, EventGraphs, GpmMatcher
+from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs, GpmMatcher
+from spaseq.engine.kb.reader import KbStore
+from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Match, Row, project
-from spaseq.engine.materialize import Materializer
-from spaseq.engine.nfa import compile_query
-from spaseq.engine.query import parse_query
-from spaseq.engine.runtime import EngineOptions, QueryRuntime
+from spaseq.engine.output.derived import Derived, QueryOutput
+from spaseq.engine.output.materialize import Materializer
+from spaseq.engine.runtime.query_runtime import EngineOptions, QueryRuntime
 
 __all__ = ["Engine", "EngineOptions", "LateEventError", "QueryHandle"]
 

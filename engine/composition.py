@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING
 
 from pyoxigraph import Store
 
-from spaseq.engine import algebra as A
-from spaseq.engine.derived import Derived
+from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import Location, QueryError, UsageError
 from spaseq.engine.events import Event
-from spaseq.engine.matcher import EventContext, EventGraphs
+from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
+from spaseq.engine.output.derived import Derived
 
 if TYPE_CHECKING:  # the handle type only; api imports this module
     from spaseq.engine.api import QueryHandle

@@ -12,7 +12,7 @@ __all__ = ["pyoxigraph_functions", "register_rdflib", "unregister_rdflib", "acti
 
 def __getattr__(name: str) -> Any:
     if name == "pyoxigraph_functions":
-        from spaseq.extension_functions.registry import pyoxigraph_functions
+        from spaseq.engine.functions.registry import pyoxigraph_functions
 
         return pyoxigraph_functions
     if name in ("register_rdflib", "unregister_rdflib", "active_run"):
@@ -20,7 +20,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(rdflib_functions, name)
     if name == "RunContext":
-        from spaseq.extension_functions.run_functions import RunContext
+        from spaseq.engine.functions.run_functions import RunContext
 
         return RunContext
     raise AttributeError(name)

@@ -20,12 +20,12 @@ from rdflib.graph import Dataset
 from rdflib.plugins.sparql.operators import register_custom_function, unregister_custom_function
 from rdflib.plugins.sparql.sparql import SPARQLError
 
-from spaseq.engine.io.timestamps import to_seconds
+from spaseq.engine.functions import run_functions as R
+from spaseq.engine.functions import stream_functions as S
+from spaseq.engine.functions.arguments import XSD, FunctionError, Term
+from spaseq.engine.functions.registry import FUNCTION_IRIS, Environment, call
+from spaseq.engine.values.timestamps import to_seconds
 from spaseq.engine.vocab import GENERATED_AT_TIME
-from spaseq.extension_functions import run_functions as R
-from spaseq.extension_functions import stream_functions as S
-from spaseq.extension_functions.registry import FUNCTION_IRIS, Environment, call
-from spaseq.extension_functions.values import XSD, FunctionError, Term
 
 # ---------------------------------------------------------------- terms
 

@@ -25,10 +25,10 @@ from pyoxigraph import Quad, Store, Triple
 from rdflib import BNode, Dataset, Graph, URIRef
 from rdflib.graph import ConjunctiveGraph
 
-from spaseq.engine import algebra as A
+from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import StreamError, UsageError
 from spaseq.engine.events import Event
-from spaseq.engine.io.timestamps import to_seconds
+from spaseq.engine.values.timestamps import to_seconds
 from spaseq.engine.vocab import GENERATED_AT_TIME, SPASEQ_NS
 from spaseq.plugin.terms import TermCache, to_oxigraph
 

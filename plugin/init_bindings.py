@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from rdflib import BNode, Literal, URIRef
 
-from spaseq.engine import algebra as A
+from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import QueryError, UsageError
 
 _VARNAME = re.compile(r"[A-Za-z0-9_\u00b7\u00c0-\ufffd]+")

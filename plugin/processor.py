@@ -26,12 +26,12 @@ from typing import Any
 from rdflib.graph import Graph
 from rdflib.query import Processor
 
-from spaseq.engine import algebra as A
+from spaseq.engine.algebra import operators as A
 from spaseq.engine.api import Engine
 from spaseq.engine.errors import UsageError
+from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Match, Row, project
-from spaseq.engine.query import parse_query
-from spaseq.engine.reference import evaluate as reference_evaluate
+from spaseq.engine.reference.evaluator import evaluate as reference_evaluate
 from spaseq.plugin.dataset_streams import Recording, read_dataset
 from spaseq.plugin.init_bindings import bind_initial
 from spaseq.plugin.result import result_mapping

@@ -21,8 +21,8 @@ from rdflib.plugins.sparql.processor import SPARQLResult
 from rdflib.query import ResultException, ResultSerializer
 from rdflib.term import Identifier
 
-from spaseq.engine.io.output import jsonl_record, time_literal
 from spaseq.engine.matches import Row
+from spaseq.engine.output.writers import jsonl_record, time_literal
 from spaseq.plugin.terms import to_rdflib
 
 

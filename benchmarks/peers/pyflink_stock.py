@@ -315,7 +315,7 @@ def check(events: int = 1200, window_minutes: int = 1, parallelisms: tuple[int, 
     Raises SystemExit with a message when they differ.
     """
     from spaseq.engine.api import evaluate
-    from spaseq.engine.query import parse_query
+    from spaseq.engine.language.query import parse_query
 
     lines = []
     with tempfile.TemporaryDirectory(prefix="spaseq-pyflink-check-") as tmp:

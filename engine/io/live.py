@@ -20,7 +20,7 @@ from pyoxigraph import BlankNode, DefaultGraph, NamedNode, Quad
 
 from spaseq.engine.errors import Location, StreamError
 from spaseq.engine.events import Event
-from spaseq.engine.io.timestamps import to_seconds
+from spaseq.engine.values.timestamps import to_seconds
 
 _PREFIX_LINE = re.compile(r"^\s*(@prefix|@base|PREFIX|BASE)\b", re.IGNORECASE)
 

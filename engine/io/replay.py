@@ -34,7 +34,7 @@ from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFor
 
 from spaseq.engine.errors import Location, StreamError, UsageError
 from spaseq.engine.events import Event
-from spaseq.engine.io.timestamps import to_seconds
+from spaseq.engine.values.timestamps import to_seconds
 
 PROV_GENERATED_AT = "http://www.w3.org/ns/prov#generatedAtTime"
 

@@ -1,0 +1,5 @@
+"""``python -m spaseq.engine.cli``: the ``spaseq`` command."""
+
+from spaseq.engine.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,157 @@
+"""NFACompiler: SEQ to the paper's NFA_scep (Definition 17, Figures 4-10).
+
+The automaton is a chain of states x0 .. xn, one step per atom. Each step records the
+state-transition predicate of its edges (the streams U, the operator and the GPMs), the
+selection strategy attaching it to what precedes, and what the runtime needs to index runs
+waiting there: the streams it reads and the variables certainly bound on arrival (the keys
+runs can be partitioned by). ``states``/``edges`` give the paper's graph view for
+``spaseq explain``; the runtime executes ``steps``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spaseq.engine.algebra import operators as A
+
+
+@dataclass(frozen=True)
+class Edge:
+    """An edge of NFA_scep: source -> target labelled theta = (streams, op, GPMs)."""
+
+    source: int
+    target: int
+    streams: frozenset[str]
+    op: str
+    gpms: tuple[str, ...]
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Step:
+    """What a run waiting at state ``index`` needs: the atom, its strategy, its streams."""
+
+    index: int
+    operand: A.Operand
+    modifier: str
+    strategy: str | None
+    streams: frozenset[str]
+    gpms: tuple[str, ...]
+    bound_before: frozenset[str]
+    bound_after: frozenset[str]
+
+    @property
+    def is_kleene(self) -> bool:
+        return self.modifier == A.KLEENE
+
+    @property
+    def loop_strategy(self) -> str:
+        """How a Kleene iteration attaches to the previous one (SEMANTICS section 6)."""
+        return A.SKIP_TILL_NEXT if self.strategy is None else A.STRICT
+
+
+@dataclass(frozen=True)
+class Automaton:
+    steps: tuple[Step, ...]
+    edges: tuple[Edge, ...]
+    all_streams: frozenset[str]
+
+    @property
+    def final(self) -> int:
+        return len(self.steps)
+
+
+def certainly_bound(op: A.Operand, query: A.Query) -> set[str]:
+    """Variables every result of ``op`` binds: BGP variables of its GPMs (conjunction:
+    union; disjunction: intersection)."""
+    if isinstance(op, A.GpmRef):
+        out: set[str] = set()
+        for el in query.events[op.name].pattern.elements:
+            if isinstance(el, A.BGP):
+                for tp in el.triples:
+                    out |= A.triple_vars(tp)
+        return out
+    parts = [certainly_bound(o, query) for o in op.operands]
+    return set.union(*parts) if isinstance(op, A.Conjunction) else set.intersection(*parts)
+
+
+def operand_streams(op: A.Operand, query: A.Query) -> frozenset[str]:
+    return frozenset(query.events[g].stream for g in A.operand_gpms(op))
+
+
+def compile_query(query: A.Query) -> Automaton:
+    """NFACompiler: one state per atom plus the final state."""
+    steps: list[Step] = []
+    edges: list[Edge] = []
+    bound: set[str] = set()
+    all_streams = frozenset(query.streams.values())
+    for i, atom in enumerate(query.seq.atoms):
+        streams = operand_streams(atom.operand, query)
+        gpms = tuple(A.operand_gpms(atom.operand))
+        after = set(bound)
+        if atom.modifier in (A.PLAIN, A.KLEENE):
+            after |= certainly_bound(atom.operand, query)
+        steps.append(Step(i, atom.operand, atom.modifier, atom.strategy, streams, gpms,
+                          frozenset(bound), frozenset(after)))
+        edges.extend(_edges(i, atom, streams, gpms, all_streams))
+        bound = after
+    return Automaton(tuple(steps), tuple(edges), all_streams)
+
+
+def _edges(i: int, atom: A.Atom, streams: frozenset[str], gpms: tuple[str, ...],
+           all_streams: frozenset[str]) -> list[Edge]:
+    out: list[Edge] = []
+    op = atom.operand
+    strategy = atom.strategy or ""
+    if atom.strategy in (A.SKIP_TILL_NEXT, A.SKIP_TILL_ANY):
+        # Figure 7: a self-loop that skips irrelevant events.
+        out.append(Edge(i, i, all_streams, atom.strategy, (), "skip"))
+    if atom.modifier == A.NEGATION:
+        out.append(Edge(i, i + 1, streams, "!", gpms, "absent"))
+        return out
+    if isinstance(op, A.GpmRef):
+        kind = "+" if atom.modifier == A.KLEENE else strategy
+        out.append(Edge(i, i + 1, streams, kind, gpms, "take"))
+    else:
+        sym = "&" if isinstance(op, A.Conjunction) else "|"
+        for g in gpms:  # Figures 8-9: one edge per operand GPM
+            out.append(Edge(i, i + 1, streams, sym, (g,), "take"))
+    if atom.modifier == A.KLEENE:
+        out.append(Edge(i + 1, i + 1, streams, "+", gpms, "iterate"))
+    if atom.modifier == A.OPTIONAL:
+        out.append(Edge(i, i + 1, streams, "?", gpms, "skip-if-absent"))
+    return out
+
+
+def automaton_text(auto: A.Query | Automaton, query: A.Query | None = None) -> str:
+    """States and edges, one line each, for ``spaseq explain``."""
+    if isinstance(auto, A.Query):
+        query, auto = auto, compile_query(auto)
+    lines = [f"NFA_scep: states x0..x{auto.final} (x0 initial, x{auto.final} final)"]
+    for e in auto.edges:
+        streams = ",".join(sorted(_short(s, query) for s in e.streams))
+        gpms = ",".join(e.gpms) or "-"
+        lines.append(f"  x{e.source} -> x{e.target}  [{e.label}]  ({{{streams}}}, {e.op or 'ø'}, {gpms})")
+    return "\n".join(lines)
+
+
+def automaton_dot(auto: Automaton, query: A.Query) -> list[str]:
+    """DOT lines for the automaton (a cluster inside the explain graph)."""
+    out = ["  subgraph cluster_nfa {", '    label="NFA_scep";']
+    for i in range(auto.final + 1):
+        shape = "doublecircle" if i == auto.final else "circle"
+        out.append(f'    x{i} [shape={shape}, label="x{i}"];')
+    for e in auto.edges:
+        streams = ",".join(sorted(_short(s, query) for s in e.streams))
+        label = f"{{{streams}}}, {e.op or 'ø'}, {','.join(e.gpms) or '-'}"
+        out.append(f'    x{e.source} -> x{e.target} [label="{label}"];')
+    out.append("  }")
+    return out
+
+
+def _short(iri: str, query: A.Query | None) -> str:
+    if query is not None:
+        for name, s in query.streams.items():
+            if s == iri:
+                return name
+    return iri

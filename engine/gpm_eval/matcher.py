@@ -1,0 +1,334 @@
+"""GPM evaluation for the incremental engine.
+
+Each pushed event gets one ``EventContext`` shared by every run and every query: its
+predicate set (for the pre-filter), its index by predicate, and per-GPM caches of the
+context-independent solutions. A ``GpmMatcher`` evaluates one GPM on a context:
+
+- compiled path (``compiled_gpm``): top-level triples and FILTERs as Python code; GRAPH
+  blocks are joined against the knowledge base with one cached pyoxigraph query per
+  distinct binding of their join variables;
+- fallback: pyoxigraph's SPARQL engine on a store holding the event being processed as a
+  named graph (the same evaluation as the reference evaluator, ``gpm.py``).
+
+Join-shaped bodies (see ``gpm.py``) are split into a context-free part evaluated once per
+event (``base``) and a per-run part (``extend``: compatibility, KB join, FILTERs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pyoxigraph import BlankNode, NamedNode, Quad, Store, Variable
+
+from spaseq.engine.algebra import operators as A
+from spaseq.engine.events import Event
+from spaseq.engine.functions.run_functions import RunContext
+from spaseq.engine.gpm_eval.sparql_eval import CompiledGpm, compatible, query_functions, values_clause
+from spaseq.engine.kb.reader import KbStore, StaticKb, kb_source
+from spaseq.engine.kb.relevance import QuadFilter, query_filter
+from spaseq.engine.matches import Term
+
+Solution = dict[str, Term]
+
+try:  # the compiled hot path; absent modules fall back to pyoxigraph
+    from spaseq.engine.compile.gpm_codegen import compile_pattern
+    from spaseq.engine.gpm_eval.event_index import EventIndex
+except ImportError:  # pragma: no cover - only while the compiled path is being built
+    compile_pattern = None
+    EventIndex = None
+
+
+class EventContext:
+    """One event as the engine sees it, with caches shared by all runs and queries."""
+
+    __slots__ = ("event", "position", "_predicates", "_index", "graph", "cache")
+
+    def __init__(self, event: Event, position: int = 0) -> None:
+        self.event = event
+        self.position = position
+        self._predicates: frozenset | None = None
+        self._index: object | None = None
+        self.graph: NamedNode | None = None
+        self.cache: dict = {}
+
+    @property
+    def predicates(self) -> frozenset:
+        if self._predicates is None:
+            self._predicates = frozenset(t.predicate for t in self.event.triples)
+        return self._predicates
+
+    @property
+    def index(self):
+        if self._index is None:
+            self._index = EventIndex.of(self.event.triples)
+        return self._index
+
+
+class EventGraphs:
+    """The pyoxigraph store used by fallback evaluation: the KB quads the registered queries'
+    GRAPH patterns can use (``kbstore.relevance``) plus the graphs of the events currently
+    being processed (removed as soon as they are done). The KB itself (``kb.store``: in
+    memory, or the current version of an on-disk store) is queried directly by the compiled
+    path; ``kb_version`` changes when a long-running engine switches to a new store version."""
+
+    def __init__(self, kb: Store | KbStore | StaticKb | str | None) -> None:
+        self.store = Store()
+        self.kb = kb_source(kb) if kb is not None else None
+        self.kb_graphs: list[NamedNode | BlankNode] = self.kb.graphs() if self.kb is not None else []
+        self.kb_version = self.kb.version if self.kb is not None else 0
+        self._kb_filter: QuadFilter | None = None
+        self._kb_copied: QuadFilter | None = None
+        self._counter = 0
+        self._live: list[EventContext] = []
+
+    def use(self, query: A.Query) -> None:
+        """Note a query whose GRAPH patterns fallback evaluation may run (copied lazily)."""
+        if self.kb is None:
+            return
+        f = query_filter(query)
+        self._kb_filter = f if self._kb_filter is None else self._kb_filter.union(f)
+
+    def poll_kb(self, force: bool = False) -> None:
+        """Switch to a newer KB store version if one became current (throttled unless forced)."""
+        if self.kb is not None:
+            self.kb.refresh(force)
+            self.sync_kb()
+
+    def sync_kb(self) -> None:
+        """Follow the KB source's version: drop the copied KB quads, so they are copied again."""
+        if self.kb is None or self.kb.version == self.kb_version:
+            return
+        for g in self.kb_graphs:
+            self.store.remove_graph(g)
+        self._kb_copied = None
+        self.kb_graphs = self.kb.graphs()
+        self.kb_version = self.kb.version
+
+    def _copy_kb(self) -> None:
+        if self._kb_filter is not None and self._kb_copied != self._kb_filter:
+            done = set(self._kb_copied.patterns) if self._kb_copied is not None else set()
+            todo = QuadFilter(tuple(p for p in self._kb_filter.patterns if p not in done))
+            self.store.extend(todo.select(self.kb.store))
+            self._kb_copied = self._kb_filter
+
+    def graph_of(self, ctx: EventContext) -> NamedNode:
+        if ctx.graph is None:
+            self.sync_kb()
+            self._copy_kb()
+            self._counter += 1
+            ctx.graph = NamedNode(f"urn:spaseq:live:{self._counter}")
+            self.store.extend(
+                Quad(t.subject, t.predicate, t.object, ctx.graph) for t in ctx.event.triples
+            )
+            self._live.append(ctx)
+        return ctx.graph
+
+    def release(self, before: float) -> None:
+        """Drop the graphs of events earlier than ``before`` (they are fully processed)."""
+        keep = []
+        for ctx in self._live:
+            if ctx.event.time < before:
+                self.store.remove_graph(ctx.graph)
+            else:
+                keep.append(ctx)
+        self._live = keep
+
+    def query(self, text: str, ctx: EventContext, query: A.Query,
+              subst: dict[Variable, Term] | None = None, functions: dict | None = None) -> list[Solution]:
+        result = self.store.query(
+            text,
+            default_graph=self.graph_of(ctx),
+            named_graphs=self.kb_graphs,
+            prefixes=query.prefixes,
+            base_iri=query.base,
+            substitutions=subst or None,
+            custom_functions=functions,
+        )
+        names = [v.value for v in result.variables]
+        out: list[Solution] = []
+        seen: set[tuple] = set()
+        spellings = _spellings(ctx)
+        for row in result:
+            sol = {n: spellings.get(row[n], row[n]) for n in names if row[n] is not None}
+            key = tuple(sorted(sol.items(), key=lambda kv: kv[0]))
+            if key not in seen:
+                seen.add(key)
+                out.append(sol)
+        return out
+
+
+def _spellings(ctx: EventContext) -> dict:
+    """Map the store's canonical literals back to the event's spelling (see gpm.py)."""
+    back = ctx.cache.get("_spellings")
+    if back is None:
+        back = {}
+        lits = [t.object for t in ctx.event.triples if not isinstance(t.object, NamedNode | BlankNode)]
+        if lits:
+            scratch = Store()
+            probe = NamedNode("urn:spaseq:probe")
+            scratch.extend(Quad(NamedNode(f"urn:spaseq:l:{i}"), probe, lit) for i, lit in enumerate(lits))
+            for q in scratch.quads_for_pattern(None, probe, None):
+                original = lits[int(q.subject.value.rsplit(":", 1)[1])]
+                if q.object != original:
+                    back.setdefault(q.object, original)
+        ctx.cache["_spellings"] = back
+    return back
+
+
+class GpmMatcher:
+    """Evaluates one GPM (``eval(A, e, mu)`` of SEMANTICS section 2) for the engine."""
+
+    def __init__(self, ev: A.EventPattern, query: A.Query, graphs: EventGraphs,
+                 share_context_free: bool = True, prefilter: bool = True,
+                 use_compiled: bool = True) -> None:
+        self.name = ev.name
+        self.stream = ev.stream
+        self.query = query
+        self.graphs = graphs
+        self.share = share_context_free
+        self.prefilter = prefilter
+        self.text = CompiledGpm.of(ev)
+        self.compiled = None
+        # run functions (extension_functions) make results per run: no shared hot path
+        self.run_aware = self.text.run_aware
+        if self.run_aware and not self.text.join_shaped:
+            use_compiled = False  # a run function outside the top-level FILTERs
+        if use_compiled and compile_pattern is not None:
+            self.compiled = compile_pattern(ev.pattern, allow_graph=True, dialect="oxigraph",
+                                            base_iri=query.base)
+        self.join_shaped = self.compiled is not None or self.text.join_shaped
+        self.key_vars = frozenset(self.text.always_bound)
+        self.local_vars = frozenset(ev.variables)
+        self.required = frozenset(
+            tp.predicate
+            for el in ev.pattern.elements if isinstance(el, A.BGP)
+            for tp in el.triples if isinstance(tp.predicate, NamedNode)
+        )
+        self._kb_cache: dict[tuple, list[Solution]] = {}  # per KB version (_kb_version)
+        self._kb_version = graphs.kb_version
+        graphs.use(query)
+        self._graph_parts = []
+        if self.compiled is not None:
+            for el in self.compiled.graph_elements:
+                shared = sorted(A.in_scope_vars(el.pattern) | (
+                    {el.graph.name} if isinstance(el.graph, A.Var) else set()))
+                self._graph_parts.append((el, shared, _graph_text(el)))
+        self.cost = sum(len(el.triples) for el in ev.pattern.elements if isinstance(el, A.BGP))
+        # the hot path: one generated function per run (join, compatibility, FILTERs, merge)
+        self.solve = (self.compiled.solutions
+                      if self.compiled is not None and not self._graph_parts and share_context_free
+                      and not self.run_aware else None)
+        self.local_order = tuple(sorted(self.local_vars))
+
+    def can_match(self, ctx: EventContext) -> bool:
+        """The SummaryGraph pre-filter: an event lacking a constant predicate never matches."""
+        return not self.prefilter or self.required <= ctx.predicates
+
+    def base(self, ctx: EventContext) -> list[Solution]:
+        """Context-independent solutions of a join-shaped body on this event (cached)."""
+        key = ("base", self.name)
+        if self.share and key in ctx.cache:
+            return ctx.cache[key]
+        if not self.can_match(ctx):
+            sols: list[Solution] = []
+        elif self.compiled is not None:
+            sols = self.compiled.base(ctx.index)
+        else:
+            sols = self.graphs.query(
+                f"SELECT {self.text.projection} WHERE {self.text.filterless}", ctx, self.query,
+                functions=query_functions(self.text, None),
+            )
+        if self.share:
+            ctx.cache[key] = sols
+        return sols
+
+    def extend(self, ctx: EventContext, mu: Mapping[str, Term], nu: Solution,
+               run: RunContext | None = None) -> list[Solution]:
+        """mu ∪ nu (and the KB's matching rows) where the FILTERs hold; [] if incompatible.
+        ``run``: what run functions see (bodies calling them only)."""
+        if not compatible(nu, mu):
+            return []
+        merged = {**mu, **nu}
+        candidates = self._join_kb(merged) if self._graph_parts else [merged]
+        out = []
+        for m in candidates:
+            if self._check(ctx, m, run):
+                out.append(m)
+        return out
+
+    def results(self, ctx: EventContext, mu: Mapping[str, Term],
+                run: RunContext | None = None) -> list[Solution]:
+        """eval(A, e, mu): every mu ∪ nu of SEMANTICS section 2 (``run``: see ``extend``)."""
+        if self.prefilter and not self.required <= ctx.predicates:
+            return []
+        if self.solve is not None:
+            return self.solve(ctx.index, mu)
+        if self.join_shaped:
+            out: list[Solution] = []
+            for nu in self.base(ctx):
+                out.extend(self.extend(ctx, mu, nu, run))
+            return out
+        relevant = {v: t for v, t in mu.items() if v in self.text.mentioned}
+        key = ("full", self.name, tuple(sorted(relevant.items(), key=lambda kv: kv[0])))
+        if self.run_aware:
+            key += (run,)
+        local = ctx.cache.get(key)
+        if local is None:
+            values, subst = values_clause(relevant)
+            local = self.graphs.query(
+                f"SELECT {self.text.projection} WHERE {{ {values}{self.text.body_inner} }}",
+                ctx, self.query, subst, query_functions(self.text, run),
+            )
+            ctx.cache[key] = local
+        return [{**mu, **nu} for nu in local]
+
+    def _check(self, ctx: EventContext, merged: Solution, run: RunContext | None = None) -> bool:
+        if self.compiled is not None:
+            return self.compiled.check(merged, run) if self.run_aware else self.compiled.check(merged)
+        if not self.text.filters:
+            return True
+        values, subst = values_clause(merged)
+        filters = " ".join(f"FILTER({f})" for f in self.text.filters)
+        projection = " ".join(f"?{v}" for v in sorted(merged)) or "*"
+        return bool(self.graphs.query(
+            f"SELECT {projection} WHERE {{ {values}{filters} }}", ctx, self.query, subst,
+            query_functions(self.text, run)))
+
+    def _join_kb(self, merged: Solution) -> list[Solution]:
+        """Join with the KB rows of each top-level GRAPH element: one query per KB version
+        and distinct binding of its join variables, cached."""
+        graphs = self.graphs
+        graphs.sync_kb()
+        if self._kb_version != graphs.kb_version:
+            self._kb_cache.clear()
+            self._kb_version = graphs.kb_version
+        kb_store = graphs.kb.store if graphs.kb is not None else graphs.store
+        rows = [merged]
+        for el, shared, text in self._graph_parts:
+            nxt = []
+            for row in rows:
+                bound = {v: row[v] for v in shared if v in row}
+                key = (id(el), tuple(sorted(bound.items(), key=lambda kv: kv[0])))
+                kb_rows = self._kb_cache.get(key)
+                if kb_rows is None:
+                    values, subst = values_clause(bound)
+                    projection = " ".join(f"?{v}" for v in shared) or "*"
+                    result = kb_store.query(
+                        f"SELECT {projection} WHERE {{ {values}{text} }}",
+                        default_graph=[], named_graphs=graphs.kb_graphs,
+                        prefixes=self.query.prefixes, base_iri=self.query.base,
+                        substitutions=subst or None, custom_functions=query_functions(self.text, None),
+                    )
+                    names = [v.value for v in result.variables]
+                    kb_rows = [{n: r[n] for n in names if r[n] is not None} for r in result]
+                    self._kb_cache[key] = kb_rows
+                for kb_row in kb_rows:
+                    if compatible(kb_row, row):
+                        nxt.append({**row, **kb_row})
+            rows = nxt
+        return rows
+
+
+def _graph_text(el: A.GraphPattern) -> str:
+    name = f"?{el.graph.name}" if isinstance(el.graph, A.Var) else f"<{el.graph.value}>"
+    return f"GRAPH {name} {el.pattern.text}"

@@ -1,0 +1,2 @@
+"""Text to algebra: the lark grammar (``spaseq.lark``), the parser (``parser``), translation to
+algebra (``translate``), static checks (``checks``), and the front door ``query.parse_query``."""

@@ -1,0 +1,126 @@
+"""Static checks of a translated query: errors that make it meaningless, warnings for
+what is legal but almost certainly a mistake."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pyoxigraph
+
+from spaseq.engine.algebra import operators as A
+from spaseq.engine.errors import Location, QueryError
+from spaseq.engine.functions.registry import pyoxigraph_functions
+from spaseq.engine.functions.static_checks import check_calls
+
+
+def check(query: A.Query) -> A.Query:
+    """Raise QueryError for the first static error; return the query with its warnings."""
+    atoms = query.seq.atoms
+    if not atoms:
+        raise QueryError("SEQ(...) is empty", Location(query.file))
+    used: dict[str, A.GpmRef] = {}
+    for atom in atoms:
+        for ref in _refs(atom.operand):
+            if ref.name not in query.events:
+                defined = ", ".join(query.events) or "none"
+                raise QueryError(
+                    f"SEQ uses GPM {ref.name}, which is not defined (defined: {defined})", ref.location
+                )
+            if ref.name in used:
+                raise QueryError(
+                    f"GPM {ref.name} is used twice in SEQ; define a second GPM with the same body "
+                    "to match it twice",
+                    ref.location,
+                )
+            used[ref.name] = ref
+    first, last = atoms[0], atoms[-1]
+    if first.modifier in (A.OPTIONAL, A.NEGATION):
+        what = "an optional" if first.modifier == A.OPTIONAL else "a negated"
+        raise QueryError(
+            f"a sequence cannot start with {what} atom ({_name(first)}{first.modifier}): there is no "
+            "earlier event to measure its absence from",
+            first.location,
+        )
+    if last.modifier == A.OPTIONAL:
+        raise QueryError(
+            f"a sequence cannot end with an optional atom ({_name(last)}?): the match without it "
+            "would have to wait for an event that never comes; drop the '?' or add a later atom",
+            last.location,
+        )
+    if all(a.modifier == A.NEGATION for a in atoms[1:]) and len(atoms) == 1:
+        pass  # a single positive atom is fine
+    check_calls(query)
+    for ev in query.events.values():
+        _check_body(query, ev)
+    for var in query.partition_by:
+        for name in used:
+            if var not in query.events[name].variables:
+                raise QueryError(
+                    f"PARTITION BY ?{var}: GPM {name} does not bind ?{var} (every GPM must bind the "
+                    "partitioning variables)",
+                    query.events[name].location,
+                )
+    return replace(query, warnings=tuple(_warnings(query, used)))
+
+
+def _refs(op: A.Operand) -> list[A.GpmRef]:
+    if isinstance(op, A.GpmRef):
+        return [op]
+    return [r for o in op.operands for r in _refs(o)]
+
+
+def _name(atom: A.Atom) -> str:
+    return atom.operand.name if isinstance(atom.operand, A.GpmRef) else "(...)"
+
+
+def _check_body(query: A.Query, ev: A.EventPattern) -> None:
+    """Reject bodies pyoxigraph cannot evaluate (e.g. BIND to an in-scope variable)."""
+    for el in ev.pattern.walk():
+        if isinstance(el, A.ServicePattern):
+            raise QueryError(
+                f"GPM {ev.name}: SERVICE is not supported in GPM bodies (events are matched locally)",
+                ev.location,
+            )
+    try:
+        pyoxigraph.Store().query(
+            f"SELECT * WHERE {ev.pattern.text}", prefixes=query.prefixes, base_iri=query.base,
+            custom_functions=pyoxigraph_functions(),
+        )
+    except SyntaxError as exc:
+        raise QueryError(f"GPM {ev.name}: {exc}", ev.pattern.location) from None
+    except (RuntimeError, ValueError) as exc:  # e.g. a function pyoxigraph does not know
+        raise QueryError(f"GPM {ev.name}: {exc}", ev.pattern.location) from None
+
+
+def _warnings(query: A.Query, used: dict[str, A.GpmRef]) -> list[str]:
+    out: list[str] = []
+    bound: set[str] = set()
+    for ev in query.events.values():
+        bound |= ev.variables
+    for var in query.match.variables or ():
+        if var not in bound:
+            out.append(f"{Location(query.file)}: warning: ?{var} is projected but no GPM binds it")
+    template_vars = {v for tp in query.match.template for v in A.triple_vars(tp)}
+    for var in sorted(template_vars - bound):
+        out.append(f"{Location(query.file)}: warning: the CONSTRUCT template uses ?{var}, which no "
+                   "GPM binds: its triples are never produced")
+    for name, ev in query.events.items():
+        if name not in used:
+            out.append(f"{ev.location}: warning: GPM {name} is defined but not used in SEQ")
+    # FILTER variables that nothing can bind before the FILTER is evaluated: always an error.
+    seen: set[str] = set()
+    for atom in query.seq.atoms:
+        names = [r.name for r in _refs(atom.operand)]
+        for name in names:
+            ev = query.events[name]
+            local = ev.variables
+            for el in ev.pattern.elements:
+                if isinstance(el, A.Filter):
+                    for var in sorted(A.expr_vars(el.expr) - local - seen):
+                        out.append(
+                            f"{ev.location}: warning: the FILTER of GPM {name} uses ?{var}, which no "
+                            f"GPM binds before {name}: the FILTER is an error there, hence false"
+                        )
+        for name in names:
+            seen |= query.events[name].variables
+    return out

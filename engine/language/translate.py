@@ -1,0 +1,551 @@
+"""Syntax tree to query algebra: resolves prefixes, builds SEQ/EVENT/WINDOW/MATCH nodes
+and the SPARQL pattern algebra of each GPM body. Static checks live in ``checks``."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from lark import Token, Tree
+from pyoxigraph import Literal, NamedNode
+
+from spaseq.engine.algebra import operators as A
+from spaseq.engine.errors import Location, QueryError
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RDF_TYPE = NamedNode(RDF + "type")
+RDF_FIRST, RDF_REST, RDF_NIL = NamedNode(RDF + "first"), NamedNode(RDF + "rest"), NamedNode(RDF + "nil")
+
+TIME_UNITS = {
+    "millisecond": 0.001,
+    "milliseconds": 0.001,
+    "ms": 0.001,
+    "second": 1.0,
+    "seconds": 1.0,
+    "sec": 1.0,
+    "secs": 1.0,
+    "minute": 60.0,
+    "minutes": 60.0,
+    "min": 60.0,
+    "mins": 60.0,
+    "hour": 3600.0,
+    "hours": 3600.0,
+    "day": 86400.0,
+    "days": 86400.0,
+}
+EVENT_UNITS = {"event", "events"}
+
+_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+_UNICODE_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+_STRING_ESCAPE = re.compile(r"\\(.)")
+
+
+def unescape_string(token: str) -> str:
+    """The value of a SPARQL string literal token (quotes removed, escapes applied)."""
+    if token.startswith(('"""', "'''")):
+        body = token[3:-3]
+    else:
+        body = token[1:-1]
+    body = _UNICODE_ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), body)
+    return _STRING_ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(0)), body)
+
+
+@dataclass
+class _Context:
+    """What translation of one query needs: its text, file, prefixes, base, fresh names."""
+
+    text: str
+    file: str
+    prefixes: dict[str, str] = field(default_factory=dict)
+    base: str | None = None
+    counter: itertools.count = field(default_factory=itertools.count)
+
+    def loc(self, node: Tree | Token) -> Location:
+        if isinstance(node, Token):
+            return Location(self.file, node.line, node.column)
+        return Location(self.file, node.meta.line, node.meta.column)
+
+    def span(self, node: Tree) -> str:
+        return self.text[node.meta.start_pos : node.meta.end_pos]
+
+    def fresh_blank(self) -> A.Var:
+        return A.Var(f"_:anon{next(self.counter)}")
+
+
+def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | None = None) -> A.Query:
+    """Build the algebra of a parsed SPAseq query (no static checks beyond name resolution);
+    ``prefixes`` are predeclared (e.g. rdflib's initNs), the query's PREFIX lines override them."""
+    ctx = _Context(text, file, dict(prefixes or {}))
+    prologue, query = tree.children
+    for decl in prologue.children:
+        if decl.data == "base_decl":
+            ctx.base = decl.children[0][1:-1]
+        else:
+            ctx.prefixes[decl.children[0][:-1]] = _resolve(ctx, decl.children[1][1:-1])
+
+    head, *clauses, where = query.children
+    match = _construct(ctx, head) if head.data == "construct_clause" else _select(head)
+    window: A.Window | None = None
+    partition: tuple[str, ...] | None = None
+    streams: dict[str, str] = {}
+    for clause in clauses:
+        if clause.data == "within_clause":
+            if window is not None:
+                raise QueryError("a query has at most one WITHIN clause", ctx.loc(clause))
+            window = _window(ctx, clause)
+        elif clause.data == "partition_clause":
+            if partition is not None:
+                raise QueryError("a query has at most one PARTITION BY clause", ctx.loc(clause))
+            partition = tuple(_var_name(v) for v in clause.children)
+        else:
+            name_tok, iri = clause.children
+            if str(name_tok) in streams:
+                raise QueryError(f"stream {name_tok} is declared twice", ctx.loc(name_tok))
+            streams[str(name_tok)] = _iri(ctx, iri).value
+
+    seq_clause, *defines = where.children
+    events: dict[str, A.EventPattern] = {}
+    for d in defines:
+        name_tok, stream_tok, body = d.children
+        name = str(name_tok)
+        if name in events:
+            raise QueryError(f"GPM {name} is defined twice", ctx.loc(name_tok))
+        if str(stream_tok) not in streams:
+            declared = ", ".join(streams) or "none"
+            raise QueryError(
+                f"GPM {name} is defined on stream {stream_tok}, which no FROM STREAM clause "
+                f"declares (declared: {declared})",
+                ctx.loc(stream_tok),
+            )
+        events[name] = A.EventPattern(
+            name, str(stream_tok), streams[str(stream_tok)], _group(ctx, body), ctx.loc(name_tok)
+        )
+    seq = _seq(ctx, seq_clause.children[0])
+    return A.Query(
+        match=match,
+        window=window or A.Window(),
+        seq=seq,
+        events=events,
+        streams=streams,
+        partition_by=partition or (),
+        prefixes=dict(ctx.prefixes),
+        base=ctx.base,
+        source=text,
+        file=file,
+    )
+
+
+# ---------------------------------------------------------------- SPAseq clauses
+
+
+def _select(node: Tree) -> A.MatchSpec:
+    distinct = False
+    variables: list[str] = []
+    star = False
+    for child in node.children:
+        if isinstance(child, Tree) and child.data == "select_modifier":
+            distinct = child.children[0].type == "DISTINCT"
+        elif isinstance(child, Tree) and child.data == "select_var":
+            variables.append(_var_name(child.children[0]))
+        elif isinstance(child, Token) and child.type == "STAR":
+            star = True
+    return A.MatchSpec(None if star else tuple(dict.fromkeys(variables)), distinct)
+
+
+def _construct(ctx: _Context, node: Tree) -> A.MatchSpec:
+    """CONSTRUCT { template }: triple patterns (blank nodes become ``_:`` vars, fresh per match)."""
+    template: list[A.TriplePattern] = []
+    triples = node.children[0].children
+    for tss in triples[0].children if triples else ():
+        _triples_same_subject(ctx, tss, template)
+    return A.MatchSpec(None, False, "construct", tuple(template))
+
+
+def _window(ctx: _Context, node: Tree) -> A.Window:
+    amount_node, unit_node = node.children[0], node.children[1]
+    tumbling = len(node.children) > 2
+    amount = float(amount_node.children[0])
+    unit_tok = unit_node.children[0]
+    unit = str(unit_tok).lower()
+    if amount <= 0:
+        raise QueryError("the WITHIN amount must be positive", ctx.loc(amount_node.children[0]))
+    if unit in EVENT_UNITS:
+        if amount != int(amount):
+            raise QueryError(
+                "WITHIN ... EVENTS takes a whole number of events", ctx.loc(amount_node.children[0])
+            )
+        return A.Window("events", amount, tumbling)
+    if unit not in TIME_UNITS:
+        raise QueryError(
+            f"unknown window unit {unit_tok!s}; use MILLISECOND(S), SECOND(S), MINUTE(S), "
+            "HOUR(S), DAY(S) or EVENTS",
+            ctx.loc(unit_tok),
+        )
+    return A.Window("time", amount * TIME_UNITS[unit], tumbling)
+
+
+def _seq(ctx: _Context, node: Tree) -> A.Seq:
+    atoms: list[A.Atom] = []
+    strategy: str | None = None
+    for child in node.children:
+        if isinstance(child, Token) and child.type == "SEQ_OP":
+            strategy = str(child)
+            continue
+        atoms.append(_atom(ctx, child, strategy))
+    return A.Seq(tuple(atoms))
+
+
+def _atom(ctx: _Context, node: Tree, strategy: str | None) -> A.Atom:
+    modifier = ""
+    last = node.children[-1] if node.children else None
+    if isinstance(last, Tree) and last.data == "atom_mod":
+        modifier = str(last.children[0])
+    if node.data == "gpm_atom":
+        name_tok = node.children[0]
+        operand: A.Operand = A.GpmRef(str(name_tok), ctx.loc(name_tok))
+    else:
+        operand = _operand(ctx, node.children[0])
+        if modifier:
+            raise QueryError(
+                f"'{modifier}' applies to a GPM name, not to a parenthesised expression",
+                ctx.loc(last.children[0]),
+            )
+    return A.Atom(operand, modifier, strategy, ctx.loc(node))
+
+
+def _operand(ctx: _Context, node: Tree) -> A.Operand:
+    if node.data == "bop_name":
+        tok = node.children[0]
+        return A.GpmRef(str(tok), ctx.loc(tok))
+    operands = tuple(_operand(ctx, c) for c in node.children)
+    return A.Conjunction(operands) if node.data == "conjunction" else A.Disjunction(operands)
+
+
+# ---------------------------------------------------------------- terms
+
+
+def _resolve(ctx: _Context, iri: str) -> str:
+    """RFC 3986 reference resolution against BASE (urljoin, keeping an empty fragment or
+    query, which urljoin drops)."""
+    if ctx.base is None or re.match(r"^[A-Za-z][A-Za-z0-9+.\-]*:", iri):
+        return iri
+    from urllib.parse import urljoin
+
+    resolved = urljoin(ctx.base, iri)
+    for mark in ("#", "?"):
+        if iri.endswith(mark) and not resolved.endswith(mark):
+            resolved += mark
+    return resolved
+
+
+def _iri(ctx: _Context, node: Tree | Token) -> NamedNode:
+    tok = node.children[0] if isinstance(node, Tree) else node
+    if tok.type == "IRIREF":
+        value = _resolve(ctx, str(tok)[1:-1])
+    else:
+        prefix, _, local = str(tok).partition(":")
+        if prefix not in ctx.prefixes:
+            raise QueryError(f"unknown prefix '{prefix}:' (no PREFIX declaration)", ctx.loc(tok))
+        value = ctx.prefixes[prefix] + re.sub(r"\\(.)", r"\1", local)
+    try:
+        return NamedNode(value)
+    except ValueError as exc:
+        hint = " (a relative IRI needs a BASE declaration)" if ":" not in value else ""
+        raise QueryError(f"invalid IRI <{value}>: {exc}{hint}", ctx.loc(tok)) from None
+
+
+def _var_name(node: Tree | Token) -> str:
+    tok = node.children[0] if isinstance(node, Tree) else node
+    return str(tok)[1:]
+
+
+def _term(ctx: _Context, node: Tree | Token) -> A.PatternTerm:
+    """A graph term or variable in a triple pattern or VALUES block."""
+    if isinstance(node, Token):
+        if node.type == "NIL":
+            return RDF_NIL
+        if node.type == "A":
+            return RDF_TYPE
+        raise QueryError(f"unexpected {node!s}", ctx.loc(node))
+    kind = node.data
+    if kind == "var":
+        return A.Var(_var_name(node))
+    if kind == "iri":
+        return _iri(ctx, node)
+    if kind == "blank_node":
+        tok = node.children[0]
+        return ctx.fresh_blank() if tok.type == "ANON" else A.Var(str(tok))
+    return _literal(ctx, node)
+
+
+def _literal(ctx: _Context, node: Tree) -> Literal:
+    kind = node.data
+    if kind == "rdf_literal":
+        value = unescape_string(str(node.children[0].children[0]))
+        if len(node.children) == 1:
+            return Literal(value)
+        extra = node.children[1]
+        if isinstance(extra, Token) and extra.type == "LANGTAG":
+            return Literal(value, language=str(extra)[1:])
+        return Literal(value, datatype=_iri(ctx, extra))
+    if kind == "boolean_literal":
+        return Literal(str(node.children[0]).lower(), datatype=NamedNode(XSD + "boolean"))
+    return Literal(str(node.children[0]).removeprefix("+"), datatype=NamedNode(XSD + kind))
+
+
+# ---------------------------------------------------------------- group patterns
+
+
+def _group(ctx: _Context, node: Tree) -> A.GroupPattern:
+    inner = node.children[0]
+    text = ctx.span(node)
+    loc = ctx.loc(node)
+    if inner.data == "sub_select":
+        return A.GroupPattern((_sub_select(ctx, inner),), text, loc)
+    elements: list[A.Element] = []
+    origin = node.meta.start_pos
+    for child in inner.children:
+        if child.data == "filter":
+            span = (child.meta.start_pos - origin, child.meta.end_pos - origin)
+            c = child.children[0]
+            elements.append(A.Filter(_expr(ctx, c), ctx.span(c), span))
+        elif child.data == "triples_block":
+            triples: list[A.TriplePattern] = []
+            for tss in child.children:
+                _triples_same_subject(ctx, tss, triples)
+            elements.append(A.BGP(tuple(triples)))
+        else:
+            elements.append(_not_triples(ctx, child))
+    return A.GroupPattern(tuple(elements), text, loc)
+
+
+def _not_triples(ctx: _Context, node: Tree) -> A.Element:
+    kind = node.data
+    if kind == "filter":
+        return A.Filter(_expr(ctx, node.children[0]), ctx.span(node.children[0]))
+    if kind == "optional_graph_pattern":
+        return A.OptionalPattern(_group(ctx, node.children[0]))
+    if kind == "minus_graph_pattern":
+        return A.MinusPattern(_group(ctx, node.children[0]))
+    if kind == "group_or_union_graph_pattern":
+        return A.UnionPattern(tuple(_group(ctx, g) for g in node.children))
+    if kind == "graph_graph_pattern":
+        name = _term(ctx, node.children[0])
+        return A.GraphPattern(name, _group(ctx, node.children[1]))  # type: ignore[arg-type]
+    if kind == "service_graph_pattern":
+        silent = isinstance(node.children[0], Token)
+        rest = node.children[1:] if silent else node.children
+        return A.ServicePattern(_term(ctx, rest[0]), _group(ctx, rest[1]), silent)  # type: ignore[arg-type]
+    if kind == "bind":
+        return A.Bind(_expr(ctx, node.children[0]), _var_name(node.children[1]))
+    if kind == "inline_data":
+        return _values(ctx, node.children[0])
+    raise QueryError(f"unsupported pattern {kind}", ctx.loc(node))  # pragma: no cover
+
+
+def _values(ctx: _Context, node: Tree) -> A.Values:
+    def value(v: Tree) -> NamedNode | Literal | None:
+        if isinstance(v, Tree) and v.data == "undef":
+            return None
+        return _term(ctx, v)  # type: ignore[return-value]
+
+    if node.data == "inline_data_one_var":
+        var, *vals = node.children
+        return A.Values((_var_name(var),), tuple((value(v),) for v in vals))
+    variables = tuple(
+        _var_name(c) for c in node.children if isinstance(c, Tree) and c.data == "var"
+    )
+    rows = []
+    for row in node.children:
+        if isinstance(row, Tree) and row.data == "data_row":
+            vals = [c for c in row.children if not (isinstance(c, Token) and c.type == "NIL")]
+            if len(vals) != len(variables):
+                raise QueryError(
+                    f"VALUES row has {len(vals)} values for {len(variables)} variables", ctx.loc(row)
+                )
+            rows.append(tuple(value(v) for v in vals))
+    return A.Values(variables, tuple(rows))
+
+
+def _sub_select(ctx: _Context, node: Tree) -> A.SubSelect:
+    clause, where = node.children[0], node.children[1]
+    projected: list[str] = []
+    star = False
+    for item in clause.children:
+        if isinstance(item, Token) and item.type == "STAR":
+            star = True
+        elif isinstance(item, Tree) and item.data == "var":
+            projected.append(_var_name(item))
+        elif isinstance(item, Tree) and item.data == "select_expression":
+            _expr(ctx, item.children[0])
+            projected.append(_var_name(item.children[1]))
+    pattern = _group(ctx, where.children[0])
+    if star:
+        projected = sorted(A.in_scope_vars(pattern))
+    for part in node.children[2:]:
+        _check_prefixes(ctx, part)
+    return A.SubSelect(tuple(projected), pattern, ctx.span(node))
+
+
+def _check_prefixes(ctx: _Context, node: Tree) -> None:
+    """Resolve every prefixed name under ``node`` (solution modifiers we do not model)."""
+    for tok in node.scan_values(lambda t: isinstance(t, Token) and t.type in ("PNAME_LN", "PNAME_NS")):
+        _iri(ctx, tok)
+
+
+# ---------------------------------------------------------------- triples and paths
+
+
+def _triples_same_subject(ctx: _Context, node: Tree, out: list[A.TriplePattern]) -> None:
+    subject_node, *rest = node.children
+    subject = _node(ctx, subject_node, out)
+    for plist in rest:
+        if plist.data == "property_list_path":
+            plist = plist.children[0]
+        _property_list(ctx, subject, plist, out)
+
+
+def _property_list(
+    ctx: _Context, subject: A.PatternTerm, node: Tree, out: list[A.TriplePattern]
+) -> None:
+    children = node.children
+    for verb_node, objects in zip(children[::2], children[1::2], strict=True):
+        verb = _verb(ctx, verb_node)
+        for obj_node in objects.children:
+            obj = _node(ctx, obj_node, out)
+            out.append(A.TriplePattern(subject, verb, obj))
+
+
+def _node(ctx: _Context, node: Tree | Token, out: list[A.TriplePattern]) -> A.PatternTerm:
+    """A subject/object node; blank node property lists and collections add triples."""
+    if isinstance(node, Tree) and node.data in ("blank_node_property_list_path", "blank_node_property_list"):
+        bnode = ctx.fresh_blank()
+        _property_list(ctx, bnode, node.children[0], out)
+        return bnode
+    if isinstance(node, Tree) and node.data in ("collection_path", "collection"):
+        head: A.PatternTerm = RDF_NIL
+        items = [_node(ctx, c, out) for c in node.children]
+        cells = [ctx.fresh_blank() for _ in items]
+        for i, (cell, item) in enumerate(zip(cells, items, strict=True)):
+            out.append(A.TriplePattern(cell, RDF_FIRST, item))
+            out.append(A.TriplePattern(cell, RDF_REST, cells[i + 1] if i + 1 < len(cells) else RDF_NIL))
+        if cells:
+            head = cells[0]
+        return head
+    return _term(ctx, node)
+
+
+def _verb(ctx: _Context, node: Tree | Token) -> NamedNode | A.Var | A.Path:
+    if isinstance(node, Tree) and node.data == "var":
+        return A.Var(_var_name(node))
+    path = _path(ctx, node)
+    return path.args[0] if path.kind == "link" else path
+
+
+def _path(ctx: _Context, node: Tree | Token) -> A.Path:
+    if isinstance(node, Token):  # 'a'
+        return A.Path("link", (RDF_TYPE,))
+    kind = node.data
+    if kind == "iri":
+        return A.Path("link", (_iri(ctx, node),))
+    if kind in ("path_alt", "path_seq"):
+        parts = [_path(ctx, c) for c in node.children]
+        if len(parts) == 1:
+            return parts[0]
+        return A.Path("alt" if kind == "path_alt" else "seq", tuple(parts))
+    if kind == "path_elt":
+        inner = _path(ctx, node.children[0])
+        if len(node.children) == 1:
+            return inner
+        mod_tok = node.children[1].children[0]
+        mod = {"?": "zero_or_one", "*": "zero_or_more", "+": "one_or_more"}[str(mod_tok)]
+        return A.Path(mod, (inner,))
+    if kind == "path_inverse":
+        return A.Path("inv", (_path(ctx, node.children[0]),))
+    if kind == "path_negated":
+        inner = node.children[-1]
+        items = inner.children if isinstance(inner, Tree) and inner.data == "path_negated_set" else [inner]
+        iris, inverse = [], []
+        for item in items:
+            if isinstance(item, Tree) and item.data == "path_inverse_one":
+                iris.append(_path(ctx, item.children[0]).args[0])
+                inverse.append(True)
+            else:
+                iris.append(_path(ctx, item).args[0])
+                inverse.append(False)
+        return A.Path("nps", tuple(iris), tuple(inverse))
+    raise QueryError(f"unsupported path {kind}", ctx.loc(node))  # pragma: no cover
+
+
+# ---------------------------------------------------------------- expressions
+
+_PASS_THROUGH = {"or_expr", "and_expr", "additive", "multiplicative"}
+
+
+def _expr(ctx: _Context, node: Tree | Token) -> A.Expr:
+    if isinstance(node, Token):
+        raise QueryError(f"unexpected {node!s}", ctx.loc(node))  # pragma: no cover
+    kind = node.data
+    ch = node.children
+    if kind in _PASS_THROUGH:
+        if kind in ("or_expr", "and_expr"):
+            args = [_expr(ctx, c) for c in ch]
+            if len(args) == 1:
+                return args[0]
+            op = "||" if kind == "or_expr" else "&&"
+            result = args[0]
+            for a in args[1:]:
+                result = A.ECall(op, (result, a))
+            return result
+        result = _expr(ctx, ch[0])
+        for op_node, operand in zip(ch[1::2], ch[2::2], strict=True):
+            result = A.ECall(str(op_node.children[0]), (result, _expr(ctx, operand)))
+        return result
+    if kind == "compare":
+        return A.ECall(str(ch[1]), (_expr(ctx, ch[0]), _expr(ctx, ch[2])))
+    if kind in ("in_expr", "not_in_expr"):
+        items = tuple(_expr(ctx, c) for c in ch[1].children if isinstance(c, Tree))
+        return A.ECall("IN" if kind == "in_expr" else "NOT IN", (_expr(ctx, ch[0]), *items))
+    if kind in ("not_expr", "pos_expr", "neg_expr"):
+        op = {"not_expr": "!", "pos_expr": "pos", "neg_expr": "neg"}[kind]
+        return A.ECall(op, (_expr(ctx, ch[-1]),))
+    if kind == "var":
+        return A.EVar(_var_name(node))
+    if kind == "iri":
+        return A.ETerm(_iri(ctx, node))
+    if kind in ("rdf_literal", "boolean_literal", "integer", "decimal", "double"):
+        return A.ETerm(_literal(ctx, node))
+    if kind == "builtin":
+        distinct, args = _args(ctx, ch[1])
+        return A.ECall(str(ch[0]).upper(), args, distinct)
+    if kind == "function_call":
+        distinct, args = _args(ctx, ch[1])
+        return A.ECall(f"<{_iri(ctx, ch[0]).value}>", args, distinct)
+    if kind == "bound":
+        return A.ECall("BOUND", (A.EVar(_var_name(ch[0])),))
+    if kind in ("exists", "not_exists"):
+        return A.EExists(_group(ctx, ch[0]), negated=kind == "not_exists")
+    if kind == "aggregate":
+        distinct = any(isinstance(c, Token) and c.type == "DISTINCT" for c in ch)
+        last = ch[-1]
+        args = () if isinstance(last, Token) and last.type == "STAR" else (_expr(ctx, last),)
+        return A.ECall(str(ch[0]).upper(), args, distinct)
+    if kind == "group_concat":
+        distinct = any(isinstance(c, Token) and c.type == "DISTINCT" for c in ch)
+        exprs = tuple(_expr(ctx, c) for c in ch if isinstance(c, Tree) and c.data != "string")
+        return A.ECall("GROUP_CONCAT", exprs, distinct)
+    raise QueryError(f"unsupported expression {kind}", ctx.loc(node))  # pragma: no cover
+
+
+def _args(ctx: _Context, node: Tree) -> tuple[bool, tuple[A.Expr, ...]]:
+    distinct = False
+    args: list[A.Expr] = []
+    for c in node.children:
+        if isinstance(c, Token):
+            distinct = distinct or c.type == "DISTINCT"
+        else:
+            args.append(_expr(ctx, c))
+    return distinct, tuple(args)

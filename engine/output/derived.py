@@ -1,0 +1,87 @@
+"""A query's output as a stream of graph events (docs/decisions.md, "MATCH as RDF").
+
+Every result of a query (a match after SELECT's projection and DISTINCT) becomes one event on
+the query's *output stream* (an IRI): timestamped with the match's ``time``, named
+``<output>#match-<k>`` (k = 1, 2, ... in completion order), holding the CONSTRUCT template
+instantiated with the match's mapping, or, for a SELECT query, the match described in the
+spaseq vocabulary (``match_rdf``). TriG output, materialisation and composed queries all
+consume these events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from pyoxigraph import NamedNode, Triple
+
+from spaseq.engine.algebra import operators as A
+from spaseq.engine.events import Event
+from spaseq.engine.matches import Match, Projector, Row
+from spaseq.engine.output.construct import instantiate
+from spaseq.engine.output.match_rdf import describe
+
+
+def match_name(output: str, k: int) -> NamedNode:
+    """The graph name of the k-th result of the query whose output stream is ``output``."""
+    if output.endswith(("#", "/")):
+        return NamedNode(f"{output}match-{k}")
+    return NamedNode(f"{output}{'-' if '#' in output else '#'}match-{k}")
+
+
+@dataclass
+class Derived:
+    """One result of a query as a graph event of its output stream."""
+
+    row: Row
+    name: NamedNode
+    stream: str
+    query: A.Query = field(repr=False)
+
+    @property
+    def time(self) -> float:
+        return self.row.time
+
+    @property
+    def start(self) -> float:
+        return self.row.start
+
+    @cached_property
+    def triples(self) -> tuple[Triple, ...]:
+        """The event's graph: the instantiated template, or the match in the vocabulary."""
+        if self.query.match.is_construct:
+            return tuple(instantiate(self.query.match.template, self.row.bindings))
+        return tuple(describe(self.row.match, self.row.bindings, self.name, NamedNode(self.stream)))
+
+    def event(self, seq: int = 0) -> Event:
+        """The derived event, for queries that consume this output stream."""
+        return Event(self.stream, self.time, self.triples, seq, self.name, f"<{self.stream}>")
+
+
+class QueryOutput:
+    """Turns a query's matches into its output events (projection, DISTINCT, numbering) and
+    hands each to the listeners (writers, materialisation, consuming queries)."""
+
+    def __init__(self, query: A.Query, iri: str) -> None:
+        self.query = query
+        self.iri = iri
+        self._projector = Projector(query.match.variables, query.match.distinct)
+        self._count = 0
+        self.listeners: list[Callable[[Derived], None]] = []
+
+    def derive(self, match: Match) -> Derived | None:
+        """The output event of ``match``, or None when DISTINCT drops its row."""
+        row = self._projector(match)
+        if row is None:
+            return None
+        self._count += 1
+        return Derived(row, match_name(self.iri, self._count), self.iri, self.query)
+
+    def __call__(self, match: Match) -> None:
+        if not self.listeners:  # nobody consumes the output stream: skip projection and naming
+            return
+        derived = self.derive(match)
+        if derived is not None:
+            for listener in self.listeners:
+                listener(derived)

@@ -1,0 +1,360 @@
+"""The reference evaluator: SEMANTICS.md implemented directly, for trust rather than speed.
+
+It extends prefix matches atom by atom, left to right (section 3): for each prefix it looks
+at the later timestamps of the streamset in order and evaluates the next atom there in the
+prefix's context, keeping what the selection strategy allows (section 4). Conjunction,
+disjunction (5), Kleene+ (6), optional and negation (7) and the windows (8) are each a few
+lines below. Negated and untaken optional atoms leave a *pending* constraint on the prefix
+("no X strictly between here and the next atom taken"), checked when the next positive atom
+is taken, or, at the end of the sequence, over the rest of the window.
+
+The only concession to speed is in ``GpmEvaluator`` (per-event caching of join-shaped GPM
+bodies) and an index of the timestamps at which a GPM can match a given join key; neither
+changes which results exist.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pyoxigraph import Store
+
+from spaseq.engine.algebra import operators as A
+from spaseq.engine.events import Event
+from spaseq.engine.functions.run_functions import RunContext, kleene_gpms
+from spaseq.engine.gpm_eval.sparql_eval import GpmEvaluator, Solution
+from spaseq.engine.matches import Match, Taken
+
+
+@dataclass(frozen=True)
+class Pending:
+    """An absence still to be checked: no event matching GPM ``gpm`` in context ``mu``
+    strictly after time ``after`` (up to the next atom taken, or the window's close)."""
+
+    gpm: str
+    mu: dict
+    after: float
+    taken: tuple[Taken, ...] = ()  # the prefix's events and start: the run that run
+    start: float | None = None     # functions in the absent GPM's body see
+
+
+@dataclass(frozen=True)
+class Partial:
+    """A prefix match: its mapping, the events taken, its time span and pending absences."""
+
+    mu: dict
+    taken: tuple[Taken, ...] = ()
+    start: float | None = None
+    end: float | None = None
+    first_pos: int | None = None
+    last_pos: int | None = None
+    pending: tuple[Pending, ...] = ()
+
+
+Result = tuple[Solution, tuple[Taken, ...]]
+
+
+@dataclass
+class ReferenceEvaluator:
+    """Evaluates one query over a finite, time-ordered list of events."""
+
+    query: A.Query
+    events: Sequence[Event]
+    kb: Store | None = None
+    end_of_input: bool = True
+    gpms: GpmEvaluator = field(init=False)
+
+    def __post_init__(self) -> None:
+        streams = set(self.query.streams.values())
+        self.events = sorted(
+            (e for e in self.events if e.stream in streams), key=Event.sort_key
+        )
+        self.gpms = GpmEvaluator(self.query, self.kb)
+        self.gpms.add_events(self.events)
+        self._pos = {id(e): i for i, e in enumerate(self.events)}
+        self._by_time: dict[float, list[Event]] = defaultdict(list)
+        for e in self.events:
+            self._by_time[e.time].append(e)
+        self._times = sorted(self._by_time)
+        self._first_pos_at = {t: self._pos[id(evs[0])] for t, evs in self._by_time.items()}
+        self._index: dict[tuple, dict[tuple, list[float]]] = {}
+        self._kleene_gpms = kleene_gpms(self.query)
+        w = self.query.window
+        self._t0 = self.events[0].time if self.events else 0.0
+        self._omega = w.amount
+        self._kind = w.kind
+        self._tumbling = w.tumbling
+
+    # ------------------------------------------------------------------ windows
+
+    def _win(self, tau: float, pos: int) -> int:
+        if self._kind == "time":
+            return math.floor((tau - self._t0) / self._omega)
+        return pos // int(self._omega)
+
+    def _valid(self, p: Partial) -> bool:
+        """SEMANTICS section 8: the match's events lie in its window."""
+        if self._kind is None or p.start is None:
+            return True
+        if self._tumbling:
+            return self._win(p.start, p.first_pos) == self._win(p.end, p.last_pos)
+        if self._kind == "time":
+            return p.end - p.start <= self._omega
+        return p.last_pos - p.first_pos + 1 <= self._omega
+
+    def _beyond(self, p: Partial, tau: float) -> bool:
+        """True when no event at ``tau`` or later can join ``p`` inside its window."""
+        if self._kind is None or p.start is None:
+            return False
+        pos = self._first_pos_at[tau]
+        if self._tumbling:
+            return self._win(tau, pos) > self._win(p.start, p.first_pos)
+        if self._kind == "time":
+            return tau - p.start > self._omega
+        return pos - p.first_pos + 1 > self._omega
+
+    def _in_rest_of_window(self, p: Partial, e: Event) -> bool:
+        """For trailing absences: is ``e`` after p's end and inside p's window?"""
+        pos = self._pos[id(e)]
+        if e.time <= p.end:
+            return False
+        if self._kind is None:
+            return True
+        if self._tumbling:
+            return self._win(e.time, pos) == self._win(p.start, p.first_pos)
+        if self._kind == "time":
+            return e.time <= p.start + self._omega
+        return pos <= p.first_pos + self._omega - 1
+
+    def _past_window(self, p: Partial, e: Event) -> bool:
+        """Is ``e`` beyond p's window (so its arrival closes the window)?"""
+        pos = self._pos[id(e)]
+        if self._kind is None:
+            return False
+        if self._tumbling:
+            return self._win(e.time, pos) > self._win(p.start, p.first_pos)
+        if self._kind == "time":
+            return e.time > p.start + self._omega
+        return pos > p.first_pos + self._omega - 1
+
+    def _close_position(self, p: Partial) -> int | None:
+        """Position of the first event past p's window (the clock passing its close), or
+        len(events) at end of input; None if input stopped before the window closed."""
+        for i in range(p.last_pos + 1, len(self.events)):
+            if self._past_window(p, self.events[i]):
+                return i
+        return len(self.events) if self.end_of_input else None
+
+    # ------------------------------------------------------------------ atoms at one time
+
+    def _run_context(self, gpm: str, e: Event, taken: tuple[Taken, ...],
+                     start: float | None) -> RunContext | None:
+        """What run functions in ``gpm``'s body see on ``e`` (None: the body calls none)."""
+        if not self.gpms.compiled(gpm).run_aware:
+            return None
+        return RunContext.of(e, start, taken, self._kleene_gpms)
+
+    def _results_at(self, op: A.Operand, tau: float, mu: dict,
+                    p: Partial | None = None) -> list[Result]:
+        """Section 5: the results of an operand at timestamp tau in context mu (extending
+        the prefix ``p``, which run functions see)."""
+        if isinstance(op, A.GpmRef):
+            ev = self.query.events[op.name]
+            local_vars = ev.variables
+            out: list[Result] = []
+            for e in self._by_time.get(tau, ()):
+                if e.stream != ev.stream:
+                    continue
+                run = self._run_context(op.name, e, p.taken, p.start) if p is not None else None
+                for sol in self.gpms.solutions(op.name, e, mu, run):
+                    local = tuple(sorted((v, t) for v, t in sol.items() if v in local_vars))
+                    out.append((sol, (Taken(op.name, e, local),)))
+            return out
+        if isinstance(op, A.Disjunction):
+            return [r for o in op.operands for r in self._results_at(o, tau, mu, p)]
+        joined: list[Result] = [(dict(mu), ())]
+        for o in op.operands:
+            results = self._results_at(o, tau, mu, p)
+            joined = [
+                ({**m1, **m2}, t1 + t2)
+                for m1, t1 in joined
+                for m2, t2 in results
+                if all(m1.get(k, v) == v for k, v in m2.items())
+            ]
+            if not joined:
+                break
+        return joined
+
+    def _candidate_times(self, op: A.Operand, mu: dict) -> list[float]:
+        """Timestamps at which ``op`` may have a result in context mu (a superset)."""
+        if isinstance(op, A.GpmRef):
+            return self._gpm_times(op.name, mu)
+        sets = [set(self._candidate_times(o, mu)) for o in op.operands]
+        merged = set.intersection(*sets) if isinstance(op, A.Conjunction) else set.union(*sets)
+        return sorted(merged)
+
+    def _gpm_times(self, gpm: str, mu: dict) -> list[float]:
+        c = self.gpms.compiled(gpm)
+        stream = self.query.events[gpm].stream
+        keys = tuple(sorted(v for v in c.always_bound if v in mu)) if c.join_shaped else ()
+        index = self._index.get((gpm, keys))
+        if index is None:
+            index = defaultdict(list)
+            on_stream = [e for e in self.events if e.stream == stream]
+            self.gpms.prefetch(gpm, on_stream)
+            for e in on_stream:
+                sols = self.gpms.base_solutions(gpm, e) if c.join_shaped else [{}]
+                for key in {tuple(s.get(k) for k in keys) for s in sols}:
+                    lst = index[key]
+                    if not lst or lst[-1] != e.time:
+                        lst.append(e.time)
+            self._index[(gpm, keys)] = index
+        return index.get(tuple(mu[k] for k in keys), [])
+
+    def _next_time(self, tau: float) -> float | None:
+        i = bisect.bisect_right(self._times, tau)
+        return self._times[i] if i < len(self._times) else None
+
+    # ------------------------------------------------------------------ extension
+
+    def _extend(self, p: Partial, tau: float, result: Result) -> Partial | None:
+        """p extended by one result at tau, if its pending absences and window allow."""
+        mu, taken = result
+        for pend in p.pending:
+            if self._exists_between(pend, tau):
+                return None
+        positions = [self._pos[id(t.event)] for t in taken]
+        q = Partial(
+            mu=mu,
+            taken=p.taken + taken,
+            start=tau if p.start is None else p.start,
+            end=tau,
+            first_pos=min(positions) if p.first_pos is None else p.first_pos,
+            last_pos=max(positions),
+        )
+        return q if self._valid(q) else None
+
+    def _exists_between(self, pend: Pending, before: float) -> bool:
+        """Does some event strictly between pend.after and ``before`` match pend.gpm?"""
+        stream = self.query.events[pend.gpm].stream
+        lo = bisect.bisect_right(self._times, pend.after)
+        hi = bisect.bisect_left(self._times, before)
+        for tau in self._times[lo:hi]:
+            for e in self._by_time[tau]:
+                run = self._run_context(pend.gpm, e, pend.taken, pend.start)
+                if e.stream == stream and self.gpms.solutions(pend.gpm, e, pend.mu, run):
+                    return True
+        return False
+
+    def _step(self, p: Partial, op: A.Operand, strategy: str | None, mu: dict) -> list[Partial]:
+        """Section 4: extend p by one result of op attached with ``strategy``."""
+        out: list[Partial] = []
+        if strategy == A.STRICT:
+            tau = self._next_time(p.end)
+            if tau is None:
+                return out
+            for r in self._results_at(op, tau, mu, p):
+                q = self._extend(p, tau, r)
+                if q is not None:
+                    out.append(q)
+            return out
+        times = self._candidate_times(op, mu)
+        lo = 0 if p.end is None else bisect.bisect_right(times, p.end)
+        for tau in times[lo:]:
+            if self._beyond(p, tau):
+                break
+            results = self._results_at(op, tau, mu, p)
+            if not results:
+                continue
+            for r in results:
+                q = self._extend(p, tau, r)
+                if q is not None:
+                    out.append(q)
+            if strategy == A.SKIP_TILL_NEXT:
+                break
+        return out
+
+    def _kleene(self, p: Partial, atom: A.Atom) -> list[Partial]:
+        """Section 6: one match per number of iterations; later iterations attach by ','
+        (by ';' when X+ starts the sequence); each iteration sees the prefix's context."""
+        later = A.SKIP_TILL_NEXT if atom.strategy is None else A.STRICT
+        frontier = self._step(p, atom.operand, atom.strategy, p.mu)
+        out = list(frontier)
+        while frontier:
+            frontier = [
+                q2
+                for q in frontier
+                for q2 in self._step(q, atom.operand, later, p.mu)
+            ]
+            out.extend(frontier)
+        return out
+
+    def _atom(self, p: Partial, atom: A.Atom) -> list[Partial]:
+        if atom.modifier == A.KLEENE:
+            return self._kleene(p, atom)
+        if atom.modifier == A.NEGATION:
+            return [_with_pending(p, atom)]
+        if atom.modifier == A.OPTIONAL:
+            return self._step(p, atom.operand, atom.strategy, p.mu) + [_with_pending(p, atom)]
+        return self._step(p, atom.operand, atom.strategy, p.mu)
+
+    # ------------------------------------------------------------------ whole query
+
+    def matches(self) -> list[Match]:
+        """Every match, in completion order (section 9)."""
+        partials = [Partial(mu={})]
+        for atom in self.query.seq.atoms:
+            partials = [q for p in partials for q in self._atom(p, atom)]
+        completed: list[tuple[tuple, Match]] = []
+        for p in partials:
+            order = 1
+            completion = p.last_pos
+            if p.pending:
+                if any(self._exists_after(pend, p) for pend in p.pending):
+                    continue
+                close = self._close_position(p)
+                if close is None:
+                    continue
+                completion, order = close, 0
+            match = Match(
+                bindings=tuple(sorted(p.mu.items(), key=lambda kv: kv[0])),
+                taken=p.taken,
+                start=p.start,
+                time=p.end,
+            )
+            key = (completion, order, p.start, tuple(self._pos[id(t.event)] for t in p.taken))
+            completed.append((key, match))
+        completed.sort(key=lambda km: km[0])
+        return [m for _, m in completed]
+
+    def _exists_after(self, pend: Pending, p: Partial) -> bool:
+        """Trailing absence: does an event in the rest of p's window match pend.gpm?"""
+        stream = self.query.events[pend.gpm].stream
+        for e in self.events[p.last_pos + 1 :]:
+            if e.time <= pend.after or e.stream != stream:
+                continue
+            if not self._in_rest_of_window(p, e):
+                if e.time > p.end:
+                    break
+                continue
+            run = self._run_context(pend.gpm, e, pend.taken, pend.start)
+            if self.gpms.solutions(pend.gpm, e, pend.mu, run):
+                return True
+        return False
+
+
+def _with_pending(p: Partial, atom: A.Atom) -> Partial:
+    assert isinstance(atom.operand, A.GpmRef)
+    pend = Pending(atom.operand.name, p.mu, p.end, p.taken, p.start)
+    return Partial(p.mu, p.taken, p.start, p.end, p.first_pos, p.last_pos, p.pending + (pend,))
+
+
+def evaluate(
+    query: A.Query, events: Sequence[Event], kb: Store | None = None, end_of_input: bool = True
+) -> list[Match]:
+    """All matches of ``query`` over ``events`` (any order; restricted to its streams)."""
+    return ReferenceEvaluator(query, events, kb, end_of_input).matches()

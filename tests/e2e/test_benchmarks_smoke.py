@@ -1,0 +1,196 @@
+"""Smoke test of the benchmark suite: generators, baseline, ceiling and runner at tiny sizes.
+
+The baseline is checked for real against the reference evaluator: on the V-shape under
+skip-till-any (``SEQ(A: B: C)``) both must find exactly the same matches.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # `benchmarks` is a top-level package of the repository, not installed
+    sys.path.insert(0, str(ROOT))
+
+generators = importlib.import_module("benchmarks.generators")
+workloads = importlib.import_module("benchmarks.workloads")
+baselines = importlib.import_module("benchmarks.baselines")
+measure = importlib.import_module("benchmarks.measure")
+runner = importlib.import_module("benchmarks.runner")
+
+from spaseq.engine.io.replay import read_replay  # noqa: E402
+from spaseq.engine.language.query import parse_query  # noqa: E402
+from spaseq.engine.reference.evaluator import evaluate  # noqa: E402
+
+TINY = 240
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory of tiny generated datasets, shared by the tests of this module."""
+    return tmp_path_factory.mktemp("bench-data")
+
+
+@pytest.mark.parametrize("kind", generators.KINDS)
+def test_generator_files_replay_as_generated(kind: str, data_dir: Path) -> None:
+    """Each dataset is deterministic, readable by read_replay, and streamed in the same order."""
+    ds = generators.generate(kind, TINY, data_dir)
+    assert ds.events == TINY and ds.triples > TINY
+    again = generators.generate(kind, TINY, data_dir / "again")
+    assert [Path(p).read_bytes() for p in ds.files()] == [Path(p).read_bytes() for p in again.files()]
+    replayed = []
+    for stream, path in ds.streams.items():
+        result = read_replay(path, stream, first_seq=len(replayed))
+        assert result.error is None, result.error
+        replayed += result.events
+    replayed.sort(key=lambda e: e.sort_key())
+    streamed = list(workloads.iter_events(ds))
+    assert [(e.stream, e.time, e.name, e.triples) for e in streamed] == [
+        (e.stream, e.time, e.name, e.triples) for e in replayed
+    ]
+    assert sum(len(e.triples) for e in streamed) == ds.triples
+    assert (ds.kb is not None) == (kind in ("creditcard", "smartgrid"))
+    if ds.kb is not None:
+        kb = workloads.load_kb(ds)
+        assert kb is not None and len(kb) == ds.kb_triples
+    assert baselines.parse_ceiling(ds) == ds.triples + ds.events  # event triples + one timestamp each
+
+
+def test_every_workload_query_parses_at_each_window() -> None:
+    """The benchmark queries are well-formed, warning-free, and take the window they are given."""
+    for w in workloads.WORKLOADS.values():
+        for minutes in (1, 60):
+            query = parse_query(w.query_text(minutes))
+            assert query.window.amount == minutes * 60, w.name
+            assert not query.warnings, (w.name, query.warnings)
+
+
+def test_baseline_finds_the_reference_matches_of_vshape_any(data_dir: Path) -> None:
+    """The window-store baseline equals the reference evaluator on SEQ(A: B: C), match for match."""
+    ds = generators.generate("stock", TINY, data_dir)
+    events = list(workloads.iter_events(ds))
+    query = parse_query(workloads.WORKLOADS["vshape-any"].query_text(1))
+    reference = evaluate(query, events)
+    assert len(reference) > 50  # the check must have something to check
+    baseline = baselines.WindowStoreBaseline("vshape-any", 60.0, keep_matches=True)
+    baseline.run(events)
+    time_of = {e.name.value: e.time for e in events}
+    expected = sorted(tuple(t.event.time for t in m.taken) for m in reference)
+    found = sorted(tuple(time_of[g] for g in row) for row in baseline.found)
+    assert found == expected
+    assert sorted(baseline.found) == sorted(tuple(t.event.name.value for t in m.taken) for m in reference)
+
+
+@pytest.mark.parametrize("workload", ["creditcard", "smartgrid", "traffic", "head-shoulders"])
+def test_baseline_contains_the_reference_matches(workload: str, data_dir: Path) -> None:
+    """On the other workloads the baseline (every combination in the window) finds, for each
+    reference match, the combination of its first and last events."""
+    w = workloads.WORKLOADS[workload]
+    ds = generators.generate(w.dataset, TINY * 2, data_dir)
+    kb = workloads.load_kb(ds)
+    events = list(workloads.iter_events(ds))
+    minutes = 1 if workload == "head-shoulders" else 2  # its 7-way baseline join explodes with the window
+    reference = evaluate(parse_query(w.query_text(minutes)), events, kb)
+    baseline = baselines.WindowStoreBaseline(workload, minutes * 60.0, kb, keep_matches=True)
+    baseline.run(events)
+    ends = {(row[0], row[-1]) for row in baseline.found}
+    assert {(m.taken[0].event.name.value, m.taken[-1].event.name.value) for m in reference} <= ends
+    if workload != "head-shoulders":
+        assert reference, "the workload should have matches at this size"
+
+
+def _run(tmp_path: Path, *args: str) -> dict:
+    """Run the benchmark CLI into ``tmp_path`` and return the JSON it wrote."""
+    out = tmp_path / "results"
+    assert runner.main([*args, "--output-dir", str(out), "--data-dir", str(tmp_path / "data"), "--no-chart"]) == 0
+    files = list(out.glob("*.json"))
+    assert len(files) == 1
+    return json.loads(files[0].read_text(encoding="utf-8"))
+
+
+def _check_report(report: dict) -> None:
+    """The keys every report and every run row must have."""
+    for key in ("schema", "timestamp", "mode", "machine", "engine", "config", "workloads", "datasets", "runs"):
+        assert key in report, key
+    for key in ("cpu_count", "python", "pyoxigraph"):
+        assert report["machine"][key], key
+    assert report["runs"]
+    for row in report["runs"]:
+        assert set(runner.RUN_KEYS) <= set(row), set(runner.RUN_KEYS) - set(row)
+
+
+def test_runner_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A tiny in-process run of every system writes the JSON with ratios and prints the table."""
+    report = _run(tmp_path, "--quick", "--workloads", "vshape-any", "--sizes", str(TINY), "--in-process",
+                  "--budget", "2", "--baseline-budget", "5", "--reference-max-events", str(TINY))
+    _check_report(report)
+    rows = {row["label"]: row for row in report["runs"]}
+    base, ceiling = rows["baseline"], rows["ceiling (parse only)"]
+    assert base["status"] == "ok" and base["events"] == TINY and base["matches"] > 0
+    assert ceiling["status"] == "ok" and ceiling["vs_ceiling"] == pytest.approx(1.0)
+    main = rows[report["engine"]["label"]]
+    assert main["status"] == "ok" and main["vs_baseline"] is not None
+    if main["events"] == base["events"]:
+        assert main["matches_agree"] is True
+    ablations = [row for row in report["runs"] if row["system"] == "ablation"]
+    assert {row["option"] for row in ablations} >= set(measure.ENGINE_OPTIONS)
+    assert all(row["status"] in ("ok", "n/a") for row in ablations), ablations
+    table = capsys.readouterr().out
+    assert "baseline" in table and "ceiling" in table
+
+
+def test_runner_falls_back_to_the_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the engine API, 'spaseq' is the reference evaluator and every ablation is n/a."""
+    monkeypatch.setattr(runner.measure, "probe_engine", lambda: measure._unavailable("no engine for this test"))
+    report = _run(tmp_path, "--quick", "--workloads", "vshape-any", "--sizes", str(TINY), "--in-process",
+                  "--systems", "spaseq,ablations,baseline", "--reference-max-events", str(TINY))
+    _check_report(report)
+    rows = {row["label"]: row for row in report["runs"]}
+    assert report["engine"]["label"] == "reference"
+    assert rows["reference"]["status"] == "ok"
+    assert rows["reference"]["matches_agree"] is True  # same 240 events as the baseline, same matches
+    assert all(r["status"] == "n/a" for r in report["runs"] if r["system"] == "ablation")
+
+
+def test_measurement_in_a_spawned_process(data_dir: Path) -> None:
+    """A measurement in a fresh spawn process reports its own peak RSS."""
+    ds = generators.generate("traffic", TINY, data_dir)
+    result = runner.run_spec({"kind": "ceiling", "dataset": ds.to_json(), "workload": "traffic",
+                              "window_minutes": 1}, 120)
+    assert result["status"] == "ok", result
+    assert result["events"] == TINY and result["peak_rss_mb"] > 0
+
+
+def test_pyflink_peer_flattens_each_event_to_one_row(data_dir: Path) -> None:
+    """The PyFlink peer's input: one CSV row per stock event, with the event's own values."""
+    peer = importlib.import_module("benchmarks.peers.pyflink_stock")
+    ds = generators.generate("stock", TINY, data_dir)
+    flat = peer.flatten_stock(ds, data_dir / "trades.csv")
+    assert (flat.events, flat.rows, flat.triples) == (TINY, TINY, ds.triples)
+    with open(data_dir / "trades.csv", encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    assert len(rows) == TINY
+    first = next(workloads.iter_events(ds))
+    seq, company, price, volume, ms = rows[0]
+    by_predicate = {t.predicate.value: t for t in first.triples}
+    price_triple = by_predicate[generators.PRED + "price"]
+    assert (int(seq), company, price) == (first.seq, str(price_triple.subject), price_triple.object.value)
+    assert volume == str(by_predicate[generators.PRED + "volume"].object)
+    assert int(ms) == round(first.time * 1000)
+
+
+def test_runner_reports_pyflink_na_without_pyflink(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without PyFlink, `--systems pyflink` gives an n/a row that says how to install it."""
+    monkeypatch.setattr(runner.pyflink_stock, "unavailable", lambda: "pyflink not installed: pip install .[bench-peers]")
+    report = _run(tmp_path, "--quick", "--workloads", "vshape-any,traffic", "--sizes", str(TINY), "--in-process",
+                  "--systems", "pyflink")
+    _check_report(report)
+    rows = {row["workload"]: row for row in report["runs"]}
+    assert rows["vshape-any"]["status"] == "n/a" and "pip install .[bench-peers]" in rows["vshape-any"]["reason"]
+    assert rows["traffic"]["status"] == "n/a" and "vshape-any only" in rows["traffic"]["reason"]

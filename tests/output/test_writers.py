@@ -1,0 +1,345 @@
+"""Tests of the result writers (engine/io/output.py): SPARQL 1.1 JSON/CSV/TSV results that
+rdflib parses back to the same bindings, the jsonl contract and the table for people."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+import rdflib
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pyoxigraph import BlankNode, Literal, NamedNode
+from rdflib.query import Result
+
+from spaseq.engine.events import Event
+from spaseq.engine.matches import Match, Row, Taken
+from spaseq.engine.output.writers import (
+    FORMATS,
+    CsvWriter,
+    JsonlWriter,
+    JsonWriter,
+    TableWriter,
+    TsvWriter,
+    json_term,
+    jsonl_record,
+    make_writer,
+    render,
+    time_literal,
+)
+
+EX = "http://ex.org/"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+STREAM = EX + "s"
+
+IRI = NamedNode("http://ex.org/a?b=c#d")
+LANG = Literal("chat", language="fr-BE")
+INTEGER = Literal("5", datatype=NamedNode(XSD + "integer"))
+DOUBLE = Literal("1.5", datatype=NamedNode(XSD + "double"))  # canonical: rdflib may normalise
+CUSTOM = Literal("x y", datatype=NamedNode(EX + "dt"))
+EXPLICIT_STRING = Literal("typed string", datatype=NamedNode(XSD + "string"))
+BNODE = BlankNode("b0")
+TRICKY = Literal('a,b "quoted"\nline 2\ttab\\backslash; \'single\' é ∀ 😀')
+
+ALL = {"iri": IRI, "lang": LANG, "int": INTEGER, "dbl": DOUBLE, "custom": CUSTOM,
+       "str": EXPLICIT_STRING, "bn": BNODE, "tricky": TRICKY}
+VARIABLES = [*ALL, "unbound"]
+
+
+def event(time: float, name=None, stream: str = STREAM) -> Event:
+    return Event(stream, float(time), (), 0, name)
+
+
+def row(bindings: dict, start: float = 1.0, time: float = 2.5, taken=None) -> Row:
+    if taken is None:
+        taken = (Taken("A", event(start, NamedNode(EX + "g1"))), Taken("B", event(time)))
+    return Row(dict(bindings), Match(tuple(bindings.items()), tuple(taken), start, time))
+
+
+ROWS = [row(ALL), row({"iri": NamedNode(EX + "x"), "int": INTEGER}, start=3, time=4)]
+
+
+def to_rdflib(term):
+    """The rdflib term a SPARQL results parser should give back for a pyoxigraph term."""
+    if isinstance(term, NamedNode):
+        return rdflib.URIRef(term.value)
+    if isinstance(term, BlankNode):
+        return rdflib.BNode(term.value)
+    if term.language:
+        return rdflib.Literal(term.value, lang=term.language)
+    if term.datatype.value == XSD + "string":
+        return rdflib.Literal(term.value)
+    return rdflib.Literal(term.value, datatype=rdflib.URIRef(term.datatype.value))
+
+
+def parse(text: str, fmt: str) -> Result:
+    return Result.parse(io.StringIO(text), format=fmt)
+
+
+def as_dicts(result: Result) -> list[dict]:
+    return [{str(k): v for k, v in b.items()} for b in result.bindings]
+
+
+# ---------------------------------------------------------------- SPARQL JSON terms
+
+
+@pytest.mark.parametrize(
+    ("term", "expected"),
+    [
+        (IRI, {"type": "uri", "value": "http://ex.org/a?b=c#d"}),
+        (BNODE, {"type": "bnode", "value": "b0"}),
+        (Literal("plain"), {"type": "literal", "value": "plain"}),
+        (EXPLICIT_STRING, {"type": "literal", "value": "typed string"}),
+        (LANG, {"type": "literal", "value": "chat", "xml:lang": "fr-be"}),
+        (INTEGER, {"type": "literal", "value": "5", "datatype": XSD + "integer"}),
+        (CUSTOM, {"type": "literal", "value": "x y", "datatype": EX + "dt"}),
+    ],
+)
+def test_json_term(term, expected):
+    assert json_term(term) == expected
+
+
+# ---------------------------------------------------------------- round trips through rdflib
+
+
+@pytest.mark.parametrize("fmt", ["json", "tsv"])
+def test_json_and_tsv_round_trip_every_kind_of_term(fmt):
+    result = parse(render(fmt, ROWS, VARIABLES), fmt)
+    assert [str(v) for v in result.vars] == VARIABLES
+    assert as_dicts(result) == [
+        {k: to_rdflib(t) for k, t in r.bindings.items()} for r in ROWS
+    ]
+
+
+def test_csv_round_trip_gives_lexical_values():
+    text = render("csv", ROWS, VARIABLES)
+    result = parse(text, "csv")
+    assert [str(v) for v in result.vars] == VARIABLES
+    got = [{k: str(v) for k, v in b.items()} for b in as_dicts(result)]
+    assert got == [
+        {"iri": "http://ex.org/a?b=c#d", "lang": "chat", "int": "5", "dbl": "1.5", "custom": "x y",
+         "str": "typed string", "bn": "_:b0", "tricky": TRICKY.value},
+        {"iri": EX + "x", "int": "5"},
+    ]
+    assert isinstance(as_dicts(result)[0]["iri"], rdflib.URIRef)
+
+
+def test_csv_follows_the_sparql_csv_format():
+    text = render("csv", [row({"iri": IRI, "tricky": TRICKY})], ["iri", "tricky", "unbound"])
+    assert text.startswith("iri,tricky,unbound\r\n")
+    assert text.endswith(",\r\n")  # unbound: empty field
+    assert '"a,b ""quoted""\nline 2' in text  # quoted field, doubled quotes, raw newline
+
+
+def test_tsv_follows_the_sparql_tsv_format():
+    text = render("tsv", [row({"iri": IRI, "lang": LANG, "int": INTEGER, "bn": BNODE, "tricky": TRICKY})],
+                  ["iri", "lang", "int", "bn", "tricky", "unbound"])
+    header, line, end = text.split("\n")
+    assert header == "?iri\t?lang\t?int\t?bn\t?tricky\t?unbound"
+    assert end == ""
+    cells = line.split("\t")
+    assert cells[:4] == ["<http://ex.org/a?b=c#d>", '"chat"@fr-be', f'"5"^^<{XSD}integer>', "_:b0"]
+    assert cells[4].startswith('"a,b \\"quoted\\"\\nline 2\\ttab\\\\backslash')
+    assert cells[5] == ""
+
+
+def test_json_document_structure():
+    doc = json.loads(render("json", ROWS, VARIABLES))
+    assert doc["head"] == {"vars": VARIABLES}
+    assert len(doc["results"]["bindings"]) == 2
+    assert doc["results"]["bindings"][1] == {
+        "iri": {"type": "uri", "value": EX + "x"},
+        "int": {"type": "literal", "value": "5", "datatype": XSD + "integer"},
+    }
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "tsv"])
+def test_no_rows(fmt):
+    text = render(fmt, [], ["a", "b"], with_time=True)
+    result = parse(text, fmt)
+    assert [str(v) for v in result.vars] == ["_time", "_start", "a", "b"]
+    assert list(result.bindings) == []
+
+
+@pytest.mark.parametrize("fmt", ["json", "tsv"])
+def test_with_time_adds_time_and_start(fmt):
+    result = parse(render(fmt, ROWS, ["iri"], with_time=True), fmt)
+    assert [str(v) for v in result.vars] == ["_time", "_start", "iri"]
+    decimal = rdflib.URIRef(XSD + "decimal")
+    assert [(b["_time"], b["_start"]) for b in as_dicts(result)] == [
+        (rdflib.Literal("2.5", datatype=decimal), rdflib.Literal("1.0", datatype=decimal)),
+        (rdflib.Literal("4.0", datatype=decimal), rdflib.Literal("3.0", datatype=decimal)),
+    ]
+
+
+def test_with_time_in_csv():
+    result = parse(render("csv", ROWS, ["iri"], with_time=True), "csv")
+    assert [{k: str(v) for k, v in b.items()} for b in as_dicts(result)] == [
+        {"_time": "2.5", "_start": "1.0", "iri": "http://ex.org/a?b=c#d"},
+        {"_time": "4.0", "_start": "3.0", "iri": EX + "x"},
+    ]
+
+
+def test_without_time_there_are_no_time_columns():
+    for fmt in ("json", "csv", "tsv"):
+        assert [str(v) for v in parse(render(fmt, ROWS, ["iri"]), fmt).vars] == ["iri"]
+
+
+@pytest.mark.parametrize(
+    ("seconds", "lexical"),
+    [(2.5, "2.5"), (1.0, "1.0"), (0, "0.0"), (1762000000.25, "1762000000.25"), (0.001, "0.001")],
+)
+def test_time_literal(seconds, lexical):
+    assert time_literal(seconds) == Literal(lexical, datatype=NamedNode(XSD + "decimal"))
+
+
+DECIMAL_LEXICAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
+
+
+@pytest.mark.parametrize("seconds", [0.00005, 1.5e-7])
+def test_time_literal_is_always_a_valid_decimal(seconds):
+    assert DECIMAL_LEXICAL.fullmatch(time_literal(seconds).value)
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)
+# rdflib's TSV parser does not read \uXXXX escapes, which N-Triples uses for control characters
+_TSV_TEXT = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from("\t\n\r"), min_size=1, max_size=30
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(value=_TEXT, lang=st.sampled_from([None, "en", "de-ch"]))
+def test_any_string_round_trips_in_json_and_csv(value, lang):
+    term = Literal(value, language=lang) if lang else Literal(value)
+    r = row({"x": term})
+    (json_row,) = as_dicts(parse(render("json", [r], ["x"]), "json"))
+    assert json_row["x"] == to_rdflib(term)
+    (csv_row,) = as_dicts(parse(render("csv", [r], ["x"]), "csv"))
+    assert str(csv_row["x"]) == value
+
+
+@settings(max_examples=60, deadline=None)
+@given(value=_TSV_TEXT)
+def test_any_string_round_trips_in_tsv(value):
+    (tsv_row,) = as_dicts(parse(render("tsv", [row({"x": Literal(value)})], ["x"]), "tsv"))
+    assert str(tsv_row["x"]) == value
+
+
+# ---------------------------------------------------------------- jsonl
+
+
+def test_jsonl_record():
+    taken = (
+        Taken("A", event(1, NamedNode(EX + "g1"))),
+        Taken("B", event(2.25, BlankNode("bg"), stream=EX + "t")),
+        Taken("B", event(3)),
+    )
+    rec = jsonl_record(row({"iri": IRI, "lang": LANG, "bn": BNODE}, start=1, time=3, taken=taken))
+    assert rec == {
+        "time": 3,
+        "start": 1,
+        "bindings": {
+            "iri": {"type": "uri", "value": "http://ex.org/a?b=c#d"},
+            "lang": {"type": "literal", "value": "chat", "xml:lang": "fr-be"},
+            "bn": {"type": "bnode", "value": "b0"},
+        },
+        "events": [
+            {"atom": "A", "stream": STREAM, "time": 1, "graph": EX + "g1"},
+            {"atom": "B", "stream": EX + "t", "time": 2.25, "graph": "_:bg"},
+            {"atom": "B", "stream": STREAM, "time": 3, "graph": None},
+        ],
+    }
+    assert isinstance(rec["time"], int) and isinstance(rec["events"][1]["time"], float)
+
+
+def test_jsonl_writer_writes_one_json_object_per_line():
+    text = render("jsonl", ROWS, VARIABLES)
+    lines = text.splitlines()
+    assert len(lines) == 2 and text.endswith("\n")
+    records = [json.loads(line) for line in lines]
+    assert records == [jsonl_record(r) for r in ROWS]
+    assert [list(r) for r in records] == [["time", "start", "bindings", "events"]] * 2
+    assert records[1]["bindings"] == {"iri": {"type": "uri", "value": EX + "x"},
+                                      "int": {"type": "literal", "value": "5", "datatype": XSD + "integer"}}
+    assert "😀" in text  # not \\u-escaped
+    assert render("jsonl", [], VARIABLES) == ""
+
+
+# ---------------------------------------------------------------- table
+
+
+def table(rows, variables, prefixes=None) -> str:
+    buf = io.StringIO()
+    w = make_writer("table", buf, variables, prefixes=prefixes)
+    w.start()
+    for r in rows:
+        w.row(r)
+    w.finish()
+    return buf.getvalue()
+
+
+def test_table_uses_prefixed_names_and_counts_matches():
+    rows = [
+        row({"s": NamedNode(EX + "x"), "v": INTEGER, "l": LANG}, start=1, time=2.5),
+        row({"s": NamedNode("http://other.org/y"), "v": CUSTOM}, start=0.001, time=2),
+        row({"s": NamedNode(EX + "ns/z"), "v": Literal("plain")}, start=3, time=4),
+    ]
+    out = table(rows, ["s", "v", "l"], {"ex": EX, "exns": EX + "ns/"})
+    lines = out.splitlines()
+    assert lines[0].split() == ["time", "start", "?s", "?v", "?l"]
+    assert set(lines[1]) == {"-", " "}
+    assert lines[2].split() == ["2.5", "1", "ex:x", "5", '"chat"@fr-be']
+    assert lines[3].split() == ["2", "0.001", "<http://other.org/y>", '"x', 'y"^^<http://ex.org/dt>']
+    assert lines[4].split() == ["4", "3", "exns:z", '"plain"']  # the longest namespace wins
+    assert lines[-1] == "(3 matches)"
+    # columns are aligned
+    assert lines[0].index("?s") == lines[2].index("ex:x") == lines[3].index("<http") == lines[4].index("exns")
+
+
+@pytest.mark.parametrize(("n", "last"), [(0, "(0 matches)"), (1, "(1 match)"), (2, "(2 matches)")])
+def test_table_match_count(n, last):
+    out = table(ROWS[:n], ["iri"], {"ex": EX})
+    assert out.splitlines()[-1] == last
+    assert out.splitlines()[0].split() == ["time", "start", "?iri"]
+
+
+def test_table_leaves_unbound_cells_empty():
+    out = table([row({"b": INTEGER})], ["a", "b"])
+    assert out.splitlines()[2].split() == ["2.5", "1", "5"]
+
+
+# ---------------------------------------------------------------- writers
+
+
+@pytest.mark.parametrize(
+    ("fmt", "cls"),
+    [("table", TableWriter), ("jsonl", JsonlWriter), ("json", JsonWriter), ("csv", CsvWriter), ("tsv", TsvWriter)],
+)
+def test_make_writer(fmt, cls):
+    assert fmt in FORMATS
+    assert type(make_writer(fmt, io.StringIO(), ["a"])) is cls
+    assert set(FORMATS) == {"table", "jsonl", "json", "csv", "tsv"}
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "json", "csv", "tsv"])
+def test_writers_are_incremental(fmt):
+    buf = io.StringIO()
+    w = make_writer(fmt, buf, ["iri"])
+    w.start()
+    before = buf.getvalue()
+    w.row(ROWS[1])
+    assert EX + "x" in buf.getvalue()[len(before):]  # written before finish()
+    w.finish()
+
+
+def test_table_writes_only_at_finish():
+    buf = io.StringIO()
+    w = make_writer("table", buf, ["iri"])
+    w.start()
+    w.row(ROWS[1])
+    assert buf.getvalue() == ""
+    w.finish()
+    assert "(1 match)" in buf.getvalue()

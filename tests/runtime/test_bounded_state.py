@@ -1,0 +1,61 @@
+"""Memory stays bounded by the window (issue: no state outlives the runs that need it): after
+a long stream, what the engine holds is what the last window needs, not what the stream had."""
+
+from __future__ import annotations
+
+import pyoxigraph
+import pytest
+
+from spaseq.engine.api import Engine
+from spaseq.engine.events import Event
+from spaseq.engine.runtime.query_runtime import EngineOptions
+from tests.util import EX, query_text
+
+VAL = pyoxigraph.NamedNode(EX + "val")
+KEY = pyoxigraph.NamedNode(EX + "key")
+
+DEFINES = (
+    "DEFINE GPM A ON U1 { ?a :key ?k ; :val ?v1 } "
+    "DEFINE GPM B ON U1 { ?b :key ?k ; :val ?v2 FILTER(?v2 > ?v1) } "
+    "DEFINE GPM C ON U1 { ?c :key ?k ; :val ?v3 FILTER(?v3 < ?v2) } "
+    "DEFINE GPM D ON U1 { ?d :key ?k ; :val ?v4 FILTER(?v4 != ?v1) } "
+    "DEFINE GPM N ON U1 { ?n :key ?k ; :val 99 }"
+)
+
+
+def stream(n: int):
+    """A reading a second, four in a row on each of four keys, values cycling so that every
+    pattern (strict contiguity included) keeps matching."""
+    for i in range(n):
+        s = pyoxigraph.NamedNode(f"{EX}r{i}")
+        triples = (pyoxigraph.Triple(s, KEY, pyoxigraph.NamedNode(f"{EX}K{i // 4 % 4}")),
+                   pyoxigraph.Triple(s, VAL, pyoxigraph.Literal(str((i * 7) % 11),
+                                     datatype=pyoxigraph.NamedNode("http://www.w3.org/2001/XMLSchema#integer"))))
+        yield Event(EX + "u1", float(i), triples, i)
+
+
+def total(footprint: dict[str, int]) -> int:
+    return sum(footprint.values())
+
+
+@pytest.mark.parametrize(("seq", "lazy"), [
+    ("A ; B ; C", False), ("A : B : C", False), ("A : B : C", True), ("A , B+ , C", False),
+    ("A ; B ; N!", False), ("A ; B? ; C", False), ("A ; (B & D)", False), ("A ; (B | C)", False),
+])
+def test_state_after_a_long_stream_is_the_windows(seq: str, lazy: bool) -> None:
+    engine = Engine(options=EngineOptions(lazy_chain=lazy))
+    handle = engine.register(query_text(seq, DEFINES, within="20 SECONDS", streams=("u1",)), keep=False)
+    sizes = {}
+    for e in stream(3000):
+        engine.push_event(e)
+        if e.seq + 1 in (500, 3000):
+            sizes[e.seq + 1] = handle.runtime.footprint()
+    assert handle.stats["matches"] > 100  # the stream keeps the automaton busy
+    early, late = total(sizes[500]), total(sizes[3000])
+    # six times the stream, the same window: the state does not grow with the stream
+    assert late <= 1.25 * early + 20, (sizes[500], sizes[3000])
+    # and what is held is of the window's order: 20 events, a few runs per event and key
+    assert sizes[3000]["waiting_runs"] <= 20 * 20, sizes[3000]
+    assert len(engine.graphs._live) <= 2  # event graphs given to pyoxigraph are released
+    engine.close()
+    assert total(handle.runtime.footprint()) == 0

@@ -1,0 +1,167 @@
+"""Composed queries (one query's output consumed by another in the same pass) and
+materialised matches, from the API and the CLI, against hand-computed results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyoxigraph import Store
+
+from spaseq.engine.api import Engine
+from spaseq.engine.cli.main import main
+from spaseq.engine.composition import CycleError
+from spaseq.engine.errors import UsageError
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "composition"
+EX = "http://ex.org/"
+P = "PREFIX : <http://ex.org/>\n"
+ALERTS = EX + "alerts"
+READINGS = [("h1", 40, 1), ("h1", 60, 2), ("h2", 90, 2), ("h1", 70, 3), ("h2", 95, 4),
+            ("h1", 55, 4), ("h1", 80, 5)]  # fixtures/composition/readings.trig, times relative
+
+# Trailing negation upstream: a reading above 50 with no reading under 20 in the next 10 s.
+NO_RECOVERY = P + """CONSTRUCT { ?s :alarm ?v } WITHIN 10 SECONDS FROM STREAM S <http://ex.org/readings>
+WHERE { SEQ(A; N!) DEFINE GPM A ON S { ?s :value ?v FILTER(?v > 50) }
+        DEFINE GPM N ON S { ?s :value ?w FILTER(?w < 20) } }"""
+# Downstream reads the alarms and the raw readings: the first reading of 30 after an alarm.
+AFTER_ALARM = P + """SELECT ?s ?v ?w WITHIN 30 SECONDS
+FROM STREAM AL <http://ex.org/alerts> FROM STREAM S <http://ex.org/readings>
+WHERE { SEQ(X; R) DEFINE GPM X ON AL { ?s :alarm ?v } DEFINE GPM R ON S { ?s :value ?w FILTER(?w = 30) } }"""
+
+
+def push_readings(engine: Engine, readings) -> None:
+    for house, value, t in readings:
+        engine.push(EX + "readings", t, f"<{EX}{house}> <{EX}value> {value} .", format="turtle")
+
+
+def values(rows) -> list[tuple]:
+    return [(r.time, r.start, *(r.bindings[v].value for v in r.bindings)) for r in rows]
+
+
+def test_alerts_over_alerts_from_the_api():
+    engine = Engine()
+    alerts = engine.register((FIX / "alerts.rq").read_text(), output=ALERTS)
+    repeated = engine.register((FIX / "repeated.rq").read_text())
+    push_readings(engine, READINGS)
+    engine.close()
+    assert [(r.time, r.bindings["s"].value, r.bindings["v1"].value, r.bindings["v2"].value)
+            for r in alerts.rows()] == [(3, EX + "h1", "60", "70"), (4, EX + "h2", "90", "95"),
+                                        (5, EX + "h1", "70", "80"), (5, EX + "h1", "55", "80")]
+    rows = repeated.rows()
+    assert values(rows) == [(5, 3, EX + "h1", "70", "70", "80"), (5, 3, EX + "h1", "70", "55", "80")]
+    assert [t.event.name.value for t in rows[0].taken] == [ALERTS + "#match-1", ALERTS + "#match-3"]
+
+
+def test_deferred_upstream_match_is_not_late_downstream():
+    """The alarm of t=1 completes only when the clock passes 11; the downstream query must
+    still see it before the readings of t=3 and 5 (its input is held back to the watermark)."""
+    engine = Engine()
+    upstream = engine.register(NO_RECOVERY, output=ALERTS)
+    down = engine.register(AFTER_ALARM, output=EX + "second")
+    seen = []
+    for house, value, t in [("h1", 60, 1), ("h1", 30, 3), ("h1", 30, 5), ("h1", 30, 12), ("h1", 30, 25)]:
+        push_readings(engine, [(house, value, t)])
+        seen.append((t, values(down.rows())))
+    engine.close()
+    assert values(upstream.rows()) == [(1, 1, EX + "h1", "60")]
+    assert seen == [(1, []), (3, []), (5, []), (12, [(3, 1, EX + "h1", "60", "30")]), (25, [])]
+
+
+def test_consumer_may_be_registered_first_and_cycles_are_rejected():
+    engine = Engine()
+    repeated = engine.register((FIX / "repeated.rq").read_text(), output=EX + "repeated")
+    engine.register((FIX / "alerts.rq").read_text(), output=ALERTS)
+    push_readings(engine, READINGS)
+    engine.close()
+    assert len(repeated.rows()) == 2
+    cyclic = Engine()
+    a = P + "SELECT * FROM STREAM B <http://ex.org/b> WHERE { SEQ(X) DEFINE GPM X ON B { ?s ?p ?o } }"
+    cyclic.register(a, output=EX + "a", file="a.rq")
+    with pytest.raises(CycleError) as info:
+        cyclic.register(a.replace("ex.org/b", "ex.org/a"), output=EX + "b", file="b.rq")
+    assert str(info.value) == ("b.rq: queries read each other's output in a cycle: b.rq <http://ex.org/b> "
+                               "reads the output of a.rq <http://ex.org/a>; a.rq <http://ex.org/a> "
+                               "reads the output of b.rq <http://ex.org/b>")
+    assert len(cyclic.composition) == 1  # nothing half-registered
+    with pytest.raises(CycleError, match="a2.rq <http://ex.org/s> reads the output of a2.rq"):
+        Engine().register(a.replace("ex.org/b", "ex.org/s"), output=EX + "s", file="a2.rq")
+
+
+def test_composition_misuse_is_a_clear_error():
+    engine = Engine()
+    engine.register((FIX / "alerts.rq").read_text(), output=ALERTS)
+    push_readings(engine, READINGS[:1])
+    with pytest.raises(UsageError, match="before the first event"):
+        engine.register((FIX / "repeated.rq").read_text())
+    other = Engine()
+    other.register((FIX / "alerts.rq").read_text(), output=ALERTS)
+    other.register((FIX / "repeated.rq").read_text())
+    with pytest.raises(UsageError, match="is the output stream of"):
+        other.push(ALERTS, 1, "", format="turtle")
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_with_and_materialize(capsys, tmp_path):
+    store_dir = tmp_path / "matches"
+    args = ("run", str(FIX / "repeated.rq"), "--with", f"{FIX / 'alerts.rq'}={ALERTS}",
+            "--stream", f"S={FIX / 'readings.trig'}", "--format", "csv", "--materialize", str(store_dir))
+    code, out, _ = run(capsys, *args)
+    assert code == 0
+    assert out.splitlines() == ["s,l1,p2,l2", "http://ex.org/h1,70,70,80", "http://ex.org/h1,70,55,80"]
+    store = Store(str(store_dir))
+    counts = {r["q"].value: int(r["n"].value) for r in store.query(
+        "PREFIX spaseq: <https://w3id.org/spaseq#> SELECT ?q (COUNT(?m) AS ?n) "
+        "WHERE { ?m a spaseq:Match ; spaseq:query ?q } GROUP BY ?q")}
+    assert counts == {ALERTS: 4, (FIX / "repeated.rq").resolve().as_uri(): 2}
+    # the second repeated match, its events and bindings, back with plain SPARQL
+    rows = list(store.query("""PREFIX spaseq: <https://w3id.org/spaseq#>
+        SELECT ?time ?atom ?g ?it ?p2 WHERE {
+          ?m spaseq:query ?q ; spaseq:time ?time ; spaseq:event ?e ;
+             spaseq:binding [ spaseq:variable "p2" ; spaseq:value ?p2 ] .
+          ?e spaseq:atom ?atom ; spaseq:graph ?g ; spaseq:iteration ?it ; spaseq:position ?pos .
+          FILTER(?q != <http://ex.org/alerts> && ?p2 = 55) } ORDER BY ?pos"""))
+    assert [(r["time"].value, r["atom"].value, r["g"].value, r["it"].value, r["p2"].value)
+            for r in rows] == [("1767261605", "X", ALERTS + "#match-1", "1", "55"),
+                               ("1767261605", "Y", ALERTS + "#match-4", "1", "55")]
+    # the graph a CONSTRUCT query built is stored too, stamped like a replay file's event
+    built = list(store.query("""PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX : <http://ex.org/>
+        SELECT ?t ?level WHERE { <http://ex.org/alerts#match-2> prov:generatedAtTime ?t
+          GRAPH <http://ex.org/alerts#match-2> { :h2 :alert [ :level ?level ] } }"""))
+    assert [(r["t"].value, r["level"].value) for r in built] == [("2026-01-01T10:00:04Z", "95")]
+    del store
+    code, _, err = run(capsys, *args)
+    assert code == 2 and "already holds matches of <http://ex.org/alerts>" in err
+
+
+def test_cli_cycle_and_reference_engine_errors(capsys, tmp_path):
+    code, _, err = run(capsys, "run", str(FIX / "repeated.rq"), "--with",
+                       f"{FIX / 'repeated.rq'}={ALERTS}", "--stream", f"S={FIX / 'readings.trig'}")
+    assert code == 2 and "reads the output of" in err and "Traceback" not in err
+    code, _, err = run(capsys, "run", str(FIX / "repeated.rq"), "--with", f"{FIX / 'alerts.rq'}={ALERTS}",
+                       "--stream", f"S={FIX / 'readings.trig'}", "--engine", "reference")
+    assert code == 2 and "needs the nfa engine" in err
+
+
+def test_materialize_from_the_api_with_kleene_iterations():
+    store = Store()
+    engine = Engine(materialize=store)
+    engine.register(P + """SELECT ?s WITHIN 10 SECONDS FROM STREAM S <http://ex.org/readings>
+        WHERE { SEQ(A; B+) DEFINE GPM A ON S { ?s :value ?a FILTER(?a < 50) }
+                DEFINE GPM B ON S { ?s :value ?b FILTER(?b > 50) } }""", output=EX + "k")
+    push_readings(engine, [("h1", 40, 1), ("h1", 60, 2), ("h1", 70, 3)])
+    engine.close()
+    rows = list(store.query("""PREFIX spaseq: <https://w3id.org/spaseq#>
+        SELECT ?m (GROUP_CONCAT(CONCAT(?atom, STR(?it), "@", STR(?t)); separator=" ") AS ?events)
+        WHERE { ?m spaseq:event ?e . ?e spaseq:atom ?atom ; spaseq:iteration ?it ; spaseq:eventTime ?t }
+        GROUP BY ?m ORDER BY ?m"""))
+    assert [(r["m"].value, sorted(r["events"].value.split())) for r in rows] == [
+        (EX + "k#match-1", ["A1@1", "B1@2"]), (EX + "k#match-2", ["A1@1", "B1@2", "B2@3"])]
+    text = list(store.query("PREFIX spaseq: <https://w3id.org/spaseq#> "
+                            "SELECT ?form WHERE { <http://ex.org/k> a spaseq:Query ; spaseq:form ?form }"))
+    assert [r["form"].value for r in text] == ["select"]
