@@ -15,6 +15,7 @@ indexed once, and its context-independent GPM solutions are shared by every run.
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -78,11 +79,13 @@ class QueryHandle:
 class Engine:
     """One pass over pushed events for every registered query."""
 
-    def __init__(self, kb: Store | KbStore | str | None = None, options: EngineOptions | None = None,
+    def __init__(self, kb: Store | KbStore | str | os.PathLike | None = None, options: EngineOptions | None = None,
                  drop_late: bool = False, materialize: Store | str | None = None) -> None:
         """``materialize``: a pyoxigraph Store or a directory for an on-disk one, where every
         result of every query is stored (``materialize`` module, docs/vocabulary.md)."""
         self.options = options or EngineOptions()
+        if isinstance(kb, str | os.PathLike):  # the directory of a `spaseq kb load` store
+            kb = KbStore(kb)
         self.graphs = EventGraphs(kb)
         self.materializer = Materializer(materialize) if materialize is not None else None
         self.composition = Composition()

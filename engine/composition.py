@@ -17,7 +17,7 @@ import heapq
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pyoxigraph import Store
 
@@ -26,9 +26,15 @@ from spaseq.engine.errors import Location, QueryError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
 from spaseq.engine.output.derived import Derived
+from spaseq.engine.runtime.query_runtime import QueryRuntime
 
-if TYPE_CHECKING:  # the handle type only; api imports this module
-    from spaseq.engine.api import QueryHandle
+
+class QueryHandle(Protocol):
+    """What composition reads of a registered query (``api.QueryHandle`` has it); a protocol,
+    so that this module does not import ``api``, which imports it."""
+
+    query: A.Query
+    runtime: QueryRuntime
 
 INF = math.inf
 

@@ -63,9 +63,9 @@ def run_kb(args: argparse.Namespace, out: IO[str] | None = None) -> int:
 
 
 def _job(args: argparse.Namespace, out: IO[str]) -> int:
+    from spaseq.engine.compile.kb_relevance import query_filter
     from spaseq.engine.kb.load_job import JobOptions, run_load
     from spaseq.engine.kb.refresh_job import run_refresh
-    from spaseq.engine.kb.relevance import query_filter
     from spaseq.engine.kb.session import parse_conf, spark_session
     from spaseq.engine.language.query import load_query
 

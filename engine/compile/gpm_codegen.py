@@ -28,9 +28,9 @@ from collections.abc import Mapping
 from pyoxigraph import Literal, NamedNode
 
 from spaseq.engine.algebra import operators as A
+from spaseq.engine.compile.event_index import EventIndex
 from spaseq.engine.functions.registry import call_values
 from spaseq.engine.functions.run_functions import expr_calls_run
-from spaseq.engine.gpm_eval.event_index import EventIndex
 from spaseq.engine.values import sparql as V
 from spaseq.engine.vocab import SPASEQ_NS
 

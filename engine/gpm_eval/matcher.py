@@ -21,18 +21,18 @@ from collections.abc import Mapping
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Variable
 
 from spaseq.engine.algebra import operators as A
+from spaseq.engine.compile.kb_relevance import QuadFilter, query_filter
 from spaseq.engine.events import Event
 from spaseq.engine.functions.run_functions import RunContext
+from spaseq.engine.gpm_eval.kb_source import KbSource, kb_source
 from spaseq.engine.gpm_eval.sparql_eval import CompiledGpm, compatible, query_functions, values_clause
-from spaseq.engine.kb.reader import KbStore, StaticKb, kb_source
-from spaseq.engine.kb.relevance import QuadFilter, query_filter
 from spaseq.engine.matches import Term
 
 Solution = dict[str, Term]
 
 try:  # the compiled hot path; absent modules fall back to pyoxigraph
+    from spaseq.engine.compile.event_index import EventIndex
     from spaseq.engine.compile.gpm_codegen import compile_pattern
-    from spaseq.engine.gpm_eval.event_index import EventIndex
 except ImportError:  # pragma: no cover - only while the compiled path is being built
     compile_pattern = None
     EventIndex = None
@@ -71,7 +71,7 @@ class EventGraphs:
     memory, or the current version of an on-disk store) is queried directly by the compiled
     path; ``kb_version`` changes when a long-running engine switches to a new store version."""
 
-    def __init__(self, kb: Store | KbStore | StaticKb | str | None) -> None:
+    def __init__(self, kb: Store | KbSource | None) -> None:
         self.store = Store()
         self.kb = kb_source(kb) if kb is not None else None
         self.kb_graphs: list[NamedNode | BlankNode] = self.kb.graphs() if self.kb is not None else []

@@ -128,7 +128,7 @@ class GpmEvaluator:
 
     def __post_init__(self) -> None:
         if self.kb is not None:  # all of it, independently of kbstore.relevance (an oracle)
-            from spaseq.engine.kb.reader import kb_source
+            from spaseq.engine.gpm_eval.kb_source import kb_source
 
             kb = kb_source(self.kb).store
             self.store.extend(kb)

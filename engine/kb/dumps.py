@@ -15,9 +15,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
+from spaseq.engine.compile.kb_relevance import QuadFilter
 from spaseq.engine.errors import UsageError
 from spaseq.engine.kb.parse import BAD, COUNT, OK, PRUNED, line_offsets, parse_rows
-from spaseq.engine.kb.relevance import QuadFilter
 
 ROW_SCHEMA = StructType([
     StructField("kind", IntegerType(), False),

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
+from spaseq.engine.compile.kb_relevance import QuadFilter
 from spaseq.engine.kb.build import bulk_load
 from spaseq.engine.kb.dumps import (
     check_graph_iri,
@@ -20,7 +21,6 @@ from spaseq.engine.kb.dumps import (
     write_export,
 )
 from spaseq.engine.kb.layout import DEFAULT_RETENTION_S, StoreLayout
-from spaseq.engine.kb.relevance import QuadFilter
 
 Progress = Callable[[str], None]
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 
 from pyoxigraph import BlankNode, DefaultGraph, NamedNode, Quad, RdfFormat, parse
 
-from spaseq.engine.kb.relevance import QuadFilter
+from spaseq.engine.compile.kb_relevance import QuadFilter
 from spaseq.engine.vocab import SPASEQ_NS
 
 OK, BAD, COUNT, PRUNED = 0, 1, 2, 3

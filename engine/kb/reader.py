@@ -95,30 +95,3 @@ class KbStore:
         lease = getattr(self, "_lease", None)
         if lease is not None:
             lease.release()
-
-
-class StaticKb:
-    """An in-memory (or caller-managed) pyoxigraph Store as a knowledge base that never changes."""
-
-    version = 0
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    def refresh(self, force: bool = False) -> bool:
-        return False
-
-    def graphs(self) -> list:
-        """Every named graph, blank-node names included (a TriG KB file may have them)."""
-        return list(self.store.named_graphs())
-
-
-def kb_source(kb: Store | KbStore | StaticKb | str | os.PathLike) -> KbStore | StaticKb:
-    """The engine's view of a KB given as a Store, a KbStore or the path of a store directory."""
-    if isinstance(kb, KbStore | StaticKb):
-        return kb
-    if isinstance(kb, Store):
-        return StaticKb(kb)
-    if isinstance(kb, str | os.PathLike):
-        return KbStore(kb)
-    raise TypeError(f"a knowledge base must be a pyoxigraph Store, a KbStore or a store path, not {kb!r}")

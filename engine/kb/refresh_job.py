@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
+from spaseq.engine.compile.kb_relevance import QuadFilter
 from spaseq.engine.errors import KnowledgeBaseError
 from spaseq.engine.kb.build import apply_diff, bulk_load
 from spaseq.engine.kb.dumps import (
@@ -24,7 +25,6 @@ from spaseq.engine.kb.dumps import (
 )
 from spaseq.engine.kb.layout import StoreLayout
 from spaseq.engine.kb.load_job import JobOptions, Progress, _quiet
-from spaseq.engine.kb.relevance import QuadFilter
 
 #: Above this share of changed quads, the next version is bulk-loaded rather than patched.
 RELOAD_RATIO = 0.5

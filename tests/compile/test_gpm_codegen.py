@@ -41,8 +41,8 @@ from hypothesis import strategies as st
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, Store, Triple
 
 from spaseq.engine.algebra import operators as A
+from spaseq.engine.compile.event_index import EventIndex
 from spaseq.engine.compile.gpm_codegen import compile_expression, compile_pattern
-from spaseq.engine.gpm_eval.event_index import EventIndex
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.values import sparql as V
 

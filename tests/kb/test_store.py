@@ -14,12 +14,12 @@ import pytest
 
 from spaseq.engine.api import Engine
 from spaseq.engine.cli.main import main
+from spaseq.engine.compile.kb_relevance import query_filter
 from spaseq.engine.errors import KnowledgeBaseError
 from spaseq.engine.kb.layout import StoreLayout
 from spaseq.engine.kb.load_job import JobOptions, run_load
 from spaseq.engine.kb.reader import KbStore
 from spaseq.engine.kb.refresh_job import run_refresh
-from spaseq.engine.kb.relevance import query_filter
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.reference.evaluator import evaluate as reference_evaluate
 from tests.util import EX, events, query_text

@@ -1,0 +1,131 @@
+"""The layering of the code: every import (module level or inside a function) goes from a
+higher room to a lower one, no module imports itself back through others, and ``engine/``
+keeps few modules at its top. Read statically with ``ast``, so nothing is imported."""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = {"engine": "spaseq.engine", "plugin": "spaseq.plugin", "extension_functions": "spaseq.extension_functions"}
+
+#: room (a sub-package of engine, a top module of engine, or a whole package) -> rank; a module
+#: may import its own room and rooms of a lower rank only. Data flows up this table: text ->
+#: syntax tree -> algebra -> plan -> runtime -> results -> outputs (docs/decisions.md, 31).
+RANKS: dict[str, int] = {
+    "engine.errors": 0, "engine.vocab": 0,
+    "engine.values": 1,
+    "engine.events": 2, "engine.algebra": 2,
+    "engine.matches": 3,
+    "engine.functions": 4,
+    "engine.language": 5, "engine.io": 5,
+    "engine.compile": 6,
+    "engine.gpm_eval": 7,
+    "engine.reference": 8, "engine.runtime": 8, "engine.kb": 8,
+    "engine.output": 9,
+    "engine.composition": 10, "engine.api": 11,
+    "engine.cli": 12, "engine": 12,  # engine/__init__: the public names
+    "extension_functions": 13,
+    "plugin": 14,
+}
+#: modules that must not be on the import path of the named room, even indirectly
+FORBIDDEN = {"engine.gpm_eval": {"spaseq.engine.kb.layout"}, "engine.runtime": {"spaseq.engine.kb.layout"}}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for folder, package in PACKAGES.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join((package, *parts))] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The project modules ``name`` imports (``from a import b`` counts a.b when it is a module)."""
+    found: set[str] = set()
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".") if is_package else name.split(".")[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base]) if base else ".".join(anchor)
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        else:
+            continue
+        for t in targets:
+            while t and t not in MODULES:
+                t = t.rpartition(".")[0]
+            if t and t != name:
+                found.add(t)
+    return found
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def room(module: str) -> str:
+    rest = module.removeprefix("spaseq.")
+    parts = rest.split(".")
+    if parts[0] != "engine":
+        return parts[0]
+    return ".".join(parts[:2])
+
+
+def test_every_room_has_a_rank() -> None:
+    assert {room(m) for m in MODULES} <= set(RANKS), {room(m) for m in MODULES} - set(RANKS)
+
+
+def test_no_module_import_cycle() -> None:
+    try:
+        graphlib.TopologicalSorter(GRAPH).prepare()
+    except graphlib.CycleError as err:
+        pytest.fail(f"import cycle: {' -> '.join(err.args[1])}")
+
+
+def test_rooms_import_only_lower_rooms() -> None:
+    wrong = [
+        f"{m} ({room(m)}, rank {RANKS[room(m)]}) imports {t} ({room(t)}, rank {RANKS[room(t)]})"
+        for m, targets in GRAPH.items() for t in targets
+        if room(t) != room(m) and RANKS[room(t)] >= RANKS[room(m)]
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_forbidden_modules_stay_off_import_paths() -> None:
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for t in GRAPH[todo.pop()]:
+                if t not in seen:
+                    seen.add(t)
+                    todo.append(t)
+        return seen
+
+    for prefix, banned in FORBIDDEN.items():
+        for m in (m for m in MODULES if room(m) == prefix):
+            assert not (reach(m) & banned), f"{m} reaches {reach(m) & banned}"
+
+
+def test_engine_top_stays_small() -> None:
+    top = [p.name for p in (ROOT / "engine").glob("*.py")]
+    assert len(top) <= 8, top
+
+
+def test_the_checker_sees_a_violation() -> None:
+    """The rank check itself can fail: a lower room importing a higher one is reported."""
+    assert RANKS[room("spaseq.engine.values.sparql")] < RANKS[room("spaseq.engine.runtime.query_runtime")]
+    assert "spaseq.engine.algebra.operators" in GRAPH["spaseq.engine.language.translate"]
