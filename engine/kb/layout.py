@@ -53,6 +53,18 @@ class Lease:
             self.path.unlink()
 
 
+@dataclass
+class NewVersion:
+    """A version being built inside ``StoreLayout.new_version``: its number and directory, the
+    version that was current when it began (None for a new store), and the metadata the block
+    sets for meta.json."""
+
+    number: int
+    previous: int | None
+    dir: Path
+    meta: dict | None = None
+
+
 @dataclass(frozen=True)
 class StoreLayout:
     """Paths and pointer operations of one store directory."""
@@ -257,12 +269,40 @@ class StoreLayout:
         pid = _read_float(d / ".writing")
         return pid is not None and _alive(int(pid))
 
-    def begin(self, version: int) -> Path:
-        """Create the directory of a version being built, tagged with this process's id."""
-        d = self.version_dir(version)
-        d.mkdir(parents=True)
-        (d / ".writing").write_text(f"{os.getpid()}\n", encoding="ascii")
-        return d
+    @contextlib.contextmanager
+    def new_version(self, kind: str) -> Iterator[NewVersion]:
+        """The one transaction that adds a version (``kb load`` and ``kb refresh``).
+
+        Under the writer lock: create the next version's directory (tagged with this
+        process's id, so ``collect`` leaves it alone while the job lives), let the block build
+        it and set ``meta``, then write meta.json (stamped with the version number, ``kind``
+        and creation time; it marks the version complete) and switch CURRENT to it. If the
+        block or any of these steps fails before CURRENT names the new version, its directory
+        is removed and the error propagates: CURRENT and the earlier versions are untouched."""
+        with self.writer():
+            number = self.next_version()
+            pending = NewVersion(number, self.current(), self.version_dir(number))
+            pending.dir.mkdir(parents=True)
+            try:
+                (pending.dir / ".writing").write_text(f"{os.getpid()}\n", encoding="ascii")
+                yield pending
+                if pending.meta is None:
+                    raise RuntimeError(f"version {pending.number} was built without setting its meta")
+                self.write_meta(pending.number, {**pending.meta, "version": pending.number, "kind": kind,
+                                                 "created": time.time()})
+                (pending.dir / ".writing").unlink()
+                self.switch(pending.number)
+            except BaseException:
+                if not self._is_current(pending.number):
+                    shutil.rmtree(pending.dir, ignore_errors=True)
+                raise
+
+    def _is_current(self, version: int) -> bool:
+        """CURRENT names ``version`` (read raw: no completeness check, no error)."""
+        try:
+            return self.current_file.read_text(encoding="ascii").strip() == version_name(version)
+        except (OSError, UnicodeDecodeError):
+            return False
 
     @contextlib.contextmanager
     def writer(self) -> Iterator[None]:

@@ -50,43 +50,33 @@ def run_load(spark: SparkSession, opts: JobOptions, progress: Progress = _quiet)
     sources = expand_sources(opts.sources, layout.root)
     layout.initialise()
     started = time.monotonic()
-    with layout.writer():
-        previous = layout.current()
-        version = layout.next_version()
-        vdir = layout.begin(version)
+    with layout.new_version("load") as pending:
+        previous, version = pending.previous, pending.number
+        progress(f"parsing {len(sources)} input(s) with Spark")
+        parsed = parse_dumps(spark, [f"file://{s}" for s in sources], opts.graph, opts.keep)
         try:
-            progress(f"parsing {len(sources)} input(s) with Spark")
-            parsed = parse_dumps(spark, [f"file://{s}" for s in sources], opts.graph, opts.keep)
-            try:
-                rejects = layout.version_dir(version) / "rejects.jsonl"
-                parsed.write_rejects(rejects)
-                good = parsed.good().persist()
-                progress("exporting distinct quads")
-                write_export(good, layout.export_dir(version))
-                graphs = graph_counts(good)
-                good.unpersist()
-            finally:
-                parsed.release()
-            loaded = sum(graphs.values())
-            progress(f"bulk-loading {loaded} quads into Oxigraph")
-            bulk_load(export_parts(layout.export_dir(version)), layout.oxigraph_dir(version))
-            if opts.rejects:
-                shutil.copyfile(rejects, opts.rejects)
-            seconds = time.monotonic() - started
-            meta = {
-                "version": version, "parent": previous, "kind": "load", "created": time.time(),
-                "sources": list(sources), "graph": opts.graph, "quads": loaded,
-                "graphs": {g: n for g, n in graphs.items() if g}, "default_graph": graphs.get("", 0),
-                "statements": parsed.statements, "lines": parsed.lines, "rejected": parsed.rejected,
-                "pruned": parsed.pruned, "filter": opts.keep.to_json() if opts.keep else None,
-                "for_query": opts.for_query, "seconds": round(seconds, 3),
-            }
-            layout.write_meta(version, meta)
-            (vdir / ".writing").unlink()
-        except BaseException:
-            shutil.rmtree(vdir, ignore_errors=True)
-            raise
-        layout.switch(version)
+            rejects = pending.dir / "rejects.jsonl"
+            parsed.write_rejects(rejects)
+            good = parsed.good().persist()
+            progress("exporting distinct quads")
+            write_export(good, layout.export_dir(version))
+            graphs = graph_counts(good)
+            good.unpersist()
+        finally:
+            parsed.release()
+        loaded = sum(graphs.values())
+        progress(f"bulk-loading {loaded} quads into Oxigraph")
+        bulk_load(export_parts(layout.export_dir(version)), layout.oxigraph_dir(version))
+        if opts.rejects:
+            shutil.copyfile(rejects, opts.rejects)
+        seconds = time.monotonic() - started
+        pending.meta = meta = {
+            "parent": previous, "sources": list(sources), "graph": opts.graph, "quads": loaded,
+            "graphs": {g: n for g, n in graphs.items() if g}, "default_graph": graphs.get("", 0),
+            "statements": parsed.statements, "lines": parsed.lines, "rejected": parsed.rejected,
+            "pruned": parsed.pruned, "filter": opts.keep.to_json() if opts.keep else None,
+            "for_query": opts.for_query, "seconds": round(seconds, 3),
+        }
     deleted = layout.collect(opts.retention_s, opts.keep_versions)
     return {
         "loaded": loaded, "rejected": parsed.rejected, "version": version, "previous": previous,

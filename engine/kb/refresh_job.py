@@ -55,8 +55,8 @@ def run_refresh(spark: SparkSession, opts: JobOptions, progress: Progress = _qui
     sources = expand_sources(opts.sources, layout.root)
     layout.require()
     started = time.monotonic()
-    with layout.writer():
-        previous = layout.current()
+    with layout.new_version("refresh") as pending:
+        previous, version = pending.previous, pending.number
         if previous is None:
             raise KnowledgeBaseError("the store has no version to refresh (run spaseq kb load first)",
                                      layout.location())
@@ -67,19 +67,9 @@ def run_refresh(spark: SparkSession, opts: JobOptions, progress: Progress = _qui
             keep = opts.keep
             if keep is None and prev_meta.get("filter"):
                 keep = QuadFilter.from_json(prev_meta["filter"])
-            version = layout.next_version()
-            vdir = layout.begin(version)
-            try:
-                summary = _build(spark, layout, sources, graph, keep, previous, version, opts, progress,
-                                 started)
-                summary["for_query"] = opts.for_query or prev_meta.get("for_query")
-                layout.write_meta(version, {**summary, "kind": "refresh", "created": time.time(),
-                                            "filter": keep.to_json() if keep else None})
-                (vdir / ".writing").unlink()
-            except BaseException:
-                shutil.rmtree(vdir, ignore_errors=True)
-                raise
-            layout.switch(version)
+            summary = _build(spark, layout, sources, graph, keep, previous, version, opts, progress, started)
+            summary["for_query"] = opts.for_query or prev_meta.get("for_query")
+            pending.meta = {**summary, "filter": keep.to_json() if keep else None}
         finally:
             lease.release()
     summary["deleted_versions"] = layout.collect(opts.retention_s, opts.keep_versions)

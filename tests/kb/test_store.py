@@ -119,6 +119,54 @@ def test_refresh_adds_removes_and_keeps_a_leased_version(spark, tmp_path):
         assert kb.version == 3 and len(kb.store) == 3
 
 
+def test_a_failed_load_or_refresh_leaves_current_and_earlier_versions_untouched(spark, tmp_path, monkeypatch):
+    store = _refresh_fixture(spark, tmp_path)
+    layout = StoreLayout.at(store)
+    before = layout.meta(1)
+    (tmp_path / "v2.nt").write_text(owners(("H1", "Alice"), ("H4", "Dave")), encoding="utf-8")
+
+    def broken(*_args) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr("spaseq.engine.kb.load_job.bulk_load", broken)
+    monkeypatch.setattr("spaseq.engine.kb.refresh_job.apply_diff", broken)
+    monkeypatch.setattr("spaseq.engine.kb.refresh_job.bulk_load", broken)
+    with pytest.raises(OSError, match="disk full"):
+        run_load(spark, JobOptions([str(tmp_path / "v2.nt")], str(store), graph=DB))
+    with pytest.raises(OSError, match="disk full"):
+        run_refresh(spark, JobOptions([str(tmp_path / "v2.nt")], str(store)))
+    assert layout.current() == 1 and layout.versions() == [1] and layout.meta(1) == before
+    assert sorted(d.name for d in layout.versions_dir.iterdir()) == ["000001"]  # no partial version
+    with KbStore(store) as kb:
+        assert kb.version == 1 and len(kb.store) == 3
+
+
+def _version(layout: StoreLayout, kind: str, fail: bool = False) -> int:
+    with layout.new_version(kind) as pending:
+        layout.oxigraph_dir(pending.number).mkdir()
+        if fail:
+            raise ValueError("build failed")
+        pending.meta = {"quads": 0}
+    return pending.number
+
+
+def test_new_version_is_one_transaction(tmp_path):
+    layout = StoreLayout.at(tmp_path / "store")
+    layout.initialise()
+    assert _version(layout, "load") == 1 and layout.current() == 1
+    meta = layout.meta(1)
+    assert (meta["version"], meta["kind"], meta["quads"]) == (1, "load", 0) and meta["created"] > 0
+    assert not (layout.version_dir(1) / ".writing").exists()
+    with pytest.raises(ValueError, match="build failed"):
+        _version(layout, "refresh", fail=True)
+    with pytest.raises(RuntimeError, match="without setting its meta"), layout.new_version("refresh"):
+        pass
+    assert layout.current() == 1 and layout.versions() == [1]
+    assert sorted(d.name for d in layout.versions_dir.iterdir()) == ["000001"]
+    assert _version(layout, "refresh") == 2 and layout.current() == 2 and layout.versions() == [1, 2]
+    assert (layout.version_dir(1) / "superseded").is_file()
+
+
 def test_atomic_switch_under_a_concurrent_reader(spark, tmp_path):
     store = _refresh_fixture(spark, tmp_path)
     (tmp_path / "v2.nt").write_text(owners(*[(f"N{i}", f"n{i}") for i in range(40)]), encoding="utf-8")
