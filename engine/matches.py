@@ -83,11 +83,12 @@ class Match:
         )
 
 
-@dataclass(frozen=True)
-class Row:
-    """A match after projection: what the output formats write."""
+class MatchTimes:
+    """``time`` and ``start`` of a result read through to the match it came from: every result
+    type (``Row``, an output stream's ``Derived`` event, the rdflib plugin's ``MatchBindings``)
+    gets them here, from its ``match`` (a field or a property)."""
 
-    bindings: dict[str, Term]
+    __slots__ = ()
     match: Match
 
     @property
@@ -97,6 +98,14 @@ class Row:
     @property
     def start(self) -> float:
         return self.match.start
+
+
+@dataclass(frozen=True)
+class Row(MatchTimes):
+    """A match after projection: what the output formats write."""
+
+    bindings: dict[str, Term]
+    match: Match
 
     @property
     def taken(self) -> tuple[Taken, ...]:

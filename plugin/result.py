@@ -21,7 +21,7 @@ from rdflib.plugins.sparql.processor import SPARQLResult
 from rdflib.query import ResultException, ResultSerializer
 from rdflib.term import Identifier
 
-from spaseq.engine.matches import Row
+from spaseq.engine.matches import Match, MatchTimes, Row
 from spaseq.engine.output.writers import jsonl_record, time_literal
 from spaseq.plugin.terms import to_rdflib
 
@@ -36,7 +36,7 @@ class TakenEvent:
     graph: URIRef | BNode | None
 
 
-class MatchBindings(dict):
+class MatchBindings(MatchTimes, dict):
     """One result row's bindings (``Variable -> term``, like every rdflib binding), plus the
     match it came from: ``time`` (its end, seconds), ``start`` and the ``events`` it took."""
 
@@ -45,12 +45,9 @@ class MatchBindings(dict):
         self.row = row
 
     @property
-    def time(self) -> float:
-        return self.row.time
-
-    @property
-    def start(self) -> float:
-        return self.row.start
+    def match(self) -> Match:
+        """The match this row came from (``time`` and ``start`` are its)."""
+        return self.row.match
 
     @property
     def events(self) -> tuple[TakenEvent, ...]:

@@ -18,7 +18,7 @@ from pyoxigraph import NamedNode, Triple
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.events import Event
-from spaseq.engine.matches import Match, Projector, Row
+from spaseq.engine.matches import Match, MatchTimes, Projector, Row
 from spaseq.engine.output.construct import instantiate
 from spaseq.engine.output.match_rdf import describe
 
@@ -31,7 +31,7 @@ def match_name(output: str, k: int) -> NamedNode:
 
 
 @dataclass
-class Derived:
+class Derived(MatchTimes):
     """One result of a query as a graph event of its output stream."""
 
     row: Row
@@ -40,12 +40,9 @@ class Derived:
     query: A.Query = field(repr=False)
 
     @property
-    def time(self) -> float:
-        return self.row.time
-
-    @property
-    def start(self) -> float:
-        return self.row.start
+    def match(self) -> Match:
+        """The match this result came from (its ``time`` and ``start`` are the event's)."""
+        return self.row.match
 
     @cached_property
     def triples(self) -> tuple[Triple, ...]:
