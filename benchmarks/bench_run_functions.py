@@ -24,9 +24,9 @@ from pathlib import Path
 from pyoxigraph import NamedNode, RdfFormat, Store
 
 from spaseq.engine import api
+from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.io.replay import read_replay
 from spaseq.engine.language.query import parse_query
-from spaseq.engine.runtime.query_runtime import EngineOptions
 
 HERE = Path(__file__).parent
 DATA = HERE / "data"

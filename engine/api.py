@@ -24,7 +24,8 @@ import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
 
 from spaseq.engine.algebra import operators as A
-from spaseq.engine.compile.nfa import compile_query
+from spaseq.engine.compile.plan import EngineOptions, Plan
+from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.composition import Composer, Composition
 from spaseq.engine.errors import SpaseqError, StreamError, UsageError
 from spaseq.engine.events import Event
@@ -34,7 +35,7 @@ from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Match, Row, project
 from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.output.materialize import Materializer
-from spaseq.engine.runtime.query_runtime import EngineOptions, QueryRuntime
+from spaseq.engine.runtime.query_runtime import QueryRuntime
 
 __all__ = ["Engine", "EngineOptions", "LateEventError", "QueryHandle"]
 
@@ -53,6 +54,7 @@ class QueryHandle:
     callback: Callable[[Match], None] | None = field(default=None, repr=False)
     keep: bool = True
     output: QueryOutput | None = field(default=None, repr=False)  # its output stream
+    plan: Plan | None = field(default=None, repr=False)           # what its runtime runs
 
     def _emit(self, match: Match) -> None:
         if self.callback is not None:
@@ -98,15 +100,18 @@ class Engine:
         self._by_stream: dict[str, list[QueryHandle]] = {}
         self._stream_clock: dict[str, float] = {}
 
-    def register(self, query: str | A.Query, on_match: Callable[[Match], None] | None = None,
+    def register(self, query: str | A.Query | Plan, on_match: Callable[[Match], None] | None = None,
                  file: str = "<query>", keep: bool = True, output: str | None = None,
                  on_output: Callable[[Derived], None] | None = None) -> QueryHandle:
-        """Add a query (text or parsed); matches go to ``on_match`` and/or the handle.
+        """Add a query (text, parsed, or a plan: ``compile.planner.plan_query``, or read back with
+        ``compile.plan_json.plan_from_json``; its own options then apply); matches go to
+        ``on_match`` and/or the handle.
 
         ``output`` is the IRI of the query's output stream (default ``urn:spaseq:query:N``):
         another query naming it in ``FROM STREAM`` consumes this query's results, in the same
         pass; ``on_output`` receives each result as a graph event (``derived.Derived``)."""
-        q = parse_query(query, file) if isinstance(query, str) else query
+        plan = query if isinstance(query, Plan) else None  # e.g. read back from `explain --plan`
+        q = parse_query(query, file) if isinstance(query, str) else plan.query if plan else query
         iri = output or f"urn:spaseq:query:{len(self.composition) + 1}"
         self.composition.check(q, iri)
         composed = self.composition.upstream(q) or self.composition.consumers(iri)
@@ -114,7 +119,7 @@ class Engine:
             raise UsageError("composed queries must all be registered before the first event")
         if self.materializer is not None:
             self.materializer.check_query(iri)
-        handle = QueryHandle(q, None, callback=on_match, keep=keep)  # type: ignore[arg-type]
+        handle = QueryHandle(q, None, callback=on_match, keep=keep, plan=plan)  # type: ignore[arg-type]
         handle.output = QueryOutput(q, iri)
         if on_output is not None:
             handle.output.listeners.append(on_output)
@@ -138,14 +143,11 @@ class Engine:
         return handle
 
     def _build(self, handle: QueryHandle, graphs: EventGraphs) -> None:
-        """Compile the handle's query and give it a fresh runtime over ``graphs``."""
-        q, opt = handle.query, self.options
-        matchers = {
-            name: GpmMatcher(ev, q, graphs, opt.share_context_free, opt.prefilter,
-                             opt.compiled_gpm)
-            for name, ev in q.events.items()
-        }
-        handle.runtime = QueryRuntime(q, compile_query(q), matchers, handle._emit, opt)
+        """Give the handle a fresh runtime over ``graphs``, from its plan (made now, under the
+        engine's options, unless it was registered as a plan)."""
+        plan = handle.plan = handle.plan or plan_query(handle.query, self.options)
+        matchers = {name: GpmMatcher(gpm, plan.query, graphs, plan.options) for name, gpm in plan.gpms.items()}
+        handle.runtime = QueryRuntime(plan, matchers, handle._emit)
 
     def push(self, stream: str, time: float,
              graph: Iterable[Triple | Quad] | str | bytes | object,

@@ -20,6 +20,8 @@ from spaseq.engine.algebra import operators as A
 from spaseq.engine.api import Engine, EngineOptions
 from spaseq.engine.cli.kb import add_kb_parser, run_kb
 from spaseq.engine.compile.explain import explain_dot, explain_text
+from spaseq.engine.compile.plan_json import plan_to_json
+from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.language.query import load_query
@@ -82,9 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="evaluate conjunction operands once their timestamp is complete, cheapest "
                           "first (same matches)")
 
-    ex = sub.add_parser("explain", help="show a query's algebra")
+    ex = sub.add_parser("explain", help="show a query's algebra, automaton and plan")
     ex.add_argument("query")
-    ex.add_argument("--dot", action="store_true", help="Graphviz DOT instead of text")
+    shape = ex.add_mutually_exclusive_group()
+    shape.add_argument("--dot", action="store_true", help="Graphviz DOT instead of text")
+    shape.add_argument("--plan", action="store_true",
+                       help="the physical plan as one JSON object (docs/plan.md)")
+    ex.add_argument("--lazy-chain", action="store_true", help="plan with the lazy chain (as run)")
+    ex.add_argument("--lazy-conjunction", action="store_true", help="plan with lazy conjunctions (as run)")
     add_kb_parser(sub)
     return parser
 
@@ -108,7 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _explain(args: argparse.Namespace) -> int:
     query = load_query(args.query)
     _warn(query.warnings)
-    print(explain_dot(query) if args.dot else explain_text(query))
+    if args.plan:
+        print(plan_to_json(plan_query(query, _options(args))))
+    else:
+        print(explain_dot(query) if args.dot else explain_text(query))
     return 0
 
 

@@ -1,11 +1,13 @@
-"""Human-readable views of a query: its algebra and its NFA_scep, as indented text or
-Graphviz DOT (``spaseq explain``)."""
+"""Human-readable views of a query: its algebra, its NFA_scep and its plan, as indented text
+or Graphviz DOT (``spaseq explain``); rendered from the algebra and the plan, never from a
+running engine."""
 
 from __future__ import annotations
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.nfa import automaton_dot, automaton_text, compile_query
-from spaseq.engine.runtime.lazy_chain import lazy_prefix_length
+from spaseq.engine.compile.plan import COMPILED, EngineOptions, Plan
+from spaseq.engine.compile.planner import plan_query
 
 _STRATEGY = {A.STRICT: "strict contiguity ','", A.SKIP_TILL_NEXT: "skip-till-next ';'",
              A.SKIP_TILL_ANY: "skip-till-any ':'"}
@@ -38,39 +40,39 @@ def explain_text(query: A.Query) -> str:
     lines.append("")
     lines.append(automaton_text(query))
     lines.append("")
-    lines.extend(plan_lines(query))
+    lines.extend(plan_lines(plan_query(query)))
     return "\n".join(lines)
 
 
-def plan_lines(query: A.Query) -> list[str]:
-    """How the engine will run each state: the runs' indexes and each GPM's evaluation path."""
-    from spaseq.engine.api import Engine  # the runtime's own choices, not a re-derivation
-
-    runtime = Engine().register(query, keep=False).runtime
-    lines = ["Plan (default engine options):"]
-    for i, step in enumerate(runtime.steps):
+def plan_lines(plan: Plan) -> list[str]:
+    """How the engine will run each state: the runs' indexes and each GPM's evaluation path,
+    read off the plan (``compile.planner``)."""
+    query, steps = plan.query, plan.steps
+    lines = ["Plan (default engine options):" if plan.options == EngineOptions() else "Plan:"]
+    for i, (step, index) in enumerate(zip(steps, plan.run_indexes, strict=True)):
         streams = "{" + ",".join(sorted(_short(s, query) for s in step.streams)) + "}"
         if step.modifier == A.NEGATION:
             lines.append(f"  x{i}: absence of {operand_text(step.operand)} watched on {streams}")
             continue
-        index = [f"indexed by stream {streams}"]
-        keys, rng = runtime.keys[i], runtime.ranges[i]
+        how = [f"indexed by stream {streams}"]
+        keys, rng = index.partition_keys, index.range
         if keys:
-            index = ["partitioned by " + " ".join(f"?{k}" for k in keys)]
+            how = ["partitioned by " + " ".join(f"?{k}" for k in keys)]
         if rng is not None:
             events = ", ".join(f"{'<=' if rk.below else '>='} {g}'s ?{rk.event_var}"
                                for g, rk in rng.by_gpm.items())
-            index.append(f"sorted by ?{rng.run_var} ({events})")
-        lines.append(f"  x{i}: runs waiting for {operand_text(step.operand)}: {', '.join(index)}")
-    t = lazy_prefix_length(runtime.steps, runtime.matchers, query.window)
+            how.append(f"sorted by ?{rng.run_var} ({events})")
+        lines.append(f"  x{i}: runs waiting for {operand_text(step.operand)}: {', '.join(how)}")
+    t = plan.lazy_prefix
     if t:
-        buffered = ", ".join(operand_text(s.operand) for s in runtime.steps[:t])
+        buffered = ", ".join(operand_text(s.operand) for s in steps[:t])
         lines.append(f"  with lazy_chain: no runs before x{t}; events {buffered} can take are buffered "
-                     f"for the window and chained when {operand_text(runtime.steps[t].operand)} matches")
-    for name, m in runtime.matchers.items():
-        how = "compiled Python" if m.compiled is not None else "pyoxigraph SPARQL"
-        extra = " + cached KB join" if m._graph_parts else ""
-        pre = ", pre-filter on " + ", ".join(sorted(f"<{p.value}>" for p in m.required)) if m.required else ""
+                     f"for the window and chained when {operand_text(steps[t].operand)} matches")
+    for name, g in plan.gpms.items():
+        how = "compiled Python" if g.path == COMPILED else "pyoxigraph SPARQL"
+        extra = " + cached KB join" if g.graph_elements else ""
+        pre = (", pre-filter on " + ", ".join(f"<{p.value}>" for p in g.required)
+               if g.required and plan.options.prefilter else "")
         lines.append(f"  {name}: {how}{extra}{pre}")
     return lines
 

@@ -514,8 +514,8 @@ def _term_vars(tp: A.TriplePattern) -> list[str]:
     return out
 
 
-def _plan(triples: list[A.TriplePattern]) -> list[A.TriplePattern]:
-    """Join order: most bound positions first (constants or variables bound by earlier
+def join_order(triples: list[A.TriplePattern]) -> list[A.TriplePattern]:
+    """The plan's join order of a BGP: most bound positions first (constants or variables bound by earlier
     patterns), constant predicates before variable ones, then written order."""
     remaining = list(enumerate(triples))
     bound: set[str] = set()
@@ -542,9 +542,10 @@ class _JoinWriter:
     """Writes ``def name(index)`` returning the BGP's rows (tuples in ``variables`` order),
     with the given FILTERs applied as soon as their variables are bound."""
 
-    def __init__(self, src: _Source, triples, variables, blank_vars, base_iri) -> None:
+    def __init__(self, src: _Source, triples, variables, blank_vars, base_iri, order=None) -> None:
         self.src = src
         self.triples = triples
+        self.order = join_order(triples) if order is None else list(order)
         self.variables = variables
         self.blank_vars = blank_vars
         self.base_iri = base_iri
@@ -553,7 +554,7 @@ class _JoinWriter:
         src = self.src
         src.emit(f"def {name}(index):")
         src.depth += 1
-        order = _plan(self.triples)
+        order = self.order
         locals_: dict[str, str] = {}
         lists: dict[int, str] = {}
         src.emit("bp = index.by_pred")
@@ -756,6 +757,7 @@ def compile_pattern(
     *,
     dialect: str = V.SPEC,
     base_iri: str | None = None,
+    order: tuple[A.TriplePattern, ...] | None = None,
 ) -> CompiledPattern | None:
     """Compile a GPM body of top-level triple patterns and FILTERs, or None.
 
@@ -763,6 +765,7 @@ def compile_pattern(
     (``solutions`` then refuses; the engine joins them and calls ``check``).
     ``dialect``: ``"spec"`` (default) or ``"oxigraph"`` (see ``sparql_values``).
     ``base_iri``: the query's BASE; bodies calling IRI()/URI() are then left to pyoxigraph.
+    ``order``: the join order of the triple patterns (a plan's; default ``join_order``).
     """
     triples: list[A.TriplePattern] = []
     filters: list[A.Expr] = []
@@ -780,12 +783,12 @@ def compile_pattern(
         if isinstance(tp.predicate, A.Path):
             return None
     try:
-        return _build(triples, filters, tuple(graphs), dialect, base_iri)
+        return _build(triples, filters, tuple(graphs), dialect, base_iri, order)
     except _Unsupported:
         return None
 
 
-def _build(triples, filters, graphs, dialect, base_iri) -> CompiledPattern:
+def _build(triples, filters, graphs, dialect, base_iri, order=None) -> CompiledPattern:
     variables: list[str] = []
     blank_vars: list[str] = []
     for tp in triples:
@@ -807,7 +810,7 @@ def _build(triples, filters, graphs, dialect, base_iri) -> CompiledPattern:
 
     consts: dict[str, object] = {}
     src = _Source(consts, {}, dialect)
-    join = _JoinWriter(src, triples, variables, blank_vars, base_iri)
+    join = _JoinWriter(src, triples, variables, blank_vars, base_iri, order)
     join.write("_join_raw", [])
     # a FILTER calling run functions depends on the run: never inside the shared join
     local = [(f, vs) for f, vs in zip(filters, fvars, strict=True) if vs <= bgp_vars and not expr_calls_run(f)]

@@ -21,11 +21,15 @@ from collections.abc import Mapping
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Variable
 
 from spaseq.engine.algebra import operators as A
+from spaseq.engine.compile.event_index import EventIndex
+from spaseq.engine.compile.gpm_codegen import compile_pattern
+from spaseq.engine.compile.gpm_texts import GpmTexts
 from spaseq.engine.compile.kb_relevance import QuadFilter, query_filter
+from spaseq.engine.compile.plan import COMPILED, EngineOptions, GpmPlan
 from spaseq.engine.events import Event
 from spaseq.engine.functions.run_functions import RunContext
 from spaseq.engine.gpm_eval.kb_source import KbSource, kb_source
-from spaseq.engine.gpm_eval.sparql_eval import CompiledGpm, compatible, query_functions, values_clause
+from spaseq.engine.gpm_eval.sparql_eval import compatible, query_functions, values_clause
 from spaseq.engine.matches import Term
 
 Solution = dict[str, Term]
@@ -178,47 +182,42 @@ def _spellings(ctx: EventContext) -> dict:
 class GpmMatcher:
     """Evaluates one GPM (``eval(A, e, mu)`` of SEMANTICS section 2) for the engine."""
 
-    def __init__(self, ev: A.EventPattern, query: A.Query, graphs: EventGraphs,
-                 share_context_free: bool = True, prefilter: bool = True,
-                 use_compiled: bool = True) -> None:
-        self.name = ev.name
-        self.stream = ev.stream
+    def __init__(self, plan: GpmPlan, query: A.Query, graphs: EventGraphs,
+                 options: EngineOptions) -> None:
+        """The matcher the plan describes (``plan``: ``Plan.gpms[name]`` of ``query``'s plan)."""
+        ev = query.events[plan.name]
+        self.plan = plan
+        self.name = plan.name
+        self.stream = plan.stream
         self.query = query
         self.graphs = graphs
-        self.share = share_context_free
-        self.prefilter = prefilter
-        self.text = CompiledGpm.of(ev)
+        self.share = options.share_context_free
+        self.prefilter = options.prefilter
+        self.text = GpmTexts.of(ev)
+        # run functions (functions.run_functions) make results per run: no shared hot path
+        self.run_aware = plan.run_aware
         self.compiled = None
-        # run functions (extension_functions) make results per run: no shared hot path
-        self.run_aware = self.text.run_aware
-        if self.run_aware and not self.text.join_shaped:
-            use_compiled = False  # a run function outside the top-level FILTERs
-        if use_compiled and compile_pattern is not None:
+        if plan.path == COMPILED:
             self.compiled = compile_pattern(ev.pattern, allow_graph=True, dialect="oxigraph",
-                                            base_iri=query.base)
-        self.join_shaped = self.compiled is not None or self.text.join_shaped
-        self.key_vars = frozenset(self.text.always_bound)
-        self.local_vars = frozenset(ev.variables)
-        self.required = frozenset(
-            tp.predicate
-            for el in ev.pattern.elements if isinstance(el, A.BGP)
-            for tp in el.triples if isinstance(tp.predicate, NamedNode)
-        )
+                                            base_iri=query.base, order=plan.join_order)
+            if self.compiled is None or self.compiled.variables != plan.variables:
+                raise ValueError(f"the plan of GPM {plan.name} does not match its query")
+        self.join_shaped = plan.join_shaped
+        self.key_vars = plan.key_vars
+        self.local_vars = frozenset(plan.local_vars)
+        self.required = frozenset(plan.required)
         self._kb_cache: dict[tuple, list[Solution]] = {}  # per KB version (_kb_version)
         self._kb_version = graphs.kb_version
         graphs.use(query)
         self._graph_parts = []
-        if self.compiled is not None:
-            for el in self.compiled.graph_elements:
-                shared = sorted(A.in_scope_vars(el.pattern) | (
-                    {el.graph.name} if isinstance(el.graph, A.Var) else set()))
-                self._graph_parts.append((el, shared, _graph_text(el)))
-        self.cost = sum(len(el.triples) for el in ev.pattern.elements if isinstance(el, A.BGP))
+        for el in plan.graph_elements:
+            shared = sorted(A.in_scope_vars(el.pattern) | (
+                {el.graph.name} if isinstance(el.graph, A.Var) else set()))
+            self._graph_parts.append((el, shared, _graph_text(el)))
+        self.cost = plan.cost
         # the hot path: one generated function per run (join, compatibility, FILTERs, merge)
-        self.solve = (self.compiled.solutions
-                      if self.compiled is not None and not self._graph_parts and share_context_free
-                      and not self.run_aware else None)
-        self.local_order = tuple(sorted(self.local_vars))
+        self.solve = self.compiled.solutions if plan.solver else None
+        self.local_order = plan.local_vars
 
     def can_match(self, ctx: EventContext) -> bool:
         """The SummaryGraph pre-filter: an event lacking a constant predicate never matches."""

@@ -21,18 +21,13 @@ from dataclasses import dataclass, field
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Store, Variable
 
 from spaseq.engine.algebra import operators as A
+from spaseq.engine.compile.gpm_texts import GpmTexts
 from spaseq.engine.events import Event
 from spaseq.engine.functions.registry import pyoxigraph_functions
-from spaseq.engine.functions.run_functions import (
-    RunContext,
-    calls_run_functions,
-    pattern_calls,
-    run_calls_only_in_top_filters,
-)
+from spaseq.engine.functions.run_functions import RunContext
 from spaseq.engine.matches import Term
 
 EVENT_GRAPH_PREFIX = "urn:spaseq:event:"
-_JOIN_SHAPED = (A.BGP, A.Filter, A.UnionPattern, A.GraphPattern, A.Values, A.SubSelect)
 
 Solution = dict[str, Term]
 
@@ -62,57 +57,6 @@ def compatible(a: Mapping[str, Term], b: Mapping[str, Term]) -> bool:
 
 
 @dataclass
-class CompiledGpm:
-    """The query texts of one GPM body, prepared once."""
-
-    event: A.EventPattern
-    projection: str
-    mentioned: frozenset[str]
-    always_bound: frozenset[str]
-    join_shaped: bool
-    body_inner: str
-    filterless: str = ""
-    filters: tuple[str, ...] = ()
-    functions: bool = False  # calls spaseq functions (queries need them as custom_functions)
-    run_aware: bool = False  # calls run functions: evaluated per run (extension_functions)
-
-    @classmethod
-    def of(cls, ev: A.EventPattern) -> CompiledGpm:
-        group = ev.pattern
-        mentioned = A.mentioned_vars(group) | A.in_scope_vars(group)
-        projection = " ".join(f"?{v}" for v in sorted(mentioned)) or "*"
-        always = set()
-        for el in group.elements:
-            if isinstance(el, A.BGP):
-                for tp in el.triples:
-                    always |= A.triple_vars(tp)
-        text = group.text
-        is_sub = len(group.elements) == 1 and isinstance(group.elements[0], A.SubSelect)
-        body_inner = text if is_sub else text[1:-1]
-        join_shaped = all(isinstance(el, _JOIN_SHAPED) for el in group.elements) and not is_sub
-        run_aware = calls_run_functions(group)
-        if run_aware and not run_calls_only_in_top_filters(group):
-            join_shaped = False  # the base solutions would depend on the run
-        compiled = cls(ev, projection, frozenset(mentioned), frozenset(always), join_shaped, body_inner,
-                       functions=any(True for _ in pattern_calls(group)), run_aware=run_aware)
-        if join_shaped:
-            cut = text
-            for el in sorted(
-                (e for e in group.elements if isinstance(e, A.Filter)), key=lambda f: -f.span[0]
-            ):
-                start, end = el.span
-                rest = cut[end:]
-                if rest.lstrip().startswith("."):  # the optional '.' after a FILTER goes too
-                    end += len(rest) - len(rest.lstrip()) + 1
-                cut = cut[:start] + " " * (end - start) + cut[end:]
-            compiled.filterless = cut
-            compiled.filters = tuple(
-                el.text for el in group.elements if isinstance(el, A.Filter)
-            )
-        return compiled
-
-
-@dataclass
 class GpmEvaluator:
     """Evaluates the GPMs of one query on events held in a shared pyoxigraph store."""
 
@@ -121,7 +65,7 @@ class GpmEvaluator:
     store: Store = field(default_factory=Store)
     _graphs: dict[int, NamedNode] = field(default_factory=dict)
     _kb_graphs: list[NamedNode | BlankNode] = field(default_factory=list)
-    _compiled: dict[str, CompiledGpm] = field(default_factory=dict)
+    _compiled: dict[str, GpmTexts] = field(default_factory=dict)
     _base_cache: dict[tuple[str, int], list[Solution]] = field(default_factory=dict)
     _cache: dict[tuple, list[Solution]] = field(default_factory=dict)
     _spellings: dict[int, dict[Literal, Literal]] = field(default_factory=dict)
@@ -133,7 +77,7 @@ class GpmEvaluator:
             kb = kb_source(self.kb).store
             self.store.extend(kb)
             self._kb_graphs = list(kb.named_graphs())
-        self._compiled = {name: CompiledGpm.of(ev) for name, ev in self.query.events.items()}
+        self._compiled = {name: GpmTexts.of(ev) for name, ev in self.query.events.items()}
 
     def add_events(self, events: Iterable[Event]) -> None:
         events = list(events)
@@ -191,7 +135,7 @@ class GpmEvaluator:
                 out.append(sol)
         return out
 
-    def compiled(self, gpm: str) -> CompiledGpm:
+    def compiled(self, gpm: str) -> GpmTexts:
         return self._compiled[gpm]
 
     def base_solutions(self, gpm: str, event: Event) -> list[Solution]:
@@ -253,7 +197,7 @@ class GpmEvaluator:
             self._cache[key] = local
         return [{**mu, **nu} for nu in local]
 
-    def _solve(self, c: CompiledGpm, event: Event, relevant: dict[str, Term],
+    def _solve(self, c: GpmTexts, event: Event, relevant: dict[str, Term],
                run: RunContext | None = None) -> list[Solution]:
         if not c.join_shaped:
             values, subst = values_clause(relevant)
@@ -270,7 +214,7 @@ class GpmEvaluator:
                 out.append(merged)
         return out
 
-    def _filters_hold(self, c: CompiledGpm, event: Event, merged: Solution,
+    def _filters_hold(self, c: GpmTexts, event: Event, merged: Solution,
                       run: RunContext | None = None) -> bool:
         values, subst = values_clause(merged)
         filters = " ".join(f"FILTER({f})" for f in c.filters)
@@ -283,7 +227,7 @@ class GpmEvaluator:
 _STATIC_FUNCTIONS = pyoxigraph_functions()
 
 
-def query_functions(c: CompiledGpm, run: RunContext | None) -> dict | None:
+def query_functions(c: GpmTexts, run: RunContext | None) -> dict | None:
     """The custom_functions a query of this body needs: none for bodies without spaseq calls,
     the run functions answering for ``run`` where the body is run-aware."""
     if not c.functions:

@@ -12,8 +12,9 @@ on is evaluated eagerly as before. Under skip-till-any the eager runs waiting at
 exactly these chains (every combination in time order within the window), so the matches
 are the same; only the work moves from every event to the rare trigger events.
 
-Applies to a prefix of at least two plain GPM atoms joined by ``:`` whose bodies take the
-compiled path without GRAPH clauses or run functions, under a sliding time window or none.
+Where it applies (a prefix of at least two plain GPM atoms joined by ``:`` whose bodies take
+the compiled path without GRAPH clauses or run functions, under a sliding time window or
+none) is the plan's decision: ``compile.planner.lazy_prefix_length``, ``Plan.lazy_chain``.
 """
 
 from __future__ import annotations
@@ -21,31 +22,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator, Sequence
 
-from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.nfa import Step
 from spaseq.engine.gpm_eval.matcher import EventContext, GpmMatcher, Solution
 from spaseq.engine.gpm_eval.sparql_eval import compatible
 from spaseq.engine.matches import Taken
-
-
-def lazy_prefix_length(steps: Sequence[Step], matchers: dict[str, GpmMatcher],
-                       window: A.Window) -> int:
-    """t >= 1 when steps 0..t (t + 1 atoms) can be evaluated lazily, triggered by step t's
-    events; 0 when the query has no such prefix."""
-    if window.kind not in (None, "time") or window.tumbling:
-        return 0
-    t = 0
-    for i, step in enumerate(steps):
-        op = step.operand
-        if step.modifier != A.PLAIN or not isinstance(op, A.GpmRef):
-            break
-        m = matchers[op.name]
-        if m.compiled is None or m.compiled.graph_elements or m.run_aware:
-            break  # KB joins and run functions answer as of the event's arrival: eager
-        if i > 0 and step.strategy != A.SKIP_TILL_ANY:
-            break
-        t = i
-    return t
 
 
 def may_match(m: GpmMatcher, ctx: EventContext) -> bool:

@@ -25,31 +25,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from spaseq.engine.algebra import operators as A
-from spaseq.engine.compile.nfa import Automaton, Step
-from spaseq.engine.functions.run_functions import RunContext, kleene_gpms
+from spaseq.engine.compile.plan import Plan
+from spaseq.engine.functions.run_functions import RunContext
 from spaseq.engine.gpm_eval.matcher import EventContext, GpmMatcher, Solution
 from spaseq.engine.gpm_eval.sparql_eval import compatible
 from spaseq.engine.matches import Match, Taken
-from spaseq.engine.runtime.lazy_chain import PrefixBuffer, lazy_prefix_length, may_match
-from spaseq.engine.runtime.range_index import RangeBucket, StepRange, find_range_key, order_key, step_range
+from spaseq.engine.runtime.lazy_chain import PrefixBuffer, may_match
+from spaseq.engine.runtime.range_index import RangeBucket, order_key
 
 INF = math.inf
-
-
-@dataclass(frozen=True)
-class EngineOptions:
-    """The optimisations of the paper's Section 7, each switchable for measurement."""
-
-    push_windows: bool = True
-    index_streams: bool = True
-    partition_runs: bool = True
-    range_index: bool = True
-    share_context_free: bool = True
-    prefilter: bool = True
-    cost_ordered_disjunction: bool = True
-    lazy_conjunction: bool = False
-    compiled_gpm: bool = True
-    lazy_chain: bool = False
 
 
 class Node:
@@ -116,14 +100,17 @@ class Run:
 class QueryRuntime:
     """Evaluates one compiled query incrementally; matches go to ``emit``."""
 
-    def __init__(self, query: A.Query, automaton: Automaton, matchers: dict[str, GpmMatcher],
-                 emit: Callable[[Match], None], options: EngineOptions) -> None:
+    def __init__(self, plan: Plan, matchers: dict[str, GpmMatcher],
+                 emit: Callable[[Match], None]) -> None:
+        """The runtime of ``plan`` (``compile.planner``); ``matchers``: one per ``plan.gpms``."""
+        query = plan.query
+        self.plan = plan
         self.query = query
-        self.auto = automaton
-        self.steps = automaton.steps
+        self.auto = plan.automaton
+        self.steps = plan.automaton.steps
         self.matchers = matchers
         self.emit = emit
-        self.opt = options
+        self.opt = plan.options
         self.streams = frozenset(query.streams.values())
         w = query.window
         self.kind, self.omega, self.tumbling = w.kind, w.amount, w.tumbling
@@ -146,84 +133,36 @@ class QueryRuntime:
         self.lazy: list[tuple[Run, EventContext]] = []
         self._lazy_ids: set[int] = set()   # runs with deferred (lazy) work
         self._doomed: list[Run] = []        # expired runs kept until that work is done
-        self.ranges = [self._range_key(s) for s in self.steps]
-        self.keys = [self._partition_keys(s, r) for s, r in zip(self.steps, self.ranges, strict=True)]
-        self._row_slots = [self._slots(s, k, r) for s, k, r in zip(self.steps, self.keys, self.ranges, strict=True)]
+        self.ranges = [ix.range for ix in plan.run_indexes]
+        self.keys = [ix.partition_keys for ix in plan.run_indexes]
         self._kleene = [s.is_kleene for s in self.steps]
-        # GPMs on the compiled shared path, by name, and per step when the step is one of them:
-        # evaluated by their generated solver directly (its join already returns nothing for
-        # an event lacking a constant predicate, so no pre-filter is needed)
-        self._solvers = self._solver_table()
+        # GPMs the plan evaluates by their generated solver directly, and per step when the
+        # step is one of them (its join already returns nothing for an event lacking a
+        # constant predicate, so no pre-filter is needed)
+        self._solvers = {name: (name, m.solve, m.local_order, m.stream) for name, m in matchers.items()
+                         if plan.gpms[name].direct_solver}
         self._direct = [self._solvers.get(s.operand.name) if isinstance(s.operand, A.GpmRef) else None
                         for s in self.steps]
-        self._probes = self._probe_plan()
+        self._probes = {
+            stream: [(p.step, p.ranged, p.loops,
+                      [(matchers[g], rng.by_gpm.get(g) if (rng := self.ranges[p.step]) is not None else None,
+                        plan.run_indexes[p.step].row_slots.get(g), self.keys[p.step]) for g in p.gpms])
+                     for p in probes]
+            for stream, probes in plan.probes.items()
+        }
         self.start_run = Run(0, {}, None, None, None, None, None)
         self.start_run.id = next(self._ids)
         self.start_run.strategy = None
         self.stats = {"runs": 0, "matches": 0}
-        self.kleene = kleene_gpms(query)  # whose takes run functions aggregate over
+        self.kleene = plan.kleene_gpms  # whose takes run functions aggregate over
         self._pos: dict[int, int] = {}  # positions of the events at the current timestamp
         # lazy chain (lazychain): steps 0..t-1 buffered, evaluated when step t's events come
-        t = lazy_prefix_length(self.steps, matchers, w) if options.lazy_chain else 0
+        t = plan.lazy_chain
         self.lazy_trigger = t
         self.prefix = (PrefixBuffer(self.steps, matchers, t, self.omega if w.kind == "time" else None)
                        if t else None)
 
     # ------------------------------------------------------------------ indexing
-
-    def _partition_keys(self, step: Step, rng: StepRange | None) -> tuple[str, ...] | None:
-        """Variables a run waiting at ``step`` can be indexed by: bound before the step and
-        bound by every context-free solution of its GPM (equality joins); () when only a
-        range key applies. For a conjunction or disjunction: the variables every operand
-        GPM binds, since an event feeds the run only through a GPM on its stream."""
-        if not self.opt.partition_runs:
-            return None
-        matchers = [self.matchers[g] for g in step.gpms]
-        if not matchers or not all(m.join_shaped for m in matchers):
-            return None
-        keys = tuple(sorted(step.bound_before.intersection(*(m.key_vars for m in matchers))))
-        return keys if keys or rng is not None else None
-
-    def _range_key(self, step: Step) -> StepRange | None:
-        """The FILTER comparison runs at ``step`` can be sorted by (``runindex``)."""
-        if not (self.opt.range_index and self.opt.partition_runs):
-            return None
-        candidates = {}
-        for g in step.gpms:
-            m = self.matchers[g]
-            if m.compiled is None or not m.join_shaped:
-                return None
-            candidates[g] = find_range_key(m.compiled.filters, step.bound_before,
-                                           frozenset(m.compiled.variables))
-        return step_range(candidates)
-
-    def _solver_table(self) -> dict[str, tuple[str, Callable, tuple[str, ...], str]]:
-        """GPMs on the compiled shared path, by name: (name, generated solve, local variables,
-        stream); their BGP binds every local variable."""
-        out = {}
-        for name, m in self.matchers.items():
-            if m.solve is not None and set(m.local_order) <= set(m.compiled.variables):
-                out[name] = (name, m.solve, m.local_order, m.stream)
-        return out
-
-    def _slots(self, step: Step, keys: tuple[str, ...] | None,
-               rng: StepRange | None) -> dict[str, tuple[tuple[int, ...], int | None]]:
-        """Per GPM of a partitioned step whose compiled join binds every key (and the range
-        variable): the positions of those variables in the join's rows."""
-        out: dict[str, tuple[tuple[int, ...], int | None]] = {}
-        if keys is None:
-            return out
-        for g in step.gpms:
-            compiled = self.matchers[g].compiled
-            if compiled is None:
-                continue
-            names = compiled.variables
-            rk = rng.by_gpm.get(g) if rng is not None else None
-            wanted = [*keys, rk.event_var] if rk is not None else list(keys)
-            if all(v in names for v in wanted):
-                out[g] = (tuple(names.index(k) for k in keys),
-                          names.index(rk.event_var) if rk is not None else None)
-        return out
 
     def _wait(self, run: Run) -> None:
         """Register a run as waiting at its step (or in its Kleene loop)."""
@@ -467,23 +406,6 @@ class QueryRuntime:
                     if b:
                         out.extend(b.select(req) if ranged else b.values())
         return out
-
-    def _probe_plan(self) -> dict[str, list]:
-        """Per stream, the partitioned steps an event of it can feed: (step, whether runs are
-        range-sorted, the loop flags runs there can have, per GPM on the stream: matcher,
-        range key, row positions of the keys (compiled joins), keys)."""
-        plan: dict[str, list] = {}
-        for i, step in enumerate(self.steps):
-            keys, rng = self.keys[i], self.ranges[i]
-            if keys is None:
-                continue
-            loops = (False, True) if step.is_kleene else (False,)
-            for stream in step.streams:
-                probes = [(m, rng.by_gpm.get(g) if rng is not None else None, self._row_slots[i].get(g), keys)
-                          for g in step.gpms if (m := self.matchers[g]).stream == stream]
-                if probes:
-                    plan.setdefault(stream, []).append((i, rng is not None, loops, probes))
-        return plan
 
     def _absences(self, ctx: EventContext) -> None:
         """Pending absences matched by this event limit or kill their runs."""

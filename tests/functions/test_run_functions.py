@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spaseq.engine import api, reference
+from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.errors import QueryError
 from spaseq.engine.language.query import parse_query
-from spaseq.engine.runtime.query_runtime import EngineOptions
 from tests.properties.test_differential import bag, events, kb, options
 from tests.util import EX, QUERY_PREFIXES, query_text
 from tests.util import events as make_events

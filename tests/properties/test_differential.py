@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spaseq.engine import api, reference
+from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.language.query import parse_query
-from spaseq.engine.runtime.query_runtime import EngineOptions
 from tests.util import EX, QUERY_PREFIXES, ev
 from tests.util import match_bag as bag
 

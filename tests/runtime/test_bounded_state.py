@@ -7,8 +7,8 @@ import pyoxigraph
 import pytest
 
 from spaseq.engine.api import Engine
+from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.events import Event
-from spaseq.engine.runtime.query_runtime import EngineOptions
 from tests.util import EX, query_text
 
 VAL = pyoxigraph.NamedNode(EX + "val")

@@ -7,8 +7,8 @@ import pytest
 
 from spaseq.engine import api, reference
 from spaseq.engine.api import Engine
+from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.language.query import parse_query
-from spaseq.engine.runtime.query_runtime import EngineOptions
 from tests.util import events, query_text
 from tests.util import match_bag as bag
 

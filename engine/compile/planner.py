@@ -1,0 +1,161 @@
+"""The planner: a checked query and the engine options to a ``Plan`` (``compile.plan``), the
+one place the runtime's precomputed choices are made: the automaton, each GPM's evaluation
+path, join order and FILTERs, how waiting runs are indexed (partition keys, range keys, the
+per-stream probe order) and whether the lazy chain applies."""
+
+from __future__ import annotations
+
+from pyoxigraph import NamedNode
+
+from spaseq.engine.algebra import operators as A
+from spaseq.engine.compile.gpm_codegen import compile_pattern, join_order
+from spaseq.engine.compile.gpm_texts import GpmTexts
+from spaseq.engine.compile.nfa import Step, compile_query
+from spaseq.engine.compile.plan import (
+    COMPILED,
+    SPARQL,
+    EngineOptions,
+    GpmPlan,
+    Plan,
+    ProbeStep,
+    RunIndexPlan,
+)
+from spaseq.engine.compile.range_keys import StepRange, find_range_key, step_range
+from spaseq.engine.functions.run_functions import kleene_gpms
+
+
+def plan_query(query: A.Query, options: EngineOptions | None = None) -> Plan:
+    """Compile ``query`` for the runtime under ``options`` (default: every optimisation)."""
+    options = options or EngineOptions()
+    automaton = compile_query(query)
+    gpms = {name: plan_gpm(ev, query, options) for name, ev in query.events.items()}
+    indexes = tuple(_run_index(step, gpms, options) for step in automaton.steps)
+    lazy = lazy_prefix_length(automaton.steps, gpms, query.window)
+    return Plan(
+        query=query,
+        options=options,
+        automaton=automaton,
+        gpms=gpms,
+        run_indexes=indexes,
+        probes=_probes(automaton.steps, indexes, gpms),
+        kleene_gpms=kleene_gpms(query),
+        lazy_prefix=lazy,
+        lazy_chain=lazy if options.lazy_chain else 0,
+    )
+
+
+def plan_gpm(ev: A.EventPattern, query: A.Query, options: EngineOptions) -> GpmPlan:
+    """The evaluation path of one GPM: compiled join and FILTER code where the body's shape
+    allows it (top-level triples, FILTERs and GRAPH blocks), a SPARQL engine otherwise."""
+    texts = GpmTexts.of(ev)
+    run_aware = texts.run_aware
+    triples = [tp for el in ev.pattern.elements if isinstance(el, A.BGP) for tp in el.triples]
+    order = tuple(join_order(triples))
+    compiled = None
+    # run functions outside the top-level FILTERs make even the join per run: SPARQL path
+    if options.compiled_gpm and not (run_aware and not texts.join_shaped):
+        compiled = compile_pattern(ev.pattern, allow_graph=True, dialect="oxigraph",
+                                   base_iri=query.base, order=order)
+    local_vars = tuple(sorted(ev.variables))
+    required = tuple(sorted({tp.predicate for tp in triples if isinstance(tp.predicate, NamedNode)},
+                            key=lambda p: p.value))
+    common = dict(name=ev.name, stream=ev.stream, run_aware=run_aware,
+                  key_vars=frozenset(texts.always_bound), local_vars=local_vars,
+                  required=required, cost=len(triples))
+    if compiled is None:
+        return GpmPlan(path=SPARQL, join_shaped=texts.join_shaped, **common)
+    solver = not compiled.graph_elements and options.share_context_free and not run_aware
+    return GpmPlan(
+        path=COMPILED, join_shaped=True, join_order=order, variables=compiled.variables,
+        filters=compiled.filters, graph_elements=compiled.graph_elements, solver=solver,
+        direct_solver=solver and set(local_vars) <= set(compiled.variables), **common,
+    )
+
+
+def _run_index(step: Step, gpms: dict[str, GpmPlan], options: EngineOptions) -> RunIndexPlan:
+    rng = _range_key(step, gpms, options)
+    keys = _partition_keys(step, gpms, rng, options)
+    return RunIndexPlan(keys, rng, _row_slots(step, gpms, keys, rng))
+
+
+def _partition_keys(step: Step, gpms: dict[str, GpmPlan], rng: StepRange | None,
+                    options: EngineOptions) -> tuple[str, ...] | None:
+    """Variables a run waiting at ``step`` can be indexed by: bound before the step and
+    bound by every context-free solution of its GPM (equality joins); () when only a
+    range key applies. For a conjunction or disjunction: the variables every operand
+    GPM binds, since an event feeds the run only through a GPM on its stream."""
+    if not options.partition_runs:
+        return None
+    plans = [gpms[g] for g in step.gpms]
+    if not plans or not all(p.join_shaped for p in plans):
+        return None
+    keys = tuple(sorted(step.bound_before.intersection(*(p.key_vars for p in plans))))
+    return keys if keys or rng is not None else None
+
+
+def _range_key(step: Step, gpms: dict[str, GpmPlan], options: EngineOptions) -> StepRange | None:
+    """The FILTER comparison runs at ``step`` can be sorted by (``range_keys``)."""
+    if not (options.range_index and options.partition_runs):
+        return None
+    candidates = {}
+    for g in step.gpms:
+        p = gpms[g]
+        if p.path != COMPILED:
+            return None
+        candidates[g] = find_range_key(p.filters, step.bound_before, frozenset(p.variables))
+    return step_range(candidates)
+
+
+def _row_slots(step: Step, gpms: dict[str, GpmPlan], keys: tuple[str, ...] | None,
+               rng: StepRange | None) -> dict[str, tuple[tuple[int, ...], int | None]]:
+    """Per GPM of a partitioned step whose compiled join binds every key (and the range
+    variable): the positions of those variables in the join's rows."""
+    out: dict[str, tuple[tuple[int, ...], int | None]] = {}
+    if keys is None:
+        return out
+    for g in step.gpms:
+        p = gpms[g]
+        if p.path != COMPILED:
+            continue
+        names = p.variables
+        rk = rng.by_gpm.get(g) if rng is not None else None
+        wanted = [*keys, rk.event_var] if rk is not None else list(keys)
+        if all(v in names for v in wanted):
+            out[g] = (tuple(names.index(k) for k in keys), names.index(rk.event_var) if rk is not None else None)
+    return out
+
+
+def _probes(steps: tuple[Step, ...], indexes: tuple[RunIndexPlan, ...],
+            gpms: dict[str, GpmPlan]) -> dict[str, tuple[ProbeStep, ...]]:
+    """Per stream, the partitioned steps an event of it can feed, in step order."""
+    out: dict[str, list[ProbeStep]] = {}
+    for step, index in zip(steps, indexes, strict=True):
+        if index.partition_keys is None:
+            continue
+        loops = (False, True) if step.is_kleene else (False,)
+        for stream in sorted(step.streams):
+            names = tuple(g for g in step.gpms if gpms[g].stream == stream)
+            if names:
+                out.setdefault(stream, []).append(ProbeStep(step.index, index.range is not None, loops, names))
+    return {s: tuple(p) for s, p in out.items()}
+
+
+def lazy_prefix_length(steps: tuple[Step, ...], gpms: dict[str, GpmPlan], window: A.Window) -> int:
+    """t >= 1 when steps 0..t (t + 1 atoms) can be evaluated lazily, triggered by step t's
+    events (``runtime.lazy_chain``); 0 when the query has no such prefix: plain GPM atoms
+    joined by ``:`` on the compiled path without KB joins or run functions (those answer as
+    of the event's arrival), under a sliding time window or none."""
+    if window.kind not in (None, "time") or window.tumbling:
+        return 0
+    t = 0
+    for i, step in enumerate(steps):
+        op = step.operand
+        if step.modifier != A.PLAIN or not isinstance(op, A.GpmRef):
+            break
+        p = gpms[op.name]
+        if p.path != COMPILED or p.graph_elements or p.run_aware:
+            break
+        if i > 0 and step.strategy != A.SKIP_TILL_ANY:
+            break
+        t = i
+    return t
