@@ -484,9 +484,10 @@ class QueryRuntime:
             self._advance(run, ctx, mu, taken)
 
     def _operand_results(self, op: A.Operand, ctx: EventContext, mu: dict,
-                         run: Run | None = None) -> list[tuple[Solution, tuple[Taken, ...]]]:
-        """Results of a GPM or disjunction on one event (conjunctions need buffers); ``run``
-        is the run being extended, for bodies calling run functions."""
+                         run: Run) -> list[tuple[Solution, tuple[Taken, ...]]]:
+        """New results of an operand completed by one event, for the run being extended (a
+        conjunction, at any depth, buffers its operands' results at one timestamp on the run;
+        bodies calling run functions read the run)."""
         if isinstance(op, A.GpmRef):
             direct = self._solvers.get(op.name)
             if direct is not None:
@@ -504,7 +505,7 @@ class QueryRuntime:
             if self.opt.cost_ordered_disjunction:
                 operands = sorted(operands, key=self._cost)
             return [r for o in operands for r in self._operand_results(o, ctx, mu, run)]
-        return self._conj_new_stateless(op, ctx, mu, run)
+        return self._conj_new(run, op, ctx, mu)  # nested in a disjunction or a conjunction
 
     def _run_context(self, m: GpmMatcher, ctx: EventContext, run: Run | Pending | None) -> RunContext:
         """What run functions in m's body see on this event: the run's events so far."""
@@ -514,18 +515,6 @@ class QueryRuntime:
 
     def _cost(self, op: A.Operand) -> int:
         return sum(self.matchers[g].cost for g in A.operand_gpms(op))
-
-    def _conj_new_stateless(self, op: A.Conjunction, ctx: EventContext, mu: dict,
-                            run: Run | None = None):
-        """A conjunction nested in a disjunction: combinations within this one event."""
-        joined = [(dict(mu), ())]
-        for o in op.operands:
-            rs = self._operand_results(o, ctx, mu, run)
-            joined = [({**m1, **m2}, t1 + t2) for m1, t1 in joined for m2, t2 in rs
-                      if compatible(m1, m2)]
-            if not joined:
-                break
-        return joined
 
     def _conj_new(self, run: Run, op: A.Conjunction, ctx: EventContext, mu: dict):
         """New full combinations at this timestamp completed by this event: each operand's
