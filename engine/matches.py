@@ -83,6 +83,21 @@ class Match:
         )
 
 
+def match_order(m: Match) -> tuple:
+    """Where a match stands among matches completed at the same moment (docs/decisions.md, 4):
+    by start time, then the positions of its events (time, then arrival: ``Event.sort_key``),
+    then, as a final tie-break that makes the order total, the N-Triples spelling of its
+    bindings and of each taken event's bindings. Both evaluators order by it, so DISTINCT
+    keeps the same representative (the first match of each row in this order)."""
+    return (m.start, tuple(t.event.sort_key() for t in m.taken), spelling(m))
+
+
+def spelling(m: Match) -> tuple:
+    """The match's bindings and its taken events' bindings in N-Triples (the tie-break)."""
+    return (tuple((v, str(t)) for v, t in m.bindings),
+            tuple(tuple((v, str(t)) for v, t in taken.bindings) for taken in m.taken))
+
+
 class MatchTimes:
     """``time`` and ``start`` of a result read through to the match it came from: every result
     type (``Row``, an output stream's ``Derived`` event, the rdflib plugin's ``MatchBindings``)

@@ -27,7 +27,7 @@ from spaseq.engine.algebra import operators as A
 from spaseq.engine.events import Event
 from spaseq.engine.functions.run_functions import RunContext, kleene_gpms
 from spaseq.engine.gpm_eval.sparql_eval import GpmEvaluator, Solution
-from spaseq.engine.matches import Match, Taken
+from spaseq.engine.matches import Match, Taken, match_order
 
 
 @dataclass(frozen=True)
@@ -326,7 +326,7 @@ class ReferenceEvaluator:
                 start=p.start,
                 time=p.end,
             )
-            key = (completion, order, p.start, tuple(self._pos[id(t.event)] for t in p.taken))
+            key = (completion, order, match_order(match))
             completed.append((key, match))
         completed.sort(key=lambda km: km[0])
         return [m for _, m in completed]

@@ -29,7 +29,7 @@ from spaseq.engine.compile.plan import Plan
 from spaseq.engine.functions.run_functions import RunContext
 from spaseq.engine.gpm_eval.matcher import EventContext, GpmMatcher, Solution
 from spaseq.engine.gpm_eval.sparql_eval import compatible
-from spaseq.engine.matches import Match, Taken
+from spaseq.engine.matches import Match, Taken, spelling
 from spaseq.engine.runtime.lazy_chain import PrefixBuffer, may_match
 from spaseq.engine.runtime.range_index import RangeBucket, order_key
 
@@ -156,6 +156,7 @@ class QueryRuntime:
         self.stats = {"runs": 0, "matches": 0}
         self.kleene = plan.kleene_gpms  # whose takes run functions aggregate over
         self._pos: dict[int, int] = {}  # positions of the events at the current timestamp
+        self._batch: list[Match] = []   # matches completed at this moment, not yet emitted
         # lazy chain (lazychain): steps 0..t-1 buffered, evaluated when step t's events come
         t = plan.lazy_chain
         self.lazy_trigger = t
@@ -279,6 +280,8 @@ class QueryRuntime:
             if not run.dead:
                 self._complete(run)
                 self._kill(run)
+        if self._batch:
+            self._release(by_completion=False)
 
     def flush(self) -> None:
         """Evaluate work deferred to the end of the current timestamp (lazy conjunction),
@@ -318,6 +321,7 @@ class QueryRuntime:
                 self._complete(run)
                 self._kill(run)
         self.closing = []
+        self._release(by_completion=False)
         for run in list(self._all_waiting()):
             self._kill(run)
         if self.prefix is not None:
@@ -358,6 +362,8 @@ class QueryRuntime:
             self._try(self.start_run, ctx)
         else:
             self._lazy_chain(ctx)
+        if self._batch:
+            self._release()
 
     def _lazy_chain(self, ctx: EventContext) -> None:
         """Offer the event to the lazy prefix's partial matches (built from the buffer as the
@@ -561,6 +567,7 @@ class QueryRuntime:
             for run in self._doomed:
                 self._kill(run)
             self._doomed = []
+        self._release()
 
     def _evaluate_lazy(self, groups: dict[int, tuple[Run, list[EventContext]]]) -> None:
         for run, ctxs in groups.values():
@@ -671,7 +678,19 @@ class QueryRuntime:
 
     def _emit(self, mu: dict, node: Node | None, start: float, time: float) -> None:
         self.stats["matches"] += 1
-        self.emit(Match.deferred(mu, node.chain if node is not None else tuple, start, time))
+        self._batch.append(Match.deferred(mu, node.chain if node is not None else tuple, start, time))
+
+    def _release(self, by_completion: bool = True) -> None:
+        """Emit the matches completed at one moment in ``matches.match_order`` (the reference
+        evaluator's order): by the event completing each first (a lazy conjunction's batch
+        spans a timestamp) unless they all completed by a window closing."""
+        batch = self._batch
+        self._batch = []
+        if len(batch) > 1:
+            batch = _in_match_order(batch, by_completion)
+        emit = self.emit
+        for m in batch:
+            emit(m)
 
 
 def _solved(direct: tuple[str, Callable, tuple[str, ...], str], ctx: EventContext,
@@ -683,6 +702,27 @@ def _solved(direct: tuple[str, Callable, tuple[str, ...], str], ctx: EventContex
     if e.stream != stream:
         return []
     return [(sol, (Taken(name, e, tuple([(v, sol[v]) for v in order])),)) for sol in solve(ctx.index, mu)]
+
+
+def _in_match_order(batch: list[Match], by_completion: bool) -> list[Match]:
+    """``batch`` sorted as ``matches.match_order`` says (preceded, ``by_completion``, by each
+    match's last event): the cheap part of the key first, the N-Triples tie-break only
+    among matches equal on it."""
+    def cheap(m: Match) -> tuple:
+        events = tuple([t.event.sort_key() for t in m.taken])
+        return (max(events, default=()) if by_completion else (), m.start, events)
+
+    keyed = sorted(((cheap(m), i, m) for i, m in enumerate(batch)), key=lambda k: (k[0], k[1]))
+    out: list[Match] = []
+    i = 0
+    while i < len(keyed):
+        j = i + 1
+        while j < len(keyed) and keyed[j][0] == keyed[i][0]:
+            j += 1
+        group = [m for _, _, m in keyed[i:j]]
+        out.extend(sorted(group, key=spelling) if j - i > 1 else group)
+        i = j
+    return out
 
 
 def _ordered(taken: tuple[Taken, ...], op: A.Conjunction) -> tuple[Taken, ...]:

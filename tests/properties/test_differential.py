@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from spaseq.engine import api, reference
 from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.language.query import parse_query
+from spaseq.engine.matches import project
 from tests.util import EX, QUERY_PREFIXES, ev
 from tests.util import match_bag as bag
 
@@ -138,3 +139,22 @@ def test_lazy_chain_equals_reference(text, evs, partition_runs, end_of_input) ->
     opts = EngineOptions(lazy_chain=True, partition_runs=partition_runs)
     got = bag(api.evaluate(q, evs, store, opts, end_of_input=end_of_input))
     assert got == expected, text
+
+
+def _identity(m) -> tuple:
+    return (tuple((t.atom, t.event.seq, t.bindings) for t in m.taken), m.bindings, m.start, m.time)
+
+
+@settings(max_examples=EXAMPLES)
+@given(queries(), events(), options, st.booleans())
+def test_engine_emits_in_the_reference_order(text, evs, opts, end_of_input) -> None:
+    """The order is total (matches.match_order) and the same in both: match for match, and
+    so DISTINCT keeps the same representative of each row."""
+    q = parse_query(text)
+    store = kb()
+    expected = reference.evaluate(q, evs, store, end_of_input=end_of_input)
+    got = api.evaluate(q, evs, store, opts, end_of_input=end_of_input)
+    assert [_identity(m) for m in got] == [_identity(m) for m in expected], text
+    vars_ = sorted({v for m in expected for v, _ in m.bindings})[:2]
+    rows = [(r.bindings, _identity(r.match)) for r in project(got, vars_, distinct=True)]
+    assert rows == [(r.bindings, _identity(r.match)) for r in project(expected, vars_, distinct=True)]
