@@ -223,6 +223,30 @@ class Engine:
         if self.materializer is not None:
             self.materializer.close()
 
+    def run(self, events: Iterable[Event | SpaseqError], end_of_input: bool = True) -> SpaseqError | None:
+        """Push ``events`` in the order given and end the input; the first input error, if any.
+
+        An error among the events is an input that broke while being read: it is not raised
+        here (events of other inputs may follow, and are pushed) but returned, for the caller
+        to raise once the results are written. The run ends with ``close()`` when the input
+        ended normally (``end_of_input`` and no error): every window closes. Otherwise the
+        input was cut short: ``flush()`` writes the matches already found and the materializer
+        is closed, but windows stay open, since what would have followed is unknown. An error
+        of ``push_event`` itself (a late event) propagates at once."""
+        error = None
+        for item in events:
+            if isinstance(item, SpaseqError):
+                error = error or item
+            else:
+                self.push_event(item)
+        if end_of_input and error is None:
+            self.close()
+        else:
+            self.flush()
+            if self.materializer is not None:
+                self.materializer.close()
+        return error
+
 
 def _triples(graph: object, format: str) -> tuple[Triple, ...]:
     """Normalise the accepted event payloads to pyoxigraph triples."""
@@ -269,10 +293,5 @@ def evaluate(query: A.Query, events: Iterable[Event], kb: Store | None = None,
     incremental engine: the counterpart of ``reference.evaluate``."""
     engine = Engine(kb, options)
     handle = engine.register(query)
-    for e in sorted(events, key=Event.sort_key):
-        engine.push_event(e)
-    if end_of_input:
-        engine.close()
-    else:
-        engine.flush()
+    engine.run(sorted(events, key=Event.sort_key), end_of_input)
     return list(handle.matches())

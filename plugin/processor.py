@@ -73,9 +73,7 @@ def run(query: A.Query, recording: Recording, engine: str = "nfa") -> list[Match
         return reference_evaluate(query, recording.events, recording.kb, end_of_input=True)
     spaseq_engine = Engine(recording.kb)
     handle = spaseq_engine.register(query)
-    for event in recording.events:
-        spaseq_engine.push_event(event)
-    spaseq_engine.close()
+    spaseq_engine.run(recording.events)
     return list(handle.matches())
 
 

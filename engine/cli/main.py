@@ -12,7 +12,7 @@ import queue
 import stat
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, TYPE_CHECKING
 
@@ -168,14 +168,7 @@ def _run(args: argparse.Namespace) -> int:
         else:
             engine = Engine(kb, options=_options(args), materialize=args.materialize)
             _register(engine, args, query, withs, write)
-            for event in sorted(events, key=Event.sort_key):
-                engine.push_event(event)
-            if complete:
-                engine.close()
-            else:
-                engine.flush()
-                if engine.materializer is not None:
-                    engine.materializer.close()
+            engine.run(sorted(events, key=Event.sort_key), end_of_input=complete)
         writer.finish()
     if inp.errors:
         raise inp.errors[0][0]
@@ -332,16 +325,8 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
         finally:
             events.put(None)
 
-    threads = [threading.Thread(target=read, args=src, daemon=True) for src in sources]
-    for t in threads:
-        t.start()
-    error: SpaseqError | None = None
-    with _open_output(args.output) as out:
-        writer, write = _sink(args, query, out)
-        writer.start()
-        engine = Engine(kb, options=_options(args), drop_late=args.drop_late,
-                        materialize=args.materialize)
-        _register(engine, args, query, withs, write)
+    def arrivals() -> Iterator[Event | SpaseqError]:
+        """Events (numbered in arrival order) and read errors, until every source has ended."""
         open_sources = len(threads)
         seq = 0
         while open_sources:
@@ -349,16 +334,21 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
             if item is None:
                 open_sources -= 1
             elif isinstance(item, SpaseqError):
-                error = error or item
+                yield item
             else:
                 seq += 1
-                engine.push_event(replace(item, seq=seq))
-        if error is None:
-            engine.close()
-        else:
-            engine.flush()
-            if engine.materializer is not None:
-                engine.materializer.close()
+                yield replace(item, seq=seq)
+
+    threads = [threading.Thread(target=read, args=src, daemon=True) for src in sources]
+    for t in threads:
+        t.start()
+    with _open_output(args.output) as out:
+        writer, write = _sink(args, query, out)
+        writer.start()
+        engine = Engine(kb, options=_options(args), drop_late=args.drop_late,
+                        materialize=args.materialize)
+        _register(engine, args, query, withs, write)
+        error = engine.run(arrivals())
         writer.finish()
     if engine.dropped_late:
         print(f"spaseq: dropped {engine.dropped_late} late event(s)", file=sys.stderr)

@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pyoxigraph import Store
+from pyoxigraph import NamedNode, Store
 
 from spaseq.engine.api import Engine
 from spaseq.engine.cli.main import main
 from spaseq.engine.composition import CycleError
-from spaseq.engine.errors import UsageError
+from spaseq.engine.errors import StreamError, UsageError
+from tests.util import ev
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "composition"
 EX = "http://ex.org/"
@@ -99,6 +100,32 @@ def test_composition_misuse_is_a_clear_error():
     other.register((FIX / "repeated.rq").read_text())
     with pytest.raises(UsageError, match="is the output stream of"):
         other.push(ALERTS, 1, "", format="turtle")
+
+
+def test_run_ends_a_broken_input_with_flush_and_a_whole_one_with_close():
+    """Engine.run: an input error among the events is returned, not raised; events after it
+    (other inputs) are still pushed; the run then ends with flush (the matches already found
+    written and materialised, the materializer closed), not close (the trailing negation of
+    the alarm at 15 stays open: what would have followed is unknown)."""
+    readings = [ev("readings", t, f":{h} :value {v} .", i) for i, (h, v, t) in
+                enumerate([("h1", 60, 1), ("h2", 70, 2), ("h1", 55, 15)])]
+    broken, later = StreamError("readings.trig:3: syntax error"), StreamError("other.trig:1: syntax error")
+    store = Store()
+    engine = Engine(materialize=store)
+    alarms = engine.register(NO_RECOVERY, output=ALERTS)
+    assert engine.run([readings[0], broken, readings[1], later, readings[2]]) is broken
+    assert [r.time for r in alarms.rows()] == [1, 2]
+    assert engine.materializer is not None and engine.materializer.store is None  # closed
+    assert {q.graph_name.value for q in store if isinstance(q.graph_name, NamedNode)} == {
+        ALERTS + "#match-1", ALERTS + "#match-2"}
+    whole = Engine()
+    alarms = whole.register(NO_RECOVERY, output=ALERTS)
+    assert whole.run(readings) is None
+    assert [r.time for r in alarms.rows()] == [1, 2, 15]
+    cut = Engine()
+    alarms = cut.register(NO_RECOVERY, output=ALERTS)
+    assert cut.run(readings, end_of_input=False) is None
+    assert [r.time for r in alarms.rows()] == [1, 2]
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
