@@ -1,2 +1,2 @@
-"""The ``spaseq`` command: ``main`` (run, explain and the argument plumbing) and ``kb`` (the
-knowledge-base subcommands)."""
+"""The ``spaseq`` command: ``main`` (the parser and dispatch), one module per subcommand
+(``run``, ``explain``, ``kb``), and ``common`` (engine options, warnings, exit status)."""

@@ -1,0 +1,400 @@
+"""``spaseq run``: a query (and the queries it reads, ``--with``) over replay files, stream
+description files or live input, results written as they complete.
+
+User mistakes print ``FILE:LINE:COLUMN: message`` on stderr and exit with status 2, never
+a traceback; matches found before an input error are still written."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import queue
+import stat
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import IO, TYPE_CHECKING
+
+from spaseq.engine.algebra import operators as A
+from spaseq.engine.api import Engine
+from spaseq.engine.cli.common import add_engine_options, engine_options, warn
+from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
+from spaseq.engine.events import Event
+from spaseq.engine.language.query import load_query
+from spaseq.engine.matches import Row
+from spaseq.engine.output.writers import FORMATS, make_writer
+from spaseq.engine.reference.evaluator import evaluate
+
+if TYPE_CHECKING:
+    from spaseq.engine.output.derived import Derived
+
+
+
+def add_run_parser(sub: argparse._SubParsersAction) -> None:
+    run = sub.add_parser("run", help="evaluate a query over recorded streams")
+    run.add_argument("query", help="SPAseq query file")
+    run.add_argument("--stream", action="append", default=[], metavar="NAME=PATH",
+                     help="replay file (TriG or N-Quads, optionally .gz) for stream NAME "
+                          "(its IRI or its FROM STREAM name); repeatable")
+    run.add_argument("--stream-file", metavar="FILE",
+                     help="stream description file of the original SPAseq implementation")
+    run.add_argument("--kb", action="append", default=[], metavar="[GRAPH-IRI=]PATH",
+                     help="background knowledge file loaded into an in-memory store; repeatable")
+    run.add_argument("--kb-store", metavar="DIR",
+                     help="background knowledge: the current version of a store built by "
+                          "'spaseq kb load' (opened read-only; a newer version is picked up)")
+    run.add_argument("--format", choices=(*FORMATS, "trig"), default=None,
+                     help="table (default for SELECT), trig (default for CONSTRUCT: each result "
+                          "as a timestamped graph, a replay file), jsonl, json, csv, tsv")
+    run.add_argument("--with", dest="with_queries", action="append", default=[],
+                     metavar="QUERY=IRI",
+                     help="also run QUERY, whose results form the stream IRI that the main query "
+                          "(or another --with query) reads with FROM STREAM; repeatable")
+    run.add_argument("--materialize", metavar="DIR",
+                     help="store every result of every query in an Oxigraph store in DIR "
+                          "(spaseq vocabulary, queryable with SPARQL)")
+    run.add_argument("--output", metavar="FILE", help="write results here instead of stdout")
+    run.add_argument("--with-time", action="store_true",
+                     help="json/csv/tsv: add _time and _start columns")
+    run.add_argument("--engine", choices=("nfa", "reference"), default="nfa",
+                     help="nfa: the incremental automaton engine (default); reference: the direct, "
+                          "slow implementation of the semantics, for checking")
+    run.add_argument("--time-predicate", metavar="IRI",
+                     help="predicate of the event timestamp triple (default prov:generatedAtTime)")
+    run.add_argument("--input-format", choices=("auto", "trig", "nquads"), default="auto",
+                     help="format of live streams ('-' or a named pipe): N-Quads unless the name "
+                          "ends in .trig")
+    run.add_argument("--drop-late", action="store_true",
+                     help="drop events that arrive out of time order on their stream (counted on "
+                          "stderr) instead of stopping with an error")
+    add_engine_options(run)
+
+
+
+@dataclass
+class Input:
+    """Events read for one run and the first input error, if any."""
+
+    events: list[Event] = field(default_factory=list)
+    errors: list[tuple[StreamError, float]] = field(default_factory=list)
+
+    def usable(self) -> tuple[list[Event], bool]:
+        """Events safe to evaluate and whether the input ended normally: after an error,
+        only events up to the last timestamp read from the failing file."""
+        if not self.errors:
+            return self.events, True
+        cutoff = min(t for _, t in self.errors)
+        return [e for e in self.events if e.time <= cutoff], False
+
+
+def run_run(args: argparse.Namespace) -> int:
+    query = load_query(args.query)
+    warn(query.warnings)
+    withs = _load_with(args)
+    _check_composition(args, query, withs)
+    inputs = _input_view(query, withs)
+    if any(_is_live(spec.partition("=")[2]) for spec in args.stream):
+        return _run_live(args, query, withs, inputs)
+    inp = _read_input(args, inputs)
+    kb = _load_kb(args, query)
+    events, complete = inp.usable()
+    with _open_output(args.output) as out:
+        writer, write = _sink(args, query, out)
+        writer.start()
+        if args.engine == "reference":
+            _run_reference(args, query, withs, evaluate(query, events, kb, end_of_input=complete),
+                           write)
+        else:
+            engine = Engine(kb, options=engine_options(args), materialize=args.materialize)
+            _register(engine, args, query, withs, write)
+            engine.run(sorted(events, key=Event.sort_key), end_of_input=complete)
+        writer.finish()
+    if inp.errors:
+        raise inp.errors[0][0]
+    return 0
+
+
+def _load_with(args: argparse.Namespace) -> list[tuple[A.Query, str]]:
+    """The ``--with QUERY=IRI`` queries and their output stream IRIs."""
+    out = []
+    for spec in args.with_queries:
+        path, sep, iri = spec.rpartition("=")
+        if not sep or not path or not iri:
+            raise UsageError(f"--with {spec}: expected QUERY=IRI (the stream IRI its results form)")
+        if ":" not in iri or iri.startswith("<"):
+            raise UsageError(f"--with {spec}: {iri!r} is not an absolute IRI (write it without <>)")
+        q = load_query(path)
+        warn(q.warnings)
+        out.append((q, iri))
+    return out
+
+
+def _check_composition(args: argparse.Namespace, query: A.Query,
+                       withs: list[tuple[A.Query, str]]) -> None:
+    """Reject cycles and reused output IRIs before any input is read."""
+    from spaseq.engine.composition import Composition
+
+    composition = Composition()
+    for q, iri in [*withs, (query, _output_iri(args))]:
+        composition.check(q, iri)
+        composition.add(q, iri)
+
+
+def _input_view(query: A.Query, withs: list[tuple[A.Query, str]]) -> A.Query:
+    """The main query with the input streams of every query run (derived streams left out),
+    for resolving --stream names: the main query's short names first."""
+    derived = {iri for _, iri in withs}
+    streams = {n: s for n, s in query.streams.items() if s not in derived}
+    for q, _ in withs:
+        for n, s in q.streams.items():
+            if s not in derived and s not in streams.values():
+                streams.setdefault(n, s)
+    return replace(query, streams=streams)
+
+
+def _output_iri(args: argparse.Namespace) -> str:
+    """The main query's output stream IRI: its file's ``file:`` URI."""
+    from pathlib import Path
+
+    return Path(args.query).resolve().as_uri()
+
+
+def _sink(args: argparse.Namespace, query: A.Query, out: IO[str]):
+    """The writer for ``--format`` and the function that writes one result (``Derived``)."""
+    fmt = args.format or ("trig" if query.match.is_construct else "table")
+    if fmt == "trig":
+        from spaseq.engine.output.trig import TrigWriter
+
+        trig = TrigWriter(out, query.prefixes)
+        return trig, trig.event
+    if query.match.is_construct:  # solutions of the template's variables
+        from spaseq.engine.output.construct import template_variables
+
+        variables = template_variables(query.match.template)
+    elif query.match.variables is not None:
+        variables = list(query.match.variables)
+    else:
+        variables = sorted({v for ev in query.events.values() for v in ev.variables})
+    writer = make_writer(fmt, out, variables, args.with_time, query.prefixes)
+
+    def write(derived: Derived) -> None:
+        row = derived.row
+        if query.match.is_construct:
+            row = Row({v: row.bindings[v] for v in variables if v in row.bindings}, row.match)
+        writer.row(row)
+
+    return writer, write
+
+
+def _register(engine: Engine, args: argparse.Namespace, query: A.Query,
+              withs: list[tuple[A.Query, str]], write) -> None:
+    """Register the --with queries and the main query, whose results go to ``write``."""
+    for q, iri in withs:
+        engine.register(q, keep=False, output=iri)
+    engine.register(query, keep=False, output=_output_iri(args), on_output=write)
+
+
+def _run_reference(args: argparse.Namespace, query: A.Query, withs: list, matches, write) -> None:
+    """The reference evaluator's matches through the same output (no composition there)."""
+    from spaseq.engine.output.derived import QueryOutput
+
+    if withs:
+        raise UsageError("--with (composed queries) needs the nfa engine, not --engine reference")
+    output = QueryOutput(query, _output_iri(args))
+    output.listeners.append(write)
+    materializer = None
+    if args.materialize:
+        from spaseq.engine.output.materialize import Materializer
+
+        materializer = Materializer(args.materialize)
+        materializer.add_query(output.iri, query)
+        output.listeners.append(materializer)
+    for match in matches:
+        output(match)
+    if materializer is not None:
+        materializer.close()
+
+
+def _is_live(path: str) -> bool:
+    """'-' (stdin) or a named pipe: read incrementally, not as a recording."""
+    if path == "-":
+        return True
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]],
+              inputs: A.Query) -> int:
+    """Push events from live sources as they complete; write each match immediately."""
+    from spaseq.engine.io.live import LiveReader
+    from spaseq.engine.io.replay import PROV_GENERATED_AT
+
+    if args.stream_file:
+        raise UsageError("--stream-file cannot be combined with a live stream ('-' or a pipe)")
+    sources = []
+    for spec in args.stream:
+        name, sep, path = spec.partition("=")
+        if not sep or not path:
+            raise UsageError(f"--stream {spec}: expected NAME=PATH")
+        if not _is_live(path):
+            raise UsageError(f"--stream {spec}: a replay file cannot be combined with live streams")
+        fmt = args.input_format
+        if fmt == "auto":
+            fmt = "trig" if path.endswith(".trig") else "nquads"
+        sources.append((_stream_iri(inputs, name), path, fmt))
+    if sum(1 for _, path, _ in sources if path == "-") > 1:
+        raise UsageError("only one stream can read standard input")
+    kb = _load_kb(args, query)
+    events: queue.Queue = queue.Queue()
+
+    def read(iri: str, path: str, fmt: str) -> None:
+        try:
+            handle = sys.stdin if path == "-" else open(path, encoding="utf-8")
+            with contextlib.ExitStack() as stack:
+                if path != "-":
+                    stack.enter_context(handle)
+                label = "<stdin>" if path == "-" else path
+                reader = LiveReader(handle, iri, label, fmt, args.time_predicate or PROV_GENERATED_AT)
+                for event in reader.events():
+                    events.put(event)
+        except SpaseqError as exc:
+            events.put(exc)
+        finally:
+            events.put(None)
+
+    def arrivals() -> Iterator[Event | SpaseqError]:
+        """Events (numbered in arrival order) and read errors, until every source has ended."""
+        open_sources = len(threads)
+        seq = 0
+        while open_sources:
+            item = events.get()
+            if item is None:
+                open_sources -= 1
+            elif isinstance(item, SpaseqError):
+                yield item
+            else:
+                seq += 1
+                yield replace(item, seq=seq)
+
+    threads = [threading.Thread(target=read, args=src, daemon=True) for src in sources]
+    for t in threads:
+        t.start()
+    with _open_output(args.output) as out:
+        writer, write = _sink(args, query, out)
+        writer.start()
+        engine = Engine(kb, options=engine_options(args), drop_late=args.drop_late,
+                        materialize=args.materialize)
+        _register(engine, args, query, withs, write)
+        error = engine.run(arrivals())
+        writer.finish()
+    if engine.dropped_late:
+        print(f"spaseq: dropped {engine.dropped_late} late event(s)", file=sys.stderr)
+    if error is not None:
+        raise error
+    return 0
+
+
+def _stream_iri(query: A.Query, name: str) -> str:
+    if name.startswith("<") and name.endswith(">"):
+        name = name[1:-1]
+    if name in query.streams:
+        return query.streams[name]
+    if name in query.streams.values():
+        return name
+    known = ", ".join(f"{n} <{iri}>" for n, iri in query.streams.items())
+    raise UsageError(f"--stream {name}: the query has no such stream (it has: {known})")
+
+
+def _read_input(args: argparse.Namespace, query: A.Query) -> Input:
+    from spaseq.engine.io.replay import PROV_GENERATED_AT, read_replay
+    from spaseq.engine.io.streamfile import read_stream_description
+
+    inp = Input()
+    if not args.stream and not args.stream_file:
+        raise UsageError("no input: give --stream NAME=PATH or --stream-file FILE")
+    specs = []
+    for spec in args.stream:
+        name, sep, path = spec.partition("=")
+        if not sep or not path:
+            raise UsageError(f"--stream {spec}: expected NAME=PATH")
+        specs.append((_stream_iri(query, name), path))
+    seq = 0
+    for iri, path in specs:
+        res = read_replay(path, iri, time_predicate=args.time_predicate or PROV_GENERATED_AT,
+                          first_seq=seq)
+        seq += len(res.events) + 1
+        inp.events.extend(res.events)
+        if res.error is not None:
+            inp.errors.append((res.error, max((e.time for e in res.events), default=float("-inf"))))
+    if args.stream_file:
+        res = read_stream_description(args.stream_file, drop_late=args.drop_late)
+        if res.dropped_late:
+            print(f"spaseq: dropped {res.dropped_late} late event(s)", file=sys.stderr)
+        offset = seq
+        inp.events.extend(_renumber(res.events, offset))
+        if res.error is not None:
+            inp.errors.append((res.error, max((e.time for e in res.events), default=float("-inf"))))
+    given = {e.stream for e in inp.events} | {iri for iri, _ in specs}
+    for name, iri in query.streams.items():
+        if iri not in given:
+            print(f"{Location(query.file)}: warning: stream {name} <{iri}> has no input",
+                  file=sys.stderr)
+    return inp
+
+
+def _renumber(events: list[Event], offset: int) -> list[Event]:
+    if offset == 0:
+        return events
+    from dataclasses import replace
+
+    return [replace(e, seq=e.seq + offset) for e in events]
+
+
+def _load_kb(args: argparse.Namespace, query: A.Query):
+    if args.kb_store:
+        return _open_kb_store(args, query)
+    if not args.kb:
+        for iri in query.graph_iris():
+            print(f"{Location(query.file)}: warning: GRAPH <{iri}> is used but no knowledge base "
+                  "was given (--kb): it matches nothing", file=sys.stderr)
+        return None
+    from spaseq.engine.io.kb import load_kb, parse_kb_option
+
+    kb = load_kb([parse_kb_option(text) for text in args.kb], query.graph_iris())
+    for iri in kb.missing(query.graph_iris()):
+        print(f"{Location(query.file)}: warning: GRAPH <{iri}> names a graph the knowledge base "
+              "does not have", file=sys.stderr)
+    return kb.store
+
+
+def _open_kb_store(args: argparse.Namespace, query: A.Query):
+    """The current version of a ``spaseq kb`` store, read-only (a KbStore the engine follows)."""
+    from spaseq.engine.kb.reader import KbStore
+
+    if args.kb:
+        raise UsageError("give either --kb files or one --kb-store directory, not both")
+    kb = KbStore(args.kb_store)
+    present = {g.value for g in kb.graphs()}
+    for iri in dict.fromkeys(query.graph_iris()):
+        if iri not in present:
+            print(f"{Location(query.file)}: warning: GRAPH <{iri}> names a graph the knowledge-base "
+                  f"store (version {kb.version}) does not have", file=sys.stderr)
+    return kb
+
+
+@contextlib.contextmanager
+def _open_output(path: str | None):
+    if path is None:
+        yield sys.stdout
+        return
+    try:
+        handle: IO[str] = open(path, "w", encoding="utf-8", newline="")
+    except OSError as exc:
+        raise UsageError(f"--output {path}: {exc.strerror}") from None
+    with handle:
+        yield handle
+
