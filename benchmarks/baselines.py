@@ -21,15 +21,15 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Store, Variable, parse
+from pyoxigraph import DefaultGraph, NamedNode, Quad, RdfFormat, Store, Variable, parse
 
 from benchmarks.generators import Dataset
 from spaseq.engine.events import Event
+from spaseq.engine.values.timestamps import seconds_literal
 
 BENCH = "urn:spaseq-bench:"
 TIME = NamedNode(BENCH + "time")
 STREAM = NamedNode(BENCH + "stream")
-XSD_DECIMAL = NamedNode("http://www.w3.org/2001/XMLSchema#decimal")
 
 _STOCK = "http://stockmarket.org/stocks"
 _CC = "http://creditcard.org/transactions"
@@ -145,12 +145,6 @@ BASELINE_EXACT = frozenset({"vshape-any", "spike-any"})
 """Workloads whose baseline computes exactly spaseq's matches."""
 
 
-def _time_literal(seconds: float) -> Literal:
-    """A time in seconds as an xsd:decimal literal."""
-    text = str(int(seconds)) if float(seconds).is_integer() else repr(float(seconds))
-    return Literal(text, datatype=XSD_DECIMAL)
-
-
 @dataclass
 class WindowStoreBaseline:
     """Sliding-window SPARQL re-evaluation over a pyoxigraph Store (see the module docstring)."""
@@ -191,7 +185,7 @@ class WindowStoreBaseline:
         if graph is None:
             self._anonymous += 1
             graph = NamedNode(f"{BENCH}event/{self._anonymous}")
-        time_quad = Quad(graph, TIME, _time_literal(event.time), DefaultGraph())
+        time_quad = Quad(graph, TIME, seconds_literal(event.time), DefaultGraph())
         stream_quad = Quad(graph, STREAM, NamedNode(event.stream), DefaultGraph())
         quads = [Quad(t.subject, t.predicate, t.object, graph) for t in event.triples]
         quads.append(time_quad)

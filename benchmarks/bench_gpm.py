@@ -31,10 +31,10 @@ from spaseq.engine.compile.gpm_codegen import compile_pattern
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.sparql_eval import GpmEvaluator, values_clause
 from spaseq.engine.language.query import parse_query
+from spaseq.engine.vocab import XSD_DOUBLE, XSD_INTEGER
 
 PRED = "http://example.org/pred/"
 COMPANY = "http://example.org/company/"
-XSD = "http://www.w3.org/2001/XMLSchema#"
 STREAM = "http://example.org/stock"
 
 QUERY = f"""PREFIX pred: <{PRED}>
@@ -51,7 +51,7 @@ def make_events(n: int, seed: int = 42) -> list[Event]:
     rng = random.Random(seed)
     price, volume, ts = NamedNode(PRED + "price"), NamedNode(PRED + "volume"), NamedNode(PRED + "time")
     companies = [NamedNode(f"{COMPANY}C{i}") for i in range(20)]
-    double, integer = NamedNode(XSD + "double"), NamedNode(XSD + "integer")
+    double, integer = XSD_DOUBLE, XSD_INTEGER
     events = []
     for i in range(n):
         c = rng.choice(companies)
@@ -70,7 +70,7 @@ def contexts(events: list[Event], with_company: bool) -> list[dict]:
     out = []
     for e in events:
         subject = e.triples[0].subject
-        mu = {"p1": Literal(f"{rng.randint(500, 1500) / 10:g}", datatype=NamedNode(XSD + "double"))}
+        mu = {"p1": Literal(f"{rng.randint(500, 1500) / 10:g}", datatype=XSD_DOUBLE)}
         if with_company:
             mu["company"] = subject if rng.random() < 0.8 else NamedNode(COMPANY + "other")
         assert e.triples[0].predicate == price

@@ -1,5 +1,5 @@
-"""The spaseq vocabulary: one stable namespace for extension functions, stream membership of
-recorded events, and materialised matches, so that every room of the project spells it alike."""
+"""The namespaces every room of the project spells alike: spaseq's own (extension functions,
+stream membership of recorded events, materialised matches), XML Schema, RDF and PROV-O."""
 
 from __future__ import annotations
 
@@ -7,6 +7,12 @@ from pyoxigraph import NamedNode
 
 #: The spaseq namespace (prefix ``spaseq:``); documented in the README, never to change.
 SPASEQ_NS = "https://w3id.org/spaseq#"
+
+#: XML Schema datatypes (prefix ``xsd:``).
+XSD_NS = "http://www.w3.org/2001/XMLSchema#"
+
+#: RDF (prefix ``rdf:``).
+RDF_NS = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 
 #: PROV-O, whose ``prov:generatedAtTime`` stamps recorded events (replay files, Datasets).
 PROV_NS = "http://www.w3.org/ns/prov#"
@@ -16,3 +22,23 @@ GENERATED_AT_TIME = NamedNode(PROV_NS + "generatedAtTime")
 def spaseq(local: str) -> NamedNode:
     """The IRI ``spaseq:local`` as a pyoxigraph NamedNode."""
     return NamedNode(SPASEQ_NS + local)
+
+
+def xsd(local: str) -> NamedNode:
+    """The IRI ``xsd:local`` as a pyoxigraph NamedNode."""
+    return NamedNode(XSD_NS + local)
+
+
+XSD_STRING = xsd("string")
+XSD_BOOLEAN = xsd("boolean")
+XSD_INTEGER = xsd("integer")
+XSD_DECIMAL = xsd("decimal")
+XSD_FLOAT = xsd("float")
+XSD_DOUBLE = xsd("double")
+XSD_DATETIME = xsd("dateTime")
+XSD_DATETIMESTAMP = xsd("dateTimeStamp")
+XSD_DURATION = xsd("duration")
+XSD_DAYTIME_DURATION = xsd("dayTimeDuration")
+
+RDF_TYPE = NamedNode(RDF_NS + "type")
+RDF_LANGSTRING = NamedNode(RDF_NS + "langString")

@@ -22,10 +22,10 @@ from rdflib.plugins.sparql.sparql import SPARQLError
 
 from spaseq.engine.functions import run_functions as R
 from spaseq.engine.functions import stream_functions as S
-from spaseq.engine.functions.arguments import XSD, FunctionError, Term
+from spaseq.engine.functions.arguments import FunctionError, Term
 from spaseq.engine.functions.registry import FUNCTION_IRIS, Environment, call
 from spaseq.engine.values.timestamps import to_seconds
-from spaseq.engine.vocab import GENERATED_AT_TIME
+from spaseq.engine.vocab import GENERATED_AT_TIME, XSD_STRING
 
 # ---------------------------------------------------------------- terms
 
@@ -57,7 +57,7 @@ def to_rdflib(term: Term) -> URIRef | RdfBNode | RdfLiteral:
         return RdfBNode(term.value)
     if term.language:
         return RdfLiteral(term.value, lang=term.language)
-    if term.datatype.value == XSD + "string":
+    if term.datatype == XSD_STRING:
         return RdfLiteral(term.value)
     return RdfLiteral(term.value, datatype=URIRef(term.datatype.value), normalize=False)
 

@@ -22,7 +22,8 @@ from rdflib.query import ResultException, ResultSerializer
 from rdflib.term import Identifier
 
 from spaseq.engine.matches import Match, MatchTimes, Row
-from spaseq.engine.output.writers import jsonl_record, time_literal
+from spaseq.engine.output.writers import jsonl_record
+from spaseq.engine.values.timestamps import seconds_literal
 from spaseq.plugin.terms import to_rdflib
 
 
@@ -66,8 +67,8 @@ def result_mapping(rows: Sequence[Row], variables: Sequence[str], with_time: boo
     for row in rows:
         values = {Variable(v): to_rdflib(t) for v, t in row.bindings.items()}
         if with_time:
-            values[Variable("_time")] = to_rdflib(time_literal(row.time))
-            values[Variable("_start")] = to_rdflib(time_literal(row.start))
+            values[Variable("_time")] = to_rdflib(seconds_literal(row.time))
+            values[Variable("_start")] = to_rdflib(seconds_literal(row.start))
         bindings.append(MatchBindings(values, row))
     return {"type_": "SELECT", "vars_": [Variable(v) for v in names], "bindings": bindings}
 

@@ -10,9 +10,7 @@ from rdflib import BNode, Literal, URIRef
 from rdflib.term import Identifier
 
 from spaseq.engine.errors import SpaseqError
-
-XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+from spaseq.engine.vocab import RDF_LANGSTRING, XSD_STRING
 
 OxTerm = ox.NamedNode | ox.BlankNode | ox.Literal
 
@@ -53,10 +51,10 @@ def to_rdflib(term: OxTerm) -> URIRef | BNode | Literal:
         return BNode(term.value)
     if term.language:
         return Literal(term.value, lang=term.language)
-    datatype = term.datatype.value
-    if datatype in (XSD_STRING, RDF_LANG_STRING):
+    datatype = term.datatype
+    if datatype == XSD_STRING or datatype == RDF_LANGSTRING:
         return Literal(term.value)
-    return Literal(term.value, datatype=URIRef(datatype), normalize=False)
+    return Literal(term.value, datatype=URIRef(datatype.value), normalize=False)
 
 
 class TermCache(dict):

@@ -31,7 +31,11 @@ from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.event_index import EventIndex
 from spaseq.engine.functions.registry import call_values
 from spaseq.engine.functions.run_functions import expr_calls_run
-from spaseq.engine.values import sparql as V
+from spaseq.engine.values.casts import CASTS
+from spaseq.engine.values.dialects import OPERATORS, OXIGRAPH, SPEC, dialect_named
+from spaseq.engine.values.kinds import ERRORS, K_DBL, K_DEC, K_STR, ExprError
+from spaseq.engine.values.literals import INFO_CACHE, info, info_slow
+from spaseq.engine.values.xpath_regex import UnsupportedRegex, translate_regex
 from spaseq.engine.vocab import SPASEQ_NS
 
 # A pattern position at nesting depth >= 1 whose subject (or object) is already bound uses a
@@ -92,11 +96,11 @@ _HELPERS = (
 
 def _ordering_ops(compare, dialect: str) -> dict:
     """Fast paths for < > <= >= when both sides have the same numeric type."""
-    cache = V._CACHE
-    slow = V.info_slow
-    top = V.K_DBL
-    dec = V.K_DEC  # integer/decimal pairs compare exactly in Python, as promoted in SPARQL
-    if dialect == V.SPEC:
+    cache = INFO_CACHE
+    slow = info_slow
+    top = K_DBL
+    dec = K_DEC  # integer/decimal pairs compare exactly in Python, as promoted in SPARQL
+    if dialect == SPEC.name:
 
         def op_lt(a, b):
             ka, x = cache.get(a) or slow(a)
@@ -163,22 +167,22 @@ _ORDERING = ("<", ">", "<=", ">=")
 
 
 def _raise_unbound():
-    raise V.ExprError("unbound variable")
+    raise ExprError("unbound variable")
 
 
 def _raise_error():
-    raise V.ExprError("expression error")
+    raise ExprError("expression error")
 
 
 def _namespace(dialect: str) -> dict:
-    ns = {name: getattr(V, name) for name in _HELPERS}
-    fns = V.dialect_functions(dialect)
+    ns = {name: OPERATORS.get(name) for name in _HELPERS}
+    fns = dialect_named(dialect).functions()
     ns.update(fns)
     ns.update(_ordering_ops(fns["compare"], dialect))
-    ns["ERRORS"] = V.ERRORS
-    ns["_get"] = V._CACHE.get
-    ns["info_slow"] = V.info_slow
-    ns["ExprError"] = V.ExprError
+    ns["ERRORS"] = ERRORS
+    ns["_get"] = INFO_CACHE.get
+    ns["info_slow"] = info_slow
+    ns["ExprError"] = ExprError
     ns["_unbound"] = _raise_unbound
     ns["_fail"] = _raise_error
     ns["spaseq_call"] = call_values  # spaseq functions (extension_functions)
@@ -192,7 +196,7 @@ def _namespace(dialect: str) -> dict:
 class _Source:
     """Lines of generated Python with an indentation level, plus the constants they use."""
 
-    def __init__(self, consts: dict[str, object], const_ids: dict, dialect: str = V.SPEC) -> None:
+    def __init__(self, consts: dict[str, object], const_ids: dict, dialect: str = SPEC.name) -> None:
         self.dialect = dialect
         self.lines: list[str] = []
         self.depth = 0
@@ -305,7 +309,7 @@ class _ExprCompiler:
             codes = "".join(self.expr(a)[0] + ", " for a in args)
             return f"spaseq_call({self.src.const(op[1:-1])}, _run, ({codes}))", False
         if op.startswith("<") and op.endswith(">"):
-            helper = V.CASTS.get(op[1:-1])
+            helper = CASTS.get(op[1:-1])
             if helper is None:
                 raise _Unsupported(f"function {op}")
             self._arity(args, 1, 1)
@@ -327,11 +331,11 @@ class _ExprCompiler:
         (a constant operand is analysed at compile time)."""
         src = self.src
         helper = _STRICT[op][0]
-        ox = src.dialect == V.OXIGRAPH
+        ox = src.dialect == OXIGRAPH.name
         codes = [self.expr(e)[0] for e in args]
-        consts = [V.info(e.term) if isinstance(e, A.ETerm) else None for e in args]
+        consts = [info(e.term) if isinstance(e, A.ETerm) else None for e in args]
         if all(c is not None for c in consts) or any(
-            c is not None and (c[0] > V.K_DBL or (ox and c[1] != c[1])) for c in consts
+            c is not None and (c[0] > K_DBL or (ox and c[1] != c[1])) for c in consts
         ):
             return f"{helper}({codes[0]}, {codes[1]})"
         sides = []
@@ -351,9 +355,9 @@ class _ExprCompiler:
         # does: a mixed integer/decimal pair needs no promotion either
         if ca or cb:
             k_const, k_var = (ka, kb) if ca else (kb, ka)
-            cond = f"{k_var} <= {V.K_DEC}" if int(k_const) <= V.K_DEC else f"{k_var} == {k_const}"
+            cond = f"{k_var} <= {K_DEC}" if int(k_const) <= K_DEC else f"{k_var} == {k_const}"
         else:
-            cond = f"({ka} == {kb} and {ka} <= {V.K_DBL} or {ka} <= {V.K_DEC} and {kb} <= {V.K_DEC})"
+            cond = f"({ka} == {kb} and {ka} <= {K_DBL} or {ka} <= {K_DEC} and {kb} <= {K_DEC})"
         if ox:
             cond += "".join(f" and {x} == {x}" for x, c in ((xa, ca), (xb, cb)) if not c)
         return f"({xa} {op} {xb} if {cond} else {helper}({a}, {b}))"
@@ -466,15 +470,15 @@ class _ExprCompiler:
             raise _Unsupported("REGEX with a non-constant pattern or flags")
         texts = []
         for c in consts:
-            k, x = V.info(c.term)
-            if k != V.K_STR:  # a pattern or flags that is not a simple literal: always an error
+            k, x = info(c.term)
+            if k != K_STR:  # a pattern or flags that is not a simple literal: always an error
                 return "_fail()"
             texts.append(x)
         try:
-            compiled = V.translate_regex(texts[0], texts[1] if len(texts) > 1 else "")
-        except V.ExprError:
+            compiled = translate_regex(texts[0], texts[1] if len(texts) > 1 else "")
+        except ExprError:
             return "_fail()"
-        except V.UnsupportedRegex as exc:
+        except UnsupportedRegex as exc:
             raise _Unsupported(f"regex: {exc}") from None
         text = self.expr(args[0])[0]
         return f"regex_match({self.src.const(compiled)}, {text})"
@@ -755,7 +759,7 @@ def compile_pattern(
     pattern: A.GroupPattern,
     allow_graph: bool = False,
     *,
-    dialect: str = V.SPEC,
+    dialect: str = SPEC.name,
     base_iri: str | None = None,
     order: tuple[A.TriplePattern, ...] | None = None,
 ) -> CompiledPattern | None:
@@ -928,7 +932,7 @@ def _write_check(src: _Source, filters: list[A.Expr], filter_variables: list[str
 
 
 def compile_expression(
-    expr: A.Expr, *, dialect: str = V.SPEC, base_iri: str | None = None
+    expr: A.Expr, *, dialect: str = SPEC.name, base_iri: str | None = None
 ):
     """A SPARQL expression as a function ``f(mapping) -> value`` (see ``sparql_values`` for
     values; ``sparql_values.to_term`` makes an RDF term of one). ``f`` raises one of

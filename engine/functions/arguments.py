@@ -3,7 +3,7 @@ names, and RDF terms moved between pyoxigraph and rdflib.
 
 Every function works on pyoxigraph terms (the engine's terms; ``rdflib_functions`` converts
 rdflib's). A bad argument raises ``FunctionError``, a SPARQL expression error (it subclasses
-``sparql_values.ExprError``, so the engine's compiled FILTERs treat it as false too).
+``values.kinds.ExprError``, so the engine's compiled FILTERs treat it as false too).
 """
 
 from __future__ import annotations
@@ -13,22 +13,22 @@ from decimal import Decimal
 
 from pyoxigraph import BlankNode, Literal, NamedNode
 
-from spaseq.engine.values import sparql as V
+from spaseq.engine.values import terms
+from spaseq.engine.values.kinds import ERRORS, ExprError
 from spaseq.engine.values.timestamps import to_seconds
+from spaseq.engine.vocab import XSD_DAYTIME_DURATION, XSD_DURATION, XSD_STRING
 
 Term = NamedNode | BlankNode | Literal
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
-XSD_DAYTIME_DURATION = XSD + "dayTimeDuration"
-XSD_DURATION = XSD + "duration"
-_STRING_TYPES = (XSD + "string",)
+_DURATION_TYPES = (XSD_DAYTIME_DURATION.value, XSD_DURATION.value)
+_STRING_TYPES = (XSD_STRING.value,)
 _DURATION_RE = re.compile(
     r"(?P<sign>-)?P(?:(?P<d>[0-9]+)D)?"
     r"(?:T(?:(?P<h>[0-9]+)H)?(?:(?P<m>[0-9]+)M)?(?:(?P<s>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)S)?)?"
 )
 
 
-class FunctionError(V.ExprError):
+class FunctionError(ExprError):
     """A spaseq function was called with arguments it cannot use (a SPARQL error)."""
 
 
@@ -37,16 +37,6 @@ def arity(args: tuple, low: int, high: int | None, name: str) -> None:
     if len(args) < low or (high is not None and len(args) > high):
         expected = str(low) if low == high else f"at least {low}" if high is None else f"{low} to {high}"
         raise FunctionError(f"spaseq:{name} takes {expected} arguments, got {len(args)}")
-
-
-def seconds_term(seconds: float) -> Literal:
-    """A time in seconds as an ``xsd:decimal`` literal (exact for the float given)."""
-    return Literal(V.format_decimal(Decimal(repr(float(seconds)))), datatype=V.XSD_DECIMAL)
-
-
-def exact(seconds: float) -> Decimal:
-    """A float time as the decimal it prints as (so 0.1 + 0.2 spans compare as written)."""
-    return Decimal(repr(float(seconds)))
 
 
 def literal_seconds(term: Term) -> float:
@@ -61,7 +51,7 @@ def literal_seconds(term: Term) -> float:
 
 def duration_seconds(term: Term) -> Decimal:
     """An ``xsd:dayTimeDuration`` (or an ``xsd:duration`` without years or months) in seconds."""
-    if not isinstance(term, Literal) or term.datatype.value not in (XSD_DAYTIME_DURATION, XSD_DURATION):
+    if not isinstance(term, Literal) or term.datatype.value not in _DURATION_TYPES:
         raise FunctionError(f"{term} is not an xsd:dayTimeDuration")
     text = term.value.strip()
     m = _DURATION_RE.fullmatch(text)
@@ -85,8 +75,8 @@ def variable_name(term: Term) -> str:
 
 
 def to_term(value: object) -> Term:
-    """An RDF term for a computed expression value (``sparql_values``' representation)."""
+    """An RDF term for a computed expression value (``values.kinds``' representation)."""
     try:
-        return V.to_term(value)
-    except V.ERRORS as err:
+        return terms.to_term(value)
+    except ERRORS as err:
         raise FunctionError(str(err)) from None

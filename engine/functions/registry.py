@@ -17,7 +17,8 @@ from pyoxigraph import NamedNode, Store
 from spaseq.engine.functions import run_functions as R
 from spaseq.engine.functions import stream_functions as S
 from spaseq.engine.functions.arguments import FunctionError, Term
-from spaseq.engine.values import sparql as V
+from spaseq.engine.values.kinds import ERRORS
+from spaseq.engine.values.terms import to_term
 from spaseq.engine.vocab import GENERATED_AT_TIME, SPASEQ_NS
 
 
@@ -66,10 +67,10 @@ def call(iri: str, args: tuple[Term, ...], env: Environment) -> Term:
 
 def call_values(iri: str, run: R.RunContext | None, values: tuple) -> Term:
     """``call`` for the engine's compiled FILTERs, whose arguments are expression values
-    (terms or computed Python values, see ``sparql_values``)."""
+    (terms or computed Python values, see ``values.kinds``)."""
     try:
-        args = tuple(V.to_term(v) for v in values)
-    except V.ERRORS as err:
+        args = tuple(to_term(v) for v in values)
+    except ERRORS as err:
         raise FunctionError(str(err)) from None
     return call(iri, args, Environment(None, run))
 

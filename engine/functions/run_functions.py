@@ -25,12 +25,15 @@ from spaseq.engine.functions.arguments import (
     FunctionError,
     Term,
     arity,
-    seconds_term,
     to_term,
     variable_name,
 )
 from spaseq.engine.matches import Taken
-from spaseq.engine.values import sparql as V
+from spaseq.engine.values.arithmetic import op_add
+from spaseq.engine.values.dialects import SPEC
+from spaseq.engine.values.kinds import ERRORS
+from spaseq.engine.values.literals import numeric_value
+from spaseq.engine.values.timestamps import seconds_literal
 from spaseq.engine.vocab import SPASEQ_NS
 
 
@@ -85,7 +88,7 @@ def _run(run: RunContext | None, name: str) -> RunContext:
 def event_time(args: tuple[Term, ...], run: RunContext | None) -> Term:
     """``spaseq:eventTime()``: the time of the event being matched (xsd:decimal seconds)."""
     arity(args, 0, 0, "eventTime")
-    return seconds_term(_run(run, "eventTime").event_time)
+    return seconds_literal(_run(run, "eventTime").event_time)
 
 
 def event_stream(args: tuple[Term, ...], run: RunContext | None) -> Term:
@@ -97,7 +100,7 @@ def event_stream(args: tuple[Term, ...], run: RunContext | None) -> Term:
 def run_start(args: tuple[Term, ...], run: RunContext | None) -> Term:
     """``spaseq:runStart()``: the time of the run's first event (xsd:decimal seconds)."""
     arity(args, 0, 0, "runStart")
-    return seconds_term(_run(run, "runStart").start)
+    return seconds_literal(_run(run, "runStart").start)
 
 
 def _group(args: tuple[Term, ...], run: RunContext | None, name: str) -> list[Term]:
@@ -121,9 +124,9 @@ def _sum(values: Sequence[Term]) -> object:
     total: object = 0
     try:
         for v in values:
-            V.numeric_value(v)
-            total = V.op_add(total, v)
-    except V.ERRORS as err:
+            numeric_value(v)
+            total = op_add(total, v)
+    except ERRORS as err:
         raise FunctionError(f"cannot add the values: {err}") from None
     return total
 
@@ -135,8 +138,8 @@ def avg(args: tuple[Term, ...], run: RunContext | None) -> Term:
     if not values:
         raise FunctionError("spaseq:avg over no iterations")
     try:
-        return to_term(V.op_div(_sum(values), len(values)))
-    except V.ERRORS as err:
+        return to_term(SPEC.divide(_sum(values), len(values)))
+    except ERRORS as err:
         raise FunctionError(str(err)) from None
 
 
@@ -147,12 +150,12 @@ def _extreme(args: tuple[Term, ...], run: RunContext | None, name: str, sign: in
     best = values[0]
     try:
         for v in values[1:]:
-            order = V.compare_spec(v, best)
+            order = SPEC.compare(v, best)
             if order == 2:
                 raise FunctionError("NaN has no order")
             if order == sign:
                 best = v
-    except V.ERRORS as err:
+    except ERRORS as err:
         raise FunctionError(f"spaseq:{name}: {err}") from None
     return best
 

@@ -19,12 +19,10 @@ from spaseq.engine.functions.arguments import (
     Term,
     arity,
     duration_seconds,
-    exact,
     literal_seconds,
-    seconds_term,
 )
-from spaseq.engine.values.timestamps import to_seconds
-from spaseq.engine.vocab import GENERATED_AT_TIME
+from spaseq.engine.values.timestamps import exact_seconds, seconds_literal, to_seconds
+from spaseq.engine.vocab import GENERATED_AT_TIME, XSD_BOOLEAN
 
 #: Finds the timestamp (seconds) of an event graph, or None when it has none.
 TimeLookup = Callable[[Term], "float | None"]
@@ -69,13 +67,13 @@ def store_lookup(store: Store, predicate: NamedNode = GENERATED_AT_TIME) -> Time
 def timestamp(args: tuple[Term, ...], lookup: TimeLookup | None) -> Term:
     """``spaseq:timestamp(?g)``: the event graph's timestamp, xsd:decimal seconds."""
     arity(args, 1, 1, "timestamp")
-    return seconds_term(time_of(args[0], lookup))
+    return seconds_literal(time_of(args[0], lookup))
 
 
 def ordered(args: tuple[Term, ...], lookup: TimeLookup | None) -> Term:
     """``spaseq:ordered(?a, ?b, ...)``: true iff the times strictly increase left to right."""
     arity(args, 2, None, "ordered")
-    times = [exact(time_of(a, lookup)) for a in args]
+    times = [exact_seconds(time_of(a, lookup)) for a in args]
     return _boolean(all(x < y for x, y in zip(times, times[1:], strict=False)))
 
 
@@ -84,9 +82,9 @@ def within(args: tuple[Term, ...], lookup: TimeLookup | None) -> Term:
     times are at most ``duration`` (an xsd:dayTimeDuration) apart, in either order."""
     arity(args, 3, None, "within")
     limit = duration_seconds(args[-1])
-    times = [exact(time_of(a, lookup)) for a in args[:-1]]
+    times = [exact_seconds(time_of(a, lookup)) for a in args[:-1]]
     return _boolean(max(times) - min(times) <= limit)
 
 
 def _boolean(value: bool) -> Literal:
-    return Literal("true" if value else "false", datatype=NamedNode("http://www.w3.org/2001/XMLSchema#boolean"))
+    return Literal("true" if value else "false", datatype=XSD_BOOLEAN)

@@ -35,8 +35,9 @@ from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFor
 from spaseq.engine.errors import Location, StreamError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.values.timestamps import to_seconds
+from spaseq.engine.vocab import GENERATED_AT_TIME
 
-PROV_GENERATED_AT = "http://www.w3.org/ns/prov#generatedAtTime"
+PROV_GENERATED_AT = GENERATED_AT_TIME.value
 
 GZIP_MAGIC = b"\x1f\x8b"
 REPLAY_FORMATS: dict[str, RdfFormat] = {

@@ -32,7 +32,8 @@ from pyoxigraph import Literal, NamedNode, RdfFormat, Triple, parse
 from spaseq.engine.errors import Location, StreamError
 from spaseq.engine.events import Event
 from spaseq.engine.io.replay import READ_ERRORS, LineTrackingReader, open_rdf, syntax_error_location
-from spaseq.engine.values.timestamps import XSD_DATETIME, XSD_DATETIMESTAMP, number_from_lexical, to_seconds
+from spaseq.engine.values.timestamps import number_from_lexical, to_seconds
+from spaseq.engine.vocab import XSD_DATETIME, XSD_DATETIMESTAMP
 
 _LINE_RE = re.compile(r"(<[^<>]*>|[^\s<>]+)\s+(<[^<>]*>|[^\s<>]+)\s+(\S+)")
 _EXPECTED = "expected `<stream-IRI> <data-file> N` (N = number of triples per event)"
@@ -130,7 +131,7 @@ def _occursat_seconds(triple: Triple) -> float:
     obj = triple.object
     if not isinstance(obj, Literal):
         raise ValueError(f"{obj} is not a literal")
-    if obj.datatype.value in (XSD_DATETIME, XSD_DATETIMESTAMP):
+    if obj.datatype in (XSD_DATETIME, XSD_DATETIMESTAMP):
         return to_seconds(obj)
     return number_from_lexical(obj.value)
 

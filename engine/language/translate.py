@@ -13,11 +13,9 @@ from pyoxigraph import Literal, NamedNode
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import Location, QueryError
+from spaseq.engine.vocab import RDF_NS, RDF_TYPE, XSD_BOOLEAN, xsd
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
-RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-RDF_TYPE = NamedNode(RDF + "type")
-RDF_FIRST, RDF_REST, RDF_NIL = NamedNode(RDF + "first"), NamedNode(RDF + "rest"), NamedNode(RDF + "nil")
+RDF_FIRST, RDF_REST, RDF_NIL = NamedNode(RDF_NS + "first"), NamedNode(RDF_NS + "rest"), NamedNode(RDF_NS + "nil")
 
 TIME_UNITS = {
     "millisecond": 0.001,
@@ -292,8 +290,8 @@ def _literal(ctx: _Context, node: Tree) -> Literal:
             return Literal(value, language=str(extra)[1:])
         return Literal(value, datatype=_iri(ctx, extra))
     if kind == "boolean_literal":
-        return Literal(str(node.children[0]).lower(), datatype=NamedNode(XSD + "boolean"))
-    return Literal(str(node.children[0]).removeprefix("+"), datatype=NamedNode(XSD + kind))
+        return Literal(str(node.children[0]).lower(), datatype=XSD_BOOLEAN)
+    return Literal(str(node.children[0]).removeprefix("+"), datatype=xsd(kind))
 
 
 # ---------------------------------------------------------------- group patterns

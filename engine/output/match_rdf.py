@@ -13,18 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from decimal import Decimal
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from spaseq.engine.matches import Match, Term
-from spaseq.engine.vocab import spaseq
-
-XSD = "http://www.w3.org/2001/XMLSchema#"
-XSD_DECIMAL = NamedNode(XSD + "decimal")
-XSD_INTEGER = NamedNode(XSD + "integer")
-XSD_DATETIME = NamedNode(XSD + "dateTime")
-RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+from spaseq.engine.values.timestamps import exact_seconds, seconds_literal
+from spaseq.engine.vocab import RDF_TYPE, XSD_DATETIME, XSD_INTEGER, spaseq
 
 MATCH = spaseq("Match")
 QUERY_CLASS = spaseq("Query")
@@ -48,19 +42,13 @@ VALUE = spaseq("value")
 EPOCH_LIKE = 1e8
 
 
-def seconds_literal(value: float) -> Literal:
-    """Seconds as an exact xsd:decimal (plain notation, never an exponent)."""
-    text = format(Decimal(repr(float(value))), "f")
-    return Literal(text if "." in text else text + ".0", datatype=XSD_DECIMAL)
-
-
 def stamp_literal(value: float) -> Literal:
     """An event timestamp for ``prov:generatedAtTime``: an xsd:dateTime (UTC, the exact
     fraction kept) for wall-clock times, xsd:decimal seconds for small relative times; both
     read back to the same number of seconds."""
     if abs(value) < EPOCH_LIKE:
         return seconds_literal(value)
-    exact = Decimal(repr(float(value)))
+    exact = exact_seconds(value)
     whole = int(exact.to_integral_value(rounding="ROUND_FLOOR"))
     fraction = format(exact - whole, "f").lstrip("0").rstrip("0").rstrip(".")
     stamp = datetime.fromtimestamp(whole, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")

@@ -11,9 +11,7 @@ from pyoxigraph import DefaultGraph, Quad, RdfFormat, serialize
 
 from spaseq.engine.output.derived import Derived
 from spaseq.engine.output.match_rdf import stamp_literal
-from spaseq.engine.vocab import GENERATED_AT_TIME, PROV_NS, SPASEQ_NS
-
-XSD_NS = "http://www.w3.org/2001/XMLSchema#"
+from spaseq.engine.vocab import GENERATED_AT_TIME, PROV_NS, SPASEQ_NS, XSD_NS
 
 
 class TrigWriter:

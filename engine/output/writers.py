@@ -9,16 +9,15 @@ import io
 import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from decimal import Decimal
 from typing import IO
 
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from spaseq.engine.matches import Row, Term
+from spaseq.engine.values.timestamps import seconds_literal
+from spaseq.engine.vocab import RDF_LANGSTRING, XSD_NS, XSD_STRING
 
-XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-XSD_DECIMAL = "http://www.w3.org/2001/XMLSchema#decimal"
-RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+_PLAIN_TYPES = (XSD_STRING.value, RDF_LANGSTRING.value)
 FORMATS = ("table", "jsonl", "json", "csv", "tsv")
 
 
@@ -31,7 +30,7 @@ def json_term(term: Term) -> dict[str, str]:
     out = {"type": "literal", "value": term.value}
     if term.language:
         out["xml:lang"] = term.language
-    elif term.datatype.value not in (XSD_STRING, RDF_LANG_STRING):
+    elif term.datatype.value not in _PLAIN_TYPES:
         out["datatype"] = term.datatype.value
     return out
 
@@ -39,14 +38,6 @@ def json_term(term: Term) -> dict[str, str]:
 def seconds(value: float) -> int | float:
     """A timestamp for JSON: integral seconds as integers, others as floats."""
     return int(value) if float(value).is_integer() else value
-
-
-def time_literal(value: float) -> Literal:
-    """Seconds as an xsd:decimal (plain notation: never an exponent)."""
-    text = format(Decimal(repr(float(value))), "f")
-    if "." not in text:
-        text += ".0"
-    return Literal(text, datatype=NamedNode(XSD_DECIMAL))
 
 
 def jsonl_record(row: Row) -> dict:
@@ -96,8 +87,8 @@ class Writer:
     def _terms(self, row: Row) -> dict[str, Term]:
         terms = dict(row.bindings)
         if self.with_time:
-            terms["_time"] = time_literal(row.time)
-            terms["_start"] = time_literal(row.start)
+            terms["_time"] = seconds_literal(row.time)
+            terms["_start"] = seconds_literal(row.start)
         return terms
 
 
@@ -196,8 +187,8 @@ class TableWriter(Writer):
                 if term.value.startswith(ns) and len(term.value) > len(ns):
                     return f"{prefix}:{term.value[len(ns):]}"
             return f"<{term.value}>"
-        if isinstance(term, Literal) and not term.language and term.datatype.value != XSD_STRING:
-            if term.datatype.value.startswith("http://www.w3.org/2001/XMLSchema#"):
+        if isinstance(term, Literal) and not term.language and term.datatype != XSD_STRING:
+            if term.datatype.value.startswith(XSD_NS):
                 return term.value
         return str(term)
 

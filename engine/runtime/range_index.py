@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 
-from spaseq.engine.values import sparql as V
+from spaseq.engine.values.kinds import K_DBL
+from spaseq.engine.values.literals import INFO_CACHE, info_slow
 
-_CACHE = V._CACHE  # literal -> (kind, value), filled by info_slow (cleared in place, never replaced)
+_CACHE = INFO_CACHE  # literal -> (kind, value), filled by info_slow (cleared in place, never replaced)
 
 
 def order_key(term: object) -> object | None:
@@ -30,11 +31,11 @@ def order_key(term: object) -> object | None:
     info = _CACHE.get(term)
     if info is None:
         try:
-            info = V.info_slow(term)
+            info = info_slow(term)
         except Exception:  # not an RDF value: leave it to the FILTER
             return None
     kind, value = info
-    if kind <= V.K_DBL and value == value:
+    if kind <= K_DBL and value == value:
         return value
     return None
 

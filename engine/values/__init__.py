@@ -1,2 +1,5 @@
-"""SPARQL value semantics (``sparql``) and the one reading of timestamps (``timestamps``): the
-values every other room compares, orders and prints."""
+"""The values every other room compares, orders and prints: SPARQL expression semantics in two
+dialects (``dialects``), built from one module per job (``kinds`` -> ``numbers`` -> ``lexical``
+-> ``xsd_datetime`` -> ``literals`` -> ``terms``/``arithmetic``/``compare``/``strings`` ->
+``casts``/``xpath_regex`` -> ``dialects``), and the one reading and writing of timestamps
+(``timestamps``)."""

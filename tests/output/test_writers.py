@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 
 import pytest
 import rdflib
@@ -27,7 +26,6 @@ from spaseq.engine.output.writers import (
     jsonl_record,
     make_writer,
     render,
-    time_literal,
 )
 
 EX = "http://ex.org/"
@@ -185,22 +183,6 @@ def test_with_time_in_csv():
 def test_without_time_there_are_no_time_columns():
     for fmt in ("json", "csv", "tsv"):
         assert [str(v) for v in parse(render(fmt, ROWS, ["iri"]), fmt).vars] == ["iri"]
-
-
-@pytest.mark.parametrize(
-    ("seconds", "lexical"),
-    [(2.5, "2.5"), (1.0, "1.0"), (0, "0.0"), (1762000000.25, "1762000000.25"), (0.001, "0.001")],
-)
-def test_time_literal(seconds, lexical):
-    assert time_literal(seconds) == Literal(lexical, datatype=NamedNode(XSD + "decimal"))
-
-
-DECIMAL_LEXICAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
-
-
-@pytest.mark.parametrize("seconds", [0.00005, 1.5e-7])
-def test_time_literal_is_always_a_valid_decimal(seconds):
-    assert DECIMAL_LEXICAL.fullmatch(time_literal(seconds).value)
 
 
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)
