@@ -69,12 +69,12 @@ def format_decimal(d: Decimal) -> str:
 
 
 def canonical_decimal(d: Decimal) -> str:
-    """The XSD canonical spelling of a decimal: at least one digit each side of the point,
-    no exponent, no trailing zeros beyond one ("10.0", "0.5", "-3.25")."""
+    """The XSD 1.1 canonical spelling of a decimal, as pyoxigraph writes one (so a value is
+    the same RDF term in our outputs and in the store): no exponent, no trailing zeros, an
+    integral value without a point ("10", "0.5", "-3.25")."""
     if not d.is_finite():
         raise ValueError(f"{d} is not a decimal number")
-    text = format_decimal(d)
-    return text if "." in text else text + ".0"
+    return format_decimal(d)
 
 
 def format_double(x: float) -> str:

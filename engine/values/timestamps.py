@@ -126,6 +126,6 @@ def exact_seconds(seconds: float | int | Decimal) -> Decimal:
 
 
 def seconds_literal(seconds: float | int | Decimal) -> Literal:
-    """A time in seconds as an ``xsd:decimal`` literal in the canonical spelling ("10.0",
-    "0.5", "-3.25"; never an exponent): every output writes times with it."""
+    """A time in seconds as an ``xsd:decimal`` literal in the XSD 1.1 canonical spelling
+    ("10", "0.5", "-3.25"; never an exponent), pyoxigraph's: every output writes times with it."""
     return Literal(canonical_decimal(exact_seconds(seconds)), datatype=XSD_DECIMAL)

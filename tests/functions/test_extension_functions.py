@@ -55,10 +55,10 @@ PT = "xsd:dayTimeDuration"
 # (expression, run context or None, expected (lexical form, datatype) or an IRI or ERROR)
 CASES = [
     # an event graph's timestamp
-    ("spaseq:timestamp(:g1)", None, ("1704103200.0", DEC)),
+    ("spaseq:timestamp(:g1)", None, ("1704103200", DEC)),
     ("spaseq:timestamp(:g3)", None, ("1704105000.5", DEC)),
-    ('spaseq:timestamp("2024-01-01T10:00:00+01:00"^^xsd:dateTime)', None, ("1704099600.0", DEC)),
-    ("spaseq:timestamp(42)", None, ("42.0", DEC)),
+    ('spaseq:timestamp("2024-01-01T10:00:00+01:00"^^xsd:dateTime)', None, ("1704099600", DEC)),
+    ("spaseq:timestamp(42)", None, ("42", DEC)),
     ("spaseq:timestamp(:nowhere)", None, ERROR),
     ("spaseq:timestamp(:g4)", None, ERROR),
     ('spaseq:timestamp("soon")', None, ERROR),
@@ -91,11 +91,10 @@ CASES = [
     (f'spaseq:within(:g1, "PT1H"^^{PT})', None, ERROR),
     (f'spaseq:within(:g1, :nowhere, "PT1H"^^{PT})', None, ERROR),
     # the run functions
-    ("spaseq:eventTime()", RUN, ("100.0", DEC)),
+    ("spaseq:eventTime()", RUN, ("100", DEC)),
     ("spaseq:eventStream()", RUN, EX + "s1"),
-    ("spaseq:runStart()", RUN, ("40.0", DEC)),
-    # (each store spells the difference its own way: "60" in pyoxigraph, "60.0" in rdflib)
-    ("spaseq:eventTime() - spaseq:runStart() = 60", RUN, ("true", BOOL)),
+    ("spaseq:runStart()", RUN, ("40", DEC)),
+    ("spaseq:eventTime() - spaseq:runStart()", RUN, ("60", DEC)),
     ('spaseq:within(spaseq:runStart(), spaseq:eventTime(), "PT1M"^^xsd:dayTimeDuration)', RUN, ("true", BOOL)),
     ("spaseq:eventTime(1)", RUN, ERROR),
     ("spaseq:eventTime()", None, ERROR),
@@ -167,19 +166,10 @@ def on_rdflib(dataset: Dataset, expr: str, run: RunContext | None) -> object:
     return _expected(from_rdflib(rows[0][0]))
 
 
-def as_pyoxigraph_spells(expected: object) -> object:
-    """An expected literal as pyoxigraph returns it: it canonicalises the literals a query
-    gives ("42.0"^^xsd:decimal, the functions' spelling of 42 seconds, comes back "42")."""
-    if not isinstance(expected, tuple):
-        return expected
-    value, datatype = expected
-    (row,) = ox.Store().query(f'SELECT ?x WHERE {{ BIND("{value}"^^<{datatype}> AS ?x) }}')
-    return _expected(row["x"])
-
-
 @pytest.mark.parametrize("expr,run,expected", CASES, ids=[c[0] for c in CASES])
 def test_function_on_both_stores(store, dataset, expr, run, expected) -> None:
-    assert on_pyoxigraph(store, expr, run) == as_pyoxigraph_spells(expected)
+    """The same term from both stores: times are spelled as pyoxigraph spells decimals."""
+    assert on_pyoxigraph(store, expr, run) == expected
     assert on_rdflib(dataset, expr, run) == expected
 
 
