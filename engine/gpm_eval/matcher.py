@@ -7,18 +7,19 @@ context-independent solutions. A ``GpmMatcher`` evaluates one GPM on a context:
 - compiled path (``compiled_gpm``): top-level triples and FILTERs as Python code; GRAPH
   blocks are joined against the knowledge base with one cached pyoxigraph query per
   distinct binding of their join variables;
-- fallback: pyoxigraph's SPARQL engine on a store holding the event being processed as a
-  named graph (the same evaluation as the reference evaluator, ``gpm.py``).
+- fallback: pyoxigraph's SPARQL engine on a store holding the events being processed as
+  named graphs (``EventGraphs``, a ``sparql_store.SparqlStore``: the same store, spellings
+  and queries as the reference evaluator's ``sparql_eval``).
 
-Join-shaped bodies (see ``gpm.py``) are split into a context-free part evaluated once per
-event (``base``) and a per-run part (``extend``: compatibility, KB join, FILTERs).
+Join-shaped bodies (see ``compile.gpm_texts``) are split into a context-free part evaluated
+once per event (``base``) and a per-run part (``extend``: compatibility, KB join, FILTERs).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pyoxigraph import BlankNode, NamedNode, Quad, Store, Variable
+from pyoxigraph import NamedNode, Store
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.event_index import EventIndex
@@ -29,10 +30,14 @@ from spaseq.engine.compile.plan import COMPILED, EngineOptions, GpmPlan
 from spaseq.engine.events import Event
 from spaseq.engine.functions.run_functions import RunContext
 from spaseq.engine.gpm_eval.kb_source import KbSource, kb_source
-from spaseq.engine.gpm_eval.sparql_eval import compatible, query_functions, values_clause
+from spaseq.engine.gpm_eval.sparql_store import (
+    Solution,
+    SparqlStore,
+    compatible,
+    query_functions,
+    values_clause,
+)
 from spaseq.engine.matches import Term
-
-Solution = dict[str, Term]
 
 try:  # the compiled hot path; absent modules fall back to pyoxigraph
     from spaseq.engine.compile.event_index import EventIndex
@@ -68,21 +73,21 @@ class EventContext:
         return self._index
 
 
-class EventGraphs:
+class EventGraphs(SparqlStore):
     """The pyoxigraph store used by fallback evaluation: the KB quads the registered queries'
-    GRAPH patterns can use (``kbstore.relevance``) plus the graphs of the events currently
-    being processed (removed as soon as they are done). The KB itself (``kb.store``: in
-    memory, or the current version of an on-disk store) is queried directly by the compiled
-    path; ``kb_version`` changes when a long-running engine switches to a new store version."""
+    GRAPH patterns can use (``compile.kb_relevance``, copied lazily) plus the graphs of the
+    events currently being processed (removed as soon as they are done). The KB itself
+    (``kb.store``: in memory, or the current version of an on-disk store) is queried directly
+    by the compiled path; ``kb_version`` changes when a long-running engine switches to a new
+    store version."""
 
     def __init__(self, kb: Store | KbSource | None) -> None:
-        self.store = Store()
+        super().__init__()
         self.kb = kb_source(kb) if kb is not None else None
-        self.kb_graphs: list[NamedNode | BlankNode] = self.kb.graphs() if self.kb is not None else []
+        self.kb_graphs = self.kb.graphs() if self.kb is not None else []
         self.kb_version = self.kb.version if self.kb is not None else 0
         self._kb_filter: QuadFilter | None = None
         self._kb_copied: QuadFilter | None = None
-        self._counter = 0
         self._live: list[EventContext] = []
 
     def use(self, query: A.Query) -> None:
@@ -116,14 +121,11 @@ class EventGraphs:
             self._kb_copied = self._kb_filter
 
     def graph_of(self, ctx: EventContext) -> NamedNode:
+        """The event's graph, added on first use (with the KB quads still to copy)."""
         if ctx.graph is None:
             self.sync_kb()
             self._copy_kb()
-            self._counter += 1
-            ctx.graph = NamedNode(f"urn:spaseq:live:{self._counter}")
-            self.store.extend(
-                Quad(t.subject, t.predicate, t.object, ctx.graph) for t in ctx.event.triples
-            )
+            ctx.graph = self.add_events([ctx.event])[0]
             self._live.append(ctx)
         return ctx.graph
 
@@ -132,51 +134,10 @@ class EventGraphs:
         keep = []
         for ctx in self._live:
             if ctx.event.time < before:
-                self.store.remove_graph(ctx.graph)
+                self.remove_event(ctx.graph)
             else:
                 keep.append(ctx)
         self._live = keep
-
-    def query(self, text: str, ctx: EventContext, query: A.Query,
-              subst: dict[Variable, Term] | None = None, functions: dict | None = None) -> list[Solution]:
-        result = self.store.query(
-            text,
-            default_graph=self.graph_of(ctx),
-            named_graphs=self.kb_graphs,
-            prefixes=query.prefixes,
-            base_iri=query.base,
-            substitutions=subst or None,
-            custom_functions=functions,
-        )
-        names = [v.value for v in result.variables]
-        out: list[Solution] = []
-        seen: set[tuple] = set()
-        spellings = _spellings(ctx)
-        for row in result:
-            sol = {n: spellings.get(row[n], row[n]) for n in names if row[n] is not None}
-            key = tuple(sorted(sol.items(), key=lambda kv: kv[0]))
-            if key not in seen:
-                seen.add(key)
-                out.append(sol)
-        return out
-
-
-def _spellings(ctx: EventContext) -> dict:
-    """Map the store's canonical literals back to the event's spelling (see gpm.py)."""
-    back = ctx.cache.get("_spellings")
-    if back is None:
-        back = {}
-        lits = [t.object for t in ctx.event.triples if not isinstance(t.object, NamedNode | BlankNode)]
-        if lits:
-            scratch = Store()
-            probe = NamedNode("urn:spaseq:probe")
-            scratch.extend(Quad(NamedNode(f"urn:spaseq:l:{i}"), probe, lit) for i, lit in enumerate(lits))
-            for q in scratch.quads_for_pattern(None, probe, None):
-                original = lits[int(q.subject.value.rsplit(":", 1)[1])]
-                if q.object != original:
-                    back.setdefault(q.object, original)
-        ctx.cache["_spellings"] = back
-    return back
 
 
 class GpmMatcher:
@@ -233,10 +194,7 @@ class GpmMatcher:
         elif self.compiled is not None:
             sols = self.compiled.base(ctx.index)
         else:
-            sols = self.graphs.query(
-                f"SELECT {self.text.projection} WHERE {self.text.filterless}", ctx, self.query,
-                functions=query_functions(self.text, None),
-            )
+            sols = self.graphs.filterless(self.text, self.graphs.graph_of(ctx), self.query)
         if self.share:
             ctx.cache[key] = sols
         return sols
@@ -273,11 +231,7 @@ class GpmMatcher:
             key += (run,)
         local = ctx.cache.get(key)
         if local is None:
-            values, subst = values_clause(relevant)
-            local = self.graphs.query(
-                f"SELECT {self.text.projection} WHERE {{ {values}{self.text.body_inner} }}",
-                ctx, self.query, subst, query_functions(self.text, run),
-            )
+            local = self.graphs.body(self.text, self.graphs.graph_of(ctx), self.query, relevant, run)
             ctx.cache[key] = local
         return [{**mu, **nu} for nu in local]
 
@@ -286,12 +240,7 @@ class GpmMatcher:
             return self.compiled.check(merged, run) if self.run_aware else self.compiled.check(merged)
         if not self.text.filters:
             return True
-        values, subst = values_clause(merged)
-        filters = " ".join(f"FILTER({f})" for f in self.text.filters)
-        projection = " ".join(f"?{v}" for v in sorted(merged)) or "*"
-        return bool(self.graphs.query(
-            f"SELECT {projection} WHERE {{ {values}{filters} }}", ctx, self.query, subst,
-            query_functions(self.text, run)))
+        return self.graphs.filters_hold(self.text, self.graphs.graph_of(ctx), self.query, merged, run)
 
     def _join_kb(self, merged: Solution) -> list[Solution]:
         """Join with the KB rows of each top-level GRAPH element: one query per KB version

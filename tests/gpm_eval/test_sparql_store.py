@@ -1,0 +1,104 @@
+"""The pyoxigraph fallback shared by the reference evaluator (``sparql_eval.GpmEvaluator``)
+and the engine (``matcher.EventGraphs``/``GpmMatcher``): ``sparql_store``. The store keeps
+literals in canonical form; solutions must show the event's own terms."""
+
+from __future__ import annotations
+
+import pytest
+from pyoxigraph import Literal, NamedNode, Triple
+
+from spaseq.engine.api import evaluate as engine_evaluate
+from spaseq.engine.compile.gpm_texts import GpmTexts
+from spaseq.engine.compile.plan import SPARQL, EngineOptions
+from spaseq.engine.compile.planner import plan_gpm
+from spaseq.engine.events import Event
+from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs, GpmMatcher
+from spaseq.engine.gpm_eval.sparql_eval import GpmEvaluator
+from spaseq.engine.gpm_eval.sparql_store import SparqlStore, spellings
+from spaseq.engine.language.query import parse_query
+from spaseq.engine.reference.evaluator import evaluate as reference_evaluate
+from tests.util import EX, ev, query_text
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+V14 = Literal("14.0", datatype=NamedNode(XSD + "double"))
+N01 = Literal("01", datatype=NamedNode(XSD + "integer"))
+S = NamedNode(EX + "s")
+EVENT_TTL = ':s :v "14.0"^^xsd:double ; :n "01"^^xsd:integer .'
+EXPECTED = [{"s": S, "v": V14, "n": N01}]
+
+BODIES = {
+    "join-shaped": "{ ?s :v ?v ; :n ?n }",
+    "join-shaped with FILTER": "{ ?s :v ?v ; :n ?n FILTER(?v > 10 && ?n = 1) }",
+    "not join-shaped": "{ ?s :v ?v OPTIONAL { ?s :n ?n } }",
+}
+
+
+def _query(body: str):
+    return parse_query(query_text("A", f"DEFINE GPM A ON U1 {body}", streams=("u1",)))
+
+
+def test_spellings_map_canonical_terms_back_first_triple_first() -> None:
+    p, q = NamedNode(EX + "p"), NamedNode(EX + "q")
+    other = Literal("1.4E1", datatype=NamedNode(XSD + "double"))
+    canonical = Literal("14", datatype=NamedNode(XSD + "double"))
+    e1 = Event(EX + "u1", 1.0, (Triple(S, p, V14), Triple(S, q, other), Triple(S, p, N01)), 0)
+    e2 = Event(EX + "u1", 2.0, (Triple(S, p, other), Triple(S, q, Triple(S, p, V14))), 1)
+    plain = Event(EX + "u1", 3.0, (Triple(S, p, S), Triple(S, q, canonical)), 2)
+    back1, back2, back3 = spellings([e1, e2, plain])
+    assert back1 == {canonical: V14, Literal("1", datatype=NamedNode(XSD + "integer")): N01}
+    assert back2 == {canonical: other, Triple(S, p, canonical): Triple(S, p, V14)}
+    assert back3 == {}  # already canonical: nothing to restore
+
+
+def test_store_canonicalises_and_select_restores_the_event_spelling() -> None:
+    query = _query(BODIES["join-shaped"])
+    store = SparqlStore()
+    (graph,) = store.add_events([ev("u1", 1, EVENT_TTL)])
+    text = "SELECT ?s ?v ?n WHERE { ?s :v ?v ; :n ?n }"
+    raw = store.store.query(text, default_graph=graph, prefixes=query.prefixes)
+    assert [(r["v"].value, r["n"].value) for r in raw] == [("14", "1")]  # why spellings exist
+    assert store.select(text, graph, query) == EXPECTED
+    store.remove_event(graph)
+    assert store.select(text, graph, query) == []
+    assert not store._spellings
+
+
+@pytest.mark.parametrize("body", BODIES.values(), ids=BODIES.keys())
+def test_reference_gpm_evaluator_shows_event_spellings(body: str) -> None:
+    e = ev("u1", 1, EVENT_TTL)
+    evaluator = GpmEvaluator(_query(body))
+    evaluator.add_events([e])
+    assert evaluator.solutions("A", e, {}) == EXPECTED
+    assert evaluator.solutions("A", e, {"v": V14}) == EXPECTED
+    if evaluator.compiled("A").join_shaped:  # the one-query-for-many-events path too
+        fresh = GpmEvaluator(_query(body))
+        fresh.add_events([e])
+        fresh.prefetch("A", [e])
+        assert fresh.base_solutions("A", e) == EXPECTED
+
+
+@pytest.mark.parametrize("body", BODIES.values(), ids=BODIES.keys())
+def test_engine_fallback_matcher_shows_event_spellings(body: str) -> None:
+    query = _query(body)
+    options = EngineOptions(compiled_gpm=False)
+    plan = plan_gpm(query.events["A"], query, options)
+    assert plan.path == SPARQL
+    graphs = EventGraphs(None)
+    matcher = GpmMatcher(plan, query, graphs, options)
+    assert matcher.join_shaped == GpmTexts.of(query.events["A"]).join_shaped
+    ctx = EventContext(ev("u1", 1, EVENT_TTL))
+    assert matcher.results(ctx, {}) == EXPECTED
+    assert matcher.results(ctx, {"v": V14}) == EXPECTED
+    graphs.release(float("inf"))
+    assert list(graphs.store) == [] and not graphs._spellings
+
+
+@pytest.mark.parametrize("body", BODIES.values(), ids=BODIES.keys())
+def test_engine_and_reference_results_show_event_spellings(body: str) -> None:
+    query = _query(body)
+    evs = [ev("u1", 1, EVENT_TTL)]
+    want = [tuple(sorted(EXPECTED[0].items()))]
+    assert [m.bindings for m in reference_evaluate(query, evs)] == want
+    for compiled in (False, True):
+        got = engine_evaluate(query, evs, options=EngineOptions(compiled_gpm=compiled))
+        assert [m.bindings for m in got] == want
