@@ -29,9 +29,10 @@ within a few instructions per event.
 
 Other people may be editing the tree while it is measured: every child lists the tree's modules
 it imported with their mtime and size, and when a file differs between the four runs or on disk
-afterwards (some run compiled and ran other code), the workload is measured again after a pause
-(up to 5 times; then its ``sources_changed`` says why and ``meta.sources_changed_during_run`` names
-it). ``sources_sha256`` hashes the modules the measured run imported, to tell which code it was.
+afterwards (some run compiled and ran other code), or when a child fails (a module caught half
+edited), the workload is measured again after a minute (up to 5 times; then a failure is raised,
+and changed sources are recorded in the workload's ``sources_changed`` and named by
+``meta.sources_changed_during_run``). ``sources_sha256`` hashes the modules the measured run imported, to tell which code it was.
 
 Run from the repository root with the tree's own interpreter::
 
@@ -169,6 +170,10 @@ def _git(*args: str) -> str:
         return ""
 
 
+class ChildFailed(RuntimeError):
+    """A child process exited with an error (e.g. a module of the tree is being edited)."""
+
+
 def _run_child(spec: dict, work: Path, valgrind: bool) -> tuple[dict, int | None, float]:
     """Run one child (under callgrind if ``valgrind``): its result, instructions, wall seconds."""
     spec_path = work / f"spec-{spec['workload']}-{spec['mode']}.json"
@@ -182,7 +187,7 @@ def _run_child(spec: dict, work: Path, valgrind: bool) -> tuple[dict, int | None
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-4000:]}")
+        raise ChildFailed(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-4000:]}")
     result = json.loads(Path(spec["out"]).read_text(encoding="utf-8"))
     instructions = None
     if valgrind:
@@ -230,9 +235,15 @@ def _sources_sha256(paths: list[str]) -> str:
 def measure(workload_name: str, events: int, window: float | None, options: dict, data_dir: Path,
             work: Path, attempts: int = 5, pause_s: float = 60.0) -> dict:
     """The callgrind runs of one workload, repeated (after ``pause_s``) while the tree's modules
-    change under them, up to ``attempts`` times."""
+    change under them or a child fails, up to ``attempts`` times (then a failure is raised)."""
     for attempt in range(1, attempts + 1):
-        result, problem = _measure_once(workload_name, events, window, options, data_dir, work)
+        try:
+            result, problem = _measure_once(workload_name, events, window, options, data_dir, work)
+        except ChildFailed as err:
+            if attempt == attempts:
+                raise
+            last = [line for line in str(err).splitlines() if line and not line.startswith("==")]
+            result, problem = {}, "a child failed: " + (last[-1] if last else "?")
         result["attempts"] = attempt
         if problem is None:
             return result
