@@ -20,6 +20,7 @@ import time as _time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from pyoxigraph import DefaultGraph, NamedNode, Quad, RdfFormat, Store, Variable, parse
 
@@ -175,7 +176,7 @@ class WindowStoreBaseline:
 
     def push(self, event: Event, deadline: float | None = None) -> int:
         """Process one event: evict, insert, query; return the number of matches it completed."""
-        horizon = event.time - self.window_seconds
+        horizon = event.time - Decimal(repr(float(self.window_seconds)))  # times are exact Decimal seconds
         while self._window and self._window[0][0] < horizon:
             _, graph, time_quad, stream_quad = self._window.popleft()
             self.store.remove_graph(graph)

@@ -19,6 +19,7 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
@@ -36,6 +37,7 @@ from spaseq.engine.matches import Match, Row, project
 from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.output.materialize import Materializer
 from spaseq.engine.runtime.query_runtime import QueryRuntime
+from spaseq.engine.values.timestamps import INFINITY, exact_seconds
 
 __all__ = ["Engine", "EngineOptions", "LateEventError", "QueryHandle"]
 
@@ -96,9 +98,9 @@ class Engine:
         self.drop_late = drop_late
         self.dropped_late = 0
         self._seq = 0
-        self._clock = float("-inf")
+        self._clock = -INFINITY
         self._by_stream: dict[str, list[QueryHandle]] = {}
-        self._stream_clock: dict[str, float] = {}
+        self._stream_clock: dict[str, Decimal] = {}
 
     def register(self, query: str | A.Query | Plan, on_match: Callable[[Match], None] | None = None,
                  file: str = "<query>", keep: bool = True, output: str | None = None,
@@ -149,15 +151,16 @@ class Engine:
         matchers = {name: GpmMatcher(gpm, plan.query, graphs, plan.options) for name, gpm in plan.gpms.items()}
         handle.runtime = QueryRuntime(plan, matchers, handle._emit)
 
-    def push(self, stream: str, time: float,
+    def push(self, stream: str, time: float | int | Decimal | str,
              graph: Iterable[Triple | Quad] | str | bytes | object,
              name: NamedNode | BlankNode | str | None = None, format: str = "trig") -> None:
         """Push one event: ``graph`` is an rdflib Graph, pyoxigraph triples/quads, or
-        serialized TriG/N-Quads/Turtle text (``format``)."""
+        serialized TriG/N-Quads/Turtle text (``format``). ``time`` is in seconds, kept exactly
+        (a float as the decimal it prints as, to the nanosecond: ``values.timestamps``)."""
         if isinstance(name, str):
             name = NamedNode(name)
         triples = _triples(graph, format)
-        self.push_event(Event(stream, float(time), triples, self._seq, name))
+        self.push_event(Event(stream, _time(time), triples, self._seq, name))
 
     def push_event(self, event: Event) -> None:
         """Push an already-built Event (events must come in time order per query)."""
@@ -194,8 +197,9 @@ class Engine:
             self._composer.on_input(event)
             self._composer.pump(self._clock)
 
-    def advance_to(self, time: float) -> None:
+    def advance_to(self, time: float | int | Decimal | str) -> None:
         """A heartbeat: no event earlier than ``time`` will come; windows may close."""
+        time = _time(time)
         self._clock = max(self._clock, time)
         self.graphs.poll_kb(force=True)
         for h in self.handles:
@@ -218,7 +222,7 @@ class Engine:
         """End of input: close every window (trailing negations complete)."""
         for h in self.handles:
             h.runtime.close()
-        self.graphs.release(float("inf"))
+        self.graphs.release(INFINITY)
         self._composer.close()
         if self.materializer is not None:
             self.materializer.close()
@@ -295,3 +299,11 @@ def evaluate(query: A.Query, events: Iterable[Event], kb: Store | None = None,
     handle = engine.register(query)
     engine.run(sorted(events, key=Event.sort_key), end_of_input)
     return list(handle.matches())
+
+
+def _time(value: float | int | Decimal | str) -> Decimal:
+    """A caller's time in seconds as the engine keeps it (``values.timestamps.exact_seconds``)."""
+    try:
+        return exact_seconds(value)
+    except ValueError as err:
+        raise UsageError(f"bad time: {err}") from None

@@ -15,8 +15,8 @@ from __future__ import annotations
 import graphlib
 import heapq
 import itertools
-import math
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Protocol
 
 from pyoxigraph import Store
@@ -27,6 +27,7 @@ from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
 from spaseq.engine.output.derived import Derived
 from spaseq.engine.runtime.query_runtime import QueryRuntime
+from spaseq.engine.values.timestamps import INFINITY
 
 
 class QueryHandle(Protocol):
@@ -36,7 +37,7 @@ class QueryHandle(Protocol):
     query: A.Query
     runtime: QueryRuntime
 
-INF = math.inf
+INF = INFINITY  # times are Decimal seconds (values.timestamps)
 
 
 class CycleError(QueryError):
@@ -117,8 +118,8 @@ class Gate:
     handle: QueryHandle
     upstream: list[str]                 # output IRIs it reads
     raw: bool                           # does it also read input streams?
-    buffer: list[tuple[float, int, Event]] = field(default_factory=list)
-    limit: float = -INF                 # its runtime has been advanced to here
+    buffer: list[tuple[Decimal, int, Event]] = field(default_factory=list)
+    limit: Decimal = -INF                 # its runtime has been advanced to here
 
 
 class Composer:
@@ -164,7 +165,7 @@ class Composer:
 
     # ------------------------------------------------------------------ input
 
-    def late(self, event: Event) -> float | None:
+    def late(self, event: Event) -> Decimal | None:
         """The clock a gated query has passed if ``event`` is late for it, else None; an
         event pushed on a query's output stream is an error."""
         if event.stream in self.composition.nodes:
@@ -191,7 +192,7 @@ class Composer:
 
     # ------------------------------------------------------------------ running
 
-    def pump(self, frontier: float, flush: bool = False) -> None:
+    def pump(self, frontier: Decimal, flush: bool = False) -> None:
         """Release to each gated query (in dependency order) its events up to the watermark
         of what it reads; ``frontier`` is the engine clock (no input event comes earlier)."""
         for gate in self.order:
@@ -212,7 +213,7 @@ class Composer:
         if self._graphs is not None:
             self._graphs.release(INF)
 
-    def _watermark(self, iri: str, frontier: float) -> float:
+    def _watermark(self, iri: str, frontier: Decimal) -> Decimal:
         """The earliest ``time`` a result of query ``iri`` still to come can carry."""
         handle = self.handles[iri]
         mark = handle.runtime.horizon()
@@ -223,7 +224,7 @@ class Composer:
             mark = min(mark, gate.buffer[0][0])
         return min(mark, gate.limit)
 
-    def _release(self, gate: Gate, limit: float) -> None:
+    def _release(self, gate: Gate, limit: Decimal) -> None:
         runtime = gate.handle.runtime
         buffer = gate.buffer
         while buffer and buffer[0][0] <= limit:

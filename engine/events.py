@@ -4,40 +4,44 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from pyoxigraph import BlankNode, NamedNode, Triple
+
+from spaseq.engine.values.timestamps import exact_seconds
 
 
 @dataclass(frozen=True, eq=False, init=False)
 class Event:
     """One RDF graph event ``(time, graph)`` arriving on the named stream ``stream``.
 
-    ``seq`` is the arrival index: ties in time are ordered by it. ``name`` is the graph's
+    ``time`` is in seconds, exact (``Decimal``; any other number is converted once here by
+    ``values.timestamps.exact_seconds``). ``seq`` is the arrival index: ties in time are ordered by it. ``name`` is the graph's
     name in the source (a TriG/N-Quads graph label) or None. ``origin`` says where it was
     read from (``FILE:LINE``), for error messages. Events compare by identity: two events
     with equal content are still distinct events.
     """
 
     stream: str
-    time: float
+    time: Decimal
     triples: tuple[Triple, ...]
     seq: int = 0
     name: NamedNode | BlankNode | None = None
     origin: str | None = None
 
-    def __init__(self, stream: str, time: float, triples: tuple[Triple, ...], seq: int = 0,
+    def __init__(self, stream: str, time: Decimal | float | int, triples: tuple[Triple, ...], seq: int = 0,
                  name: NamedNode | BlankNode | None = None, origin: str | None = None) -> None:
         # written straight into __dict__: a frozen dataclass's generated __init__ costs
         # twice as much, and the engine builds one Event per pushed event
         d = self.__dict__
         d["stream"] = stream
-        d["time"] = time
+        d["time"] = time if type(time) is Decimal else exact_seconds(time)
         d["triples"] = triples
         d["seq"] = seq
         d["name"] = name
         d["origin"] = origin
 
-    def sort_key(self) -> tuple[float, int]:
+    def sort_key(self) -> tuple[Decimal, int]:
         return (self.time, self.seq)
 
 

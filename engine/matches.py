@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import NamedTuple
 
 from pyoxigraph import BlankNode, Literal, NamedNode
@@ -33,11 +34,11 @@ class Match:
 
     bindings: tuple[tuple[str, Term], ...]
     taken: tuple[Taken, ...]
-    start: float
-    time: float
+    start: Decimal
+    time: Decimal
 
-    def __init__(self, bindings: tuple[tuple[str, Term], ...], taken: tuple[Taken, ...], start: float,
-                 time: float) -> None:
+    def __init__(self, bindings: tuple[tuple[str, Term], ...], taken: tuple[Taken, ...], start: Decimal,
+                 time: Decimal) -> None:
         # into __dict__ directly: the engine builds one per match, and a frozen dataclass's
         # generated __init__ costs twice as much
         d = self.__dict__
@@ -47,8 +48,8 @@ class Match:
         d["time"] = time
 
     @classmethod
-    def deferred(cls, mu: Mapping[str, Term], taken: Callable[[], tuple[Taken, ...]], start: float,
-                 time: float) -> Match:
+    def deferred(cls, mu: Mapping[str, Term], taken: Callable[[], tuple[Taken, ...]], start: Decimal,
+                 time: Decimal) -> Match:
         """A match whose ``bindings`` and ``taken`` are built on first access from ``mu`` (not
         changed afterwards) and ``taken()``: the engine emits matches that a counter, a
         callback or a projection may never look at in full."""
@@ -107,11 +108,11 @@ class MatchTimes:
     match: Match
 
     @property
-    def time(self) -> float:
+    def time(self) -> Decimal:
         return self.match.time
 
     @property
-    def start(self) -> float:
+    def start(self) -> Decimal:
         return self.match.start
 
 

@@ -11,6 +11,7 @@ import hashlib
 import warnings
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
+from decimal import Decimal
 
 from pyoxigraph import BlankNode, Literal, NamedNode
 from rdflib import BNode as RdfBNode
@@ -90,7 +91,7 @@ def _rdflib_lookup(ctx: object, predicate: NamedNode) -> S.TimeLookup:
         graph = getattr(qctx, "graph", None)
     pred = URIRef(predicate.value)
 
-    def lookup(term: Term) -> float | None:
+    def lookup(term: Term) -> Decimal | None:
         if graph is None:
             return None
         values = [from_rdflib(o) for o in graph.objects(to_rdflib(term), pred)]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 
 from pyoxigraph import Quad, Store, Triple
 from rdflib import BNode, Dataset, Graph, URIRef
@@ -77,9 +78,9 @@ def _name(term: object) -> str:
     return term.n3() if hasattr(term, "n3") else repr(term)
 
 
-def _timestamp(graph: GraphName, values: list[object]) -> float:
+def _timestamp(graph: GraphName, values: list[object]) -> Decimal:
     """The one timestamp of an event graph; StreamError when it is not a time or not one."""
-    times: dict[float, object] = {}
+    times: dict[Decimal, object] = {}
     for value in values:
         try:
             times.setdefault(to_seconds(to_oxigraph(value)), value)  # type: ignore[arg-type]
@@ -120,7 +121,7 @@ def read_dataset(dataset: Graph, query: A.Query, time_predicate: str | None = No
     stamps = _by_subject(default, predicate)
     stream_of = _by_subject(default, STREAM_PREDICATE)
     wanted = set(query.stream_iris)
-    found: list[tuple[float, str, Graph, str]] = []
+    found: list[tuple[Decimal, str, Graph, str]] = []
     kb_graphs: list[Graph] = []
     for graph in graphs:
         name = graph.identifier

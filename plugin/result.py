@@ -11,9 +11,9 @@ contract (the CLI's ``--format jsonl``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import IO, Any
 
 from rdflib import BNode, URIRef, Variable
@@ -22,7 +22,7 @@ from rdflib.query import ResultException, ResultSerializer
 from rdflib.term import Identifier
 
 from spaseq.engine.matches import Match, MatchTimes, Row
-from spaseq.engine.output.writers import jsonl_record
+from spaseq.engine.output.writers import dumps_exact, jsonl_record
 from spaseq.engine.values.timestamps import seconds_literal
 from spaseq.plugin.terms import to_rdflib
 
@@ -33,7 +33,7 @@ class TakenEvent:
 
     atom: str
     stream: URIRef
-    time: float
+    time: Decimal
     graph: URIRef | BNode | None
 
 
@@ -94,7 +94,7 @@ class JsonlResultSerializer(ResultSerializer):
                 raise ResultException(
                     "jsonl needs the time and events of each match: serialize a result of processor='spaseq'"
                 )
-            line = json.dumps(jsonl_record(binding.row), ensure_ascii=False) + "\n"
+            line = dumps_exact(jsonl_record(binding.row)) + "\n"
             try:  # as rdflib's own serializers: bytes, or text for a text stream
                 stream.write(line.encode(encoding or "utf-8"))
             except (TypeError, ValueError):

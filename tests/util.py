@@ -13,13 +13,13 @@ QUERY_PREFIXES = "PREFIX : <http://ex.org/>\nPREFIX xsd: <http://www.w3.org/2001
 EX = "http://ex.org/"
 
 
-def ev(stream: str, time: float, turtle: str, seq: int = 0, name: str | None = None) -> Event:
+def ev(stream: str, time: float | str, turtle: str, seq: int = 0, name: str | None = None) -> Event:
     """An event on stream ``http://ex.org/<stream>`` from Turtle triples using ':' prefix."""
     triples = tuple(
         q.triple for q in pyoxigraph.parse(PREFIXES + turtle, format=pyoxigraph.RdfFormat.TURTLE)
     )
     graph = pyoxigraph.NamedNode(EX + name) if name else None
-    return Event(EX + stream, float(time), triples, seq, graph)
+    return Event(EX + stream, time, triples, seq, graph)  # exact seconds (values.timestamps)
 
 
 def events(*specs: tuple) -> list[Event]:

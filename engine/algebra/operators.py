@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from pyoxigraph import BlankNode, Literal, NamedNode
 
@@ -332,14 +333,15 @@ class Window:
     """WITHIN: kind is 'time' (amount in seconds), 'events' (a count) or None (unbounded)."""
 
     kind: str | None = None
-    amount: float = 0.0
+    amount: Decimal | int = 0   # seconds, exact (values.timestamps), or a number of events
     tumbling: bool = False
 
     def describe(self) -> str:
         if self.kind is None:
             return "unbounded"
         unit = "s" if self.kind == "time" else " events"
-        return f"{self.amount:g}{unit}{' tumbling' if self.tumbling else ''}"
+        amount = format(Decimal(self.amount).normalize(), "f")
+        return f"{amount}{unit}{' tumbling' if self.tumbling else ''}"
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,15 @@
 """Plans as JSON and back, without loss: every dataclass of the algebra, the automaton and
 the plan is an object tagged ``"@type"``; RDF terms are ``{"@iri"}``, ``{"@bnode"}`` and
 ``{"@literal", "datatype" | "language"}``; frozensets ``{"@set": [...]}`` (sorted); tuples
-are arrays; infinities ``{"@float": "inf"}``. docs/plan.md shows an example."""
+are arrays; exact decimals (window lengths in seconds) ``{"@decimal": "0.3"}``; infinities
+``{"@float": "inf"}``. docs/plan.md shows an example."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import math
+from decimal import Decimal
 from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode
@@ -37,6 +39,8 @@ def encode(value: Any) -> Any:
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else {"@float": repr(value)}
+    if isinstance(value, Decimal):  # times and window lengths, exact
+        return {"@decimal": str(value)}
     if isinstance(value, NamedNode):
         return {"@iri": value.value}
     if isinstance(value, BlankNode):
@@ -84,6 +88,8 @@ def decode(data: Any) -> Any:
         return Literal(data["@literal"], datatype=NamedNode(data["datatype"]))
     if "@set" in data:
         return frozenset(decode(v) for v in data["@set"])
+    if "@decimal" in data:
+        return Decimal(data["@decimal"])
     if "@float" in data:
         return float(data["@float"])
     return {k: decode(v) for k, v in data.items()}

@@ -39,7 +39,7 @@ def arity(args: tuple, low: int, high: int | None, name: str) -> None:
         raise FunctionError(f"spaseq:{name} takes {expected} arguments, got {len(args)}")
 
 
-def literal_seconds(term: Term) -> float:
+def literal_seconds(term: Term) -> Decimal:
     """A timestamp literal (xsd:dateTime or a number of seconds) in seconds."""
     if not isinstance(term, Literal):
         raise FunctionError(f"{term} is not a timestamp literal")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 from pyoxigraph import Literal, NamedNode
 
@@ -43,13 +44,13 @@ class RunContext:
     stream), the run's start (its first event's time; this event's when it is the first)
     and the local bindings of the Kleene+ iterations the run took before this event."""
 
-    event_time: float
+    event_time: Decimal
     stream: str
-    start: float
+    start: Decimal
     iterations: tuple[tuple[tuple[str, Term], ...], ...] = ()
 
     @classmethod
-    def of(cls, event: Event, start: float | None, taken: Iterable[Taken],
+    def of(cls, event: Event, start: Decimal | None, taken: Iterable[Taken],
            kleene: frozenset[str]) -> RunContext:
         """The context of evaluating ``event`` for a run that started at ``start`` (None:
         nothing taken yet) and took ``taken``; ``kleene``: the GPMs of Kleene+ atoms."""

@@ -11,6 +11,7 @@ Times are returned as ``xsd:decimal`` seconds since the Unix epoch (SEMANTICS.md
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
 
 from pyoxigraph import DefaultGraph, Literal, NamedNode, Store
 
@@ -25,10 +26,10 @@ from spaseq.engine.values.timestamps import exact_seconds, seconds_literal, to_s
 from spaseq.engine.vocab import GENERATED_AT_TIME, XSD_BOOLEAN
 
 #: Finds the timestamp (seconds) of an event graph, or None when it has none.
-TimeLookup = Callable[[Term], "float | None"]
+TimeLookup = Callable[[Term], "Decimal | None"]
 
 
-def time_of(term: Term, lookup: TimeLookup | None) -> float:
+def time_of(term: Term, lookup: TimeLookup | None) -> Decimal:
     """A time argument in seconds: a timestamp literal, or an event graph's timestamp."""
     if isinstance(term, Literal):
         return literal_seconds(term)
@@ -38,7 +39,7 @@ def time_of(term: Term, lookup: TimeLookup | None) -> float:
     return seconds
 
 
-def _one_time(values: list[Term], graph: Term) -> float | None:
+def _one_time(values: list[Term], graph: Term) -> Decimal | None:
     """The time the timestamp triples of one graph agree on (an error if they disagree)."""
     times = set()
     for v in values:
@@ -54,7 +55,7 @@ def _one_time(values: list[Term], graph: Term) -> float | None:
 def store_lookup(store: Store, predicate: NamedNode = GENERATED_AT_TIME) -> TimeLookup:
     """Timestamps from a pyoxigraph store's default graph."""
 
-    def lookup(graph: Term) -> float | None:
+    def lookup(graph: Term) -> Decimal | None:
         objects = [q.object for q in store.quads_for_pattern(graph, predicate, None, DefaultGraph())]
         return _one_time(objects, graph)
 

@@ -49,6 +49,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import IO
 
 import pyoxigraph
@@ -76,7 +77,7 @@ class _Graph:
 class _Stamp:
     """A timestamp read for a graph not yet yielded: seconds, the literal, its line."""
 
-    seconds: float
+    seconds: Decimal
     term: object
     line: int
 

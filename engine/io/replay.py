@@ -28,6 +28,7 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import BinaryIO
 
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Triple, parse
@@ -206,7 +207,7 @@ def read_replay(
         read_error = StreamError(f"cannot read the file: {err}", Location(path))
 
     # Build events; remember the first bad graph (by first appearance) to cut the result there.
-    events: list[tuple[_Graph, float]] = []
+    events: list[tuple[_Graph, Decimal]] = []
     bad_index = len(graphs)
     error = read_error
     if read_error is not None and last_graph is not None:
@@ -226,7 +227,7 @@ def read_replay(
                 Location(path, graph.line),
             )
         else:
-            seen: list[tuple[float, _Stamp]] = []
+            seen: list[tuple[Decimal, _Stamp]] = []
             for stamp in graph_stamps:
                 try:
                     value = to_seconds(stamp.value)

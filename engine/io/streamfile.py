@@ -26,6 +26,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 
 from pyoxigraph import Literal, NamedNode, RdfFormat, Triple, parse
 
@@ -64,7 +65,7 @@ class _Chunk:
     """N consecutive triples of a data file, with the time its occursat triple gives, if any."""
 
     triples: tuple[Triple, ...]
-    time: float | None
+    time: Decimal | None
     line: int
 
 
@@ -126,7 +127,7 @@ def _is_occursat(triple: Triple) -> bool:
     return triple.predicate.value.lower().endswith("occursat")
 
 
-def _occursat_seconds(triple: Triple) -> float:
+def _occursat_seconds(triple: Triple) -> Decimal:
     """The time in seconds an occursat triple's object gives; ValueError if it is no number."""
     obj = triple.object
     if not isinstance(obj, Literal):
@@ -138,7 +139,7 @@ def _occursat_seconds(triple: Triple) -> float:
 
 def _make_chunk(items: list[tuple[Triple, int]], data_path: str) -> _Chunk:
     """An event's chunk from its triples and their lines, taking out the occursat triples."""
-    time: float | None = None
+    time: Decimal | None = None
     time_line = 0
     kept: dict[Triple, None] = {}
     for triple, line in items:
@@ -154,7 +155,7 @@ def _make_chunk(items: list[tuple[Triple, int]], data_path: str) -> _Chunk:
             ) from None
         if time is not None and value != time:
             raise StreamError(
-                f"event has two different occursat times, {time!r} (line {time_line}) and {value!r}",
+                f"event has two different occursat times, {time} (line {time_line}) and {value}",
                 Location(data_path, line),
             )
         time, time_line = value, line
@@ -189,7 +190,7 @@ def read_stream_description(path: str, *, drop_late: bool = False) -> StreamFile
         return StreamFileResult([], streams, 0, error)
     events: list[Event] = []
     dropped = 0
-    latest: dict[str, float] = {}
+    latest: dict[str, Decimal] = {}
     arrivals = 0
     readers = [(source, _chunks(source)) for source in sources]
     active = list(readers)
@@ -205,7 +206,7 @@ def read_stream_description(path: str, *, drop_late: bool = False) -> StreamFile
                     return StreamFileResult(events, streams, dropped, err)
                 still_active.append((source, chunks))
                 arrivals += 1
-                time = chunk.time if chunk.time is not None else arrivals / 1000
+                time = chunk.time if chunk.time is not None else Decimal(arrivals) / 1000  # exact ms
                 previous = latest.get(source.stream)
                 if previous is not None and time < previous:
                     if drop_late:
@@ -216,8 +217,8 @@ def read_stream_description(path: str, *, drop_late: bool = False) -> StreamFile
                         streams,
                         dropped,
                         StreamError(
-                            f"late event on stream <{source.stream}>: its time {time!r} s is earlier than"
-                            f" {previous!r} s, already seen on that stream (--drop-late drops late"
+                            f"late event on stream <{source.stream}>: its time {time} s is earlier than"
+                            f" {previous} s, already seen on that stream (--drop-late drops late"
                             " events instead of rejecting them)",
                             Location(source.data_path, chunk.line),
                         ),

@@ -7,32 +7,25 @@ import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import ROUND_FLOOR, Decimal
 
 from lark import Token, Tree
 from pyoxigraph import Literal, NamedNode
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import Location, QueryError
+from spaseq.engine.values.timestamps import NANOSECOND
 from spaseq.engine.vocab import RDF_NS, RDF_TYPE, XSD_BOOLEAN, xsd
 
 RDF_FIRST, RDF_REST, RDF_NIL = NamedNode(RDF_NS + "first"), NamedNode(RDF_NS + "rest"), NamedNode(RDF_NS + "nil")
 
+#: window units in seconds, exact (times are Decimal seconds: values.timestamps)
 TIME_UNITS = {
-    "millisecond": 0.001,
-    "milliseconds": 0.001,
-    "ms": 0.001,
-    "second": 1.0,
-    "seconds": 1.0,
-    "sec": 1.0,
-    "secs": 1.0,
-    "minute": 60.0,
-    "minutes": 60.0,
-    "min": 60.0,
-    "mins": 60.0,
-    "hour": 3600.0,
-    "hours": 3600.0,
-    "day": 86400.0,
-    "days": 86400.0,
+    **dict.fromkeys(("millisecond", "milliseconds", "ms"), Decimal("0.001")),
+    **dict.fromkeys(("second", "seconds", "sec", "secs"), Decimal(1)),
+    **dict.fromkeys(("minute", "minutes", "min", "mins"), Decimal(60)),
+    **dict.fromkeys(("hour", "hours"), Decimal(3600)),
+    **dict.fromkeys(("day", "days"), Decimal(86400)),
 }
 EVENT_UNITS = {"event", "events"}
 
@@ -165,7 +158,8 @@ def _construct(ctx: _Context, node: Tree) -> A.MatchSpec:
 def _window(ctx: _Context, node: Tree) -> A.Window:
     amount_node, unit_node = node.children[0], node.children[1]
     tumbling = len(node.children) > 2
-    amount = float(amount_node.children[0])
+    text = str(amount_node.children[0])
+    amount = Decimal(text)
     unit_tok = unit_node.children[0]
     unit = str(unit_tok).lower()
     if amount <= 0:
@@ -175,14 +169,18 @@ def _window(ctx: _Context, node: Tree) -> A.Window:
             raise QueryError(
                 "WITHIN ... EVENTS takes a whole number of events", ctx.loc(amount_node.children[0])
             )
-        return A.Window("events", amount, tumbling)
+        return A.Window("events", int(amount), tumbling)
     if unit not in TIME_UNITS:
         raise QueryError(
             f"unknown window unit {unit_tok!s}; use MILLISECOND(S), SECOND(S), MINUTE(S), "
             "HOUR(S), DAY(S) or EVENTS",
             ctx.loc(unit_tok),
         )
-    return A.Window("time", amount * TIME_UNITS[unit], tumbling)
+    seconds = amount * TIME_UNITS[unit]
+    if seconds != seconds.quantize(NANOSECOND, rounding=ROUND_FLOOR):
+        raise QueryError(f"WITHIN {text} {unit_tok!s} is finer than a nanosecond, the resolution of "
+                         "times", ctx.loc(amount_node.children[0]))
+    return A.Window("time", seconds, tumbling)
 
 
 def _seq(ctx: _Context, node: Tree) -> A.Seq:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timezone
+from decimal import Decimal
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
@@ -42,7 +43,7 @@ VALUE = spaseq("value")
 EPOCH_LIKE = 1e8
 
 
-def stamp_literal(value: float) -> Literal:
+def stamp_literal(value: Decimal) -> Literal:
     """An event timestamp for ``prov:generatedAtTime``: an xsd:dateTime (UTC, the exact
     fraction kept) for wall-clock times, xsd:decimal seconds for small relative times; both
     read back to the same number of seconds."""

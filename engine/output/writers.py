@@ -9,11 +9,13 @@ import io
 import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from decimal import Decimal
 from typing import IO
 
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from spaseq.engine.matches import Row, Term
+from spaseq.engine.values.lexical import canonical_decimal
 from spaseq.engine.values.timestamps import seconds_literal
 from spaseq.engine.vocab import RDF_LANGSTRING, XSD_NS, XSD_STRING
 
@@ -35,9 +37,47 @@ def json_term(term: Term) -> dict[str, str]:
     return out
 
 
-def seconds(value: float) -> int | float:
-    """A timestamp for JSON: integral seconds as integers, others as floats."""
-    return int(value) if float(value).is_integer() else value
+class JsonSeconds(float):
+    """A time for ``json.dumps``: a float whose JSON text is the exact decimal (the encoder
+    writes floats with ``float.__repr__``, so the text is put back by ``dumps_exact``)."""
+
+    __slots__ = ("text",)
+
+
+def seconds(value: Decimal | float | int) -> int | float:
+    """A timestamp for JSON: integral seconds as integers, others as numbers written exactly
+    (``dumps_exact``); a reader that parses JSON numbers as floats gets the nearest double."""
+    if not isinstance(value, Decimal):
+        value = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    if value == value.to_integral_value():
+        return int(value)
+    number = float(value)
+    if Decimal(repr(number)) == value:
+        return number
+    out = JsonSeconds(number)
+    out.text = canonical_decimal(value)
+    return out
+
+
+def dumps_exact(obj: object) -> str:
+    """``json.dumps`` with every ``JsonSeconds`` written as its exact decimal text."""
+    exact: dict[str, str] = {}
+
+    def mark(value: object) -> object:
+        if isinstance(value, JsonSeconds):
+            key = f"\u0000{len(exact)}\u0000"
+            exact[key] = value.text
+            return key
+        if isinstance(value, dict):
+            return {k: mark(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [mark(v) for v in value]
+        return value
+
+    text = json.dumps(mark(obj), ensure_ascii=False)
+    for key, number in exact.items():
+        text = text.replace(json.dumps(key), number)
+    return text
 
 
 def jsonl_record(row: Row) -> dict:
@@ -94,7 +134,7 @@ class Writer:
 
 class JsonlWriter(Writer):
     def row(self, row: Row) -> None:
-        self.out.write(json.dumps(jsonl_record(row), ensure_ascii=False) + "\n")
+        self.out.write(dumps_exact(jsonl_record(row)) + "\n")
         self.out.flush()
 
 
@@ -196,10 +236,10 @@ class TableWriter(Writer):
 EPOCH_LIKE = 1e8  # timestamps this large are wall-clock times: show them as ISO 8601
 
 
-def _fmt_time(value: float) -> str:
+def _fmt_time(value: Decimal) -> str:
     """Seconds for small (relative) times, ISO 8601 UTC for wall-clock ones."""
     if abs(value) >= EPOCH_LIKE:
-        stamp = datetime.fromtimestamp(value, tz=timezone.utc)
+        stamp = datetime.fromtimestamp(float(value), tz=timezone.utc)
         text = stamp.isoformat(timespec="milliseconds" if value % 1 else "seconds")
         return text.replace("+00:00", "Z")
     return f"{value:.3f}".rstrip("0").rstrip(".")

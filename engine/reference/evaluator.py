@@ -16,10 +16,10 @@ changes which results exist.
 from __future__ import annotations
 
 import bisect
-import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from pyoxigraph import Store
 
@@ -37,9 +37,9 @@ class Pending:
 
     gpm: str
     mu: dict
-    after: float
+    after: Decimal
     taken: tuple[Taken, ...] = ()  # the prefix's events and start: the run that run
-    start: float | None = None     # functions in the absent GPM's body see
+    start: Decimal | None = None     # functions in the absent GPM's body see
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,8 @@ class Partial:
 
     mu: dict
     taken: tuple[Taken, ...] = ()
-    start: float | None = None
-    end: float | None = None
+    start: Decimal | None = None
+    end: Decimal | None = None
     first_pos: int | None = None
     last_pos: int | None = None
     pending: tuple[Pending, ...] = ()
@@ -76,12 +76,12 @@ class ReferenceEvaluator:
         self.gpms = GpmEvaluator(self.query, self.kb)
         self.gpms.add_events(self.events)
         self._pos = {id(e): i for i, e in enumerate(self.events)}
-        self._by_time: dict[float, list[Event]] = defaultdict(list)
+        self._by_time: dict[Decimal, list[Event]] = defaultdict(list)
         for e in self.events:
             self._by_time[e.time].append(e)
         self._times = sorted(self._by_time)
         self._first_pos_at = {t: self._pos[id(evs[0])] for t, evs in self._by_time.items()}
-        self._index: dict[tuple, dict[tuple, list[float]]] = {}
+        self._index: dict[tuple, dict[tuple, list[Decimal]]] = {}
         self._kleene_gpms = kleene_gpms(self.query)
         w = self.query.window
         self._t0 = self.events[0].time if self.events else 0.0
@@ -91,9 +91,9 @@ class ReferenceEvaluator:
 
     # ------------------------------------------------------------------ windows
 
-    def _win(self, tau: float, pos: int) -> int:
+    def _win(self, tau: Decimal, pos: int) -> int:
         if self._kind == "time":
-            return math.floor((tau - self._t0) / self._omega)
+            return int((tau - self._t0) // self._omega)  # exact: times are Decimal, tau >= t0
         return pos // int(self._omega)
 
     def _valid(self, p: Partial) -> bool:
@@ -106,7 +106,7 @@ class ReferenceEvaluator:
             return p.end - p.start <= self._omega
         return p.last_pos - p.first_pos + 1 <= self._omega
 
-    def _beyond(self, p: Partial, tau: float) -> bool:
+    def _beyond(self, p: Partial, tau: Decimal) -> bool:
         """True when no event at ``tau`` or later can join ``p`` inside its window."""
         if self._kind is None or p.start is None:
             return False
@@ -152,13 +152,13 @@ class ReferenceEvaluator:
     # ------------------------------------------------------------------ atoms at one time
 
     def _run_context(self, gpm: str, e: Event, taken: tuple[Taken, ...],
-                     start: float | None) -> RunContext | None:
+                     start: Decimal | None) -> RunContext | None:
         """What run functions in ``gpm``'s body see on ``e`` (None: the body calls none)."""
         if not self.gpms.compiled(gpm).run_aware:
             return None
         return RunContext.of(e, start, taken, self._kleene_gpms)
 
-    def _results_at(self, op: A.Operand, tau: float, mu: dict,
+    def _results_at(self, op: A.Operand, tau: Decimal, mu: dict,
                     p: Partial | None = None) -> list[Result]:
         """Section 5: the results of an operand at timestamp tau in context mu (extending
         the prefix ``p``, which run functions see)."""
@@ -189,7 +189,7 @@ class ReferenceEvaluator:
                 break
         return joined
 
-    def _candidate_times(self, op: A.Operand, mu: dict) -> list[float]:
+    def _candidate_times(self, op: A.Operand, mu: dict) -> list[Decimal]:
         """Timestamps at which ``op`` may have a result in context mu (a superset)."""
         if isinstance(op, A.GpmRef):
             return self._gpm_times(op.name, mu)
@@ -197,7 +197,7 @@ class ReferenceEvaluator:
         merged = set.intersection(*sets) if isinstance(op, A.Conjunction) else set.union(*sets)
         return sorted(merged)
 
-    def _gpm_times(self, gpm: str, mu: dict) -> list[float]:
+    def _gpm_times(self, gpm: str, mu: dict) -> list[Decimal]:
         c = self.gpms.compiled(gpm)
         stream = self.query.events[gpm].stream
         keys = tuple(sorted(v for v in c.always_bound if v in mu)) if c.join_shaped else ()
@@ -215,13 +215,13 @@ class ReferenceEvaluator:
             self._index[(gpm, keys)] = index
         return index.get(tuple(mu[k] for k in keys), [])
 
-    def _next_time(self, tau: float) -> float | None:
+    def _next_time(self, tau: Decimal) -> Decimal | None:
         i = bisect.bisect_right(self._times, tau)
         return self._times[i] if i < len(self._times) else None
 
     # ------------------------------------------------------------------ extension
 
-    def _extend(self, p: Partial, tau: float, result: Result) -> Partial | None:
+    def _extend(self, p: Partial, tau: Decimal, result: Result) -> Partial | None:
         """p extended by one result at tau, if its pending absences and window allow."""
         mu, taken = result
         for pend in p.pending:
@@ -238,7 +238,7 @@ class ReferenceEvaluator:
         )
         return q if self._valid(q) else None
 
-    def _exists_between(self, pend: Pending, before: float) -> bool:
+    def _exists_between(self, pend: Pending, before: Decimal) -> bool:
         """Does some event strictly between pend.after and ``before`` match pend.gpm?"""
         stream = self.query.events[pend.gpm].stream
         lo = bisect.bisect_right(self._times, pend.after)

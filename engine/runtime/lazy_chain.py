@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator, Sequence
+from decimal import Decimal
 
 from spaseq.engine.compile.nfa import Step
 from spaseq.engine.gpm_eval.matcher import EventContext, GpmMatcher, Solution
 from spaseq.engine.gpm_eval.sparql_eval import compatible
 from spaseq.engine.matches import Taken
+from spaseq.engine.values.timestamps import INFINITY, ZERO
 
 
 def may_match(m: GpmMatcher, ctx: EventContext) -> bool:
@@ -39,7 +41,7 @@ class PrefixBuffer:
     """The events the lazy prefix's atoms (all but its trigger) may take, within the window."""
 
     def __init__(self, steps: Sequence[Step], matchers: dict[str, GpmMatcher], length: int,
-                 omega: float | None) -> None:
+                 omega: Decimal | None) -> None:
         self.atoms = [(s.operand.name, matchers[s.operand.name]) for s in steps[:length]]
         self.streams = frozenset(m.stream for _, m in self.atoms)
         self.omega = omega
@@ -72,7 +74,7 @@ class PrefixBuffer:
         if self.omega is not None:
             window = [e for e in window if before - e[0].event.time <= self.omega]
         partial: list[tuple[list[Taken], Solution, float, int, float, int, int]] = [
-            ([], {}, 0.0, -1, float("-inf"), -1, -1)]
+            ([], {}, ZERO, -1, -INFINITY, -1, -1)]
         for name, m in self.atoms:
             stream, order = m.stream, m.local_order
             nxt = []

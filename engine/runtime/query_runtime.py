@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.plan import Plan
@@ -32,8 +32,9 @@ from spaseq.engine.gpm_eval.sparql_eval import compatible
 from spaseq.engine.matches import Match, Taken, spelling
 from spaseq.engine.runtime.lazy_chain import PrefixBuffer, may_match
 from spaseq.engine.runtime.range_index import RangeBucket, order_key
+from spaseq.engine.values.timestamps import INFINITY
 
-INF = math.inf
+INF = INFINITY  # times are Decimal seconds (values.timestamps): "never", compared exactly
 
 
 class Node:
@@ -60,9 +61,9 @@ class Pending:
 
     gpm: str
     mu: dict
-    after: float
+    after: Decimal
     node: Node | None = None    # the run's events and start, for run functions in the
-    start: float | None = None  # absent GPM's body (extension_functions)
+    start: Decimal | None = None  # absent GPM's body (extension_functions)
 
 
 class Run:
@@ -73,8 +74,8 @@ class Run:
         "limit", "commit", "loop", "dead", "homes", "conj", "strategy", "final",
     )
 
-    def __init__(self, step: int, mu: dict, node: Node | None, start: float | None,
-                 end: float | None, first_pos: int | None, last_pos: int | None,
+    def __init__(self, step: int, mu: dict, node: Node | None, start: Decimal | None,
+                 end: Decimal | None, first_pos: int | None, last_pos: int | None,
                  pending: tuple[Pending, ...] = (), ctx: dict | None = None,
                  loop: bool = False) -> None:
         self.id = 0
@@ -88,7 +89,7 @@ class Run:
         self.last_pos = last_pos
         self.pending = pending
         self.limit = INF
-        self.commit: float | None = None
+        self.commit: Decimal | None = None
         self.loop = loop
         self.dead = False
         self.homes: list[tuple[dict, object]] = []
@@ -116,7 +117,7 @@ class QueryRuntime:
         self.kind, self.omega, self.tumbling = w.kind, w.amount, w.tumbling
         self.count = int(w.amount) if w.kind == "events" else 0
         self._sliding_time = w.kind == "time" and not w.tumbling  # _fits inlined on the hot path
-        self.t0: float | None = None
+        self.t0: Decimal | None = None
         self.clock = -INF           # largest timestamp of the query's streamset
         self.prev_clock = -INF      # the timestamp before it
         self.time = -INF            # the engine's clock (events of any stream, heartbeats)
@@ -127,9 +128,9 @@ class QueryRuntime:
         self.partitioned: dict[tuple, dict[int, Run]] = {}
         self.watchers: dict[str | None, dict[int, Run]] = {}
         self.strict_new: list[Run] = []
-        self.death: dict[float, list[Run]] = {}
-        self.expiry: list[tuple[float, int, Run]] = []
-        self.closing: list[tuple[float, int, Run]] = []
+        self.death: dict[Decimal, list[Run]] = {}
+        self.expiry: list[tuple[Decimal, int, Run]] = []
+        self.closing: list[tuple[Decimal, int, Run]] = []
         self.lazy: list[tuple[Run, EventContext]] = []
         self._lazy_ids: set[int] = set()   # runs with deferred (lazy) work
         self._doomed: list[Run] = []        # expired runs kept until that work is done
@@ -217,12 +218,12 @@ class QueryRuntime:
 
     # ------------------------------------------------------------------ windows
 
-    def _window_index(self, tau: float, pos: int) -> int:
+    def _window_index(self, tau: Decimal, pos: int) -> int:
         if self.kind == "time":
-            return math.floor((tau - self.t0) / self.omega)
+            return int((tau - self.t0) // self.omega)  # exact: times are Decimal, tau >= t0
         return pos // self.count
 
-    def _fits(self, start: float, first_pos: int, tau: float, pos: int) -> bool:
+    def _fits(self, start: Decimal, first_pos: int, tau: Decimal, pos: int) -> bool:
         """Can an event at (tau, pos) belong to a match starting at (start, first_pos)?"""
         if self.kind is None:
             return True
@@ -232,7 +233,7 @@ class QueryRuntime:
             return tau - start <= self.omega
         return pos - first_pos + 1 <= self.count
 
-    def _deadline(self, run: Run) -> float | None:
+    def _deadline(self, run: Run) -> Decimal | None:
         """When the run's window is over, on the engine clock (time) or positions (events)."""
         if self.kind is None or run.start is None:
             return None
@@ -244,14 +245,14 @@ class QueryRuntime:
             return (run.first_pos // self.count + 1) * self.count
         return run.first_pos + self.count - 1
 
-    def _expired(self, deadline: float, tau: float, pos: int) -> bool:
+    def _expired(self, deadline: Decimal, tau: Decimal, pos: int) -> bool:
         if self.kind == "time":
             return tau >= deadline if self.tumbling else tau > deadline
         return pos >= deadline if self.tumbling else pos > deadline
 
     # ------------------------------------------------------------------ clock
 
-    def advance_time(self, tau: float, pos: int | None = None) -> None:
+    def advance_time(self, tau: Decimal, pos: int | None = None) -> None:
         """Move the engine clock (an event of any stream, or a heartbeat) to ``tau``."""
         if tau <= self.time and pos is None:
             return
@@ -304,7 +305,7 @@ class QueryRuntime:
             "buffered_events": len(self.prefix.entries) if self.prefix is not None else 0,
         }
 
-    def horizon(self) -> float:
+    def horizon(self) -> Decimal:
         """The earliest ``time`` a match emitted from now on without a new event can carry
         (trailing negations waiting for their window, lazy conjunctions); INF if none.
         Composition holds a consuming query's input back to it (``composition``)."""
@@ -437,7 +438,7 @@ class QueryRuntime:
                         self.death.setdefault(tau, []).append(run)
                     break
 
-    def _in_rest_of_window(self, run: Run, tau: float, pos: int) -> bool:
+    def _in_rest_of_window(self, run: Run, tau: Decimal, pos: int) -> bool:
         return self._fits(run.start, run.first_pos, tau, pos)
 
     # ------------------------------------------------------------------ extending runs
@@ -550,7 +551,7 @@ class QueryRuntime:
         # put taken events back in written operand order
         return [(m, _ordered(t, op)) for m, t in out]
 
-    def _flush_lazy(self, tau: float) -> None:
+    def _flush_lazy(self, tau: Decimal) -> None:
         """Lazy conjunction (Section 7.3): evaluate buffered conjunction runs once every
         event at their timestamp is known, cheapest operand first, stopping at the first
         operand without results."""
@@ -676,7 +677,7 @@ class QueryRuntime:
     def _complete(self, run: Run) -> None:
         self._emit(run.mu, run.node, run.start, run.end)
 
-    def _emit(self, mu: dict, node: Node | None, start: float, time: float) -> None:
+    def _emit(self, mu: dict, node: Node | None, start: Decimal, time: Decimal) -> None:
         self.stats["matches"] += 1
         self._batch.append(Match.deferred(mu, node.chain if node is not None else tuple, start, time))
 

@@ -7,6 +7,12 @@ whose text is a number. Anything else raises ``ValueError``; callers add the loc
 dateTimes are read by ``xsd_datetime`` (the one parser), behind a fast path for the usual
 stream form ``YYYY-MM-DDThh:mm:ssZ``.
 
+Times are exact: ``Decimal`` seconds since the epoch (or since any origin, for numeric
+stamps), kept to the nanosecond (``NANOSECOND``). A timestamp written with a finer fraction is
+an error; a float handed to the Python API is read as the decimal it prints as and rounded to
+the nanosecond (``exact_seconds``, the one conversion at the door). Window membership and
+tumbling boundaries are computed on these exactly (docs/decisions.md, 34).
+
 ``seconds_literal`` writes a time the one way every output spells it.
 """
 
@@ -14,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
 from pyoxigraph import BlankNode, Literal, NamedNode
 
@@ -40,8 +46,29 @@ _BINARY = (XSD_DOUBLE.value, XSD_FLOAT.value)
 _STRING = XSD_STRING.value
 
 
-def number_from_lexical(text: str) -> float:
-    """A finite decimal or scientific number written as text, as float; ValueError otherwise.
+#: the resolution of times: a nanosecond (epoch seconds then have at most 19 digits, well
+#: inside the 28 of Python's default decimal context, so time arithmetic is exact)
+NANOSECOND = Decimal("1e-9")
+#: the largest time accepted, in seconds (about 3 * 10^10 years either way of the epoch: with
+#: nine fractional digits, 27 digits, so differences and sums of times stay exact)
+MAX_SECONDS = Decimal("1e18")
+ZERO = Decimal(0)
+INFINITY = Decimal("Infinity")  # "never" / "not yet": compares exactly and fast with times
+
+
+def checked_time(value: Decimal, text: object) -> Decimal:
+    """``value`` if it is a time this engine keeps exactly; ValueError says why not."""
+    if not value.is_finite():
+        raise ValueError(f"{text!r} is not a finite number of seconds")
+    if abs(value) >= MAX_SECONDS:
+        raise ValueError(f"{text!r} is too large to be a time in seconds")
+    if value.as_tuple().exponent < -9 and value != value.quantize(NANOSECOND):
+        raise ValueError(f"{text!r} is finer than a nanosecond, the resolution of times")
+    return value
+
+
+def number_from_lexical(text: str) -> Decimal:
+    """A finite decimal or scientific number written as text, exactly; ValueError otherwise.
 
     Stricter than ``float()``: no ``inf``/``nan``, no ``1_000``, so odd values are reported.
     """
@@ -51,7 +78,7 @@ def number_from_lexical(text: str) -> float:
         raise ValueError(f"{text!r} is not a number")
     if not math.isfinite(value):
         raise ValueError(f"{text!r} is too large to be a time in seconds")
-    return value
+    return checked_time(Decimal(stripped), text)
 
 
 _DAY_START: dict[str, int] = {}  # "YYYY-MM-DD" -> its first second, for the fast path
@@ -59,7 +86,7 @@ _DAY_CACHE_LIMIT = 100_000
 _FAST_DATETIME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
 
-def datetime_to_seconds(text: str, *, require_timezone: bool = False) -> float:
+def datetime_to_seconds(text: str, *, require_timezone: bool = False) -> Decimal:
     """Seconds since the Unix epoch of an ``xsd:dateTime`` lexical form (UTC when no zone)."""
     # the usual stream form "YYYY-MM-DDThh:mm:ssZ": the day's start from a cache (events of a
     # day share their date), filled by the one parser; any other form or value takes the parser
@@ -69,17 +96,17 @@ def datetime_to_seconds(text: str, *, require_timezone: bool = False) -> float:
             time_of_day = hour * 3600 + minute * 60 + second
             day = _DAY_START.get(text[:10])
             if day is not None:
-                return float(day + time_of_day)
+                return Decimal(day + time_of_day)
             parsed = parse_datetime(text)
             if parsed is not None:
                 seconds = int(unix_seconds(parsed))
                 if len(_DAY_START) < _DAY_CACHE_LIMIT:
                     _DAY_START[text[:10]] = seconds - time_of_day
-                return float(seconds)
+                return Decimal(seconds)
     parsed = read_datetime(text, strip=True)
     if parsed.tz is None and require_timezone:
         raise ValueError(f"{text!r} is not an xsd:dateTimeStamp: it needs a time zone (e.g. Z)")
-    return float(unix_seconds(parsed))
+    return checked_time(unix_seconds(parsed), text)
 
 
 def _short(datatype: str) -> str:
@@ -87,7 +114,7 @@ def _short(datatype: str) -> str:
     return "xsd:" + datatype[len(XSD_NS):] if datatype.startswith(XSD_NS) else f"<{datatype}>"
 
 
-def to_seconds(term: object) -> float:
+def to_seconds(term: object) -> Decimal:
     """The time in seconds that a timestamp literal denotes; ValueError says why it is not one."""
     if isinstance(term, NamedNode):
         raise ValueError(f"{term} is an IRI, not a timestamp literal")
@@ -120,12 +147,29 @@ def to_seconds(term: object) -> float:
     )
 
 
-def exact_seconds(seconds: float | int | Decimal) -> Decimal:
-    """A time as the exact decimal it prints as (a float's shortest repr: 0.1 is 0.1)."""
-    return seconds if isinstance(seconds, Decimal) else Decimal(repr(float(seconds)))
+def exact_seconds(seconds: float | int | Decimal | str) -> Decimal:
+    """The one conversion of a time given by a caller to the engine's exact seconds: a Decimal
+    or an int as it is, a numeric string as written (all checked like timestamps), a float as
+    the decimal it prints as (its shortest repr: 0.1 is 0.1) rounded to the nanosecond."""
+    if isinstance(seconds, Decimal):
+        return checked_time(seconds, seconds)
+    if isinstance(seconds, bool):
+        raise ValueError(f"{seconds!r} is not a time in seconds")
+    if isinstance(seconds, int):
+        return checked_time(Decimal(seconds), seconds)
+    if isinstance(seconds, str):
+        return number_from_lexical(seconds)
+    try:
+        value = Decimal(repr(float(seconds)))
+    except (TypeError, ValueError, InvalidOperation):
+        raise ValueError(f"{seconds!r} is not a time in seconds") from None
+    if value.is_finite() and value.as_tuple().exponent < -9:
+        value = value.quantize(NANOSECOND, rounding=ROUND_HALF_EVEN)
+    return checked_time(value, seconds)
 
 
-def seconds_literal(seconds: float | int | Decimal) -> Literal:
+def seconds_literal(seconds: Decimal | float | int) -> Literal:
     """A time in seconds as an ``xsd:decimal`` literal in the XSD 1.1 canonical spelling
     ("10", "0.5", "-3.25"; never an exponent), pyoxigraph's: every output writes times with it."""
-    return Literal(canonical_decimal(exact_seconds(seconds)), datatype=XSD_DECIMAL)
+    value = seconds if isinstance(seconds, Decimal) else Decimal(repr(float(seconds)))
+    return Literal(canonical_decimal(value), datatype=XSD_DECIMAL)

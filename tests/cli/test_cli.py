@@ -261,7 +261,7 @@ def test_json_with_time_parses_as_sparql_results(cli):
     assert row[Variable("a")] == RdfLiteral("1", datatype=URIRef(XSD + "integer"))
     assert row[Variable("l")] == RdfLiteral("ex", lang="en")
     assert row[Variable("_time")] == RdfLiteral("2.5", datatype=URIRef(XSD + "decimal"))
-    assert row[Variable("_start")] == RdfLiteral("1.0", datatype=URIRef(XSD + "decimal"))
+    assert row[Variable("_start")] == RdfLiteral("1", datatype=URIRef(XSD + "decimal"))
 
 
 @pytest.mark.parametrize("fmt", ["csv", "tsv"])

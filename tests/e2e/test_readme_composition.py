@@ -40,4 +40,4 @@ def test_readme_examples_run(tmp_path):
     done = subprocess.run([sys.executable, "-c", python], cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "3.0 {'s': 'http://ex.org/h1', 'l1': '70', 'p2': '70', 'l2': '80'}\n"
+    assert done.stdout == "3 {'s': 'http://ex.org/h1', 'l1': '70', 'p2': '70', 'l2': '80'}\n"

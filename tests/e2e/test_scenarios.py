@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -25,13 +26,13 @@ SCENARIOS = sorted(
 )
 
 
-def key(time: float, start: float, bindings: dict[str, str], events: list[tuple[str, float]]):
-    return (
-        round(time, 6),
-        round(start, 6),
-        tuple(sorted(bindings.items())),
-        tuple((a, round(t, 6)) for a, t in events),
-    )
+def _s(t) -> Decimal:
+    """A time from JSON (a float) or from the engine (a Decimal), exactly as written."""
+    return (Decimal(repr(t)) if isinstance(t, float) else Decimal(t)).normalize()
+
+
+def key(time, start, bindings: dict[str, str], events: list[tuple[str, object]]):
+    return (_s(time), _s(start), tuple(sorted(bindings.items())), tuple((a, _s(t)) for a, t in events))
 
 
 def expected_bag(path: Path) -> Counter:

@@ -6,6 +6,7 @@ import gzip
 import re
 import shutil
 from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,9 @@ def fixture(name: str) -> str:
     ],
 )
 def test_to_seconds_accepts_times_and_numbers(value: str, datatype: str, expected: float) -> None:
-    assert to_seconds(lit(value, datatype)) == expected
+    """Exact: the decimal the literal writes (even for xsd:float/double: "2E-1" is 0.2)."""
+    got = to_seconds(lit(value, datatype))
+    assert isinstance(got, Decimal) and got == Decimal(repr(expected))
 
 
 def test_to_seconds_plain_literal_number() -> None:
@@ -107,8 +110,9 @@ def test_to_seconds_agrees_with_datetime(moment: datetime, offset_minutes: int) 
     sign = "-" if offset_minutes < 0 else "+"
     hours, minutes = divmod(abs(offset_minutes), 60)
     text = moment.isoformat(timespec="microseconds") + f"{sign}{hours:02d}:{minutes:02d}"
-    expected = (aware - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds()
-    assert to_seconds(lit(text, "dateTime")) == pytest.approx(expected, abs=1e-6)
+    delta = aware - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    expected = Decimal(delta.days * 86400 + delta.seconds) + Decimal(delta.microseconds) / 10**6
+    assert to_seconds(lit(text, "dateTime")) == expected  # exactly, microseconds included
 
 
 @given(st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)))

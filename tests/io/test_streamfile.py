@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import math
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ def test_kleene_events_stamped_by_arrival() -> None:
     assert result.error is None
     assert result.streams == [MAIN]
     assert result.dropped_late == 0
-    assert [e.time for e in result.events] == [0.001, 0.002, 0.003, 0.004, 0.005]
+    assert [e.time for e in result.events] == [Decimal(k) / 1000 for k in range(1, 6)]
     assert [len(e.triples) for e in result.events] == [2] * 5
     assert [e.seq for e in result.events] == [0, 1, 2, 3, 4]
     assert all(e.stream == MAIN and e.name is None for e in result.events)
@@ -75,7 +76,7 @@ def test_multiple_streams_interleave_round_robin() -> None:
     power, env, gen = "http://www.smart.com/power", "http://www.smart.com/environmental", "http://www.smart.com/generation"
     assert result.streams == [power, env, gen]
     assert [e.stream for e in result.events] == [power, env, gen] * 4
-    assert [e.time for e in result.events] == [k / 1000 for k in range(1, 13)]
+    assert [e.time for e in result.events] == [Decimal(k) / 1000 for k in range(1, 13)]
     assert [len(e.triples) for e in result.events] == [5] * 12
     assert result.events[3].origin == f"{FIXTURES / 'multi' / 'power1.nt'}:6"
     assert result.events[6].origin == f"{FIXTURES / 'multi' / 'power1.nt'}:13"
@@ -85,10 +86,10 @@ def test_exhausted_stream_is_skipped() -> None:
     result = read_stream_description(fixture("roundrobin.txt"))
     assert result.error is None
     assert [(e.stream[-1], values(e.triples)[0], e.time) for e in result.events] == [
-        ("A", "a1", 0.001),
-        ("B", "b1", 0.002),
-        ("A", "a2", 0.003),
-        ("A", "a3", 0.004),
+        ("A", "a1", Decimal("0.001")),
+        ("B", "b1", Decimal("0.002")),
+        ("A", "a2", Decimal("0.003")),
+        ("A", "a3", Decimal("0.004")),
     ]
 
 
@@ -116,7 +117,7 @@ def test_late_event_is_an_error_by_default() -> None:
     data = fixture("late.nt")
     assert result.error is not None
     assert str(result.error).startswith(f"{data}:3: late event on stream <http://example.org/late>")
-    assert "5.0 s is earlier than 10.0 s" in result.error.message
+    assert "5 s is earlier than 10 s" in result.error.message
     assert [e.time for e in result.events] == [10.0]
     assert result.dropped_late == 0
 
@@ -220,4 +221,4 @@ def test_reference_credit_card_size() -> None:
     result = read_stream_description(str(REFERENCE / "credit-card" / "streamCardFB.txt"))
     assert result.error is None
     assert len(result.events) == 20001
-    assert result.events[-1].time == pytest.approx(20.001)
+    assert result.events[-1].time == Decimal("20.001")

@@ -7,15 +7,20 @@ combination of optimisation switches must give the same bag."""
 from __future__ import annotations
 
 import os
+import re
+from decimal import Decimal
 
 import pyoxigraph
-from hypothesis import given, settings
+import pytest
+from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from spaseq.engine import api, reference
 from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import project
+from spaseq.engine.values.timestamps import to_seconds
+from spaseq.engine.vocab import XSD_NS as XSD
 from tests.util import EX, QUERY_PREFIXES, ev
 from tests.util import match_bag as bag
 
@@ -42,13 +47,29 @@ VALUES = st.one_of(
 )
 
 
+#: time grids (seconds per step): whole seconds, and steps that put events exactly on
+#: millisecond-window bounds and tumbling boundaries (0.1 and 0.05 are not binary fractions)
+STEPS = [Decimal(1), Decimal(1), Decimal("0.1"), Decimal("0.05")]
+#: where the clock starts: 0, or an xsd:dateTime read by the timestamp reader (large epoch
+#: seconds with a fraction, where floating point has the fewest digits left)
+ORIGINS = ["0", "2024-01-01T10:00:20.1Z"]
+
+
+def _origin(text: str) -> Decimal:
+    if text == "0":
+        return Decimal(0)
+    return to_seconds(pyoxigraph.Literal(text, datatype=pyoxigraph.NamedNode(XSD + "dateTime")))
+
+
 @st.composite
 def events(draw):
     n = draw(st.integers(min_value=0, max_value=14))
+    step = draw(st.sampled_from(STEPS))
+    origin = _origin(draw(st.sampled_from(ORIGINS)))
     out = []
     for i in range(n):
         stream = draw(st.sampled_from(["u1", "u2"]))
-        time = draw(st.integers(min_value=0, max_value=7))
+        time = origin + step * draw(st.integers(min_value=0, max_value=7))  # ties across streams
         parts = []
         if draw(st.integers(0, 4)):
             parts.append(f":e{i} :key :K{draw(st.integers(0, 1))} .")
@@ -92,14 +113,17 @@ def queries(draw, lazy_prefix: bool = False):
             kind = "plain"
         if k == n - 1 and kind == "?":
             kind = "plain"
-        atom = operand(1, group=True) if kind == "group" else gpm() + ("" if kind == "plain" else kind)
+        atom = (operand(draw(st.integers(1, 2)), group=True) if kind == "group"
+                else gpm() + ("" if kind == "plain" else kind))
         if k:
             parts.append(draw(st.sampled_from([" , ", " ; ", " : "])))
         parts.append(atom)
+    sliding = ["", "WITHIN 3 SECONDS", "WITHIN 6 SECONDS", "WITHIN 300 MILLISECONDS",
+               "WITHIN 0.15 SECONDS", "WITHIN 1500 MILLISECONDS"]
     window = draw(st.sampled_from(
-        ["", "WITHIN 3 SECONDS", "WITHIN 6 SECONDS"] if lazy_prefix else
-        ["", "WITHIN 3 SECONDS", "WITHIN 6 SECONDS", "WITHIN 4 EVENTS", "WITHIN 5 SECONDS TUMBLING",
-         "WITHIN 3 EVENTS TUMBLING"]))
+        sliding if lazy_prefix else
+        [*sliding, "WITHIN 4 EVENTS", "WITHIN 5 SECONDS TUMBLING", "WITHIN 3 EVENTS TUMBLING",
+         "WITHIN 100 MILLISECONDS TUMBLING", "WITHIN 0.25 SECONDS TUMBLING"]))
     text = (f"{QUERY_PREFIXES}SELECT * {window}\nFROM STREAM U1 <{EX}u1>\nFROM STREAM U2 <{EX}u2>\n"
             f"WHERE {{ SEQ({''.join(parts)}) {' '.join(defines)} }}")
     return text
@@ -158,3 +182,30 @@ def test_engine_emits_in_the_reference_order(text, evs, opts, end_of_input) -> N
     vars_ = sorted({v for m in expected for v, _ in m.bindings})[:2]
     rows = [(r.bindings, _identity(r.match)) for r in project(got, vars_, distinct=True)]
     assert rows == [(r.bindings, _identity(r.match)) for r in project(expected, vars_, distinct=True)]
+
+
+SHAPES = {
+    "millisecond window": lambda q: "MILLISECONDS" in q and "TUMBLING" not in q,
+    "fractional-second window": lambda q: "0.15 SECONDS" in q,
+    "millisecond tumbling window": lambda q: "MILLISECONDS TUMBLING" in q,
+    "conjunction inside a disjunction": lambda q: re.search(r"\([^()]*\| \(G\d+ & ", q) is not None,
+    "disjunction inside a conjunction": lambda q: re.search(r"\([^()]*& \(G\d+ \| ", q) is not None,
+    "Kleene+": lambda q: re.search(r"G\d+\+", q) is not None,
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_generator_makes_each_shape(shape: str) -> None:
+    """The shapes of issue 11 are within the generators' reach (so the ci profile meets
+    them; SPASEQ_DIFF_EXAMPLES=10000 runs 10^4 cases per property locally)."""
+    find(queries(), SHAPES[shape], settings=settings(max_examples=2000, database=None))
+
+
+def test_the_event_generator_puts_events_on_bounds_and_ties() -> None:
+    fractional = find(events(), lambda evs: any(e.time % 1 and e.time > 10**9 for e in evs),
+                      settings=settings(max_examples=2000, database=None))
+    assert fractional
+    find(events(), lambda evs: any(a.time == b.time and a.stream != b.stream for a in evs for b in evs),
+         settings=settings(max_examples=2000, database=None))
+    find(events(), lambda evs: {Decimal("0.1"), Decimal("0.3")} <= {e.time for e in evs},
+         settings=settings(max_examples=2000, database=None))

@@ -20,11 +20,11 @@ from spaseq.engine.values.xsd_datetime import parse_datetime, read_datetime, uni
 from spaseq.engine.vocab import XSD_DATETIME
 
 
-def parser_seconds(text: str) -> float:
-    """What the one parser says, as timestamps report it (float seconds since the epoch)."""
+def parser_seconds(text: str) -> Decimal:
+    """What the one parser says, as timestamps report it (exact seconds since the epoch)."""
     parsed = parse_datetime(text)
     assert parsed is not None, text
-    return float(unix_seconds(parsed))
+    return unix_seconds(parsed)
 
 
 def fresh_day_cache(monkeypatch) -> None:
@@ -88,7 +88,7 @@ def test_timestamps_agree_with_the_parser(text, monkeypatch):
 def test_filter_values_read_the_same_instant(text):
     kind, value = info(Literal(text, datatype=XSD_DATETIME))
     assert kind == K_DT
-    assert float(unix_seconds(value)) == parser_seconds(text)
+    assert unix_seconds(value) == parser_seconds(text)
 
 
 @pytest.mark.parametrize("text", INVALID)
@@ -128,7 +128,7 @@ def _spell(moment: datetime, fraction: str, offset: int | None) -> str:
     return f"{text}{'-' if offset < 0 else '+'}{hours:02d}:{minutes:02d}"
 
 
-@given(_MOMENTS, st.sampled_from(["", ".0", ".5", ".25", ".000001", ".999999999999"]),
+@given(_MOMENTS, st.sampled_from(["", ".0", ".5", ".25", ".000001", ".999999999", ".100000000000"]),
        st.one_of(st.none(), _OFFSETS))
 def test_timestamps_agree_with_the_parser_everywhere(moment, fraction, offset):
     text = _spell(moment, fraction, offset)
@@ -143,3 +143,10 @@ def test_the_parser_agrees_with_python(moment, offset):
     aware = moment.replace(tzinfo=timezone(timedelta(minutes=offset)))
     expected = (aware - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(microseconds=1)
     assert unix_seconds(read_datetime(text)) * 1_000_000 == expected
+
+
+def test_a_timestamp_finer_than_a_nanosecond_is_an_error():
+    """Times are kept exactly to the nanosecond (decision 34): finer is refused, not rounded."""
+    with pytest.raises(ValueError, match="finer than a nanosecond"):
+        datetime_to_seconds("2000-01-01T00:00:00.9999999999Z")
+    assert datetime_to_seconds("2000-01-01T00:00:00.1230000000Z") == Decimal("946684800.123")

