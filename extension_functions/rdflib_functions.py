@@ -25,7 +25,6 @@ from spaseq.engine.functions import run_functions as R
 from spaseq.engine.functions import stream_functions as S
 from spaseq.engine.functions.arguments import FunctionError, Term
 from spaseq.engine.functions.registry import FUNCTION_IRIS, Environment, call
-from spaseq.engine.values.timestamps import to_seconds
 from spaseq.engine.vocab import GENERATED_AT_TIME, XSD_STRING
 
 # ---------------------------------------------------------------- terms
@@ -94,16 +93,7 @@ def _rdflib_lookup(ctx: object, predicate: NamedNode) -> S.TimeLookup:
     def lookup(term: Term) -> Decimal | None:
         if graph is None:
             return None
-        values = [from_rdflib(o) for o in graph.objects(to_rdflib(term), pred)]
-        times = set()
-        for v in values:
-            try:
-                times.add(to_seconds(v))
-            except ValueError as err:
-                raise FunctionError(f"the timestamp of {term}: {err}") from None
-        if len(times) > 1:
-            raise FunctionError(f"{term} has several different timestamps")
-        return times.pop() if times else None
+        return S.one_time([from_rdflib(o) for o in graph.objects(to_rdflib(term), pred)], term)
 
     return lookup
 

@@ -217,6 +217,17 @@ def _run_reference(args: argparse.Namespace, query: A.Query, withs: list, matche
         materializer.close()
 
 
+def _stream_specs(args: argparse.Namespace) -> list[tuple[str, str, str]]:
+    """The ``--stream NAME=PATH`` options as (option, name, path)."""
+    out = []
+    for spec in args.stream:
+        name, sep, path = spec.partition("=")
+        if not sep or not path:
+            raise UsageError(f"--stream {spec}: expected NAME=PATH")
+        out.append((spec, name, path))
+    return out
+
+
 def _is_live(path: str) -> bool:
     """'-' (stdin) or a named pipe: read incrementally, not as a recording."""
     if path == "-":
@@ -236,10 +247,7 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
     if args.stream_file:
         raise UsageError("--stream-file cannot be combined with a live stream ('-' or a pipe)")
     sources = []
-    for spec in args.stream:
-        name, sep, path = spec.partition("=")
-        if not sep or not path:
-            raise UsageError(f"--stream {spec}: expected NAME=PATH")
+    for spec, name, path in _stream_specs(args):
         if not _is_live(path):
             raise UsageError(f"--stream {spec}: a replay file cannot be combined with live streams")
         fmt = args.input_format
@@ -316,12 +324,7 @@ def _read_input(args: argparse.Namespace, query: A.Query) -> Input:
     inp = Input()
     if not args.stream and not args.stream_file:
         raise UsageError("no input: give --stream NAME=PATH or --stream-file FILE")
-    specs = []
-    for spec in args.stream:
-        name, sep, path = spec.partition("=")
-        if not sep or not path:
-            raise UsageError(f"--stream {spec}: expected NAME=PATH")
-        specs.append((_stream_iri(query, name), path))
+    specs = [(_stream_iri(query, name), path) for _, name, path in _stream_specs(args)]
     seq = 0
     for iri, path in specs:
         res = read_replay(path, iri, time_predicate=args.time_predicate or PROV_GENERATED_AT,

@@ -39,7 +39,7 @@ def time_of(term: Term, lookup: TimeLookup | None) -> Decimal:
     return seconds
 
 
-def _one_time(values: list[Term], graph: Term) -> Decimal | None:
+def one_time(values: list[Term], graph: Term) -> Decimal | None:
     """The time the timestamp triples of one graph agree on (an error if they disagree)."""
     times = set()
     for v in values:
@@ -57,7 +57,7 @@ def store_lookup(store: Store, predicate: NamedNode = GENERATED_AT_TIME) -> Time
 
     def lookup(graph: Term) -> Decimal | None:
         objects = [q.object for q in store.quads_for_pattern(graph, predicate, None, DefaultGraph())]
-        return _one_time(objects, graph)
+        return one_time(objects, graph)
 
     return lookup
 

@@ -6,10 +6,8 @@ The store, the event graphs, the literal spellings and the queries are ``sparql_
 KB (independently of ``compile.kb_relevance``: it is an oracle), every event kept for the
 whole evaluation, and per-event caches.
 
-Bodies whose top level is only triples, GRAPH, VALUES, sub-groups, UNION and FILTER
-("join-shaped") are evaluated once per event without their FILTERs, and then per context
-by a compatibility check and the FILTERs alone: ``Filter(F, mu JOIN P) = Filter(F, {mu} JOIN
-[[P]])``, which is exact for such bodies and avoids one full query per (run, event).
+Join-shaped bodies (``compile.gpm_texts``) are evaluated once per event without their
+FILTERs, then per context by compatibility and the FILTERs alone.
 """
 
 from __future__ import annotations
