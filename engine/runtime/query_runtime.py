@@ -157,7 +157,8 @@ class QueryRuntime:
         self.stats = {"runs": 0, "matches": 0}
         self.kleene = plan.kleene_gpms  # whose takes run functions aggregate over
         self._pos: dict[int, int] = {}  # positions of the events at the current timestamp
-        self._batch: list[Match] = []   # matches completed at this moment, not yet emitted
+        # matches completed at this moment, not yet emitted, with their shared-buffer node
+        self._batch: list[tuple[Match, Node | None]] = []
         # lazy chain (lazychain): steps 0..t-1 buffered, evaluated when step t's events come
         t = plan.lazy_chain
         self.lazy_trigger = t
@@ -679,7 +680,7 @@ class QueryRuntime:
 
     def _emit(self, mu: dict, node: Node | None, start: Decimal, time: Decimal) -> None:
         self.stats["matches"] += 1
-        self._batch.append(Match.deferred(mu, node.chain if node is not None else tuple, start, time))
+        self._batch.append((Match.deferred(mu, node.chain if node is not None else tuple, start, time), node))
 
     def _release(self, by_completion: bool = True) -> None:
         """Emit the matches completed at one moment in ``matches.match_order`` (the reference
@@ -687,10 +688,11 @@ class QueryRuntime:
         spans a timestamp) unless they all completed by a window closing."""
         batch = self._batch
         self._batch = []
-        if len(batch) > 1:
-            batch = _in_match_order(batch, by_completion)
         emit = self.emit
-        for m in batch:
+        if len(batch) == 1:
+            emit(batch[0][0])
+            return
+        for m in _in_match_order(batch, by_completion):
             emit(m)
 
 
@@ -705,15 +707,21 @@ def _solved(direct: tuple[str, Callable, tuple[str, ...], str], ctx: EventContex
     return [(sol, (Taken(name, e, tuple([(v, sol[v]) for v in order])),)) for sol in solve(ctx.index, mu)]
 
 
-def _in_match_order(batch: list[Match], by_completion: bool) -> list[Match]:
+def _in_match_order(batch: list[tuple[Match, Node | None]], by_completion: bool) -> list[Match]:
     """``batch`` sorted as ``matches.match_order`` says (preceded, ``by_completion``, by each
-    match's last event): the cheap part of the key first, the N-Triples tie-break only
-    among matches equal on it."""
-    def cheap(m: Match) -> tuple:
-        events = tuple([t.event.sort_key() for t in m.taken])
+    match's last event). The positions are read off the shared buffer, so a match's
+    ``taken`` stays unbuilt (deferred) for consumers that never read it; the N-Triples
+    tie-break is computed only among matches equal on the rest."""
+    def cheap(m: Match, node: Node | None) -> tuple:
+        events = []
+        while node is not None:
+            e = node.taken.event
+            events.append((e.time, e.seq))
+            node = node.parent
+        events.reverse()
         return (max(events, default=()) if by_completion else (), m.start, events)
 
-    keyed = sorted(((cheap(m), i, m) for i, m in enumerate(batch)), key=lambda k: (k[0], k[1]))
+    keyed = sorted([(cheap(m, node), i, m) for i, (m, node) in enumerate(batch)], key=lambda k: (k[0], k[1]))
     out: list[Match] = []
     i = 0
     while i < len(keyed):
