@@ -712,16 +712,17 @@ def _in_match_order(batch: list[tuple[Match, Node | None]], by_completion: bool)
     match's last event). The positions are read off the shared buffer, so a match's
     ``taken`` stays unbuilt (deferred) for consumers that never read it; the N-Triples
     tie-break is computed only among matches equal on the rest."""
-    def cheap(m: Match, node: Node | None) -> tuple:
+    keyed = []
+    for i, (m, node) in enumerate(batch):
         events = []
+        append = events.append
         while node is not None:
-            e = node.taken.event
-            events.append((e.time, e.seq))
+            e = node.taken[1]  # Taken.event, by position: the cheapest read of a NamedTuple
+            append((e.time, e.seq))
             node = node.parent
         events.reverse()
-        return (max(events, default=()) if by_completion else (), m.start, events)
-
-    keyed = sorted([(cheap(m, node), i, m) for i, (m, node) in enumerate(batch)], key=lambda k: (k[0], k[1]))
+        keyed.append(((max(events, default=()) if by_completion else (), m.start, events), i, m))
+    keyed.sort()  # the index i is unique: matches themselves are never compared
     out: list[Match] = []
     i = 0
     while i < len(keyed):
