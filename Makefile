@@ -8,15 +8,27 @@ STAMP  := $(VENV)/.installed-stamp
 SG     := fixtures/smartgrid
 SGKB   := build/smartgrid-kb
 
-.PHONY: run test lint bench bench-quick check-java clean
+.PHONY: run test lint lint-rust test-rust bench bench-quick check-java check-rust clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(BIN)/python
+NATIVE := engine/native
+NATIVE_SRC := $(shell find $(NATIVE)/core $(NATIVE)/python -name '*.rs' -o -name Cargo.toml) $(NATIVE)/Cargo.toml $(NATIVE)/Cargo.lock
+# the PyO3 build and clippy find Python here; rustup's default place for cargo is searched too
+export PYO3_PYTHON := $(abspath $(BIN)/python)
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+# pip builds the native core (setuptools-rust, release mode) into the editable install
+$(STAMP): pyproject.toml $(NATIVE_SRC) | $(BIN)/python check-rust
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+check-rust:
+	@command -v cargo >/dev/null 2>&1 || { \
+	  echo "error: building spaseq needs a Rust toolchain (cargo) for its native core: https://rustup.rs"; \
+	  exit 2; }
 
 check-java:
 	@command -v java >/dev/null 2>&1 || { \
@@ -33,8 +45,14 @@ run: $(STAMP) check-java $(SGKB)/CURRENT
 	  --stream S1=$(SG)/power.trig --stream S2=$(SG)/weather.trig --stream S3=$(SG)/storage.trig \
 	  --kb-store $(SGKB) --format table
 
-lint: $(STAMP)
+lint: $(STAMP) lint-rust
 	$(BIN)/ruff check engine plugin extension_functions tests benchmarks
+
+lint-rust: $(STAMP)
+	cd $(NATIVE) && cargo fmt --check && cargo clippy --all-targets --quiet -- -D warnings
+
+test-rust: $(STAMP)
+	cd $(NATIVE) && cargo test --quiet -p spaseq-core
 
 # The benchmark suite (benchmarks/README.md): JSON and a PNG chart in benchmarks/results/.
 BENCH_STAMP := $(VENV)/.bench-stamp
@@ -48,8 +66,8 @@ bench: $(BENCH_STAMP)
 bench-quick: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks --quick
 
-test: $(STAMP) check-java lint
+test: $(STAMP) check-java lint test-rust
 	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .hypothesis $(NATIVE)/target engine/*.so

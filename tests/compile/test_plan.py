@@ -13,7 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spaseq.engine import api, reference
+from spaseq.engine import _native, api, reference
+from spaseq.engine.algebra import operators as A
+from spaseq.engine.compile import explain
 from spaseq.engine.compile.plan import COMPILED, SPARQL, EngineOptions, Plan
 from spaseq.engine.compile.plan_json import plan_from_json, plan_to_json
 from spaseq.engine.compile.planner import plan_query
@@ -105,3 +107,97 @@ def test_a_plan_of_another_version_is_refused() -> None:
     data["version"] = 99
     with pytest.raises(ValueError, match="version 99"):
         plan_from_json(json.dumps(data))
+
+
+# ---------------------------------------------------------------- the native core reads it
+
+def _expr(e) -> str:
+    if isinstance(e, A.EVar):
+        return f"?{e.name}"
+    if isinstance(e, A.ETerm):
+        return str(e.term)
+    if isinstance(e, A.EExists):
+        return "(NOT EXISTS)" if e.negated else "(EXISTS)"
+    return "(" + " ".join([e.op, *(["DISTINCT"] if e.distinct else []), *(_expr(a) for a in e.args)]) + ")"
+
+
+def _term(t) -> str:
+    return f"?{t.name}" if isinstance(t, A.Var) else "(path)" if isinstance(t, A.Path) else str(t)
+
+
+def _expected_summary(plan: Plan) -> dict:
+    """What the native core must have understood of ``plan`` (engine/native/core/src/summary.rs)."""
+    w = plan.query.window
+    window = ({"kind": None} if w.kind is None else
+              {"kind": "events", "events": int(w.amount)} if w.kind == "events" else
+              {"kind": "time", "nanoseconds": str(int(w.amount * 10**9))})
+    steps = []
+    for s, ix in zip(plan.steps, plan.run_indexes, strict=True):
+        steps.append({
+            "index": s.index, "operand": explain.operand_text(s.operand), "modifier": s.modifier,
+            "strategy": s.strategy, "streams": sorted(s.streams), "bound_before": sorted(s.bound_before),
+            "partition_keys": list(ix.partition_keys) if ix.partition_keys is not None else None,
+            "range": None if ix.range is None else {
+                "run_var": ix.range.run_var,
+                "by_gpm": {g: [k.event_var, k.below] for g, k in sorted(ix.range.by_gpm.items())}},
+            "row_slots": {g: [list(k), r] for g, (k, r) in sorted(ix.row_slots.items())},
+        })
+    gpms = {}
+    for name, g in plan.gpms.items():
+        fvars: list[str] = []
+        for f in g.filters:
+            for v in _expr_vars_in_order(f):
+                if v not in fvars:
+                    fvars.append(v)
+        gpms[name] = {
+            "stream": g.stream, "path": g.path, "variables": list(g.variables),
+            "join_order": [[_term(tp.subject), _term(tp.predicate), _term(tp.object)] for tp in g.join_order],
+            "filters": [_expr(f) for f in g.filters], "filter_variables": fvars,
+            "graph_elements": len(g.graph_elements), "required": [p.value for p in g.required],
+            "direct_solver": g.direct_solver,
+        }
+    return {
+        "version": plan.version, "window": window, "tumbling": w.tumbling,
+        "streams": [[k, v] for k, v in plan.query.streams.items()], "options": dict(sorted(vars(plan.options).items())),
+        "steps": steps, "edges": len(plan.automaton.edges), "gpms": gpms,
+        "probes": {s: [[p.step, p.ranged, list(p.loops), list(p.gpms)] for p in ps]
+                   for s, ps in sorted(plan.probes.items())},
+        "kleene_gpms": sorted(plan.kleene_gpms), "lazy_chain": plan.lazy_chain,
+    }
+
+
+def _expr_vars_in_order(e) -> list[str]:
+    if isinstance(e, A.EVar):
+        return [e.name]
+    if isinstance(e, A.ECall):
+        return [v for a in e.args for v in _expr_vars_in_order(a)]
+    return []
+
+
+@pytest.mark.parametrize("path", QUERY_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_native_core_reads_every_fixture_plan(path: Path) -> None:
+    for opts in (EngineOptions(), EngineOptions(lazy_chain=True, compiled_gpm=False, partition_runs=False)):
+        plan = plan_query(load_query(str(path)), opts)
+        got = json.loads(_native.plan_summary(plan_to_json(plan)))
+        assert got == _expected_summary(plan)
+
+
+@settings(max_examples=EXAMPLES)
+@given(queries(), options)
+def test_the_native_core_reads_generated_plans(text, opts) -> None:
+    plan = plan_query(parse_query(text), opts)
+    assert json.loads(_native.plan_summary(plan_to_json(plan))) == _expected_summary(plan)
+
+
+def test_the_native_core_names_the_field_it_cannot_read() -> None:
+    text = plan_to_json(plan_query(load_query(str(ROOT / "fixtures" / "vshape.rq"))))
+    with pytest.raises(ValueError, match=r"^plan\.run_indexes\[1\]\.partition_keys: expected an array"):
+        _native.plan_summary(text.replace('"partition_keys": [\n        "c"\n      ]', '"partition_keys": 7'))
+
+
+def test_the_native_test_fixture_is_current() -> None:
+    """engine/native/core/tests/data/vshape.plan.json is what explain --plan writes today."""
+    path = ROOT / "fixtures" / "vshape.rq"
+    current = json.loads(plan_to_json(plan_query(load_query(str(path)))))
+    fixture = json.loads((ROOT / "engine/native/core/tests/data/vshape.plan.json").read_text(encoding="utf-8"))
+    assert json.dumps(fixture).replace('"vshape.rq"', json.dumps(str(path))) == json.dumps(current)
