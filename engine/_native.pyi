@@ -6,3 +6,12 @@ __version__: str
 def plan_summary(plan_json: str) -> str:
     """The plan (``spaseq explain --plan`` JSON) as the native core reads it, summarised as
     JSON; ValueError naming the field when it does not have docs/plan.md's shape."""
+
+def read_replay(
+    path: str, time_predicate: str = ...
+) -> list[tuple[str, int, list[tuple[str, str, str]]]]:
+    """A replay file's events as the native reader sees them: (graph, time in nanoseconds,
+    triples), terms in N-Triples; ValueError ``PATH:LINE:COLUMN: message`` on bad input."""
+
+def count_replay(path: str, time_predicate: str = ...) -> tuple[int, int, int]:
+    """Parse a replay file into native events: (events, triples, distinct terms)."""
