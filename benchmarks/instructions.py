@@ -32,7 +32,9 @@ it imported with their mtime and size, and when a file differs between the four 
 afterwards (some run compiled and ran other code), or when a child fails (a module caught half
 edited), the workload is measured again after a minute (up to 5 times; then a failure is raised,
 and changed sources are recorded in the workload's ``sources_changed`` and named by
-``meta.sources_changed_during_run``). ``sources_sha256`` hashes the modules the measured run imported, to tell which code it was.
+``meta.sources_changed_during_run``). ``sources_sha256`` hashes the modules the measured run imported, to tell which code it was, and
+each workload records the tree's ``commit`` (and whether ``engine/`` was ``dirty``) when it was
+measured; the top-level ``commit`` is the one at the start, ``meta.commit_after`` at the end.
 
 Run from the repository root with the tree's own interpreter::
 
@@ -306,6 +308,8 @@ def _measure_once(workload_name: str, events: int, window: float | None, options
         "dataset": {"kind": dataset.kind, "size": dataset.size, "seed": dataset.seed,
                     "files": dataset.files(), "kb": dataset.kb},
         "reader": run["reader"],
+        "commit": _git("rev-parse", "HEAD"),
+        "dirty": bool(_git("status", "--porcelain", "--", "engine")),
         "sources_sha256": _sources_sha256(list(run["sources"])) if problem is None else None,
     }, problem
 
@@ -383,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             events = args.events or DEFAULT_EVENTS.get(name, FALLBACK_EVENTS)
             report[name] = measure(name, events, args.window, dict(args.option), args.data_dir, Path(tmp))
+    report["meta"]["commit_after"] = _git("rev-parse", "HEAD")
     changed = [name for name in names if report[name].get("sources_changed")]
     report["meta"]["sources_changed_during_run"] = changed
     report["meta"]["engine_sources_sha256_after"] = _engine_hash()
