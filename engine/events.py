@@ -35,14 +35,15 @@ class Event:
         # twice as much, and the engine builds one Event per pushed event
         d = self.__dict__
         d["stream"] = stream
-        d["time"] = time if type(time) is Decimal else exact_seconds(time)
+        d["time"] = time = time if type(time) is Decimal else exact_seconds(time)
         d["triples"] = triples
         d["seq"] = seq
+        d["order"] = (time, seq)  # sort_key(), built once: match ordering reads it per match
         d["name"] = name
         d["origin"] = origin
 
     def sort_key(self) -> tuple[Decimal, int]:
-        return (self.time, self.seq)
+        return self.__dict__["order"]
 
 
 @dataclass

@@ -717,8 +717,7 @@ def _in_match_order(batch: list[tuple[Match, Node | None]], by_completion: bool)
         events = []
         append = events.append
         while node is not None:
-            e = node.taken[1]  # Taken.event, by position: the cheapest read of a NamedTuple
-            append((e.time, e.seq))
+            append(node.taken[1].order)  # Taken.event by position, its sort_key() as built
             node = node.parent
         events.reverse()
         keyed.append(((max(events, default=()) if by_completion else (), m.start, events), i, m))
