@@ -1,4 +1,4 @@
-"""An event's triples indexed for the compiled GPM matcher (``compiled_gpm``).
+"""An event's triples indexed for the compiled GPM matcher (``gpm_codegen``).
 
 Built once per event: triples grouped by predicate as ``(subject, object)`` pairs, plus a
 ``memo`` dict where compiled patterns keep their per-event results (the base solutions of a

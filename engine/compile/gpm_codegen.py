@@ -13,7 +13,7 @@ Semantics (SEMANTICS.md section 2): for this shape, ``eval(A, e, mu)`` is every
 ``mu ∪ nu`` with ``nu`` a solution of the BGP on the event compatible with ``mu`` for which
 every FILTER is true on ``mu ∪ nu``. FILTERs that mention only BGP variables do not depend
 on ``mu``: they run inside the join, once per event, and the filtered solutions are memoised
-on the index; the others run per context. Expression semantics: ``sparql_values``
+on the index; the others run per context. Expression semantics: ``values``
 (``dialect="spec"`` by default; ``"oxigraph"`` to agree with the pyoxigraph fallback).
 
 ``compile_expression(expr)`` compiles one SPARQL expression on its own (the same code).
@@ -767,7 +767,7 @@ def compile_pattern(
 
     ``allow_graph``: skip top-level GRAPH elements and report them in ``graph_elements``
     (``solutions`` then refuses; the engine joins them and calls ``check``).
-    ``dialect``: ``"spec"`` (default) or ``"oxigraph"`` (see ``sparql_values``).
+    ``dialect``: ``"spec"`` (default) or ``"oxigraph"`` (``values.dialects``).
     ``base_iri``: the query's BASE; bodies calling IRI()/URI() are then left to pyoxigraph.
     ``order``: the join order of the triple patterns (a plan's; default ``join_order``).
     """
@@ -934,9 +934,9 @@ def _write_check(src: _Source, filters: list[A.Expr], filter_variables: list[str
 def compile_expression(
     expr: A.Expr, *, dialect: str = SPEC.name, base_iri: str | None = None
 ):
-    """A SPARQL expression as a function ``f(mapping) -> value`` (see ``sparql_values`` for
-    values; ``sparql_values.to_term`` makes an RDF term of one). ``f`` raises one of
-    ``sparql_values.ERRORS`` for an expression error. None when unsupported."""
+    """A SPARQL expression as a function ``f(mapping) -> value`` (see ``values`` for
+    values; ``values.terms.to_term`` makes an RDF term of one). ``f`` raises one of
+    ``values.kinds.ERRORS`` for an expression error. None when unsupported."""
     names = sorted(A.expr_vars(expr))
     src = _Source({}, {}, dialect)
     src.emit("def _expr(m):")

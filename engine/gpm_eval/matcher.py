@@ -4,7 +4,7 @@ Each pushed event gets one ``EventContext`` shared by every run and every query:
 predicate set (for the pre-filter), its index by predicate, and per-GPM caches of the
 context-independent solutions. A ``GpmMatcher`` evaluates one GPM on a context:
 
-- compiled path (``compiled_gpm``): top-level triples and FILTERs as Python code; GRAPH
+- compiled path (``compile.gpm_codegen``): top-level triples and FILTERs as Python code; GRAPH
   blocks are joined against the knowledge base with one cached pyoxigraph query per
   distinct binding of their join variables;
 - fallback: pyoxigraph's SPARQL engine on a store holding the events being processed as

@@ -159,7 +159,7 @@ class QueryRuntime:
         self._pos: dict[int, int] = {}  # positions of the events at the current timestamp
         # matches completed at this moment, not yet emitted, with their shared-buffer node
         self._batch: list[tuple[Match, Node | None]] = []
-        # lazy chain (lazychain): steps 0..t-1 buffered, evaluated when step t's events come
+        # lazy chain (runtime.lazy_chain): steps 0..t-1 buffered, evaluated when step t's events come
         t = plan.lazy_chain
         self.lazy_trigger = t
         self.prefix = (PrefixBuffer(self.steps, matchers, t, self.omega if w.kind == "time" else None)
@@ -396,7 +396,7 @@ class QueryRuntime:
             return out
         partitioned = self.partitioned
         for i, ranged, loops, probes in self._probes.get(e.stream, ()):
-            # per partition, what the event's solutions ask of its runs (runindex)
+            # per partition, what the event's solutions ask of its runs (range_index)
             requests: dict[tuple, list] = {}
             for m, rk, slots, keys in probes:
                 if slots is not None:  # the compiled join's rows: no dicts needed

@@ -1,4 +1,4 @@
-"""The lazy chain (engine/lazychain.py): which prefixes it takes, and on a skewed stream the
+"""The lazy chain (engine/runtime/lazy_chain.py): which prefixes it takes, and on a skewed stream the
 same matches as the eager automaton and the reference evaluator with far fewer runs."""
 
 from __future__ import annotations
