@@ -29,7 +29,8 @@ from pyoxigraph import Literal, NamedNode, Quad, Store, Triple
 from spaseq.engine.compile.event_index import EventIndex
 from spaseq.engine.compile.gpm_codegen import compile_pattern
 from spaseq.engine.events import Event
-from spaseq.engine.gpm_eval.sparql_eval import GpmEvaluator, values_clause
+from spaseq.engine.gpm_eval.sparql_eval import GpmEvaluator
+from spaseq.engine.gpm_eval.sparql_store import values_clause
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.vocab import XSD_DOUBLE, XSD_INTEGER
 

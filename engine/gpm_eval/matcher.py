@@ -18,6 +18,7 @@ once per event (``base``) and a per-run part (``extend``: compatibility, KB join
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
 
 from pyoxigraph import NamedNode, Store
 
@@ -38,13 +39,6 @@ from spaseq.engine.gpm_eval.sparql_store import (
     values_clause,
 )
 from spaseq.engine.matches import Term
-
-try:  # the compiled hot path; absent modules fall back to pyoxigraph
-    from spaseq.engine.compile.event_index import EventIndex
-    from spaseq.engine.compile.gpm_codegen import compile_pattern
-except ImportError:  # pragma: no cover - only while the compiled path is being built
-    compile_pattern = None
-    EventIndex = None
 
 
 class EventContext:
@@ -129,7 +123,7 @@ class EventGraphs(SparqlStore):
             self._live.append(ctx)
         return ctx.graph
 
-    def release(self, before: float) -> None:
+    def release(self, before: Decimal) -> None:
         """Drop the graphs of events earlier than ``before`` (they are fully processed)."""
         keep = []
         for ctx in self._live:

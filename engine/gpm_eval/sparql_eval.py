@@ -21,17 +21,8 @@ from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.gpm_texts import GpmTexts
 from spaseq.engine.events import Event
 from spaseq.engine.functions.run_functions import RunContext
-from spaseq.engine.gpm_eval.sparql_store import (
-    EVENT_GRAPH_PREFIX,
-    Solution,
-    SparqlStore,
-    compatible,
-    query_functions,
-    values_clause,
-)
+from spaseq.engine.gpm_eval.sparql_store import Solution, SparqlStore, compatible
 from spaseq.engine.matches import Term
-
-__all__ = ["EVENT_GRAPH_PREFIX", "GpmEvaluator", "Solution", "compatible", "query_functions", "values_clause"]
 
 
 @dataclass

@@ -26,7 +26,8 @@ from pyoxigraph import Store
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.events import Event
 from spaseq.engine.functions.run_functions import RunContext, kleene_gpms
-from spaseq.engine.gpm_eval.sparql_eval import GpmEvaluator, Solution
+from spaseq.engine.gpm_eval.sparql_eval import GpmEvaluator
+from spaseq.engine.gpm_eval.sparql_store import Solution
 from spaseq.engine.matches import Match, Taken, match_order
 
 

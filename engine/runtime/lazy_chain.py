@@ -25,7 +25,7 @@ from decimal import Decimal
 
 from spaseq.engine.compile.nfa import Step
 from spaseq.engine.gpm_eval.matcher import EventContext, GpmMatcher, Solution
-from spaseq.engine.gpm_eval.sparql_eval import compatible
+from spaseq.engine.gpm_eval.sparql_store import compatible
 from spaseq.engine.matches import Taken
 from spaseq.engine.values.timestamps import INFINITY, ZERO
 

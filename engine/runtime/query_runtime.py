@@ -28,7 +28,7 @@ from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.plan import Plan
 from spaseq.engine.functions.run_functions import RunContext
 from spaseq.engine.gpm_eval.matcher import EventContext, GpmMatcher, Solution
-from spaseq.engine.gpm_eval.sparql_eval import compatible
+from spaseq.engine.gpm_eval.sparql_store import compatible
 from spaseq.engine.matches import Match, Taken, spelling
 from spaseq.engine.runtime.lazy_chain import PrefixBuffer, may_match
 from spaseq.engine.runtime.range_index import RangeBucket, order_key
