@@ -15,7 +15,7 @@ from spaseq.engine import api, reference
 from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.errors import QueryError
 from spaseq.engine.language.query import parse_query
-from tests.properties.test_differential import bag, events, kb, options
+from tests.properties.test_differential import check_against_reference, events, options
 from tests.util import EX, QUERY_PREFIXES, query_text
 from tests.util import events as make_events
 
@@ -206,11 +206,7 @@ def run_queries(draw) -> str:
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(run_queries(), events(), options, st.booleans())
 def test_engine_equals_reference_with_run_functions(text, evs, opts, end_of_input) -> None:
-    q = parse_query(text)
-    store = kb()
-    expected = bag(reference.evaluate(q, evs, store, end_of_input=end_of_input))
-    got = bag(api.evaluate(q, evs, store, opts, end_of_input=end_of_input))
-    assert got == expected, text
+    check_against_reference(text, evs, opts, end_of_input)
 
 
 def test_run_functions_through_the_rdflib_processor() -> None:
