@@ -194,7 +194,8 @@ SHAPES = {
     "fractional-second window": lambda q: "0.15 SECONDS" in q,
     "millisecond tumbling window": lambda q: "MILLISECONDS TUMBLING" in q,
     "conjunction inside a disjunction": lambda q: re.search(r"\([^()]*\| \(G\d+ & ", q) is not None,
-    "disjunction inside a conjunction": lambda q: re.search(r"\([^()]*& \(G\d+ \| ", q) is not None,
+    "disjunction inside a conjunction": lambda q: re.search(
+        r"& \(G\d+ \| G\d+\)|\(\(G\d+ \| G\d+\) & ", q) is not None,
     "Kleene+": lambda q: re.search(r"G\d+\+", q) is not None,
 }
 
@@ -203,14 +204,15 @@ SHAPES = {
 def test_the_generator_makes_each_shape(shape: str) -> None:
     """The shapes of issue 11 are within the generators' reach (so the ci profile meets
     them; SPASEQ_DIFF_EXAMPLES=10000 runs 10^4 cases per property locally)."""
-    find(queries(), SHAPES[shape], settings=settings(max_examples=2000, database=None))
+    # derandomized: the same search each run, so CI cannot miss a shape by bad luck
+    find(queries(), SHAPES[shape], settings=settings(max_examples=2000, database=None, derandomize=True))
 
 
 def test_the_event_generator_puts_events_on_bounds_and_ties() -> None:
     fractional = find(events(), lambda evs: any(e.time % 1 and e.time > 10**9 for e in evs),
-                      settings=settings(max_examples=2000, database=None))
+                      settings=settings(max_examples=2000, database=None, derandomize=True))
     assert fractional
     find(events(), lambda evs: any(a.time == b.time and a.stream != b.stream for a in evs for b in evs),
-         settings=settings(max_examples=2000, database=None))
+         settings=settings(max_examples=2000, database=None, derandomize=True))
     find(events(), lambda evs: {Decimal("0.1"), Decimal("0.3")} <= {e.time for e in evs},
-         settings=settings(max_examples=2000, database=None))
+         settings=settings(max_examples=2000, database=None, derandomize=True))
