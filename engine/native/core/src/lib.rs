@@ -6,11 +6,15 @@
 
 pub mod algebra;
 pub mod dictionary;
+pub mod gpm;
 pub mod json;
 pub mod plan;
 pub mod replay;
+pub mod runtime;
+pub mod stream;
 pub mod summary;
 pub mod time;
+pub mod vars;
 
 pub use json::PlanError;
 pub use plan::{Plan, PLAN_VERSION};

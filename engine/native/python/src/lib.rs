@@ -3,6 +3,10 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+
+mod gpm;
+mod runtime;
+mod stream;
 use spaseq_core::dictionary::Dictionary;
 use spaseq_core::replay::{self, Event, Format, GENERATED_AT_TIME};
 use spaseq_core::{summary::summary, Plan, PLAN_VERSION};
@@ -74,5 +78,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan_summary, m)?)?;
     m.add_function(wrap_pyfunction!(read_replay, m)?)?;
     m.add_function(wrap_pyfunction!(count_replay, m)?)?;
+    gpm::register(m)?;
+    runtime::register(m)?;
+    stream::register(m)?;
     Ok(())
 }

@@ -1,0 +1,1 @@
+//! GPM evaluation on one event (issue 12): being written.

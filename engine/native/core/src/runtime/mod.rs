@@ -1,0 +1,1 @@
+//! The NFA_scep runtime (issue 12): being written.

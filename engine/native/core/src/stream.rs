@@ -1,0 +1,1 @@
+//! Streaming replay (issue 12): being written.
