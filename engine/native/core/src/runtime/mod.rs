@@ -1,1 +1,26 @@
-//! The NFA_scep runtime (issue 12): being written.
+//! The NFA_scep runtime (SEMANTICS.md sections 4-8, the Python `runtime.query_runtime` it
+//! replaces): runs (partial matches) waiting at steps of the automaton advance, clone and
+//! die as the events of the query's streams arrive, and complete matches are released in
+//! the total match order (docs/decisions.md 4).
+//!
+//! - `event`: an event as the runtime holds it (shared by every query and every run);
+//! - `buffer`: the shared buffer of taken events (parent-linked nodes: cloning is O(1));
+//! - `window`: WITHIN arithmetic on exact nanoseconds or event positions;
+//! - `operand`: a step's operand (a GPM, `&`, `|`) compiled to GPM indexes;
+//! - `gpms`: what the runtime asks of GPM evaluation (`gpm::GpmProgram` answers it);
+//! - `order`: complete matches and their order;
+//! - `query`: one query's runs, indexes and clock.
+
+pub mod buffer;
+pub mod event;
+pub mod gpms;
+pub mod operand;
+pub mod order;
+pub mod query;
+pub mod window;
+
+pub use buffer::{Node, Taken};
+pub use event::{EventData, EventRef, Streams};
+pub use gpms::GpmEval;
+pub use order::MatchRecord;
+pub use query::{QueryRuntime, Unsupported};

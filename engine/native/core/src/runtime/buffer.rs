@@ -1,0 +1,52 @@
+//! The shared buffer (FlinkCEP's model): each event a run takes is a node linked to the
+//! run's earlier nodes, so a run is cloned in O(1) and a match's events are listed only
+//! when it is emitted.
+
+use super::event::EventRef;
+use crate::dictionary::TermId;
+use std::rc::Rc;
+
+/// One event an atom took: the GPM (its index in the plan), the event, and the values of
+/// the GPM's local variables there (`None` where a variable is unbound).
+#[derive(Debug, Clone)]
+pub struct Taken {
+    pub gpm: usize,
+    pub event: EventRef,
+    pub bindings: Rc<[Option<TermId>]>,
+}
+
+#[derive(Debug)]
+pub struct Node {
+    pub parent: Option<Rc<Node>>,
+    pub taken: Taken,
+}
+
+impl Node {
+    pub fn push(parent: Option<Rc<Node>>, taken: Taken) -> Rc<Node> {
+        Rc::new(Node { parent, taken })
+    }
+
+    /// The events taken, first to last.
+    pub fn chain(node: &Option<Rc<Node>>) -> Vec<Taken> {
+        let mut out = Vec::new();
+        let mut at = node.as_deref();
+        while let Some(n) = at {
+            out.push(n.taken.clone());
+            at = n.parent.as_deref();
+        }
+        out.reverse();
+        out
+    }
+
+    /// The order keys (time, arrival) of the events taken, first to last.
+    pub fn orders(node: &Option<Rc<Node>>) -> Vec<(i128, u64)> {
+        let mut out = Vec::new();
+        let mut at = node.as_deref();
+        while let Some(n) = at {
+            out.push(n.taken.event.order());
+            at = n.parent.as_deref();
+        }
+        out.reverse();
+        out
+    }
+}

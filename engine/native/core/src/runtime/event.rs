@@ -1,0 +1,58 @@
+//! Events as the runtime holds them: shared (`Rc`) by every query, run and match that took
+//! them, and dropped when the last of those is gone.
+
+use crate::dictionary::TermId;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+pub type StreamId = u32;
+
+/// One event: a named graph on a stream at a time (nanoseconds), `seq` its arrival number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventData {
+    pub stream: StreamId,
+    pub time: i128,
+    pub seq: u64,
+    pub graph: Option<TermId>,
+    pub triples: Vec<[TermId; 3]>,
+}
+
+impl EventData {
+    /// Where the event stands among events (time, then arrival): `Event.sort_key`.
+    pub fn order(&self) -> (i128, u64) {
+        (self.time, self.seq)
+    }
+}
+
+pub type EventRef = Rc<EventData>;
+
+/// Stream IRIs as small integers, shared by the queries of one engine.
+#[derive(Debug, Clone, Default)]
+pub struct Streams {
+    ids: HashMap<String, StreamId>,
+    iris: Vec<String>,
+}
+
+impl Streams {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn id(&mut self, iri: &str) -> StreamId {
+        if let Some(&id) = self.ids.get(iri) {
+            return id;
+        }
+        let id = StreamId::try_from(self.iris.len()).expect("fewer than 2^32 streams");
+        self.iris.push(iri.to_owned());
+        self.ids.insert(iri.to_owned(), id);
+        id
+    }
+
+    pub fn get(&self, iri: &str) -> Option<StreamId> {
+        self.ids.get(iri).copied()
+    }
+
+    pub fn iri(&self, id: StreamId) -> &str {
+        &self.iris[id as usize]
+    }
+}

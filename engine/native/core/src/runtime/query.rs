@@ -1,0 +1,1185 @@
+//! One query's runtime: its runs waiting at steps of NFA_scep, indexed by stream or by the
+//! values of the variables the next GPM joins on, its clocks, and the matches completed at
+//! the current moment. A port of the Python `runtime.query_runtime` (SEMANTICS.md):
+//!
+//! - `,` a run ended at t may only take events at next(t), the first later timestamp of the
+//!   query's streamset; when the clock moves past it, the run dies;
+//! - `;` a run takes every result at the first timestamp where it has one, then dies when
+//!   the clock moves past that timestamp ("commits");
+//! - `:` a run waits until its window ends.
+//!
+//! Absences (negated and untaken optional atoms) are pending on a run: an event matching
+//! one at t limits the run to extensions at t or earlier.
+
+use super::buffer::{Node, Taken};
+use super::event::{EventRef, StreamId, Streams};
+use super::gpms::GpmEval;
+use super::operand::Op;
+use super::order::{sort_batch, MatchRecord};
+use super::window::Span;
+use crate::dictionary::{Dictionary, TermId};
+use crate::plan::{Modifier, Plan, Strategy};
+use crate::vars::{Row, Slot, VarTable};
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::rc::Rc;
+
+const INF: i128 = i128::MAX;
+const NEG_INF: i128 = i128::MIN;
+
+/// A plan this runtime cannot run yet, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported(pub String);
+
+/// An absence to watch for: no result of `gpm` in context `mu` after `after`.
+#[derive(Debug, Clone)]
+struct Pending {
+    gpm: usize,
+    mu: Row,
+    after: i128,
+}
+
+/// Where a waiting run is registered (to remove it when it dies).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Home {
+    Stream(Option<StreamId>),
+    Partition(PartitionKey),
+    Watch(Option<StreamId>),
+}
+
+type PartitionKey = (usize, bool, Vec<TermId>);
+
+/// A result of an operand on an event: the extended mapping and the events it took.
+type Result1 = (Row, Vec<Taken>);
+
+/// A partial match waiting at `step` (a Kleene loop run waits for another iteration).
+#[derive(Debug)]
+struct Run {
+    id: u64,
+    step: usize,
+    mu: Row,
+    ctx: Option<Row>,
+    node: Option<Rc<Node>>,
+    start: Option<i128>,
+    end: Option<i128>,
+    first_pos: Option<i64>,
+    pending: Vec<Pending>,
+    limit: i128,
+    commit: Option<i128>,
+    looping: bool,
+    dead: bool,
+    homes: Vec<Home>,
+    conj: HashMap<usize, (i128, Vec<Vec<Result1>>)>,
+    strategy: Option<Strategy>,
+    last: bool,
+}
+
+type RunRef = Rc<RefCell<Run>>;
+
+/// An event offered to a lazy conjunction run, kept until its timestamp is complete: the
+/// event, its prepared index, its position.
+type Offered<G> = (EventRef, Rc<<G as GpmEval>::Index>, i64);
+
+impl Run {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        step: usize,
+        mu: Row,
+        node: Option<Rc<Node>>,
+        start: Option<i128>,
+        end: Option<i128>,
+        first_pos: Option<i64>,
+        pending: Vec<Pending>,
+        ctx: Option<Row>,
+        looping: bool,
+    ) -> Self {
+        Run {
+            id: 0,
+            step,
+            mu,
+            ctx,
+            node,
+            start,
+            end,
+            first_pos,
+            pending,
+            limit: INF,
+            commit: None,
+            looping,
+            dead: false,
+            homes: Vec::new(),
+            conj: HashMap::new(),
+            strategy: None,
+            last: false,
+        }
+    }
+
+    /// What the next GPM is evaluated against: the mapping, or (in a Kleene loop) the
+    /// context before the Kleene atom.
+    fn context(&self) -> &Row {
+        if self.looping {
+            self.ctx.as_ref().unwrap_or(&self.mu)
+        } else {
+            &self.mu
+        }
+    }
+}
+
+/// A heap entry: a deadline and the run it ends, earliest (then oldest) first.
+struct Due(i128, u64, RunRef);
+
+impl PartialEq for Due {
+    fn eq(&self, other: &Self) -> bool {
+        (self.0, self.1) == (other.0, other.1)
+    }
+}
+impl Eq for Due {}
+impl PartialOrd for Due {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Due {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.0, self.1).cmp(&(other.0, other.1))
+    }
+}
+
+/// A step as the runtime uses it.
+#[derive(Debug, Clone)]
+struct StepInfo {
+    op: Op,
+    modifier: Modifier,
+    strategy: Option<Strategy>,
+    streams: Vec<StreamId>,
+    partition: Option<Vec<Slot>>,
+}
+
+impl StepInfo {
+    fn loop_strategy(&self) -> Option<Strategy> {
+        Some(if self.strategy.is_none() {
+            Strategy::SkipTillNext
+        } else {
+            Strategy::Strict
+        })
+    }
+}
+
+/// Per stream, the partitioned steps an event of it may extend, and by which GPMs.
+#[derive(Debug, Clone)]
+struct Probe {
+    step: usize,
+    loops: Vec<bool>,
+    gpms: Vec<usize>,
+}
+
+/// The engine switches the runtime reads (EngineOptions).
+#[derive(Debug, Clone, Copy)]
+struct Switches {
+    push_windows: bool,
+    index_streams: bool,
+    lazy_conjunction: bool,
+    cost_ordered_disjunction: bool,
+}
+
+pub struct QueryRuntime<G: GpmEval> {
+    gpms: G,
+    gpm_streams: Vec<StreamId>,
+    gpm_costs: Vec<usize>,
+    gpm_names: Vec<String>,
+    vars: VarTable,
+    steps: Vec<StepInfo>,
+    probes: HashMap<StreamId, Vec<Probe>>,
+    switches: Switches,
+    streams: Vec<StreamId>,
+    span: Span,
+    t0: Option<i128>,
+    /// Largest timestamp of the query's streamset, and the one before it.
+    pub clock: i128,
+    prev_clock: i128,
+    /// The engine's clock (events of any stream, heartbeats).
+    time: i128,
+    position: i64,
+    next_id: u64,
+    by_stream: HashMap<Option<StreamId>, BTreeMap<u64, RunRef>>,
+    partitioned: HashMap<PartitionKey, BTreeMap<u64, RunRef>>,
+    watchers: HashMap<Option<StreamId>, BTreeMap<u64, RunRef>>,
+    strict_new: Vec<RunRef>,
+    death: BTreeMap<i128, Vec<RunRef>>,
+    expiry: BinaryHeap<Reverse<Due>>,
+    closing: BinaryHeap<Reverse<Due>>,
+    lazy: Vec<(RunRef, Offered<G>)>,
+    lazy_ids: std::collections::HashSet<u64>,
+    doomed: Vec<RunRef>,
+    start_run: RunRef,
+    /// Positions of the events at the current timestamp, by arrival number.
+    positions: HashMap<u64, i64>,
+    batch: Vec<MatchRecord>,
+    /// Matches released, in order, for the caller to take.
+    pub out: Vec<MatchRecord>,
+    pub runs_created: u64,
+}
+
+impl<G: GpmEval> QueryRuntime<G> {
+    /// The runtime of `plan` with `gpms` evaluating its GPMs (indexed as `plan.gpms`) and
+    /// `vars` the slots they use.
+    pub fn new(
+        plan: &Plan,
+        gpms: G,
+        vars: VarTable,
+        streams: &mut Streams,
+    ) -> Result<Self, Unsupported> {
+        if plan.lazy_chain > 0 {
+            return Err(Unsupported(
+                "the lazy chain is not in the native runtime yet".into(),
+            ));
+        }
+        let gpm_index = |name: &str| plan.gpms.iter().position(|g| g.name == name);
+        let mut conj_ids = 0;
+        let mut steps = Vec::new();
+        for (i, step) in plan.steps.iter().enumerate() {
+            let op = Op::compile(&step.operand, &gpm_index, &mut conj_ids).map_err(Unsupported)?;
+            let partition = match &plan.run_indexes[i].partition_keys {
+                Some(keys) => Some(
+                    keys.iter()
+                        .map(|k| {
+                            vars.get(k).ok_or_else(|| {
+                                Unsupported(format!("partition key ?{k} is no variable"))
+                            })
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                ),
+                None => None,
+            };
+            steps.push(StepInfo {
+                op,
+                modifier: step.modifier,
+                strategy: step.strategy,
+                streams: step.streams.iter().map(|s| streams.id(s)).collect(),
+                partition,
+            });
+        }
+        let mut probes = HashMap::new();
+        for (stream, list) in &plan.probes {
+            let list = list
+                .iter()
+                .map(|p| {
+                    Ok(Probe {
+                        step: p.step,
+                        loops: p.loops.clone(),
+                        gpms: p
+                            .gpms
+                            .iter()
+                            .map(|g| gpm_index(g).ok_or_else(|| Unsupported(format!("no GPM {g}"))))
+                            .collect::<Result<_, _>>()?,
+                    })
+                })
+                .collect::<Result<Vec<_>, Unsupported>>()?;
+            probes.insert(streams.id(stream), list);
+        }
+        let options = &plan.options;
+        let start_run = Rc::new(RefCell::new(Run::new(
+            0,
+            vars.empty_row(),
+            None,
+            None,
+            None,
+            None,
+            Vec::new(),
+            None,
+            false,
+        )));
+        start_run.borrow_mut().id = 1;
+        Ok(QueryRuntime {
+            gpm_streams: plan.gpms.iter().map(|g| streams.id(&g.stream)).collect(),
+            gpm_costs: plan.gpms.iter().map(|g| g.cost).collect(),
+            gpm_names: plan.gpms.iter().map(|g| g.name.clone()).collect(),
+            gpms,
+            vars,
+            steps,
+            probes,
+            switches: Switches {
+                push_windows: options.enabled("push_windows"),
+                index_streams: options.enabled("index_streams"),
+                lazy_conjunction: options.enabled("lazy_conjunction"),
+                cost_ordered_disjunction: options.enabled("cost_ordered_disjunction"),
+            },
+            streams: plan
+                .query
+                .streams
+                .iter()
+                .map(|(_, s)| streams.id(s))
+                .collect(),
+            span: Span {
+                window: plan.query.window,
+            },
+            t0: None,
+            clock: NEG_INF,
+            prev_clock: NEG_INF,
+            time: NEG_INF,
+            position: -1,
+            next_id: 2,
+            by_stream: HashMap::new(),
+            partitioned: HashMap::new(),
+            watchers: HashMap::new(),
+            strict_new: Vec::new(),
+            death: BTreeMap::new(),
+            expiry: BinaryHeap::new(),
+            closing: BinaryHeap::new(),
+            lazy: Vec::new(),
+            lazy_ids: Default::default(),
+            doomed: Vec::new(),
+            start_run,
+            positions: HashMap::new(),
+            batch: Vec::new(),
+            out: Vec::new(),
+            runs_created: 0,
+        })
+    }
+
+    pub fn vars(&self) -> &VarTable {
+        &self.vars
+    }
+
+    pub fn gpm_names(&self) -> &[String] {
+        &self.gpm_names
+    }
+
+    pub fn gpms(&self) -> &G {
+        &self.gpms
+    }
+
+    /// Does the query read this stream?
+    pub fn reads(&self, stream: StreamId) -> bool {
+        self.streams.contains(&stream)
+    }
+
+    fn new_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    fn stream_key(&self, stream: StreamId) -> Option<StreamId> {
+        self.switches.index_streams.then_some(stream)
+    }
+
+    // ------------------------------------------------------------------ indexing
+
+    fn wait(&mut self, run: &RunRef) {
+        let (step, looping) = {
+            let r = run.borrow();
+            (r.step, r.looping)
+        };
+        if let Some(keys) = &self.steps[step].partition {
+            let values: Option<Vec<TermId>> = {
+                let r = run.borrow();
+                let context = r.context();
+                keys.iter().map(|&k| context[k]).collect()
+            };
+            if let Some(values) = values {
+                let key = (step, looping, values);
+                let id = run.borrow().id;
+                self.partitioned
+                    .entry(key.clone())
+                    .or_default()
+                    .insert(id, run.clone());
+                run.borrow_mut().homes.push(Home::Partition(key));
+                if !run.borrow().pending.is_empty() {
+                    self.watch(run);
+                }
+                return;
+            }
+        }
+        let streams: Vec<Option<StreamId>> = if self.switches.index_streams {
+            self.steps[step].streams.iter().map(|&s| Some(s)).collect()
+        } else {
+            vec![None]
+        };
+        let id = run.borrow().id;
+        for s in streams {
+            self.by_stream.entry(s).or_default().insert(id, run.clone());
+            run.borrow_mut().homes.push(Home::Stream(s));
+        }
+        self.watch(run);
+    }
+
+    fn watch(&mut self, run: &RunRef) {
+        let keys: Vec<Option<StreamId>> = run
+            .borrow()
+            .pending
+            .iter()
+            .map(|p| self.stream_key(self.gpm_streams[p.gpm]))
+            .collect();
+        let id = run.borrow().id;
+        for s in keys {
+            self.watchers.entry(s).or_default().insert(id, run.clone());
+            run.borrow_mut().homes.push(Home::Watch(s));
+        }
+    }
+
+    fn kill(&mut self, run: &RunRef) {
+        let (id, homes) = {
+            let mut r = run.borrow_mut();
+            if r.dead {
+                return;
+            }
+            r.dead = true;
+            r.conj.clear();
+            (r.id, std::mem::take(&mut r.homes))
+        };
+        for home in homes {
+            match home {
+                Home::Stream(s) => remove(&mut self.by_stream, &s, id),
+                Home::Watch(s) => remove(&mut self.watchers, &s, id),
+                Home::Partition(k) => remove(&mut self.partitioned, &k, id),
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ windows
+
+    fn fits(&self, start: i128, first_pos: i64, tau: i128, pos: i64) -> bool {
+        self.span
+            .fits(self.t0.unwrap_or(0), start, first_pos, tau, pos)
+    }
+
+    fn deadline(&self, run: &Run) -> Option<i128> {
+        let start = run.start?;
+        self.span
+            .deadline(self.t0.unwrap_or(0), start, run.first_pos.unwrap_or(0))
+    }
+
+    fn expired(&self, deadline: i128, tau: i128, pos: i64) -> bool {
+        self.span.expired(deadline, tau, pos)
+    }
+
+    // ------------------------------------------------------------------ clock
+
+    /// Move the engine clock (an event of any stream, or a heartbeat) to `tau`.
+    pub fn advance_time(&mut self, tau: i128, pos: Option<i64>, dict: &Dictionary) {
+        if tau <= self.time && pos.is_none() {
+            return;
+        }
+        if tau > self.time {
+            self.flush_lazy(tau, dict);
+            self.time = tau;
+            let later = self.death.split_off(&tau);
+            let dying = std::mem::replace(&mut self.death, later);
+            for run in dying.into_values().flatten() {
+                self.kill(&run);
+            }
+        }
+        let p = pos.unwrap_or(self.position);
+        while let Some(Reverse(Due(deadline, _, _))) = self.expiry.peek() {
+            if !self.expired(*deadline, tau, p) {
+                break;
+            }
+            let Reverse(Due(_, _, run)) = self.expiry.pop().expect("peeked");
+            let (dead, id) = {
+                let r = run.borrow();
+                (r.dead, r.id)
+            };
+            if dead {
+                continue;
+            }
+            if self.lazy_ids.contains(&id) {
+                self.doomed.push(run);
+            } else {
+                self.kill(&run);
+            }
+        }
+        while let Some(Reverse(Due(deadline, _, _))) = self.closing.peek() {
+            if !self.expired(*deadline, tau, p) {
+                break;
+            }
+            let Reverse(Due(_, _, run)) = self.closing.pop().expect("peeked");
+            if !run.borrow().dead {
+                self.complete(&run);
+                self.kill(&run);
+            }
+        }
+        if !self.batch.is_empty() {
+            self.release(false, dict);
+        }
+    }
+
+    /// Evaluate work deferred to the end of the current timestamp (lazy conjunction).
+    pub fn flush(&mut self, dict: &Dictionary) {
+        self.flush_lazy(INF, dict);
+    }
+
+    /// End of input: every window closes; trailing-negation matches are emitted.
+    pub fn close(&mut self, dict: &Dictionary) {
+        self.flush_lazy(INF, dict);
+        let mut closing: Vec<Due> = std::mem::take(&mut self.closing)
+            .into_iter()
+            .map(|Reverse(d)| d)
+            .collect();
+        closing.sort();
+        for Due(_, _, run) in closing {
+            if !run.borrow().dead {
+                self.complete(&run);
+                self.kill(&run);
+            }
+        }
+        self.release(false, dict);
+        let waiting: Vec<RunRef> = self
+            .by_stream
+            .values()
+            .chain(self.partitioned.values())
+            .chain(self.watchers.values())
+            .flat_map(|b| b.values().cloned())
+            .collect();
+        for run in waiting {
+            self.kill(&run);
+        }
+        self.expiry.clear();
+        self.death.clear();
+    }
+
+    /// The earliest time a match emitted from now on without a new event can carry
+    /// (composition holds a consumer's input back to it); None if none.
+    pub fn horizon(&self) -> Option<i128> {
+        let closing = self
+            .closing
+            .iter()
+            .filter(|Reverse(d)| !d.2.borrow().dead)
+            .filter_map(|Reverse(d)| d.2.borrow().end)
+            .min();
+        let lazy = self.lazy.iter().map(|(_, (e, _, _))| e.time).min();
+        match (closing, lazy) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// How much state the query holds (bounded memory, SEMANTICS.md section 8).
+    pub fn footprint(&self) -> BTreeMap<&'static str, usize> {
+        let mut waiting = std::collections::HashSet::new();
+        for b in self.by_stream.values().chain(self.partitioned.values()) {
+            waiting.extend(b.keys().copied());
+        }
+        BTreeMap::from([
+            ("waiting_runs", waiting.len()),
+            (
+                "watching_runs",
+                self.watchers.values().map(|b| b.len()).sum(),
+            ),
+            ("expiry_entries", self.expiry.len()),
+            ("closing_runs", self.closing.len()),
+            ("death_entries", self.death.values().map(|v| v.len()).sum()),
+            ("range_keys", 0),
+            ("deferred", self.lazy.len() + self.doomed.len()),
+            ("buffered_events", 0),
+        ])
+    }
+
+    // ------------------------------------------------------------------ events
+
+    /// Process one event of the query's streamset (in time order).
+    pub fn on_event(&mut self, event: &EventRef, index: &Rc<G::Index>, dict: &Dictionary) {
+        let tau = event.time;
+        if self.t0.is_none() {
+            self.t0 = Some(tau);
+        }
+        if tau > self.clock {
+            self.flush_lazy(tau, dict);
+            self.positions.clear();
+            self.prev_clock = self.clock;
+            self.clock = tau;
+            for run in std::mem::take(&mut self.strict_new) {
+                if !run.borrow().dead {
+                    self.death.entry(tau).or_default().push(run);
+                }
+            }
+        }
+        self.position += 1;
+        let pos = self.position;
+        self.positions.insert(event.seq, pos);
+        self.advance_time(tau, Some(pos), dict);
+        self.absences(event, index, pos, dict);
+        for run in self.candidates(event, index, dict) {
+            if !run.borrow().dead {
+                self.try_run(&run, event, index, pos, dict);
+            }
+        }
+        let start = self.start_run.clone();
+        self.try_run(&start, event, index, pos, dict);
+        if !self.batch.is_empty() {
+            self.release(true, dict);
+        }
+    }
+
+    /// Runs the event may extend: by stream, and by join-key values where partitioned.
+    fn candidates(&self, event: &EventRef, index: &G::Index, dict: &Dictionary) -> Vec<RunRef> {
+        let mut out = Vec::new();
+        if let Some(bucket) = self.by_stream.get(&self.stream_key(event.stream)) {
+            out.extend(bucket.values().cloned());
+        }
+        if self.partitioned.is_empty() {
+            return out;
+        }
+        let mut rows = Vec::new();
+        for probe in self
+            .probes
+            .get(&event.stream)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+        {
+            let keys = self.steps[probe.step]
+                .partition
+                .as_ref()
+                .expect("a probed step is partitioned");
+            let mut seen: Vec<Vec<TermId>> = Vec::new();
+            for &g in &probe.gpms {
+                rows.clear();
+                self.gpms.base(g, index, dict, &mut rows);
+                for row in &rows {
+                    let Some(values) = keys.iter().map(|&k| row[k]).collect::<Option<Vec<_>>>()
+                    else {
+                        continue;
+                    };
+                    if seen.contains(&values) {
+                        continue;
+                    }
+                    for &looping in &probe.loops {
+                        if let Some(b) =
+                            self.partitioned.get(&(probe.step, looping, values.clone()))
+                        {
+                            out.extend(b.values().cloned());
+                        }
+                    }
+                    seen.push(values);
+                }
+            }
+        }
+        out
+    }
+
+    /// Pending absences matched by this event limit or kill their runs.
+    fn absences(&mut self, event: &EventRef, index: &G::Index, pos: i64, dict: &Dictionary) {
+        let Some(bucket) = self.watchers.get(&self.stream_key(event.stream)) else {
+            return;
+        };
+        let tau = event.time;
+        let runs: Vec<RunRef> = bucket.values().cloned().collect();
+        let mut rows = Vec::new();
+        for run in runs {
+            if run.borrow().dead {
+                continue;
+            }
+            let pending = run.borrow().pending.clone();
+            for p in pending {
+                if event.stream != self.gpm_streams[p.gpm] || tau <= p.after {
+                    continue;
+                }
+                let (last, start, first_pos) = {
+                    let r = run.borrow();
+                    (r.last, r.start, r.first_pos)
+                };
+                if last && !self.fits(start.unwrap_or(tau), first_pos.unwrap_or(pos), tau, pos) {
+                    continue;
+                }
+                rows.clear();
+                self.gpms.results(p.gpm, index, &p.mu, dict, &mut rows);
+                if !rows.is_empty() {
+                    if last {
+                        self.kill(&run); // a trailing absence was violated
+                    } else if tau < run.borrow().limit {
+                        run.borrow_mut().limit = tau;
+                        self.death.entry(tau).or_default().push(run.clone());
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ extending runs
+
+    /// Offer the event to one waiting run (SEMANTICS sections 4-7).
+    fn try_run(
+        &mut self,
+        run: &RunRef,
+        event: &EventRef,
+        index: &Rc<G::Index>,
+        pos: i64,
+        dict: &Dictionary,
+    ) {
+        let tau = event.time;
+        let (step, strategy) = {
+            let r = run.borrow();
+            if let Some(end) = r.end {
+                if tau <= end || tau > r.limit {
+                    return;
+                }
+                if r.strategy == Some(Strategy::Strict)
+                    && !(end == self.prev_clock && tau == self.clock)
+                {
+                    return;
+                }
+                if r.commit.is_some_and(|c| c != tau) {
+                    return;
+                }
+                if !self.switches.push_windows
+                    && !self.fits(r.start.unwrap_or(tau), r.first_pos.unwrap_or(pos), tau, pos)
+                {
+                    return;
+                }
+            }
+            (r.step, r.strategy)
+        };
+        if !self.steps[step].streams.contains(&event.stream) {
+            return;
+        }
+        let op = self.steps[step].op.clone();
+        let context = run.borrow().context().clone();
+        let results = match &op {
+            Op::And { .. } if self.switches.lazy_conjunction => {
+                let id = run.borrow().id;
+                self.lazy
+                    .push((run.clone(), (event.clone(), index.clone(), pos)));
+                self.lazy_ids.insert(id);
+                return;
+            }
+            Op::And { .. } => self.conj_new(run, &op, event, index, &context, dict),
+            _ => self.operand_results(&op, event, index, &context, run, dict),
+        };
+        if results.is_empty() {
+            return;
+        }
+        if strategy == Some(Strategy::SkipTillNext) && run.borrow().commit.is_none() {
+            run.borrow_mut().commit = Some(tau);
+            self.death.entry(tau).or_default().push(run.clone());
+        }
+        for (mu, taken) in results {
+            self.advance(run, event, pos, mu, taken);
+        }
+    }
+
+    /// New results of an operand completed by one event, for the run being extended.
+    fn operand_results(
+        &mut self,
+        op: &Op,
+        event: &EventRef,
+        index: &G::Index,
+        mu: &Row,
+        run: &RunRef,
+        dict: &Dictionary,
+    ) -> Vec<Result1> {
+        match op {
+            Op::Gpm(g) => {
+                if event.stream != self.gpm_streams[*g] {
+                    return Vec::new();
+                }
+                let mut rows = Vec::new();
+                self.gpms.results(*g, index, mu, dict, &mut rows);
+                let locals = self.gpms.local_slots(*g);
+                rows.into_iter()
+                    .map(|row| {
+                        let bindings: Rc<[Option<TermId>]> =
+                            locals.iter().map(|&s| row[s]).collect();
+                        let taken = Taken {
+                            gpm: *g,
+                            event: event.clone(),
+                            bindings,
+                        };
+                        (row, vec![taken])
+                    })
+                    .collect()
+            }
+            Op::Or(operands) => {
+                let mut ordered: Vec<&Op> = operands.iter().collect();
+                if self.switches.cost_ordered_disjunction {
+                    ordered.sort_by_key(|o| self.cost(o));
+                }
+                let mut out = Vec::new();
+                for o in ordered {
+                    out.extend(self.operand_results(o, event, index, mu, run, dict));
+                }
+                out
+            }
+            Op::And { .. } => self.conj_new(run, op, event, index, mu, dict),
+        }
+    }
+
+    fn cost(&self, op: &Op) -> usize {
+        let mut gpms = Vec::new();
+        op.gpms(&mut gpms);
+        gpms.iter().map(|&g| self.gpm_costs[g]).sum()
+    }
+
+    /// New full combinations at this timestamp completed by this event: each operand's
+    /// results so far at the same time are buffered on the run; every combination is
+    /// produced exactly once, by the event that supplies its last component.
+    fn conj_new(
+        &mut self,
+        run: &RunRef,
+        op: &Op,
+        event: &EventRef,
+        index: &G::Index,
+        mu: &Row,
+        dict: &Dictionary,
+    ) -> Vec<Result1> {
+        let Op::And { id, operands } = op else {
+            unreachable!("conj_new on a conjunction")
+        };
+        let tau = event.time;
+        let new_per_operand: Vec<Vec<Result1>> = operands
+            .iter()
+            .map(|o| self.operand_results(o, event, index, mu, run, dict))
+            .collect();
+        let mut r = run.borrow_mut();
+        let state = r
+            .conj
+            .entry(*id)
+            .or_insert_with(|| (tau, vec![Vec::new(); operands.len()]));
+        if state.0 != tau {
+            *state = (tau, vec![Vec::new(); operands.len()]);
+        }
+        let buffers = &mut state.1;
+        let mut out: Vec<Result1> = Vec::new();
+        for (i, new) in new_per_operand.into_iter().enumerate() {
+            if new.is_empty() {
+                continue;
+            }
+            if (0..buffers.len()).all(|j| j == i || !buffers[j].is_empty()) {
+                let mut partial: Vec<Result1> = vec![(mu.clone(), Vec::new())];
+                for (j, buffer) in buffers.iter().enumerate() {
+                    let pool = if j == i { &new } else { buffer };
+                    partial = join(&partial, pool);
+                    if partial.is_empty() {
+                        break;
+                    }
+                }
+                out.extend(partial);
+            }
+            buffers[i].extend(new);
+        }
+        drop(r);
+        let mut order = Vec::new();
+        op.gpms(&mut order);
+        out.into_iter()
+            .map(|(m, mut t)| {
+                t.sort_by_key(|x| order.iter().position(|&g| g == x.gpm).unwrap_or(0));
+                (m, t)
+            })
+            .collect()
+    }
+
+    /// Lazy conjunction (Section 7.3): evaluate buffered conjunction runs once every event
+    /// at their timestamp is known, cheapest operand first, stopping at the first operand
+    /// without results.
+    fn flush_lazy(&mut self, tau: i128, dict: &Dictionary) {
+        if self.lazy.is_empty() || self.lazy[0].1 .0.time >= tau {
+            return;
+        }
+        let mut groups: Vec<(RunRef, Vec<Offered<G>>)> = Vec::new();
+        let mut at: HashMap<u64, usize> = HashMap::new();
+        for (run, offered) in std::mem::take(&mut self.lazy) {
+            let id = run.borrow().id;
+            let i = *at.entry(id).or_insert_with(|| {
+                groups.push((run.clone(), Vec::new()));
+                groups.len() - 1
+            });
+            groups[i].1.push(offered);
+        }
+        self.lazy_ids.clear();
+        self.evaluate_lazy(groups, dict);
+        for run in std::mem::take(&mut self.doomed) {
+            self.kill(&run);
+        }
+        self.release(true, dict);
+    }
+
+    fn evaluate_lazy(&mut self, groups: Vec<(RunRef, Vec<Offered<G>>)>, dict: &Dictionary) {
+        for (run, offered) in groups {
+            let (dead, step, context) = {
+                let r = run.borrow();
+                (r.dead, r.step, r.context().clone())
+            };
+            if dead {
+                continue;
+            }
+            let Op::And { operands, .. } = self.steps[step].op.clone() else {
+                continue;
+            };
+            let mut order: Vec<usize> = (0..operands.len()).collect();
+            order.sort_by_key(|&i| self.cost(&operands[i]));
+            let mut per: Vec<Vec<Result1>> = vec![Vec::new(); operands.len()];
+            let mut complete = true;
+            for i in order {
+                let mut rs = Vec::new();
+                for (event, index, _) in &offered {
+                    rs.extend(self.operand_results(
+                        &operands[i],
+                        event,
+                        index,
+                        &context,
+                        &run,
+                        dict,
+                    ));
+                }
+                if rs.is_empty() {
+                    complete = false;
+                    break;
+                }
+                per[i] = rs;
+            }
+            if !complete {
+                continue;
+            }
+            let mut joined: Vec<Result1> = vec![(context.clone(), Vec::new())];
+            for results in &per {
+                joined = join(&joined, results);
+            }
+            if joined.is_empty() {
+                continue;
+            }
+            let tau0 = offered[0].0.time;
+            let (strategy, commit) = {
+                let r = run.borrow();
+                (r.strategy, r.commit)
+            };
+            if strategy == Some(Strategy::SkipTillNext) && commit.is_none() {
+                run.borrow_mut().commit = Some(tau0);
+                self.death.entry(tau0).or_default().push(run.clone());
+            }
+            let (last, _, pos) = offered
+                .iter()
+                .max_by_key(|(_, _, pos)| *pos)
+                .expect("a lazy run was offered an event");
+            for (mu, taken) in joined {
+                self.advance(&run, last, *pos, mu, taken);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ state changes
+
+    /// A result at the event's time extends `run`: clone it one step further.
+    fn advance(&mut self, run: &RunRef, event: &EventRef, pos: i64, mu: Row, taken: Vec<Taken>) {
+        let tau = event.time;
+        let (step, run_first, run_start, run_node, run_context) = {
+            let r = run.borrow();
+            let ctx = if r.looping {
+                r.ctx.clone()
+            } else {
+                Some(r.mu.clone())
+            };
+            (r.step, r.first_pos, r.start, r.node.clone(), ctx)
+        };
+        let (first_pos, last_pos) = if taken.len() == 1 && Rc::ptr_eq(&taken[0].event, event) {
+            (run_first.unwrap_or(pos), pos)
+        } else {
+            let positions: Vec<i64> = taken
+                .iter()
+                .map(|t| *self.positions.get(&t.event.seq).unwrap_or(&pos))
+                .collect();
+            (
+                run_first.unwrap_or_else(|| *positions.iter().min().unwrap_or(&pos)),
+                *positions.iter().max().unwrap_or(&pos),
+            )
+        };
+        let start = run_start.unwrap_or(tau);
+        if let Some(omega) = self.span.sliding_time() {
+            if tau - start > omega {
+                return;
+            }
+        } else if !self.fits(start, first_pos, tau, last_pos) {
+            return;
+        }
+        let mut node = run_node;
+        for t in taken {
+            node = Some(Node::push(node, t));
+        }
+        let info = &self.steps[step];
+        if info.modifier == Modifier::Kleene {
+            let strategy = info.loop_strategy();
+            let looped = Run::new(
+                step,
+                mu.clone(),
+                node.clone(),
+                Some(start),
+                Some(tau),
+                Some(first_pos),
+                Vec::new(),
+                run_context,
+                true,
+            );
+            self.enter_wait(Rc::new(RefCell::new(looped)), strategy);
+        } else if step + 1 == self.steps.len() && run.borrow().pending.is_empty() {
+            self.emit(mu, node, start, tau); // a complete match: no run to build
+            return;
+        }
+        let next = Run::new(
+            step + 1,
+            mu,
+            node,
+            Some(start),
+            Some(tau),
+            Some(first_pos),
+            Vec::new(),
+            None,
+            false,
+        );
+        self.enter(step + 1, Rc::new(RefCell::new(next)));
+    }
+
+    /// A run arrives at state `index`: optional and negated atoms fork or add absences.
+    fn enter(&mut self, index: usize, run: RunRef) {
+        if index == self.steps.len() {
+            if !run.borrow().pending.is_empty() {
+                let id = self.new_id();
+                {
+                    let mut r = run.borrow_mut();
+                    r.last = true;
+                    r.id = id;
+                }
+                self.watch(&run);
+                let deadline = self.deadline(&run.borrow()).unwrap_or(INF);
+                self.closing.push(Reverse(Due(deadline, id, run)));
+                return;
+            }
+            self.complete(&run);
+            return;
+        }
+        run.borrow_mut().step = index;
+        let info = self.steps[index].clone();
+        let absence = |r: &Run| -> Option<Pending> {
+            match info.op {
+                Op::Gpm(g) => Some(Pending {
+                    gpm: g,
+                    mu: r.mu.clone(),
+                    after: r.end.unwrap_or(NEG_INF),
+                }),
+                _ => None,
+            }
+        };
+        match info.modifier {
+            Modifier::Negation => {
+                let p = absence(&run.borrow());
+                if let Some(p) = p {
+                    run.borrow_mut().pending.push(p);
+                }
+                self.enter(index + 1, run);
+            }
+            Modifier::Optional => {
+                let skip = {
+                    let r = run.borrow();
+                    let mut pending = r.pending.clone();
+                    pending.extend(absence(&r));
+                    Run::new(
+                        index,
+                        r.mu.clone(),
+                        r.node.clone(),
+                        r.start,
+                        r.end,
+                        r.first_pos,
+                        pending,
+                        None,
+                        false,
+                    )
+                };
+                self.enter_wait(run, info.strategy);
+                self.enter(index + 1, Rc::new(RefCell::new(skip)));
+            }
+            _ => self.enter_wait(run, info.strategy),
+        }
+    }
+
+    fn enter_wait(&mut self, run: RunRef, strategy: Option<Strategy>) {
+        let id = self.new_id();
+        {
+            let mut r = run.borrow_mut();
+            r.id = id;
+            r.strategy = strategy;
+        }
+        self.runs_created += 1;
+        self.wait(&run);
+        if strategy == Some(Strategy::Strict) {
+            self.strict_new.push(run.clone());
+        }
+        if self.switches.push_windows {
+            let deadline = {
+                let r = run.borrow();
+                match (self.span.sliding_time(), r.start) {
+                    (Some(omega), Some(start)) => Some(start + omega),
+                    _ => self.deadline(&r),
+                }
+            };
+            if let Some(deadline) = deadline {
+                self.expiry.push(Reverse(Due(deadline, id, run)));
+            }
+        }
+    }
+
+    fn complete(&mut self, run: &RunRef) {
+        let (mu, node, start, end) = {
+            let r = run.borrow();
+            (r.mu.clone(), r.node.clone(), r.start, r.end)
+        };
+        self.emit(mu, node, start.unwrap_or(NEG_INF), end.unwrap_or(NEG_INF));
+    }
+
+    fn emit(&mut self, mu: Row, node: Option<Rc<Node>>, start: i128, time: i128) {
+        self.batch.push(MatchRecord {
+            mu,
+            node,
+            start,
+            time,
+        });
+    }
+
+    /// Release the matches completed at one moment in the match order.
+    fn release(&mut self, by_completion: bool, dict: &Dictionary) {
+        let batch = std::mem::take(&mut self.batch);
+        let gpms = &self.gpms;
+        let locals = |g: usize| gpms.local_slots(g).to_vec();
+        let sorted = sort_batch(batch, by_completion, &self.vars, &locals, dict);
+        self.out.extend(sorted);
+    }
+}
+
+fn remove<K: std::hash::Hash + Eq>(
+    table: &mut HashMap<K, BTreeMap<u64, RunRef>>,
+    key: &K,
+    id: u64,
+) {
+    if let Some(bucket) = table.get_mut(key) {
+        bucket.remove(&id);
+        if bucket.is_empty() {
+            table.remove(key);
+        }
+    }
+}
+
+/// mu1 ∪ mu2 for each compatible pair (SPARQL's join), with the events both took.
+fn join(left: &[Result1], right: &[Result1]) -> Vec<Result1> {
+    let mut out = Vec::new();
+    for (m1, t1) in left {
+        for (m2, t2) in right {
+            if let Some(m) = merge(m1, m2) {
+                let mut t = t1.clone();
+                t.extend(t2.iter().cloned());
+                out.push((m, t));
+            }
+        }
+    }
+    out
+}
+
+/// The union of two compatible mappings, or None when they disagree on a variable.
+pub fn merge(a: &[Option<TermId>], b: &[Option<TermId>]) -> Option<Row> {
+    let mut out = Vec::with_capacity(a.len());
+    for (x, y) in a.iter().zip(b.iter()) {
+        out.push(match (x, y) {
+            (Some(x), Some(y)) if x != y => return None,
+            (Some(x), _) => Some(*x),
+            (None, y) => *y,
+        });
+    }
+    Some(out)
+}
