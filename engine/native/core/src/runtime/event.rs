@@ -7,9 +7,11 @@ use std::rc::Rc;
 
 pub type StreamId = u32;
 
-/// One event: a named graph on a stream at a time (nanoseconds), `seq` its arrival number.
+/// One event: a named graph on a stream at a time (nanoseconds); `seq` orders events of
+/// one time (the Python `Event.seq`), `uid` tells events apart within one engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventData {
+    pub uid: u64,
     pub stream: StreamId,
     pub time: i128,
     pub seq: u64,

@@ -213,7 +213,7 @@ pub struct QueryRuntime<G: GpmEval> {
     lazy_ids: std::collections::HashSet<u64>,
     doomed: Vec<RunRef>,
     start_run: RunRef,
-    /// Positions of the events at the current timestamp, by arrival number.
+    /// Positions of the events at the current timestamp, by `uid`.
     positions: HashMap<u64, i64>,
     batch: Vec<MatchRecord>,
     /// Matches released, in order, for the caller to take.
@@ -597,7 +597,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         }
         self.position += 1;
         let pos = self.position;
-        self.positions.insert(event.seq, pos);
+        self.positions.insert(event.uid, pos);
         self.advance_time(tau, Some(pos), dict);
         self.absences(event, index, pos, dict);
         for run in self.candidates(event, index, dict) {
@@ -976,7 +976,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         } else {
             let positions: Vec<i64> = taken
                 .iter()
-                .map(|t| *self.positions.get(&t.event.seq).unwrap_or(&pos))
+                .map(|t| *self.positions.get(&t.event.uid).unwrap_or(&pos))
                 .collect();
             (
                 run_first.unwrap_or_else(|| *positions.iter().min().unwrap_or(&pos)),
