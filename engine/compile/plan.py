@@ -33,6 +33,7 @@ class EngineOptions:
     lazy_conjunction: bool = False
     compiled_gpm: bool = True
     lazy_chain: bool = False
+    native: bool = False        # the native runtime (issue 12, being built): off by default
 
 
 COMPILED = "compiled"  # GpmPlan.path: generated join and FILTER code over the event's index

@@ -195,9 +195,12 @@ def test_the_native_core_names_the_field_it_cannot_read() -> None:
         _native.plan_summary(text.replace('"partition_keys": [\n        "c"\n      ]', '"partition_keys": 7'))
 
 
-def test_the_native_test_fixture_is_current() -> None:
-    """engine/native/core/tests/data/vshape.plan.json is what explain --plan writes today."""
-    path = ROOT / "fixtures" / "vshape.rq"
+@pytest.mark.parametrize("name", ["vshape", "kleene_strict"])
+def test_the_native_test_fixtures_are_current(name: str) -> None:
+    """engine/native/core/tests/data/NAME.plan.json is what explain --plan writes today for
+    fixtures/NAME.rq (the Rust tests read them)."""
+    path = ROOT / "fixtures" / f"{name}.rq"
     current = json.loads(plan_to_json(plan_query(load_query(str(path)))))
-    fixture = json.loads((ROOT / "engine/native/core/tests/data/vshape.plan.json").read_text(encoding="utf-8"))
-    assert json.dumps(fixture).replace('"vshape.rq"', json.dumps(str(path))) == json.dumps(current)
+    data = ROOT / "engine/native/core/tests/data" / f"{name}.plan.json"
+    fixture = json.loads(data.read_text(encoding="utf-8"))
+    assert json.dumps(fixture).replace(f'"{name}.rq"', json.dumps(str(path))) == json.dumps(current)

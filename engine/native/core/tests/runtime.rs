@@ -1,0 +1,168 @@
+//! The native runtime on plans written by `spaseq explain --plan` (tests/data, kept current
+//! by tests/compile/test_plan.py), with GPMs of one triple pattern `?s <p> ?o` evaluated by
+//! a test evaluator: the automaton's strategies, Kleene loops and windows, by hand.
+
+use oxrdf::{Literal, NamedNode, Term};
+use spaseq_core::algebra::{PatternTerm, Term as PlanTerm};
+use spaseq_core::dictionary::{Dictionary, TermId};
+use spaseq_core::runtime::{EventData, GpmEval, Node, QueryRuntime, Streams};
+use spaseq_core::vars::{Row, Slot, VarTable};
+use spaseq_core::Plan;
+use std::rc::Rc;
+
+/// Each GPM: one pattern (subject variable, predicate IRI, object variable).
+struct OnePattern(Vec<(Slot, TermId, Slot)>, Vec<Vec<Slot>>);
+
+impl GpmEval for OnePattern {
+    type Index = Vec<[TermId; 3]>;
+
+    fn results(
+        &self,
+        gpm: usize,
+        index: &Self::Index,
+        mu: &[Option<TermId>],
+        _: &Dictionary,
+        out: &mut Vec<Row>,
+    ) {
+        let (s, p, o) = self.0[gpm];
+        for t in index.iter().filter(|t| t[1] == p) {
+            if mu[s].is_some_and(|v| v != t[0]) || mu[o].is_some_and(|v| v != t[2]) {
+                continue;
+            }
+            let mut row = mu.to_vec();
+            row[s] = Some(t[0]);
+            row[o] = Some(t[2]);
+            out.push(row);
+        }
+    }
+
+    fn base(&self, gpm: usize, index: &Self::Index, dict: &Dictionary, out: &mut Vec<Row>) {
+        let width = self.1.iter().flatten().max().map_or(0, |m| m + 1);
+        self.results(gpm, index, &vec![None; width], dict, out);
+    }
+
+    fn local_slots(&self, gpm: usize) -> &[Slot] {
+        &self.1[gpm]
+    }
+}
+
+fn runtime(plan: &str, dict: &mut Dictionary, streams: &mut Streams) -> QueryRuntime<OnePattern> {
+    let plan = Plan::from_json(plan).expect("a valid plan");
+    let mut vars = VarTable::new();
+    let mut patterns = Vec::new();
+    let mut locals = Vec::new();
+    for gpm in &plan.gpms {
+        let tp = &gpm.join_order[0];
+        let var = |t: &PatternTerm, vars: &mut VarTable| match t {
+            PatternTerm::Var(name) => vars.slot(name),
+            _ => panic!("a variable"),
+        };
+        let PatternTerm::Term(PlanTerm::Iri(p)) = &tp.predicate else {
+            panic!("an IRI")
+        };
+        let p = dict.intern(NamedNode::new(p.clone()).unwrap().into());
+        patterns.push((var(&tp.subject, &mut vars), p, var(&tp.object, &mut vars)));
+        locals.push(gpm.local_vars.iter().map(|v| vars.slot(v)).collect());
+    }
+    QueryRuntime::new(&plan, OnePattern(patterns, locals), vars, streams).expect("supported")
+}
+
+/// Push `(time in s, subject, predicate local name, integer)` events on `stream`; the
+/// matches as (start s, end s, [(GPM, event time s)]) in release order.
+fn run(plan: &str, events: &[(i128, &str, &str, i64)]) -> Vec<(i128, i128, Vec<(String, i128)>)> {
+    let mut dict = Dictionary::new();
+    let mut streams = Streams::new();
+    let mut rt = runtime(plan, &mut dict, &mut streams);
+    let stream = streams.id("http://ex.org/s");
+    let mut out = Vec::new();
+    let mut take = |rt: &mut QueryRuntime<OnePattern>| {
+        for m in std::mem::take(&mut rt.out) {
+            let taken = Node::chain(&m.node)
+                .iter()
+                .map(|t| (rt.gpm_names()[t.gpm].clone(), t.event.time / 1_000_000_000))
+                .collect();
+            out.push((m.start / 1_000_000_000, m.time / 1_000_000_000, taken));
+        }
+    };
+    for (uid, &(time, s, p, v)) in events.iter().enumerate() {
+        let triple = [
+            dict.intern(NamedNode::new(format!("http://ex.org/{s}")).unwrap().into()),
+            dict.intern(NamedNode::new(format!("http://ex.org/{p}")).unwrap().into()),
+            dict.intern(Term::from(Literal::from(v))),
+        ];
+        let event = Rc::new(EventData {
+            uid: uid as u64,
+            stream,
+            time: time * 1_000_000_000,
+            seq: uid as u64,
+            graph: None,
+            triples: vec![triple],
+        });
+        let index = Rc::new(event.triples.clone());
+        rt.on_event(&event, &index, &dict);
+        take(&mut rt);
+    }
+    rt.close(&dict);
+    take(&mut rt);
+    out
+}
+
+const KLEENE_STRICT: &str = include_str!("data/kleene_strict.plan.json");
+
+fn taken(list: &[(&str, i128)]) -> Vec<(String, i128)> {
+    list.iter().map(|(g, t)| ((*g).to_owned(), *t)).collect()
+}
+
+#[test]
+fn kleene_iterations_are_strict_after_the_first_and_the_next_atom_strict() {
+    // SEQ(A ; B+ , C) WITHIN 10 SECONDS: B+ starts at the first B after A, iterates at the
+    // next timestamp each time, and C must come at the timestamp right after the last B.
+    let got = run(
+        KLEENE_STRICT,
+        &[
+            (1, "x1", "a", 1),
+            (2, "x1", "b", 2),
+            (3, "x1", "b", 3),
+            (4, "x1", "c", 4),
+        ],
+    );
+    assert_eq!(
+        got,
+        vec![(1, 4, taken(&[("A", 1), ("B", 2), ("B", 3), ("C", 4)]))]
+    );
+}
+
+#[test]
+fn runs_are_partitioned_by_the_joined_variable() {
+    let got = run(
+        KLEENE_STRICT,
+        &[
+            (1, "x1", "a", 1),
+            (1, "x2", "a", 1),
+            (2, "x2", "b", 2),
+            (3, "x2", "c", 3),
+        ],
+    );
+    assert_eq!(got, vec![(1, 3, taken(&[("A", 1), ("B", 2), ("C", 3)]))]);
+}
+
+#[test]
+fn a_gap_breaks_strict_contiguity_and_the_window_bounds_matches() {
+    // an unrelated timestamp (5) between the last B and C: no match
+    let got = run(
+        KLEENE_STRICT,
+        &[
+            (1, "x1", "a", 1),
+            (2, "x1", "b", 2),
+            (5, "x1", "z", 0),
+            (6, "x1", "c", 4),
+        ],
+    );
+    assert!(got.is_empty(), "{got:?}");
+    // C 11 s after A: outside WITHIN 10 SECONDS
+    let got = run(
+        KLEENE_STRICT,
+        &[(1, "x1", "a", 1), (10, "x1", "b", 2), (12, "x1", "c", 4)],
+    );
+    assert!(got.is_empty(), "{got:?}");
+}
