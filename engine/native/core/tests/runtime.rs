@@ -67,9 +67,12 @@ fn runtime(plan: &str, dict: &mut Dictionary, streams: &mut Streams) -> QueryRun
     QueryRuntime::new(&plan, OnePattern(patterns, locals), vars, streams).expect("supported")
 }
 
+/// A match as (start s, end s, [(GPM, event time s)]).
+type Found = (i128, i128, Vec<(String, i128)>);
+
 /// Push `(time in s, subject, predicate local name, integer)` events on `stream`; the
 /// matches as (start s, end s, [(GPM, event time s)]) in release order.
-fn run(plan: &str, events: &[(i128, &str, &str, i64)]) -> Vec<(i128, i128, Vec<(String, i128)>)> {
+fn run(plan: &str, events: &[(i128, &str, &str, i64)]) -> Vec<Found> {
     let mut dict = Dictionary::new();
     let mut streams = Streams::new();
     let mut rt = runtime(plan, &mut dict, &mut streams);
