@@ -8,12 +8,14 @@
 //! - `window`: WITHIN arithmetic on exact nanoseconds or event positions;
 //! - `operand`: a step's operand (a GPM, `&`, `|`) compiled to GPM indexes;
 //! - `gpms`: what the runtime asks of GPM evaluation (`gpm::GpmProgram` answers it);
+//! - `lazy_chain`: a skip-till-any prefix evaluated only when its trigger's events come;
 //! - `order`: complete matches and their order;
 //! - `query`: one query's runs, indexes and clock.
 
 pub mod buffer;
 pub mod event;
 pub mod gpms;
+pub mod lazy_chain;
 pub mod operand;
 pub mod order;
 pub mod query;

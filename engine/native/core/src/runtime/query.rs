@@ -14,6 +14,7 @@
 use super::buffer::{Node, Taken};
 use super::event::{EventRef, StreamId, Streams};
 use super::gpms::GpmEval;
+use super::lazy_chain::PrefixBuffer;
 use super::operand::Op;
 use super::order::{sort_batch, MatchRecord};
 use super::window::Span;
@@ -219,6 +220,9 @@ pub struct QueryRuntime<G: GpmEval> {
     /// Matches released, in order, for the caller to take.
     pub out: Vec<MatchRecord>,
     pub runs_created: u64,
+    /// The lazy chain: steps before `lazy_trigger` buffered, evaluated when its events come.
+    prefix: Option<PrefixBuffer<G::Index>>,
+    lazy_trigger: usize,
 }
 
 impl<G: GpmEval> QueryRuntime<G> {
@@ -230,11 +234,6 @@ impl<G: GpmEval> QueryRuntime<G> {
         vars: VarTable,
         streams: &mut Streams,
     ) -> Result<Self, Unsupported> {
-        if plan.lazy_chain > 0 {
-            return Err(Unsupported(
-                "the lazy chain is not in the native runtime yet".into(),
-            ));
-        }
         let gpm_index = |name: &str| plan.gpms.iter().position(|g| g.name == name);
         let mut conj_ids = 0;
         let mut steps = Vec::new();
@@ -278,6 +277,22 @@ impl<G: GpmEval> QueryRuntime<G> {
                 .collect::<Result<Vec<_>, Unsupported>>()?;
             probes.insert(streams.id(stream), list);
         }
+        let gpm_streams: Vec<StreamId> = plan.gpms.iter().map(|g| streams.id(&g.stream)).collect();
+        let span = Span {
+            window: plan.query.window,
+        };
+        let prefix = if plan.lazy_chain > 0 {
+            let atoms = steps[..plan.lazy_chain]
+                .iter()
+                .map(|s| match s.op {
+                    Op::Gpm(g) => Ok((g, gpm_streams[g])),
+                    _ => Err(Unsupported("a lazy prefix of operators".into())),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Some(PrefixBuffer::new(atoms, span.sliding_time()))
+        } else {
+            None
+        };
         let options = &plan.options;
         let start_run = Rc::new(RefCell::new(Run::new(
             0,
@@ -292,7 +307,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         )));
         start_run.borrow_mut().id = 1;
         Ok(QueryRuntime {
-            gpm_streams: plan.gpms.iter().map(|g| streams.id(&g.stream)).collect(),
+            gpm_streams,
             gpm_costs: plan.gpms.iter().map(|g| g.cost).collect(),
             gpm_names: plan.gpms.iter().map(|g| g.name.clone()).collect(),
             gpms,
@@ -311,9 +326,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 .iter()
                 .map(|(_, s)| streams.id(s))
                 .collect(),
-            span: Span {
-                window: plan.query.window,
-            },
+            span,
             t0: None,
             clock: NEG_INF,
             prev_clock: NEG_INF,
@@ -335,6 +348,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             batch: Vec::new(),
             out: Vec::new(),
             runs_created: 0,
+            prefix,
+            lazy_trigger: plan.lazy_chain,
         })
     }
 
@@ -535,6 +550,9 @@ impl<G: GpmEval> QueryRuntime<G> {
         for run in waiting {
             self.kill(&run);
         }
+        if let Some(prefix) = self.prefix.as_mut() {
+            prefix.entries.clear();
+        }
         self.expiry.clear();
         self.death.clear();
     }
@@ -572,7 +590,10 @@ impl<G: GpmEval> QueryRuntime<G> {
             ("death_entries", self.death.values().map(|v| v.len()).sum()),
             ("range_keys", 0),
             ("deferred", self.lazy.len() + self.doomed.len()),
-            ("buffered_events", 0),
+            (
+                "buffered_events",
+                self.prefix.as_ref().map_or(0, |p| p.entries.len()),
+            ),
         ])
     }
 
@@ -605,10 +626,60 @@ impl<G: GpmEval> QueryRuntime<G> {
                 self.try_run(&run, event, index, pos, dict);
             }
         }
-        let start = self.start_run.clone();
-        self.try_run(&start, event, index, pos, dict);
+        if self.prefix.is_none() {
+            let start = self.start_run.clone();
+            self.try_run(&start, event, index, pos, dict);
+        } else {
+            self.lazy_chain(event, index, pos, dict);
+        }
         if !self.batch.is_empty() {
             self.release(true, dict);
+        }
+    }
+
+    /// Offer the event to the lazy prefix's partial matches (built from the buffer as the
+    /// eager runs waiting at the trigger step would be), then buffer it.
+    fn lazy_chain(&mut self, event: &EventRef, index: &Rc<G::Index>, pos: i64, dict: &Dictionary) {
+        let t = self.lazy_trigger;
+        let tau = event.time;
+        let Some(prefix) = self.prefix.as_mut() else {
+            return;
+        };
+        prefix.expire(tau);
+        let mut chains = Vec::new();
+        if let Op::Gpm(trigger) = self.steps[t].op {
+            if event.stream == self.gpm_streams[trigger] {
+                let mut anchors = Vec::new();
+                self.gpms.base(trigger, index, dict, &mut anchors);
+                let empty = self.vars.empty_row();
+                if let Some(prefix) = self.prefix.as_ref() {
+                    chains = prefix.chains(&self.gpms, tau, &anchors, &empty, dict);
+                }
+            }
+        }
+        for chain in chains {
+            let mut node = None;
+            for taken in chain.taken {
+                node = Some(Node::push(node, taken));
+            }
+            let run = Run::new(
+                t,
+                chain.mu,
+                node,
+                Some(chain.start),
+                Some(chain.end),
+                Some(chain.first),
+                Vec::new(),
+                None,
+                false,
+            );
+            let run = Rc::new(RefCell::new(run));
+            run.borrow_mut().strategy = Some(Strategy::SkipTillAny);
+            self.try_run(&run, event, index, pos, dict);
+        }
+        if let Some(mut prefix) = self.prefix.take() {
+            prefix.add(&self.gpms, (event.clone(), index.clone(), pos), dict);
+            self.prefix = Some(prefix);
         }
     }
 
