@@ -36,6 +36,7 @@ from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Match, Row, project
 from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.output.materialize import Materializer
+from spaseq.engine.runtime.native import NativeQueryRuntime, NativeSession
 from spaseq.engine.runtime.query_runtime import QueryRuntime
 from spaseq.engine.values.timestamps import INFINITY, exact_seconds
 
@@ -101,6 +102,7 @@ class Engine:
         self._clock = -INFINITY
         self._by_stream: dict[str, list[QueryHandle]] = {}
         self._stream_clock: dict[str, Decimal] = {}
+        self._native: NativeSession | None = None  # the native runtime's side, on first use
 
     def register(self, query: str | A.Query | Plan, on_match: Callable[[Match], None] | None = None,
                  file: str = "<query>", keep: bool = True, output: str | None = None,
@@ -148,6 +150,11 @@ class Engine:
         """Give the handle a fresh runtime over ``graphs``, from its plan (made now, under the
         engine's options, unless it was registered as a plan)."""
         plan = handle.plan = handle.plan or plan_query(handle.query, self.options)
+        if plan.options.native:
+            if self._native is None:
+                self._native = NativeSession()
+            handle.runtime = NativeQueryRuntime(plan, self._native, handle._emit)
+            return
         matchers = {name: GpmMatcher(gpm, plan.query, graphs, plan.options) for name, gpm in plan.gpms.items()}
         handle.runtime = QueryRuntime(plan, matchers, handle._emit)
 

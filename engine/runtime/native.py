@@ -1,0 +1,144 @@
+"""The native runtime (issue 12) behind the Python runtime's interface: ``NativeSession``
+holds one engine's ``_native.NativeEngine`` (term dictionary, streams, runtimes) and the
+Python objects its ids stand for; ``NativeQueryRuntime`` is one registered query on it, with
+``QueryRuntime``'s methods, so the engine, composition and the CLI drive either.
+
+Terms cross once: each pyoxigraph term is interned on first sight and kept by id, so matches
+come back as ids and are rebuilt from the same objects. Events are prepared once for every
+query (cached on the ``EventContext``) and forgotten when nothing native holds them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+from spaseq.engine._native import NativeEngine
+from spaseq.engine.compile.plan import Plan
+from spaseq.engine.compile.plan_json import plan_to_json
+from spaseq.engine.events import Event
+from spaseq.engine.gpm_eval.matcher import EventContext
+from spaseq.engine.matches import Match, Taken, Term
+from spaseq.engine.values.timestamps import INFINITY
+
+
+def nanoseconds(t: Decimal) -> int:
+    """Exact seconds (``values.timestamps``: whole nanoseconds) as integer nanoseconds."""
+    return int(t.scaleb(9))
+
+
+class NativeSession:
+    """One engine's native side: the ``NativeEngine`` and the terms and events behind ids."""
+
+    def __init__(self) -> None:
+        self.engine = NativeEngine()
+        self._ids: dict[Term, int] = {}
+        self.terms: dict[int, Term] = {}
+        self.events: dict[int, Event] = {}
+        self.times: dict[int, Decimal] = {}      # ns -> the Decimal events carry
+        self._time_uses: dict[int, int] = {}     # ns -> live events at that time
+
+    def register(self, plan: Plan) -> int:
+        """The query's number; ValueError when the native runtime cannot run the plan."""
+        return self.engine.register(plan_to_json(plan))
+
+    def term_id(self, term: Term) -> int:
+        i = self._ids.get(term)
+        if i is None:
+            i = self._ids[term] = self.engine.intern(str(term))
+            self.terms[i] = term
+        return i
+
+    def event(self, ctx: EventContext) -> object:
+        """The event prepared for the native runtimes (once per event, kept on ``ctx``)."""
+        prepared = ctx.cache.get("native")
+        if prepared is None:
+            e = ctx.event
+            term_id = self.term_id
+            ids = [term_id(x) for t in e.triples for x in (t.subject, t.predicate, t.object)]
+            ns = nanoseconds(e.time)
+            graph = term_id(e.name) if e.name is not None else None
+            prepared = ctx.cache["native"] = self.engine.event(e.stream, ns, e.seq, graph, ids)
+            self.events[prepared.uid] = e
+            self.times.setdefault(ns, e.time)
+            self._time_uses[ns] = self._time_uses.get(ns, 0) + 1
+        return prepared
+
+    def match(self, ids: tuple) -> Match:
+        """A released match, from ids back to the terms and events they stand for."""
+        bindings, taken, start, time = ids
+        terms, events = self.terms, self.events
+        return Match(
+            tuple(sorted((v, terms[i]) for v, i in bindings)),
+            tuple(Taken(g, events[uid], tuple((v, terms[i]) for v, i in bs)) for g, uid, bs in taken),
+            self.times[start], self.times[time])
+
+    def seconds(self, ns: int) -> Decimal:
+        """Nanoseconds as the Decimal seconds events at that time carry (exact either way)."""
+        t = self.times.get(ns)
+        return t if t is not None else Decimal(ns).scaleb(-9)
+
+    def forget(self) -> None:
+        """Drop the events nothing native holds any more."""
+        for uid in self.engine.forget():
+            ns = nanoseconds(self.events.pop(uid).time)
+            left = self._time_uses[ns] - 1
+            if left:
+                self._time_uses[ns] = left
+            else:
+                del self._time_uses[ns]
+                del self.times[ns]
+
+
+class NativeQueryRuntime:
+    """One query on the native runtime, with ``QueryRuntime``'s interface."""
+
+    def __init__(self, plan: Plan, session: NativeSession, emit: Callable[[Match], None]) -> None:
+        self.plan = plan
+        self.session = session
+        self.emit = emit
+        self.number = session.register(plan)
+        self.stats = {"runs": 0, "matches": 0}
+        self._native = session.engine
+
+    @property
+    def clock(self) -> Decimal:
+        ns = self._native.clock(self.number)
+        return -INFINITY if ns is None else self.session.seconds(ns)
+
+    def _drain(self) -> None:
+        matches = self._native.take_matches(self.number)
+        if matches:
+            match = self.session.match
+            self.stats["matches"] += len(matches)
+            for ids in matches:
+                self.emit(match(ids))
+
+    def on_event(self, ctx: EventContext) -> None:
+        self._native.on_event(self.number, self.session.event(ctx))
+        self._drain()
+        self.stats["runs"] = self._native.runs_created(self.number)
+        if ctx.event.seq % 64 == 0:
+            self.session.forget()
+
+    def advance_time(self, tau: Decimal, pos: int | None = None) -> None:
+        if tau == INFINITY:
+            return
+        self._native.advance_time(self.number, nanoseconds(tau))
+        self._drain()
+
+    def flush(self) -> None:
+        self._native.flush(self.number)
+        self._drain()
+
+    def close(self) -> None:
+        self._native.close(self.number)
+        self._drain()
+        self.session.forget()
+
+    def horizon(self) -> Decimal:
+        ns = self._native.horizon(self.number)
+        return INFINITY if ns is None else self.session.seconds(ns)
+
+    def footprint(self) -> dict[str, int]:
+        return dict(self._native.footprint(self.number))
