@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
-from spaseq.engine._native import NativeEngine
 from spaseq.engine.compile.plan import Plan
 from spaseq.engine.compile.plan_json import plan_to_json
 from spaseq.engine.events import Event
@@ -31,6 +30,8 @@ class NativeSession:
     """One engine's native side: the ``NativeEngine`` and the terms and events behind ids."""
 
     def __init__(self) -> None:
+        from spaseq.engine._native import NativeEngine  # only engines using it need it built
+
         self.engine = NativeEngine()
         self._ids: dict[Term, int] = {}
         self.terms: dict[int, Term] = {}
