@@ -1,16 +1,29 @@
 //! Terms as integers: every RDF term the engine holds is interned once and referred to by a
-//! `TermId`, so events, runs and indexes compare and hash integers. (Dropping terms that no
-//! live event, run or cache entry refers to, for endless streams, comes with the runtime.)
+//! `TermId`, so events, runs and indexes compare and hash integers.
+//!
+//! Interning takes `&self` (the table only grows, and a term, once given an id, stays where
+//! it is: `elsa::FrozenVec`), so terms met while evaluating (a knowledge base's answers, a
+//! SPARQL engine's solutions) are interned while FILTERs read others. (Dropping terms that
+//! no live event, run or cache entry refers to, for endless streams, comes with the
+//! runtime's state management.)
 
+use elsa::FrozenVec;
 use oxrdf::Term;
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 pub type TermId = u32;
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Dictionary {
-    ids: HashMap<Term, TermId>,
-    terms: Vec<Term>,
+    ids: RefCell<HashMap<Term, TermId>>,
+    terms: FrozenVec<Box<Term>>,
+}
+
+impl std::fmt::Debug for Dictionary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Dictionary({} terms)", self.len())
+    }
 }
 
 impl Dictionary {
@@ -19,14 +32,19 @@ impl Dictionary {
     }
 
     /// The id of `term`, interning it on first sight.
-    pub fn intern(&mut self, term: Term) -> TermId {
-        if let Some(&id) = self.ids.get(&term) {
+    pub fn intern(&self, term: Term) -> TermId {
+        if let Some(&id) = self.ids.borrow().get(&term) {
             return id;
         }
         let id = TermId::try_from(self.terms.len()).expect("fewer than 2^32 distinct terms");
-        self.terms.push(term.clone());
-        self.ids.insert(term, id);
+        self.terms.push(Box::new(term.clone()));
+        self.ids.borrow_mut().insert(term, id);
         id
+    }
+
+    /// The id of `term` if it was interned.
+    pub fn lookup(&self, term: &Term) -> Option<TermId> {
+        self.ids.borrow().get(term).copied()
     }
 
     pub fn get(&self, id: TermId) -> &Term {
@@ -38,6 +56,25 @@ impl Dictionary {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.terms.is_empty()
+        self.terms.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxrdf::NamedNode;
+
+    #[test]
+    fn terms_keep_their_ids_and_references_while_the_table_grows() {
+        let dict = Dictionary::new();
+        let a = dict.intern(NamedNode::new_unchecked("http://ex.org/a").into());
+        let first = dict.get(a);
+        for i in 0..10_000 {
+            dict.intern(NamedNode::new_unchecked(format!("http://ex.org/{i}")).into());
+        }
+        assert_eq!(first, &Term::from(NamedNode::new_unchecked("http://ex.org/a")));
+        assert_eq!(dict.intern(first.clone()), a);
+        assert_eq!(dict.len(), 10_001);
     }
 }
