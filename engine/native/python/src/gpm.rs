@@ -1,7 +1,128 @@
-//! The binding of GPM evaluation and FILTER expressions (issue 12): being written.
+//! The binding of GPM evaluation and FILTER expressions (issue 12), for tests: terms travel
+//! as N-Triples strings, expressions and plans as their plan JSON (docs/plan.md).
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use spaseq_core::dictionary::{Dictionary, TermId};
+use spaseq_core::gpm::{parse_term, Compiled, Env, EventIndex, GpmProgram};
+use spaseq_core::vars::{Row, VarTable};
+use spaseq_core::Plan;
+use std::collections::HashMap;
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn value_error(message: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(message.to_string())
+}
+
+fn term(text: &str, dict: &mut Dictionary) -> PyResult<TermId> {
+    Ok(dict.intern(parse_term(text).map_err(value_error)?))
+}
+
+/// A row holding `bindings` (variable name -> N-Triples term).
+fn row_of(
+    bindings: &HashMap<String, String>,
+    vars: &mut VarTable,
+    dict: &mut Dictionary,
+) -> PyResult<Row> {
+    let mut pairs = Vec::new();
+    for (name, text) in bindings {
+        pairs.push((vars.slot(name), term(text, dict)?));
+    }
+    let mut row = vars.empty_row();
+    for (slot, id) in pairs {
+        row[slot] = Some(id);
+    }
+    Ok(row)
+}
+
+/// An expression (its plan JSON) compiled, with a row of `bindings`.
+fn compile_expression(
+    expr_json: &str,
+    bindings: &HashMap<String, String>,
+    dict: &mut Dictionary,
+) -> PyResult<(Compiled, Row)> {
+    let mut vars = VarTable::new();
+    let compiled = Compiled::from_json(expr_json, &mut vars, dict, None).map_err(value_error)?;
+    let mut row = row_of(bindings, &mut vars, dict)?;
+    row.resize(vars.len(), None);
+    Ok((compiled, row))
+}
+
+/// The effective boolean value of an expression (plan JSON) with variables bound to
+/// N-Triples terms: True/False, None for an error; ValueError outside the native subset.
+#[pyfunction]
+fn eval_filter(expr_json: &str, bindings: HashMap<String, String>) -> PyResult<Option<bool>> {
+    let mut dict = Dictionary::new();
+    let (compiled, row) = compile_expression(expr_json, &bindings, &mut dict)?;
+    let index = EventIndex::new(&[]);
+    Ok(compiled.ebv(&Env {
+        row: &row,
+        dict: &dict,
+        index: &index,
+    }))
+}
+
+/// The value of an expression as an N-Triples term (canonical literal), None for an error.
+#[pyfunction]
+fn eval_expr(expr_json: &str, bindings: HashMap<String, String>) -> PyResult<Option<String>> {
+    let mut dict = Dictionary::new();
+    let (compiled, row) = compile_expression(expr_json, &bindings, &mut dict)?;
+    let index = EventIndex::new(&[]);
+    let env = Env {
+        row: &row,
+        dict: &dict,
+        index: &index,
+    };
+    Ok(compiled.value(&env).map(|v| v.to_term(&dict).to_string()))
+}
+
+/// eval(GPM, event, mu) natively: the GPM `gpm` of a plan (JSON) on an event given as
+/// N-Triples triples, in the context `mu`; every solution mu ∪ nu as a dict of N-Triples
+/// terms. ValueError when the GPM is outside the native subset.
+#[pyfunction]
+fn gpm_results(
+    plan_json: &str,
+    gpm: &str,
+    triples: Vec<(String, String, String)>,
+    mu: HashMap<String, String>,
+) -> PyResult<Vec<HashMap<String, String>>> {
+    let plan = Plan::from_json(plan_json).map_err(value_error)?;
+    let gpm_plan = plan
+        .gpm(gpm)
+        .ok_or_else(|| value_error(format!("no GPM {gpm}")))?;
+    let mut vars = VarTable::new();
+    let mut dict = Dictionary::new();
+    let program = GpmProgram::compile(gpm_plan, &mut vars, &mut dict, plan.query.base.as_deref())
+        .map_err(value_error)?;
+    let mut event = Vec::with_capacity(triples.len());
+    for (s, p, o) in &triples {
+        event.push([
+            term(s, &mut dict)?,
+            term(p, &mut dict)?,
+            term(o, &mut dict)?,
+        ]);
+    }
+    let row = row_of(&mu, &mut vars, &mut dict)?;
+    let index = EventIndex::new(&event);
+    let mut out = Vec::new();
+    if program.may_match(&index) {
+        program.results(&index, &row, &dict, &mut out);
+    }
+    Ok(out
+        .iter()
+        .map(|row| {
+            row.iter()
+                .enumerate()
+                .filter_map(|(slot, id)| {
+                    id.map(|id| (vars.name(slot).to_owned(), dict.get(id).to_string()))
+                })
+                .collect()
+        })
+        .collect())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(eval_filter, m)?)?;
+    m.add_function(wrap_pyfunction!(eval_expr, m)?)?;
+    m.add_function(wrap_pyfunction!(gpm_results, m)?)?;
     Ok(())
 }

@@ -1,1 +1,150 @@
-//! GPM evaluation on one event (issue 12): being written.
+//! GPM evaluation on one event, natively (issue 12): the plan's compiled path (top-level
+//! triple patterns and FILTERs, docs/plan.md) as a join over an `EventIndex` and FILTER
+//! programs over variable slots, with SPARQL expression semantics as pyoxigraph implements
+//! them (the "oxigraph" dialect, docs/decisions.md 23). SEMANTICS.md section 2: eval(A, e,
+//! mu) is every mu ∪ nu, nu a solution of the BGP on the event compatible with mu, for
+//! which every FILTER is true (errors are false).
+
+pub mod event_index;
+pub mod expr;
+pub mod functions;
+pub mod join;
+pub mod value;
+
+pub use event_index::EventIndex;
+pub use expr::{Compiled, Env};
+pub use value::Value;
+
+use crate::algebra::{PatternTerm, Term};
+use crate::dictionary::{Dictionary, TermId};
+use crate::plan::{GpmPath, GpmPlan};
+use crate::vars::{Row, Slot, VarTable};
+use join::{Bgp, Pattern, Pos};
+
+/// One GPM compiled for native evaluation.
+#[derive(Debug, Clone)]
+pub struct GpmProgram {
+    bgp: Bgp,
+    local_slots: Vec<Slot>,
+    required: Vec<TermId>,
+    /// the VarTable's size once this GPM was compiled: rows are at least this wide
+    width: usize,
+}
+
+impl GpmProgram {
+    /// Compile the compiled-path GPM of a plan; Err(reason) when it is outside the native
+    /// subset (path "sparql", run functions, GRAPH blocks, property paths, EXISTS, a function
+    /// or a constant the native evaluator does not have).
+    pub fn compile(
+        plan: &GpmPlan,
+        vars: &mut VarTable,
+        dict: &mut Dictionary,
+        base_iri: Option<&str>,
+    ) -> Result<Self, String> {
+        if plan.path != GpmPath::Compiled {
+            return Err(format!("GPM {} is evaluated by a SPARQL engine", plan.name));
+        }
+        if plan.run_aware {
+            return Err(format!("GPM {} calls run functions", plan.name));
+        }
+        if !plan.graph_elements.is_empty() {
+            return Err(format!("GPM {} has GRAPH blocks", plan.name));
+        }
+        let mut blanks: Vec<String> = Vec::new();
+        let mut patterns = Vec::with_capacity(plan.join_order.len());
+        for tp in &plan.join_order {
+            let mut pos = |t: &PatternTerm| -> Result<Pos, String> {
+                Ok(match t {
+                    PatternTerm::Var(name) if name.starts_with("_:") => {
+                        let i = blanks.iter().position(|b| b == name).unwrap_or_else(|| {
+                            blanks.push(name.clone());
+                            blanks.len() - 1
+                        });
+                        Pos::Blank(i)
+                    }
+                    PatternTerm::Var(name) => Pos::Var(vars.slot(name)),
+                    PatternTerm::Term(term) => Pos::Const(dict.intern(to_oxrdf(term)?)),
+                    PatternTerm::Path(_) => return Err("a property path".to_owned()),
+                })
+            };
+            patterns.push(Pattern {
+                s: pos(&tp.subject)?,
+                p: pos(&tp.predicate)?,
+                o: pos(&tp.object)?,
+            });
+        }
+        let filters = plan
+            .filters
+            .iter()
+            .map(|f| Compiled::new(f, vars, dict, base_iri))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|reason| format!("GPM {}: {reason}", plan.name))?;
+        let required = plan
+            .required
+            .iter()
+            .map(|iri| dict.intern(oxrdf::NamedNode::new_unchecked(iri.clone()).into()))
+            .collect();
+        let local_slots = plan.local_vars.iter().map(|v| vars.slot(v)).collect();
+        Ok(GpmProgram {
+            bgp: Bgp::new(patterns, blanks.len(), filters),
+            local_slots,
+            required,
+            width: vars.len(),
+        })
+    }
+
+    /// eval(GPM, event, mu): push onto `out` every row mu ∪ nu, nu a solution of the BGP on
+    /// the event compatible with mu, for which every FILTER is true (EBV; errors are false).
+    pub fn results(
+        &self,
+        index: &EventIndex,
+        mu: &[Option<TermId>],
+        dict: &Dictionary,
+        out: &mut Vec<Row>,
+    ) {
+        self.bgp.solve(index, mu, self.width, dict, out);
+    }
+
+    /// Slots of the GPM's local variables in plan order (`local_vars`), for what a match
+    /// records as the event's bindings.
+    pub fn local_slots(&self) -> &[Slot] {
+        &self.local_slots
+    }
+
+    /// Constant predicates every solution needs (the pre-filter): false if the event lacks one.
+    pub fn may_match(&self, index: &EventIndex) -> bool {
+        self.required.iter().all(|p| index.has_predicate(*p))
+    }
+}
+
+/// A term written in N-Triples (`<iri>`, `_:b`, `"v"^^<dt>`, `"v"@en`).
+pub fn parse_term(text: &str) -> Result<oxrdf::Term, String> {
+    text.parse().map_err(|e| format!("{text}: {e}"))
+}
+
+/// A plan term as an oxrdf term (language tags lower-cased, as oxrdf and pyoxigraph do).
+pub fn to_oxrdf(term: &Term) -> Result<oxrdf::Term, String> {
+    Ok(match term {
+        Term::Iri(iri) => oxrdf::NamedNode::new(iri.clone())
+            .map_err(|e| format!("bad IRI <{iri}>: {e}"))?
+            .into(),
+        Term::BlankNode(id) => oxrdf::BlankNode::new(id.clone())
+            .map_err(|e| format!("bad blank node _:{id}: {e}"))?
+            .into(),
+        Term::Literal {
+            value,
+            language: Some(lang),
+            ..
+        } => oxrdf::Literal::new_language_tagged_literal(value.clone(), lang.clone())
+            .map_err(|e| format!("bad language tag {lang}: {e}"))?
+            .into(),
+        Term::Literal {
+            value, datatype, ..
+        } => oxrdf::Literal::new_typed_literal(
+            value.clone(),
+            oxrdf::NamedNode::new(datatype.clone())
+                .map_err(|e| format!("bad datatype <{datatype}>: {e}"))?,
+        )
+        .into(),
+    })
+}

@@ -1,0 +1,116 @@
+//! An event's triples indexed for the joins of compiled GPMs: built once per event and
+//! shared by every GPM and run that tries it. Triples are grouped by predicate; lookups by
+//! (predicate, subject) and (predicate, object) are built on first use; the values of its
+//! literals are parsed once, on first use by a FILTER.
+
+use super::value::Value;
+use crate::dictionary::{Dictionary, TermId};
+use oxrdf::Term;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// Pairs `(subject, object)` of one predicate.
+pub type Pairs = Vec<(TermId, TermId)>;
+
+/// A predicate's list longer than this is probed through a hash lookup when one side of
+/// the pattern is bound (shorter lists are scanned).
+const LOOKUP_THRESHOLD: usize = 8;
+
+#[derive(Debug, Default)]
+pub struct EventIndex {
+    by_pred: HashMap<TermId, Pairs>,
+    /// (predicate, subject) -> the pairs with that subject
+    by_subject: OnceLock<HashMap<(TermId, TermId), Pairs>>,
+    /// (predicate, object) -> the pairs with that object
+    by_object: OnceLock<HashMap<(TermId, TermId), Pairs>>,
+    /// every object's value, parsed on first use
+    values: HashMap<TermId, OnceLock<Value>>,
+    len: usize,
+}
+
+impl EventIndex {
+    /// Index an event's triples (a graph is a set: repeated triples count once).
+    pub fn new(triples: &[[TermId; 3]]) -> Self {
+        let mut by_pred: HashMap<TermId, Pairs> = HashMap::new();
+        let mut values = HashMap::new();
+        for &[s, p, o] in triples {
+            by_pred.entry(p).or_default().push((s, o));
+            values.entry(o).or_insert_with(OnceLock::new);
+        }
+        let mut len = 0;
+        for pairs in by_pred.values_mut() {
+            pairs.sort_unstable();
+            pairs.dedup();
+            len += pairs.len();
+        }
+        EventIndex {
+            by_pred,
+            by_subject: OnceLock::new(),
+            by_object: OnceLock::new(),
+            values,
+            len,
+        }
+    }
+
+    /// The number of distinct triples.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn has_predicate(&self, p: TermId) -> bool {
+        self.by_pred.contains_key(&p)
+    }
+
+    /// Every predicate with its pairs.
+    pub fn predicates(&self) -> impl Iterator<Item = (TermId, &[(TermId, TermId)])> {
+        self.by_pred.iter().map(|(p, pairs)| (*p, pairs.as_slice()))
+    }
+
+    /// The pairs of `p` with the given subject and/or object if known: a superset (the
+    /// caller still checks both sides), exact when a lookup was used.
+    pub fn candidates(
+        &self,
+        p: TermId,
+        subject: Option<TermId>,
+        object: Option<TermId>,
+    ) -> &[(TermId, TermId)] {
+        let Some(all) = self.by_pred.get(&p) else {
+            return &[];
+        };
+        if all.len() <= LOOKUP_THRESHOLD {
+            return all;
+        }
+        let (map, key) = match (subject, object) {
+            (Some(s), _) => (&self.by_subject, (p, s)),
+            (None, Some(o)) => (&self.by_object, (p, o)),
+            (None, None) => return all,
+        };
+        let by_subject = subject.is_some();
+        let map = map.get_or_init(|| {
+            let mut out: HashMap<(TermId, TermId), Pairs> = HashMap::new();
+            for (&p, pairs) in &self.by_pred {
+                for &(s, o) in pairs {
+                    let side = if by_subject { s } else { o };
+                    out.entry((p, side)).or_default().push((s, o));
+                }
+            }
+            out
+        });
+        map.get(&key).map_or(&[], Vec::as_slice)
+    }
+
+    /// The value of a term for expressions: cached for the event's objects.
+    pub fn value(&self, id: TermId, dict: &Dictionary) -> Value {
+        match dict.get(id) {
+            Term::Literal(lit) => match self.values.get(&id) {
+                Some(cell) => cell.get_or_init(|| Value::of_literal(lit)).clone(),
+                None => Value::of_literal(lit),
+            },
+            _ => Value::Node(id),
+        }
+    }
+}

@@ -1,0 +1,443 @@
+//! FILTER expressions compiled to a small tree over variable slots: constants are parsed
+//! (IRIs interned) and REGEX patterns built once, at compile time; evaluation reads the
+//! row's term ids and the event's cached literal values. Each compiled expression knows
+//! the slots it reads, so a caller can tell the sub-expressions that depend only on the
+//! context (bound before the event) from those reading the event's own variables.
+
+use super::event_index::EventIndex;
+use super::functions::{self as f, Arith, Cast, Rounding, StrTest};
+use super::value::{self, Value};
+use crate::algebra::{Expr, Term};
+use crate::dictionary::{Dictionary, TermId};
+use crate::vars::{Slot, VarTable};
+use regex::Regex;
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// What an expression is evaluated against: the solution, the terms, the event.
+#[derive(Clone, Copy)]
+pub struct Env<'a> {
+    pub row: &'a [Option<TermId>],
+    pub dict: &'a Dictionary,
+    pub index: &'a EventIndex,
+}
+
+impl Env<'_> {
+    fn get(&self, slot: Slot) -> Option<TermId> {
+        self.row.get(slot).copied().flatten()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unary {
+    Str,
+    Lang,
+    Datatype,
+    Iri,
+    IsIri,
+    IsBlank,
+    IsLiteral,
+    IsNumeric,
+    Strlen,
+    Upper,
+    Lower,
+    Round(Rounding),
+    Cast(Cast),
+    Sign(bool),
+    Not,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Binary {
+    Eq,
+    Ne,
+    Cmp(Ordering, bool),
+    Arith(Arith),
+    SameTerm,
+    StrTest(StrTest),
+    LangMatches,
+}
+
+/// One node of a compiled expression.
+#[derive(Debug, Clone)]
+pub enum Node {
+    Const(Value),
+    Var(Slot),
+    Bound(Slot),
+    Unary(UnaryOp, Box<Node>),
+    Binary(BinaryOp, Box<[Node; 2]>),
+    And(Box<[Node; 2]>),
+    Or(Box<[Node; 2]>),
+    /// `lhs IN (items)`, negated for NOT IN
+    In {
+        negated: bool,
+        lhs: Box<Node>,
+        items: Vec<Node>,
+    },
+    If(Box<[Node; 3]>),
+    Coalesce(Vec<Node>),
+    Concat(Vec<Node>),
+    Substr(Vec<Node>),
+    /// None: the pattern or flags are invalid, every call is an error
+    Regex(Option<Arc<Regex>>, Box<Node>),
+}
+
+/// A unary operator or function (opaque outside this module).
+#[derive(Debug, Clone, Copy)]
+pub struct UnaryOp(Unary);
+
+/// A binary operator or function (opaque outside this module).
+#[derive(Debug, Clone, Copy)]
+pub struct BinaryOp(Binary);
+
+/// A compiled expression and the slots it reads.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    pub root: Node,
+    pub slots: Vec<Slot>,
+}
+
+impl Compiled {
+    /// Compile an expression of the native subset; Err names what is outside it.
+    pub fn new(
+        expr: &Expr,
+        vars: &mut VarTable,
+        dict: &mut Dictionary,
+        base_iri: Option<&str>,
+    ) -> Result<Self, String> {
+        let mut compiler = Compiler {
+            vars,
+            dict,
+            base_iri,
+            slots: Vec::new(),
+        };
+        let root = compiler.node(expr)?;
+        Ok(Compiled {
+            root,
+            slots: compiler.slots,
+        })
+    }
+
+    /// Compile an expression given as its plan JSON (`{"@type": "ECall", ...}`).
+    pub fn from_json(
+        text: &str,
+        vars: &mut VarTable,
+        dict: &mut Dictionary,
+        base_iri: Option<&str>,
+    ) -> Result<Self, String> {
+        let json: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let expr = Expr::read(&crate::json::At::root(&json)).map_err(|e| e.to_string())?;
+        Self::new(&expr, vars, dict, base_iri)
+    }
+
+    /// The value; None for an error.
+    pub fn value(&self, env: &Env<'_>) -> Option<Value> {
+        self.root.eval(env)
+    }
+
+    /// The FILTER's verdict: its effective boolean value, None for an error (false).
+    pub fn ebv(&self, env: &Env<'_>) -> Option<bool> {
+        self.root.ebv(env)
+    }
+
+    /// FILTER semantics: errors are false.
+    pub fn holds(&self, env: &Env<'_>) -> bool {
+        self.root.ebv(env) == Some(true)
+    }
+}
+
+struct Compiler<'a> {
+    vars: &'a mut VarTable,
+    dict: &'a mut Dictionary,
+    base_iri: Option<&'a str>,
+    slots: Vec<Slot>,
+}
+
+impl Compiler<'_> {
+    fn slot(&mut self, name: &str) -> Slot {
+        let slot = self.vars.slot(name);
+        if !self.slots.contains(&slot) {
+            self.slots.push(slot);
+        }
+        slot
+    }
+
+    fn node(&mut self, expr: &Expr) -> Result<Node, String> {
+        match expr {
+            Expr::Var(name) => Ok(Node::Var(self.slot(name))),
+            Expr::Term(term) => self.constant(term).map(Node::Const),
+            Expr::Exists { .. } => Err("EXISTS".to_owned()),
+            Expr::Call { distinct: true, .. } => Err("DISTINCT in a call".to_owned()),
+            Expr::Call { op, args, .. } => self.call(op, args),
+        }
+    }
+
+    fn constant(&mut self, term: &Term) -> Result<Value, String> {
+        match super::to_oxrdf(term)? {
+            oxrdf::Term::Literal(lit) => Ok(Value::of_literal(&lit)),
+            iri @ oxrdf::Term::NamedNode(_) => Ok(Value::Node(self.dict.intern(iri))),
+            _ => Err("a blank node constant in an expression".to_owned()),
+        }
+    }
+
+    fn args<const N: usize>(&mut self, op: &str, args: &[Expr]) -> Result<[Node; N], String> {
+        if args.len() != N {
+            return Err(format!("{op} with {} arguments", args.len()));
+        }
+        let nodes = args
+            .iter()
+            .map(|a| self.node(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(nodes.try_into().unwrap_or_else(|_| unreachable!()))
+    }
+
+    fn list(&mut self, args: &[Expr]) -> Result<Vec<Node>, String> {
+        args.iter().map(|a| self.node(a)).collect()
+    }
+
+    fn call(&mut self, op: &str, args: &[Expr]) -> Result<Node, String> {
+        let unary = |me: &mut Self, u: Unary| -> Result<Node, String> {
+            let [a] = me.args::<1>(op, args)?;
+            Ok(Node::Unary(UnaryOp(u), Box::new(a)))
+        };
+        let binary = |me: &mut Self, b: Binary| -> Result<Node, String> {
+            let pair = me.args::<2>(op, args)?;
+            Ok(Node::Binary(BinaryOp(b), Box::new(pair)))
+        };
+        match op {
+            "&&" => Ok(Node::And(Box::new(self.args::<2>(op, args)?))),
+            "||" => Ok(Node::Or(Box::new(self.args::<2>(op, args)?))),
+            "!" => unary(self, Unary::Not),
+            "neg" => unary(self, Unary::Sign(true)),
+            "pos" => unary(self, Unary::Sign(false)),
+            "=" => binary(self, Binary::Eq),
+            "!=" => binary(self, Binary::Ne),
+            "<" => binary(self, Binary::Cmp(Ordering::Less, false)),
+            ">" => binary(self, Binary::Cmp(Ordering::Greater, false)),
+            "<=" => binary(self, Binary::Cmp(Ordering::Less, true)),
+            ">=" => binary(self, Binary::Cmp(Ordering::Greater, true)),
+            "+" => binary(self, Binary::Arith(Arith::Add)),
+            "-" => binary(self, Binary::Arith(Arith::Sub)),
+            "*" => binary(self, Binary::Arith(Arith::Mul)),
+            "/" => binary(self, Binary::Arith(Arith::Div)),
+            "IN" | "NOT IN" => {
+                let Some((lhs, items)) = args.split_first() else {
+                    return Err(format!("{op} without a left operand"));
+                };
+                Ok(Node::In {
+                    negated: op == "NOT IN",
+                    lhs: Box::new(self.node(lhs)?),
+                    items: self.list(items)?,
+                })
+            }
+            "BOUND" => match args {
+                [Expr::Var(name)] => Ok(Node::Bound(self.slot(name))),
+                _ => Err("BOUND needs one variable".to_owned()),
+            },
+            "IF" => Ok(Node::If(Box::new(self.args::<3>(op, args)?))),
+            "COALESCE" => Ok(Node::Coalesce(self.list(args)?)),
+            "CONCAT" => Ok(Node::Concat(self.list(args)?)),
+            "SUBSTR" if (2..=3).contains(&args.len()) => Ok(Node::Substr(self.list(args)?)),
+            "REGEX" => self.regex(args),
+            "STR" => unary(self, Unary::Str),
+            "LANG" => unary(self, Unary::Lang),
+            "DATATYPE" => unary(self, Unary::Datatype),
+            "IRI" | "URI" if self.base_iri.is_none() => unary(self, Unary::Iri),
+            "ISIRI" | "ISURI" => unary(self, Unary::IsIri),
+            "ISBLANK" => unary(self, Unary::IsBlank),
+            "ISLITERAL" => unary(self, Unary::IsLiteral),
+            "ISNUMERIC" => unary(self, Unary::IsNumeric),
+            "STRLEN" => unary(self, Unary::Strlen),
+            "UCASE" => unary(self, Unary::Upper),
+            "LCASE" => unary(self, Unary::Lower),
+            "ABS" => unary(self, Unary::Round(Rounding::Abs)),
+            "CEIL" => unary(self, Unary::Round(Rounding::Ceil)),
+            "FLOOR" => unary(self, Unary::Round(Rounding::Floor)),
+            "ROUND" => unary(self, Unary::Round(Rounding::Round)),
+            "SAMETERM" => binary(self, Binary::SameTerm),
+            "CONTAINS" => binary(self, Binary::StrTest(StrTest::Contains)),
+            "STRSTARTS" => binary(self, Binary::StrTest(StrTest::Starts)),
+            "STRENDS" => binary(self, Binary::StrTest(StrTest::Ends)),
+            "LANGMATCHES" => binary(self, Binary::LangMatches),
+            _ => match op
+                .strip_prefix('<')
+                .and_then(|o| o.strip_suffix('>'))
+                .and_then(Cast::of_iri)
+            {
+                Some(cast) => unary(self, Unary::Cast(cast)),
+                None => Err(format!("function {op}")),
+            },
+        }
+    }
+
+    /// REGEX(text, pattern[, flags]) with constant simple-literal pattern and flags.
+    fn regex(&mut self, args: &[Expr]) -> Result<Node, String> {
+        if !(2..=3).contains(&args.len()) {
+            return Err(format!("REGEX with {} arguments", args.len()));
+        }
+        let mut texts = Vec::new();
+        for arg in &args[1..] {
+            match arg {
+                Expr::Term(term) => texts.push(match self.constant(term)? {
+                    Value::Str(s) => Some(s),
+                    _ => None,
+                }),
+                _ => return Err("REGEX with a non-constant pattern or flags".to_owned()),
+            }
+        }
+        let text = self.node(&args[0])?;
+        let regex = match texts.as_slice() {
+            [Some(pattern)] => f::compile_regex(pattern, ""),
+            [Some(pattern), Some(flags)] => f::compile_regex(pattern, flags),
+            _ => None,
+        };
+        Ok(Node::Regex(regex.map(Arc::new), Box::new(text)))
+    }
+}
+
+impl Node {
+    /// The effective boolean value; None for an error.
+    pub fn ebv(&self, env: &Env<'_>) -> Option<bool> {
+        match self {
+            Node::Bound(slot) => Some(env.get(*slot).is_some()),
+            Node::And(pair) => logical(false, pair, env),
+            Node::Or(pair) => logical(true, pair, env),
+            Node::Unary(UnaryOp(Unary::Not), a) => a.ebv(env).map(|b| !b),
+            _ => self.eval(env)?.ebv(),
+        }
+    }
+
+    /// The value; None for an error.
+    pub fn eval(&self, env: &Env<'_>) -> Option<Value> {
+        match self {
+            Node::Const(v) => Some(v.clone()),
+            Node::Var(slot) => Some(env.index.value(env.get(*slot)?, env.dict)),
+            Node::Bound(_) | Node::And(_) | Node::Or(_) => self.ebv(env).map(Value::Boolean),
+            Node::Unary(UnaryOp(op), a) => {
+                if *op == Unary::Not {
+                    return self.ebv(env).map(Value::Boolean);
+                }
+                unary(*op, &a.eval(env)?, env.dict)
+            }
+            Node::Binary(BinaryOp(op), pair) => {
+                let a = pair[0].eval(env)?;
+                let b = pair[1].eval(env)?;
+                binary(*op, &a, &b, env.dict)
+            }
+            Node::In {
+                negated,
+                lhs,
+                items,
+            } => in_list(lhs, items, env).map(|found| Value::Boolean(found != *negated)),
+            Node::If(abc) => {
+                if abc[0].ebv(env)? {
+                    abc[1].eval(env)
+                } else {
+                    abc[2].eval(env)
+                }
+            }
+            Node::Coalesce(items) => items.iter().find_map(|e| e.eval(env)),
+            Node::Concat(items) => {
+                let values = items
+                    .iter()
+                    .map(|e| e.eval(env))
+                    .collect::<Option<Vec<_>>>()?;
+                f::concat(&values)
+            }
+            Node::Substr(items) => {
+                let values = items
+                    .iter()
+                    .map(|e| e.eval(env))
+                    .collect::<Option<Vec<_>>>()?;
+                f::substr(&values[0], &values[1], values.get(2))
+            }
+            Node::Regex(regex, text) => {
+                let regex = regex.as_ref()?;
+                f::regex_match(regex, &text.eval(env)?)
+            }
+        }
+    }
+}
+
+/// SPARQL's three-valued `||` (`or`) and `&&`: an error only matters if no operand decides.
+fn logical(or: bool, pair: &[Node; 2], env: &Env<'_>) -> Option<bool> {
+    let left = pair[0].ebv(env);
+    if left == Some(or) {
+        return Some(or);
+    }
+    let right = pair[1].ebv(env);
+    if right == Some(or) {
+        return Some(or);
+    }
+    left?;
+    right?;
+    Some(!or)
+}
+
+/// `lhs IN (items)` as pyoxigraph rewrites it: `IN ()` is `IF(lhs, false, false)`, one item
+/// is `lhs = item`, more are the `||` of the equalities (an error only if none holds).
+fn in_list(lhs: &Node, items: &[Node], env: &Env<'_>) -> Option<bool> {
+    if items.is_empty() {
+        lhs.ebv(env)?;
+        return Some(false);
+    }
+    let mut error = false;
+    let left = lhs.eval(env);
+    for item in items {
+        let found = match (&left, item.eval(env)) {
+            (Some(a), Some(b)) => value::equals(a, &b, env.dict),
+            _ => None,
+        };
+        match found {
+            Some(true) => return Some(true),
+            Some(false) => {}
+            None => error = true,
+        }
+    }
+    if error {
+        None
+    } else {
+        Some(false)
+    }
+}
+
+fn unary(op: Unary, a: &Value, dict: &Dictionary) -> Option<Value> {
+    Some(match op {
+        Unary::Str => return f::str(a, dict),
+        Unary::Lang => return f::lang(a),
+        Unary::Datatype => return f::datatype(a),
+        Unary::Iri => return f::iri(a, dict),
+        Unary::IsIri => Value::Boolean(match a {
+            Value::Iri(_) => true,
+            Value::Node(id) => matches!(dict.get(*id), oxrdf::Term::NamedNode(_)),
+            _ => false,
+        }),
+        Unary::IsBlank => Value::Boolean(
+            matches!(a, Value::Node(id) if matches!(dict.get(*id), oxrdf::Term::BlankNode(_))),
+        ),
+        Unary::IsLiteral => Value::Boolean(a.is_literal()),
+        Unary::IsNumeric => Value::Boolean(a.is_numeric()),
+        Unary::Strlen => return f::strlen(a),
+        Unary::Upper => return f::change_case(true, a),
+        Unary::Lower => return f::change_case(false, a),
+        Unary::Round(r) => return f::rounding(r, a),
+        Unary::Cast(c) => return f::cast(c, a, dict),
+        Unary::Sign(negate) => return f::sign(negate, a),
+        Unary::Not => Value::Boolean(!a.ebv()?),
+    })
+}
+
+fn binary(op: Binary, a: &Value, b: &Value, dict: &Dictionary) -> Option<Value> {
+    Some(match op {
+        Binary::Eq => Value::Boolean(value::equals(a, b, dict)?),
+        Binary::Ne => Value::Boolean(!value::equals(a, b, dict)?),
+        Binary::Cmp(side, or_equal) => {
+            let order = value::compare(a, b, dict)?;
+            Value::Boolean(order == side || (or_equal && order == Ordering::Equal))
+        }
+        Binary::Arith(op) => return f::arithmetic(op, a, b),
+        Binary::SameTerm => Value::Boolean(value::identical(a, b, dict)),
+        Binary::StrTest(test) => return f::string_test(test, a, b),
+        Binary::LangMatches => return f::langmatches(a, b),
+    })
+}

@@ -1,0 +1,198 @@
+//! The BGP join of a compiled GPM on one event: a depth-first search over the triple
+//! patterns in the plan's join order, binding variable slots in one row that starts as the
+//! context mu (so compatibility with mu is checked as the join goes), with each FILTER
+//! checked as soon as the patterns binding its variables have matched.
+
+use super::event_index::EventIndex;
+use super::expr::{Compiled, Env};
+use crate::dictionary::{Dictionary, TermId};
+use crate::vars::{Row, Slot};
+use std::collections::HashSet;
+
+/// A position of a triple pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pos {
+    Const(TermId),
+    Var(Slot),
+    /// A blank node of the pattern: a variable that is not part of the solution.
+    Blank(usize),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pattern {
+    pub s: Pos,
+    pub p: Pos,
+    pub o: Pos,
+}
+
+/// Triple patterns in join order, with the FILTERs placed where they can first run.
+#[derive(Debug, Clone)]
+pub struct Bgp {
+    patterns: Vec<Pattern>,
+    blanks: usize,
+    filters: Vec<Compiled>,
+    /// `checks[0]`: filters to run before any pattern (they read no pattern variable);
+    /// `checks[d + 1]`: after pattern d has matched
+    checks: Vec<Vec<usize>>,
+}
+
+impl Bgp {
+    /// `patterns` in the order the join runs them; `blanks`: the number of blank-node
+    /// positions (numbered from 0).
+    pub fn new(patterns: Vec<Pattern>, blanks: usize, filters: Vec<Compiled>) -> Self {
+        let mut checks = vec![Vec::new(); patterns.len() + 1];
+        for (i, filter) in filters.iter().enumerate() {
+            let depth = filter
+                .slots
+                .iter()
+                .filter_map(|slot| {
+                    patterns
+                        .iter()
+                        .position(|tp| [tp.s, tp.p, tp.o].contains(&Pos::Var(*slot)))
+                })
+                .max()
+                .map_or(0, |d| d + 1);
+            checks[depth].push(i);
+        }
+        Bgp {
+            patterns,
+            blanks,
+            filters,
+            checks,
+        }
+    }
+
+    /// Push every `mu ∪ nu` (nu a solution of the patterns on the event, compatible with
+    /// mu) for which every FILTER holds. Rows are at least `width` wide; with blank nodes
+    /// in the patterns, each distinct row once.
+    pub fn solve(
+        &self,
+        index: &EventIndex,
+        mu: &[Option<TermId>],
+        width: usize,
+        dict: &Dictionary,
+        out: &mut Vec<Row>,
+    ) {
+        let mut row = mu.to_vec();
+        if row.len() < width {
+            row.resize(width, None);
+        }
+        let mut search = Search {
+            bgp: self,
+            index,
+            dict,
+            row,
+            blanks: vec![None; self.blanks],
+            trail: Vec::new(),
+            seen: HashSet::new(),
+            out,
+        };
+        if search.checks_hold(0) {
+            search.extend(0);
+        }
+    }
+}
+
+/// A binding made by the search, undone on backtracking.
+#[derive(Debug, Clone, Copy)]
+enum Bound {
+    Slot(Slot),
+    Blank(usize),
+}
+
+struct Search<'a> {
+    bgp: &'a Bgp,
+    index: &'a EventIndex,
+    dict: &'a Dictionary,
+    row: Row,
+    blanks: Vec<Option<TermId>>,
+    trail: Vec<Bound>,
+    seen: HashSet<Row>,
+    out: &'a mut Vec<Row>,
+}
+
+impl Search<'_> {
+    fn current(&self, pos: Pos) -> Option<TermId> {
+        match pos {
+            Pos::Const(id) => Some(id),
+            Pos::Var(slot) => self.row[slot],
+            Pos::Blank(i) => self.blanks[i],
+        }
+    }
+
+    /// Bind `pos` to `term`, or check that it already holds it.
+    fn bind(&mut self, pos: Pos, term: TermId) -> bool {
+        let (cell, undo) = match pos {
+            Pos::Const(id) => return id == term,
+            Pos::Var(slot) => (&mut self.row[slot], Bound::Slot(slot)),
+            Pos::Blank(i) => (&mut self.blanks[i], Bound::Blank(i)),
+        };
+        match *cell {
+            Some(bound) => bound == term,
+            None => {
+                *cell = Some(term);
+                self.trail.push(undo);
+                true
+            }
+        }
+    }
+
+    fn undo(&mut self, mark: usize) {
+        for bound in self.trail.drain(mark..) {
+            match bound {
+                Bound::Slot(slot) => self.row[slot] = None,
+                Bound::Blank(i) => self.blanks[i] = None,
+            }
+        }
+    }
+
+    fn checks_hold(&self, at: usize) -> bool {
+        let env = Env {
+            row: &self.row,
+            dict: self.dict,
+            index: self.index,
+        };
+        self.bgp.checks[at]
+            .iter()
+            .all(|&i| self.bgp.filters[i].holds(&env))
+    }
+
+    fn extend(&mut self, depth: usize) {
+        let Some(&tp) = self.bgp.patterns.get(depth) else {
+            self.emit();
+            return;
+        };
+        match self.current(tp.p) {
+            Some(p) => self.scan(depth, tp, p),
+            None => {
+                let index = self.index;
+                for (p, _) in index.predicates() {
+                    let mark = self.trail.len();
+                    if self.bind(tp.p, p) {
+                        self.scan(depth, tp, p);
+                    }
+                    self.undo(mark);
+                }
+            }
+        }
+    }
+
+    fn scan(&mut self, depth: usize, tp: Pattern, p: TermId) {
+        let index = self.index;
+        let pairs = index.candidates(p, self.current(tp.s), self.current(tp.o));
+        for &(s, o) in pairs {
+            let mark = self.trail.len();
+            if self.bind(tp.s, s) && self.bind(tp.o, o) && self.checks_hold(depth + 1) {
+                self.extend(depth + 1);
+            }
+            self.undo(mark);
+        }
+    }
+
+    fn emit(&mut self) {
+        if self.bgp.blanks > 0 && !self.seen.insert(self.row.clone()) {
+            return;
+        }
+        self.out.push(self.row.clone());
+    }
+}
