@@ -5,7 +5,7 @@
 use oxrdf::{Literal, NamedNode, Term};
 use spaseq_core::algebra::{PatternTerm, Term as PlanTerm};
 use spaseq_core::dictionary::{Dictionary, TermId};
-use spaseq_core::runtime::{EventData, GpmEval, Node, QueryRuntime, Streams};
+use spaseq_core::runtime::{EventData, GpmEval, Node, QueryRuntime, RunView, Streams};
 use spaseq_core::vars::{Row, Slot, VarTable};
 use spaseq_core::Plan;
 use std::rc::Rc;
@@ -21,6 +21,7 @@ impl GpmEval for OnePattern {
         gpm: usize,
         index: &Self::Index,
         mu: &[Option<TermId>],
+        _: RunView<'_>,
         _: &Dictionary,
         out: &mut Vec<Row>,
     ) {
@@ -38,7 +39,14 @@ impl GpmEval for OnePattern {
 
     fn base(&self, gpm: usize, index: &Self::Index, dict: &Dictionary, out: &mut Vec<Row>) {
         let width = self.1.iter().flatten().max().map_or(0, |m| m + 1);
-        self.results(gpm, index, &vec![None; width], dict, out);
+        self.results(
+            gpm,
+            index,
+            &vec![None; width],
+            RunView::default(),
+            dict,
+            out,
+        );
     }
 
     fn local_slots(&self, gpm: usize) -> &[Slot] {

@@ -1,20 +1,31 @@
 //! What the runtime asks of GPM evaluation (`eval(A, e, mu)`, SEMANTICS.md section 2), so
 //! that the automaton does not depend on how a body is evaluated.
 
+use super::buffer::Node;
 use crate::dictionary::Dictionary;
 use crate::vars::{Row, Slot};
+use std::rc::Rc;
+
+/// What a GPM calling run functions (`spaseq:` functions over the run's events) sees of the
+/// run being extended: its start and the events it took. Empty for other evaluations.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunView<'a> {
+    pub start: Option<i128>,
+    pub node: Option<&'a Rc<Node>>,
+}
 
 pub trait GpmEval {
     /// An event's triples prepared for evaluation, once per event for every GPM.
     type Index;
 
     /// Every mu ∪ nu: nu a solution of GPM `gpm` on the event, compatible with mu, for
-    /// which the body's FILTERs hold.
+    /// which the body's FILTERs hold (`run`: the run being extended, for run functions).
     fn results(
         &self,
         gpm: usize,
         index: &Self::Index,
         mu: &[Option<u32>],
+        run: RunView<'_>,
         dict: &Dictionary,
         out: &mut Vec<Row>,
     );

@@ -6,7 +6,7 @@
 
 use super::buffer::Taken;
 use super::event::{EventRef, StreamId};
-use super::gpms::GpmEval;
+use super::gpms::{GpmEval, RunView};
 use crate::dictionary::{Dictionary, TermId};
 use crate::vars::Row;
 use std::collections::VecDeque;
@@ -121,7 +121,7 @@ impl<I> PrefixBuffer<I> {
                         continue;
                     }
                     rows.clear();
-                    gpms.results(g, index, &chain.mu, dict, &mut rows);
+                    gpms.results(g, index, &chain.mu, RunView::default(), dict, &mut rows);
                     for sol in rows.drain(..) {
                         if !anchors.iter().any(|a| compatible(a, &sol)) {
                             continue;

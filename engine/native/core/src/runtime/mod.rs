@@ -23,6 +23,6 @@ pub mod window;
 
 pub use buffer::{Node, Taken};
 pub use event::{EventData, EventRef, Streams};
-pub use gpms::GpmEval;
+pub use gpms::{GpmEval, RunView};
 pub use order::MatchRecord;
 pub use query::{QueryRuntime, Unsupported};

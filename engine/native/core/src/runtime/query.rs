@@ -13,7 +13,7 @@
 
 use super::buffer::{Node, Taken};
 use super::event::{EventRef, StreamId, Streams};
-use super::gpms::GpmEval;
+use super::gpms::{GpmEval, RunView};
 use super::lazy_chain::PrefixBuffer;
 use super::operand::Op;
 use super::order::{sort_batch, MatchRecord};
@@ -39,6 +39,9 @@ struct Pending {
     gpm: usize,
     mu: Row,
     after: i128,
+    /// The run's events and start when the absence began (for run functions in its body).
+    node: Option<Rc<Node>>,
+    start: Option<i128>,
 }
 
 /// Where a waiting run is registered (to remove it when it dies).
@@ -754,7 +757,12 @@ impl<G: GpmEval> QueryRuntime<G> {
                     continue;
                 }
                 rows.clear();
-                self.gpms.results(p.gpm, index, &p.mu, dict, &mut rows);
+                let view = RunView {
+                    start: p.start,
+                    node: p.node.as_ref(),
+                };
+                self.gpms
+                    .results(p.gpm, index, &p.mu, view, dict, &mut rows);
                 if !rows.is_empty() {
                     if last {
                         self.kill(&run); // a trailing absence was violated
@@ -846,7 +854,14 @@ impl<G: GpmEval> QueryRuntime<G> {
                     return Vec::new();
                 }
                 let mut rows = Vec::new();
-                self.gpms.results(*g, index, mu, dict, &mut rows);
+                {
+                    let r = run.borrow();
+                    let view = RunView {
+                        start: r.start,
+                        node: r.node.as_ref(),
+                    };
+                    self.gpms.results(*g, index, mu, view, dict, &mut rows);
+                }
                 let locals = self.gpms.local_slots(*g);
                 rows.into_iter()
                     .map(|row| {
@@ -1125,6 +1140,8 @@ impl<G: GpmEval> QueryRuntime<G> {
                     gpm: g,
                     mu: r.mu.clone(),
                     after: r.end.unwrap_or(NEG_INF),
+                    node: r.node.clone(),
+                    start: r.start,
                 }),
                 _ => None,
             }
