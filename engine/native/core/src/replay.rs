@@ -1,17 +1,27 @@
 //! Replay files read natively: TriG or N-Quads, gzip or not, one named graph per event, its
 //! timestamp the triple `g <time-predicate> "literal"` in the default graph, exactly as the
 //! Python reader (`engine/io/replay.py`) reads them: other default-graph triples ignored, a
-//! graph's triples in file order without duplicates, events sorted by time with ties in order
-//! of first appearance. Terms are interned into the dictionary as they are parsed.
+//! graph's triples in file order without duplicates (a graph written in several blocks is
+//! one event), events sorted by time with ties in order of first appearance, and its error
+//! rules (`Judge`).
+//!
+//! One parser loop serves the whole-file reader (`read_events`) and the streaming one
+//! (`crate::stream`): `Quads` (quads with the line they end on), `Assembler` (quads into
+//! graphs, a graph closed once `window` newer graphs are open; the whole file is an unbounded
+//! window) and `Graphs` (the two together: closed graphs in order of first appearance).
 
 use crate::dictionary::{Dictionary, TermId};
 use crate::time::timestamp_nanos;
 use flate2::read::MultiGzDecoder;
-use oxrdf::{GraphName, NamedNode, Term};
+use oxrdf::{GraphName, NamedNode, Quad, Term, Triple};
+use oxttl::nquads::LowLevelNQuadsParser;
+use oxttl::trig::LowLevelTriGParser;
 use oxttl::{NQuadsParser, TriGParser};
-use std::collections::{HashMap, HashSet};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::fs::File;
+use std::hash::{Hash, Hasher};
 use std::io::{BufRead, BufReader, Read};
 
 pub const GENERATED_AT_TIME: &str = "http://www.w3.org/ns/prov#generatedAtTime";
@@ -44,9 +54,6 @@ pub struct Event {
     pub triples: Vec<[TermId; 3]>,
 }
 
-/// A graph's triples in file order, and the set of them (a graph is a set: no duplicates).
-type GraphTriples = (Vec<[TermId; 3]>, HashSet<[TermId; 3]>);
-
 /// Why a file could not be read, and where (1-based line and column when known).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplayError {
@@ -73,8 +80,16 @@ fn error(message: impl Into<String>) -> ReplayError {
     }
 }
 
+fn error_at(line: u64, message: impl Into<String>) -> ReplayError {
+    ReplayError {
+        line: Some(line),
+        column: None,
+        message: message.into(),
+    }
+}
+
 /// Open a replay file, transparently gunzipped (gzip content is recognised by its magic).
-pub fn open(path: &str) -> Result<Box<dyn Read>, ReplayError> {
+pub fn open(path: &str) -> Result<Box<dyn Read + Send>, ReplayError> {
     let file = File::open(path).map_err(|e| error(format!("cannot open {path}: {e}")))?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let gzipped = reader
@@ -88,99 +103,553 @@ pub fn open(path: &str) -> Result<Box<dyn Read>, ReplayError> {
     })
 }
 
-/// Every event of a replay file, sorted by time (ties in order of first appearance).
+/// The time predicate as an IRI, or why it is not one.
+pub fn time_predicate(iri: &str) -> Result<NamedNode, ReplayError> {
+    NamedNode::new(iri).map_err(|e| error(format!("bad time predicate: {e}")))
+}
+
+/// The one parser loop: oxttl fed a line at a time (at most a buffer's worth), so each quad
+/// comes with the line it ends on, as the Python reader's `LineTrackingReader` gives it.
+/// Reading stops at the first error.
+pub struct Quads<R> {
+    source: R,
+    parser: Parser,
+    line: u64,
+    newlines: u64,
+    done: bool,
+}
+
+enum Parser {
+    TriG(LowLevelTriGParser),
+    NQuads(LowLevelNQuadsParser),
+}
+
+impl<R: BufRead> Quads<R> {
+    pub fn new(source: R, format: Format) -> Self {
+        let parser = match format {
+            Format::TriG => Parser::TriG(TriGParser::new().low_level()),
+            Format::NQuads => Parser::NQuads(NQuadsParser::new().low_level()),
+        };
+        Quads {
+            source,
+            parser,
+            line: 0,
+            newlines: 0,
+            done: false,
+        }
+    }
+
+    fn parse_next(&mut self) -> Option<Result<Quad, oxttl::TurtleSyntaxError>> {
+        match &mut self.parser {
+            Parser::TriG(p) => p.parse_next(),
+            Parser::NQuads(p) => p.parse_next(),
+        }
+    }
+
+    /// Hand the parser the rest of the current line; false at the end of the input.
+    fn feed(&mut self) -> std::io::Result<bool> {
+        let buffer = self.source.fill_buf()?;
+        if buffer.is_empty() {
+            match &mut self.parser {
+                Parser::TriG(p) => p.end(),
+                Parser::NQuads(p) => p.end(),
+            }
+            return Ok(false);
+        }
+        let n = buffer
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(buffer.len(), |i| i + 1);
+        self.line = self.newlines + 1;
+        if buffer[n - 1] == b'\n' {
+            self.newlines += 1;
+        }
+        match &mut self.parser {
+            Parser::TriG(p) => p.extend_from_slice(&buffer[..n]),
+            Parser::NQuads(p) => p.extend_from_slice(&buffer[..n]),
+        }
+        self.source.consume(n);
+        Ok(true)
+    }
+}
+
+impl<R: BufRead> Iterator for Quads<R> {
+    /// A quad and the (1-based) line where it ends, or the error that stopped reading.
+    type Item = Result<(Quad, u64), ReplayError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            match self.parse_next() {
+                Some(Ok(quad)) => return Some(Ok((quad, self.line))),
+                Some(Err(e)) => {
+                    self.done = true;
+                    let at = e.location().start;
+                    return Some(Err(ReplayError {
+                        line: Some(at.line + 1),
+                        column: Some(at.column + 1),
+                        message: e.message().to_owned(),
+                    }));
+                }
+                None => match self.feed() {
+                    Ok(_) => self.done = self.done || self.parser_is_end(),
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(error(format!("cannot read: {e}"))));
+                    }
+                },
+            }
+        }
+        None
+    }
+}
+
+impl<R> Quads<R> {
+    fn parser_is_end(&self) -> bool {
+        match &self.parser {
+            Parser::TriG(p) => p.is_end(),
+            Parser::NQuads(p) => p.is_end(),
+        }
+    }
+}
+
+/// The timestamps read for one name, folded as the Python reader checks them (in file order:
+/// the first that is not a time, or that differs in value from the first, is the problem).
+#[derive(Debug, Default)]
+struct Stamps {
+    first: Option<(i128, Term)>,
+    problem: Option<ReplayError>,
+}
+
+impl Stamps {
+    fn add(&mut self, name: &Term, value: Term, line: u64) {
+        if self.problem.is_some() {
+            return;
+        }
+        match timestamp_nanos(&value) {
+            Err(m) => self.problem = Some(error_at(line, format!("the timestamp of {name}: {m}"))),
+            Ok(t) => match &self.first {
+                None => self.first = Some((t, value)),
+                Some((first, spelled)) if *first != t => {
+                    self.problem = Some(error_at(
+                        line,
+                        format!("{name} has two timestamps, {spelled} and {value}"),
+                    ))
+                }
+                Some(_) => {}
+            },
+        }
+    }
+}
+
+/// A closed graph's time: none was read, a time, or the problem with its timestamps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stamp {
+    Missing,
+    At(i128),
+    Bad(ReplayError),
+}
+
+/// A graph whose blocks and timestamps the assembler no longer waits for: `index` is its
+/// rank by first appearance among the file's graphs, `line` where its first triple ends.
+#[derive(Debug)]
+pub struct Closed<T> {
+    pub index: u64,
+    pub name: Term,
+    pub line: u64,
+    pub triples: Vec<T>,
+    pub stamp: Stamp,
+}
+
+/// A graph still open: its triples in file order, their hashes (a graph is a set: a repeat
+/// is dropped; a hash seen before is checked against the triples), its timestamps.
+struct Open<T> {
+    name: Term,
+    line: u64,
+    triples: Vec<T>,
+    hashes: HashSet<u64>,
+    stamps: Stamps,
+}
+
+impl<T: Hash + Eq> Open<T> {
+    fn insert(&mut self, triple: T) {
+        let mut hasher = DefaultHasher::new();
+        triple.hash(&mut hasher);
+        if self.hashes.insert(hasher.finish()) || !self.triples.contains(&triple) {
+            self.triples.push(triple);
+        }
+    }
+}
+
+/// Quads into graphs. At most `window` graphs are open (newest by first appearance); when
+/// one more opens, the oldest is closed with what was read of it. Timestamps of names that
+/// are not open wait as orphans, at most `window` of them; the oldest beyond that is
+/// evicted. With an unbounded window nothing closes before `finish`: the whole file.
+pub struct Assembler<T> {
+    predicate: NamedNode,
+    window: usize,
+    open: VecDeque<Open<T>>,
+    slots: HashMap<Term, u64>,
+    first: u64,
+    orphans: HashMap<Term, (u64, Stamps)>,
+    orphan_order: VecDeque<(u64, Term)>,
+    orphan_count: u64,
+    last_graph: Option<u64>,
+    closed: VecDeque<Closed<T>>,
+    evicted: Vec<Term>,
+    /// Whether the window ever closed a graph or evicted an orphan before the end.
+    pub bounded: bool,
+}
+
+impl<T: Hash + Eq> Assembler<T> {
+    pub fn new(predicate: NamedNode, window: usize) -> Self {
+        Assembler {
+            predicate,
+            window: window.max(1),
+            open: VecDeque::new(),
+            slots: HashMap::new(),
+            first: 0,
+            orphans: HashMap::new(),
+            orphan_order: VecDeque::new(),
+            orphan_count: 0,
+            last_graph: None,
+            closed: VecDeque::new(),
+            evicted: Vec::new(),
+            bounded: false,
+        }
+    }
+
+    /// Take in one quad (read on `line`); `convert` makes an event triple of its triple.
+    pub fn add(&mut self, quad: Quad, line: u64, convert: &mut impl FnMut(Triple) -> T) {
+        let name: Term = match quad.graph_name {
+            GraphName::DefaultGraph => {
+                self.last_graph = None;
+                if quad.predicate == self.predicate {
+                    self.stamp(quad.subject.into(), quad.object, line);
+                }
+                return;
+            }
+            GraphName::NamedNode(n) => n.into(),
+            GraphName::BlankNode(b) => b.into(),
+        };
+        let index = match self.slots.get(&name) {
+            Some(&i) => i,
+            None => self.open_graph(name, line),
+        };
+        let triple = convert(Triple::new(quad.subject, quad.predicate, quad.object));
+        self.open[(index - self.first) as usize].insert(triple);
+        self.last_graph = Some(index);
+    }
+
+    fn open_graph(&mut self, name: Term, line: u64) -> u64 {
+        let index = self.first + self.open.len() as u64;
+        let stamps = match self.orphans.remove(&name) {
+            Some((_, s)) => {
+                self.drop_stale_orphans();
+                s
+            }
+            None => Stamps::default(),
+        };
+        self.slots.insert(name.clone(), index);
+        self.open.push_back(Open {
+            name,
+            line,
+            triples: Vec::new(),
+            hashes: HashSet::new(),
+            stamps,
+        });
+        if self.open.len() > self.window {
+            self.bounded = true;
+            self.close_front();
+        }
+        index
+    }
+
+    fn close_front(&mut self) {
+        let Some(graph) = self.open.pop_front() else {
+            return;
+        };
+        self.slots.remove(&graph.name);
+        let index = self.first;
+        self.first += 1;
+        let stamp = match (graph.stamps.problem, graph.stamps.first) {
+            (Some(problem), _) => Stamp::Bad(problem),
+            (None, Some((t, _))) => Stamp::At(t),
+            (None, None) => Stamp::Missing,
+        };
+        self.closed.push_back(Closed {
+            index,
+            name: graph.name,
+            line: graph.line,
+            triples: graph.triples,
+            stamp,
+        });
+    }
+
+    fn stamp(&mut self, name: Term, value: Term, line: u64) {
+        if let Some(&i) = self.slots.get(&name) {
+            let graph = &mut self.open[(i - self.first) as usize];
+            graph.stamps.add(&name, value, line);
+            return;
+        }
+        if let Some((_, stamps)) = self.orphans.get_mut(&name) {
+            stamps.add(&name, value, line);
+            return;
+        }
+        let mut stamps = Stamps::default();
+        stamps.add(&name, value, line);
+        self.orphan_count += 1;
+        self.orphan_order
+            .push_back((self.orphan_count, name.clone()));
+        self.orphans.insert(name, (self.orphan_count, stamps));
+        while self.orphans.len() > self.window {
+            self.bounded = true;
+            if let Some((id, name)) = self.orphan_order.pop_front() {
+                if self.orphans.get(&name).is_some_and(|(i, _)| *i == id) {
+                    self.orphans.remove(&name);
+                    self.evicted.push(name);
+                }
+            }
+        }
+    }
+
+    /// Forget queue entries of orphans a graph took, so the queue stays near the map's size.
+    fn drop_stale_orphans(&mut self) {
+        let live = |orphans: &HashMap<Term, (u64, Stamps)>, (id, name): &(u64, Term)| {
+            orphans.get(name).is_some_and(|(i, _)| i == id)
+        };
+        while let Some(front) = self.orphan_order.front() {
+            if live(&self.orphans, front) {
+                break;
+            }
+            self.orphan_order.pop_front();
+        }
+        if self.orphan_order.len() > 2 * self.orphans.len() + 16 {
+            let orphans = &self.orphans;
+            self.orphan_order.retain(|entry| live(orphans, entry));
+        }
+    }
+
+    /// The next closed graph, in order of first appearance.
+    pub fn pop(&mut self) -> Option<Closed<T>> {
+        self.closed.pop_front()
+    }
+
+    /// Names of orphan timestamps evicted (or left at the end), taken by the caller.
+    pub fn take_evicted(&mut self) -> Vec<Term> {
+        std::mem::take(&mut self.evicted)
+    }
+
+    /// The input ended (after an error if `failed`): close every open graph, except, after an
+    /// error, the one being read and those that appeared after it (maybe incomplete).
+    pub fn finish(&mut self, failed: bool) {
+        if let (true, Some(bad)) = (failed, self.last_graph) {
+            let keep = bad.saturating_sub(self.first) as usize;
+            self.open.truncate(keep.min(self.open.len()));
+        }
+        while !self.open.is_empty() {
+            self.close_front();
+        }
+        self.evicted
+            .extend(self.orphans.drain().map(|(name, _)| name));
+        self.orphan_order.clear();
+    }
+}
+
+/// Closed graphs of a file in order of first appearance: `Quads` into an `Assembler`.
+pub struct Graphs<R, T, F> {
+    quads: Quads<R>,
+    assembler: Assembler<T>,
+    convert: F,
+    read_error: Option<ReplayError>,
+    finished: bool,
+}
+
+impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Graphs<R, T, F> {
+    pub fn new(source: R, format: Format, predicate: NamedNode, window: usize, convert: F) -> Self {
+        Graphs {
+            quads: Quads::new(source, format),
+            assembler: Assembler::new(predicate, window),
+            convert,
+            read_error: None,
+            finished: false,
+        }
+    }
+
+    /// The syntax or read error that ended the input early, once it did.
+    pub fn read_error(&self) -> Option<&ReplayError> {
+        self.read_error.as_ref()
+    }
+
+    pub fn assembler(&mut self) -> &mut Assembler<T> {
+        &mut self.assembler
+    }
+}
+
+impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Iterator for Graphs<R, T, F> {
+    type Item = Closed<T>;
+
+    fn next(&mut self) -> Option<Closed<T>> {
+        loop {
+            if let Some(graph) = self.assembler.pop() {
+                return Some(graph);
+            }
+            if self.finished {
+                return None;
+            }
+            match self.quads.next() {
+                Some(Ok((quad, line))) => self.assembler.add(quad, line, &mut self.convert),
+                Some(Err(e)) => {
+                    self.read_error = Some(e);
+                    self.finished = true;
+                    self.assembler.finish(true);
+                }
+                None => {
+                    self.finished = true;
+                    self.assembler.finish(false);
+                }
+            }
+        }
+    }
+}
+
+/// What the judge concluded about a file: how many events it delivers (the first ones by
+/// first appearance), the latest of their times, whether they are in time order, and the
+/// error that ends them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub delivered: u64,
+    pub max_time: Option<i128>,
+    pub in_order: bool,
+    pub error: Option<ReplayError>,
+}
+
+/// The Python reader's error rules, applied to closed graphs in order of first appearance:
+/// a graph with a bad timestamp ends the events; one with none ends them too unless the
+/// file has a syntax error (its timestamp may have been after it: the graph is skipped).
+/// Events are delivered provisionally until the end of the input decides.
+#[derive(Debug)]
+pub struct Judge {
+    time_predicate: String,
+    running: Outcome,
+    missing: Option<Outcome>,
+    problem: Option<Outcome>,
+    last_time: Option<i128>,
+}
+
+impl Judge {
+    pub fn new(time_predicate: &str) -> Self {
+        Judge {
+            time_predicate: time_predicate.to_owned(),
+            running: Outcome {
+                delivered: 0,
+                max_time: None,
+                in_order: true,
+                error: None,
+            },
+            missing: None,
+            problem: None,
+            last_time: None,
+        }
+    }
+
+    /// The graph's rank among delivered events if it is (provisionally) one, else None.
+    pub fn judge<T>(&mut self, graph: &Closed<T>) -> Option<u64> {
+        if self.problem.is_some() {
+            return None;
+        }
+        let at_cut = |error: ReplayError, running: &Outcome| Outcome {
+            error: Some(error),
+            ..running.clone()
+        };
+        match &graph.stamp {
+            Stamp::At(t) => {
+                let rank = self.running.delivered;
+                self.running.delivered += 1;
+                self.running.max_time = self.running.max_time.max(Some(*t));
+                if self.last_time.is_some_and(|last| *t < last) {
+                    self.running.in_order = false;
+                }
+                self.last_time = Some(*t);
+                Some(rank)
+            }
+            Stamp::Bad(e) => {
+                self.problem = Some(at_cut(e.clone(), &self.running));
+                None
+            }
+            Stamp::Missing => {
+                if self.missing.is_none() {
+                    let e = error_at(
+                        graph.line,
+                        format!(
+                            "event {} has no timestamp ({})",
+                            graph.name, self.time_predicate
+                        ),
+                    );
+                    self.missing = Some(at_cut(e, &self.running));
+                }
+                None
+            }
+        }
+    }
+
+    /// The verdict once the input ended (`read_error`: the syntax or read error, if any).
+    pub fn finish(self, read_error: Option<&ReplayError>) -> Outcome {
+        let cut = match read_error {
+            Some(_) => self.problem,
+            None => self.missing.or(self.problem),
+        };
+        cut.unwrap_or(Outcome {
+            error: read_error.cloned(),
+            ..self.running
+        })
+    }
+}
+
+/// Every event of a replay file, sorted by time (ties in order of first appearance); the
+/// error the Python reader reports, if any.
 pub fn read_events(
     reader: impl Read,
     format: Format,
-    time_predicate: &str,
+    time_predicate_iri: &str,
     dictionary: &mut Dictionary,
 ) -> Result<Vec<Event>, ReplayError> {
-    let predicate =
-        NamedNode::new(time_predicate).map_err(|e| error(format!("bad time predicate: {e}")))?;
-    let mut order: Vec<TermId> = Vec::new(); // graphs in order of first appearance
-    let mut triples: HashMap<TermId, GraphTriples> = HashMap::new();
-    let mut stamps: HashMap<Term, Term> = HashMap::new();
-    let mut add = |quad: oxrdf::Quad, dictionary: &mut Dictionary| -> Result<(), ReplayError> {
-        match quad.graph_name {
-            GraphName::DefaultGraph => {
-                if quad.predicate == predicate {
-                    let subject: Term = quad.subject.into();
-                    if let Some(previous) = stamps.get(&subject) {
-                        if *previous != quad.object {
-                            return Err(error(format!(
-                                "{subject} has two timestamps, {previous} and {}",
-                                quad.object
-                            )));
-                        }
-                    }
-                    stamps.insert(subject, quad.object);
-                }
-            }
-            graph => {
-                let name: Term = match graph {
-                    GraphName::NamedNode(n) => n.into(),
-                    GraphName::BlankNode(b) => b.into(),
-                    GraphName::DefaultGraph => unreachable!(),
-                };
-                let g = dictionary.intern(name);
-                let t = [
-                    dictionary.intern(quad.subject.into()),
-                    dictionary.intern(quad.predicate.into()),
-                    dictionary.intern(quad.object),
-                ];
-                let entry = triples.entry(g).or_insert_with(|| {
-                    order.push(g);
-                    (Vec::new(), HashSet::new())
-                });
-                if entry.1.insert(t) {
-                    entry.0.push(t);
-                }
-            }
-        }
-        Ok(())
+    let predicate = time_predicate(time_predicate_iri)?;
+    let mut judge = Judge::new(time_predicate_iri);
+    let mut events = Vec::new();
+    let intern = |t: Triple| {
+        [
+            dictionary.intern(t.subject.into()),
+            dictionary.intern(t.predicate.into()),
+            dictionary.intern(t.object),
+        ]
     };
-    let located = |e: oxttl::TurtleParseError| match e {
-        oxttl::TurtleParseError::Syntax(s) => {
-            let at = s.location().start;
-            ReplayError {
-                line: Some(at.line + 1),
-                column: Some(at.column + 1),
-                message: s.message().to_owned(),
-            }
-        }
-        oxttl::TurtleParseError::Io(io) => error(format!("cannot read: {io}")),
-    };
-    match format {
-        Format::TriG => {
-            for quad in TriGParser::new().for_reader(reader) {
-                add(quad.map_err(located)?, dictionary)?;
-            }
-        }
-        Format::NQuads => {
-            for quad in NQuadsParser::new().for_reader(reader) {
-                add(quad.map_err(located)?, dictionary)?;
-            }
+    let mut graphs = Graphs::new(
+        BufReader::new(reader),
+        format,
+        predicate,
+        usize::MAX,
+        intern,
+    );
+    for graph in graphs.by_ref() {
+        if let (Some(_), Stamp::At(time_ns)) = (judge.judge(&graph), &graph.stamp) {
+            events.push((*time_ns, graph.name, graph.triples));
         }
     }
-    let mut events = Vec::with_capacity(order.len());
-    for g in order {
-        let name = dictionary.get(g).clone();
-        let Some(stamp) = stamps.get(&name) else {
-            return Err(error(format!(
-                "event {name} has no timestamp ({time_predicate})"
-            )));
-        };
-        let time_ns =
-            timestamp_nanos(stamp).map_err(|m| error(format!("the timestamp of {name}: {m}")))?;
-        let (list, _) = triples.remove(&g).unwrap_or_default();
-        events.push(Event {
+    let read_error = graphs.read_error().cloned();
+    drop(graphs);
+    if let Some(e) = judge.finish(read_error.as_ref()).error {
+        return Err(e);
+    }
+    let mut out: Vec<Event> = events
+        .into_iter()
+        .map(|(time_ns, name, triples)| Event {
             time_ns,
-            graph: g,
-            triples: list,
-        });
-    }
-    events.sort_by_key(|e| e.time_ns); // stable: ties keep their order of first appearance
-    Ok(events)
+            graph: dictionary.intern(name),
+            triples,
+        })
+        .collect();
+    out.sort_by_key(|e| e.time_ns); // stable: ties keep their order of first appearance
+    Ok(out)
 }
 
 #[cfg(test)]

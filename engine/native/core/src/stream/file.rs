@@ -1,0 +1,400 @@
+//! One replay file as a source of events in the Python reader's order (time, then first
+//! appearance of the graph): a first pass (`prepare`) reads it in bounded memory, applies
+//! the reader's error rules and picks a `Mode`; `Prepared::events` then delivers.
+
+use super::spill::{Record, Sorted, Sorter};
+use crate::replay::{self, Closed, Format, Graphs, Judge, Outcome, ReplayError, Stamp};
+use oxrdf::{NamedNode, NamedOrBlankNode, Term, Triple};
+use std::cmp::Ordering;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::str::FromStr;
+
+/// An event of one file: `rank` is its graph's rank by first appearance among the file's
+/// delivered events (the Python reader's `seq - first_seq`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEvent {
+    pub time_ns: i128,
+    pub rank: u64,
+    pub graph: Term,
+    pub triples: Vec<Triple>,
+}
+
+/// How a file's events are delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Few enough events to be kept from the first pass (sorted there).
+    Memory,
+    /// In time order: read again, incrementally, with the same window.
+    Stream,
+    /// Out of time order: read again into an external merge sort (spilled runs).
+    Sorted,
+    /// Its layout outruns the window (a graph's blocks or timestamps too far apart): read
+    /// whole, as the Python reader does; memory grows with the file.
+    Whole,
+}
+
+/// What the reading of every file shares.
+pub struct Settings<'a> {
+    pub predicate: &'a NamedNode,
+    pub predicate_iri: &'a str,
+    pub window: usize,
+    pub spill_dir: &'a Path,
+}
+
+/// A file after the first pass: what it delivers (`outcome`) and how.
+pub struct Prepared {
+    pub path: String,
+    pub mode: Mode,
+    pub outcome: Outcome,
+    pub note: Option<String>,
+    format: Format,
+    kept: Vec<FileEvent>,
+}
+
+type Reader = BufReader<Box<dyn Read + Send>>;
+type FileGraphs = Graphs<Reader, Triple, fn(Triple) -> Triple>;
+
+fn graphs(
+    path: &str,
+    format: Format,
+    s: &Settings,
+    window: usize,
+) -> Result<FileGraphs, ReplayError> {
+    let reader = BufReader::new(replay::open(path)?);
+    let keep: fn(Triple) -> Triple = |t| t;
+    Ok(Graphs::new(
+        reader,
+        format,
+        s.predicate.clone(),
+        window,
+        keep,
+    ))
+}
+
+fn event(rank: u64, time_ns: i128, graph: Closed<Triple>) -> FileEvent {
+    FileEvent {
+        time_ns,
+        rank,
+        graph: graph.name,
+        triples: graph.triples,
+    }
+}
+
+/// A 64-bit fingerprint of a name, its lowest bit free for a tag.
+fn fingerprint(name: &Term, tag: u64) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    name.hash(&mut hasher);
+    hasher.finish() & !1 | tag
+}
+
+const GRAPH: u64 = 0;
+const ORPHAN: u64 = 1;
+
+/// Whether two closed graphs share a name (a graph written again after it was closed), or
+/// an orphan timestamp names a closed graph (stamped outside the window): the window did
+/// not see the whole graph. A fingerprint collision only costs a whole read.
+fn clash(names: impl Iterator<Item = io::Result<u64>>) -> io::Result<bool> {
+    let mut previous: Option<u64> = None;
+    for name in names {
+        let name = name?;
+        if previous.is_some_and(|p| p >> 1 == name >> 1 && p & 1 == GRAPH) {
+            return Ok(true);
+        }
+        previous = Some(name);
+    }
+    Ok(false)
+}
+
+fn failed(path: &str, error: ReplayError) -> Prepared {
+    Prepared {
+        path: path.to_owned(),
+        mode: Mode::Memory,
+        outcome: Outcome {
+            delivered: 0,
+            max_time: None,
+            in_order: true,
+            error: Some(error),
+        },
+        note: None,
+        format: Format::NQuads,
+        kept: Vec::new(),
+    }
+}
+
+fn plain(message: &str) -> ReplayError {
+    ReplayError {
+        line: None,
+        column: None,
+        message: message.to_owned(),
+    }
+}
+
+/// The first pass over `path`: its outcome, and the mode its events are delivered in.
+pub fn prepare(path: &str, s: &Settings) -> io::Result<Prepared> {
+    let Some(format) = Format::of_path(path) else {
+        return Ok(failed(
+            path,
+            plain("cannot tell the replay file's format from its name: expected .trig, .nq or .nquads (optionally followed by .gz)"),
+        ));
+    };
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Ok(failed(path, plain("no such file")))
+        }
+        Ok(m) if m.is_dir() => return Ok(failed(path, plain("is a directory, not a replay file"))),
+        _ => {}
+    }
+    let mut graphs = match graphs(path, format, s, s.window) {
+        Ok(g) => g,
+        Err(e) => return Ok(failed(path, e)),
+    };
+    let mut judge = Judge::new(s.predicate_iri);
+    let mut names = Sorter::<u64>::new(s.spill_dir, s.window.saturating_mul(16).max(1 << 12));
+    let mut kept = Some(Vec::new());
+    while let Some(graph) = graphs.next() {
+        names.push(fingerprint(&graph.name, GRAPH))?;
+        for orphan in graphs.assembler().take_evicted() {
+            names.push(fingerprint(&orphan, ORPHAN))?;
+        }
+        if let (Some(rank), Stamp::At(t)) = (judge.judge(&graph), graph.stamp.clone()) {
+            match kept.as_mut() {
+                Some(k) if k.len() < s.window => k.push(event(rank, t, graph)),
+                _ => kept = None,
+            }
+        }
+    }
+    for orphan in graphs.assembler().take_evicted() {
+        names.push(fingerprint(&orphan, ORPHAN))?;
+    }
+    let bounded = graphs.assembler().bounded;
+    let mut outcome = judge.finish(graphs.read_error());
+    let mut note = None;
+    let mode = if bounded && clash(names.finish()?)? {
+        let (whole_outcome, events) = read_whole(path, format, s);
+        outcome = whole_outcome;
+        kept = Some(events);
+        note = Some(format!(
+            "{path}: a graph's blocks or timestamp are more than {} graphs apart: read whole \
+             (memory grows with the file)",
+            s.window
+        ));
+        Mode::Whole
+    } else if kept.is_some() {
+        Mode::Memory
+    } else if outcome.in_order {
+        Mode::Stream
+    } else {
+        Mode::Sorted
+    };
+    let mut kept = kept.unwrap_or_default();
+    kept.retain(|e| e.rank < outcome.delivered);
+    kept.sort_by_key(|e| (e.time_ns, e.rank));
+    Ok(Prepared {
+        path: path.to_owned(),
+        mode,
+        outcome,
+        note,
+        format,
+        kept,
+    })
+}
+
+/// The file read as the Python reader reads it: every graph kept until the end.
+fn read_whole(path: &str, format: Format, s: &Settings) -> (Outcome, Vec<FileEvent>) {
+    let mut graphs = match graphs(path, format, s, usize::MAX) {
+        Ok(g) => g,
+        Err(e) => return (failed(path, e).outcome, Vec::new()),
+    };
+    let mut judge = Judge::new(s.predicate_iri);
+    let mut events = Vec::new();
+    for graph in graphs.by_ref() {
+        if let (Some(rank), Stamp::At(t)) = (judge.judge(&graph), graph.stamp.clone()) {
+            events.push(event(rank, t, graph));
+        }
+    }
+    (judge.finish(graphs.read_error()), events)
+}
+
+/// The events of a prepared file, in (time, rank) order.
+pub enum FileEvents {
+    Memory(std::vec::IntoIter<FileEvent>),
+    Stream(Box<Delivery>),
+    Sorted(Sorted<ByTime>),
+}
+
+impl Iterator for FileEvents {
+    type Item = io::Result<FileEvent>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            FileEvents::Memory(events) => events.next().map(Ok),
+            FileEvents::Stream(delivery) => delivery.next().map(Ok),
+            FileEvents::Sorted(sorted) => sorted.next().map(|r| r.map(|ByTime(e)| e)),
+        }
+    }
+}
+
+/// The second pass: the file's delivered events in file order (closed graphs with a time,
+/// up to the outcome's count; graphs the rules skip are skipped).
+pub struct Delivery {
+    graphs: FileGraphs,
+    count: u64,
+    rank: u64,
+}
+
+impl Iterator for Delivery {
+    type Item = FileEvent;
+
+    fn next(&mut self) -> Option<FileEvent> {
+        while self.rank < self.count {
+            let graph = self.graphs.next()?;
+            if let Stamp::At(t) = graph.stamp {
+                self.rank += 1;
+                return Some(event(self.rank - 1, t, graph));
+            }
+        }
+        None
+    }
+}
+
+impl Prepared {
+    /// Its events, and the number of runs spilled to sort them (0 unless `Mode::Sorted`).
+    pub fn events(&mut self, s: &Settings) -> Result<(FileEvents, usize), ReplayError> {
+        if matches!(self.mode, Mode::Memory | Mode::Whole) {
+            let kept = std::mem::take(&mut self.kept);
+            return Ok((FileEvents::Memory(kept.into_iter()), 0));
+        }
+        let delivery = Delivery {
+            graphs: graphs(&self.path, self.format, s, s.window)?,
+            count: self.outcome.delivered,
+            rank: 0,
+        };
+        if self.mode == Mode::Stream {
+            return Ok((FileEvents::Stream(Box::new(delivery)), 0));
+        }
+        let spill = |e: io::Error| {
+            plain(&format!(
+                "cannot sort on disk in {}: {e}",
+                s.spill_dir.display()
+            ))
+        };
+        let mut sorter = Sorter::new(s.spill_dir, s.window);
+        for e in delivery {
+            sorter.push(ByTime(e)).map_err(spill)?;
+        }
+        let runs = sorter.spilled;
+        self.note = Some(format!(
+            "{}: events out of time order: sorted with bounded memory ({runs} run(s) of at most \
+             {} events spilled to {})",
+            self.path,
+            s.window,
+            s.spill_dir.display()
+        ));
+        Ok((FileEvents::Sorted(sorter.finish().map_err(spill)?), runs))
+    }
+}
+
+/// A file event ordered by (time, rank) and spilled compactly: the time, the rank, then the
+/// graph and each triple's terms as length-prefixed N-Triples.
+#[derive(Debug)]
+pub struct ByTime(FileEvent);
+
+impl ByTime {
+    fn key(&self) -> (i128, u64) {
+        (self.0.time_ns, self.0.rank)
+    }
+}
+
+impl PartialEq for ByTime {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for ByTime {}
+
+impl PartialOrd for ByTime {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ByTime {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+fn write_text(out: &mut impl Write, text: &str) -> io::Result<()> {
+    out.write_all(&u32::try_from(text.len()).unwrap_or(u32::MAX).to_le_bytes())?;
+    out.write_all(text.as_bytes())
+}
+
+fn read_bytes<const N: usize>(input: &mut impl BufRead) -> io::Result<[u8; N]> {
+    let mut bytes = [0; N];
+    input.read_exact(&mut bytes)?;
+    Ok(bytes)
+}
+
+fn read_term(input: &mut impl BufRead) -> io::Result<Term> {
+    let len = u32::from_le_bytes(read_bytes(input)?) as usize;
+    let mut text = vec![0; len];
+    input.read_exact(&mut text)?;
+    let text =
+        String::from_utf8(text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    Term::from_str(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))
+}
+
+fn invalid(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("spilled {what} is not valid"),
+    )
+}
+
+impl Record for ByTime {
+    fn write(&self, out: &mut impl Write) -> io::Result<()> {
+        let e = &self.0;
+        out.write_all(&e.time_ns.to_le_bytes())?;
+        out.write_all(&e.rank.to_le_bytes())?;
+        write_text(out, &e.graph.to_string())?;
+        out.write_all(&(e.triples.len() as u64).to_le_bytes())?;
+        for t in &e.triples {
+            write_text(out, &t.subject.to_string())?;
+            write_text(out, &t.predicate.to_string())?;
+            write_text(out, &t.object.to_string())?;
+        }
+        Ok(())
+    }
+
+    fn read(input: &mut impl BufRead) -> io::Result<Option<Self>> {
+        if input.fill_buf()?.is_empty() {
+            return Ok(None);
+        }
+        let time_ns = i128::from_le_bytes(read_bytes(input)?);
+        let rank = u64::from_le_bytes(read_bytes(input)?);
+        let graph = read_term(input)?;
+        let n = u64::from_le_bytes(read_bytes(input)?);
+        let mut triples = Vec::with_capacity(n.min(1 << 16) as usize);
+        for _ in 0..n {
+            let subject = match read_term(input)? {
+                Term::NamedNode(n) => NamedOrBlankNode::NamedNode(n),
+                Term::BlankNode(b) => NamedOrBlankNode::BlankNode(b),
+                Term::Literal(_) => return Err(invalid("subject")),
+            };
+            let Term::NamedNode(predicate) = read_term(input)? else {
+                return Err(invalid("predicate"));
+            };
+            triples.push(Triple::new(subject, predicate, read_term(input)?));
+        }
+        Ok(Some(ByTime(FileEvent {
+            time_ns,
+            rank,
+            graph,
+            triples,
+        })))
+    }
+}
