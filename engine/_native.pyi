@@ -15,3 +15,16 @@ def read_replay(
 
 def count_replay(path: str, time_predicate: str = ...) -> tuple[int, int, int]:
     """Parse a replay file into native events: (events, triples, distinct terms)."""
+
+def eval_filter(expr_json: str, bindings: dict[str, str]) -> bool | None:
+    """The effective boolean value of a FILTER expression (its plan JSON) with variables
+    bound to N-Triples terms; None for an error; ValueError outside the native subset."""
+
+def eval_expr(expr_json: str, bindings: dict[str, str]) -> str | None:
+    """The value of an expression as an N-Triples term (canonical literal); None for an error."""
+
+def gpm_results(
+    plan_json: str, gpm: str, triples: list[tuple[str, str, str]], mu: dict[str, str]
+) -> list[dict[str, str]]:
+    """eval(GPM, event, mu) natively: every solution mu ∪ nu of the plan's GPM ``gpm`` on the
+    event's triples (N-Triples), as dicts of N-Triples terms; ValueError outside the subset."""

@@ -46,6 +46,7 @@ from tests.compile.test_gpm_codegen import (
     XSD,
     canon,
     examples,
+    expression_examples,
     expression_of,
     lang,
     pyoxigraph_answer,
@@ -107,6 +108,8 @@ def native_exprs(draw, depth=3, top=True):
 
 @st.composite
 def filter_examples(draw):
+    if draw(st.booleans()):  # the Python path's examples: deep numeric and string trees too
+        return draw(expression_examples())
     e = draw(native_exprs(depth=draw(st.integers(1, 4))))
     mu = {}
     for var in EXPR_VARS[:-1]:  # ?zz stays unbound
@@ -151,7 +154,21 @@ def native_value(text: str, mu: dict) -> tuple[str | None, int | None]:
 def test_filter_values_against_pyoxigraph(example):
     e, mu = example
     text = render(e, lambda t: t)
-    assert native_value(text, mu) == pyoxigraph_value(text, mu), (text, mu)
+    got, expected = native_value(text, mu), pyoxigraph_value(text, mu)
+    if _has_logical(e):
+        # pyoxigraph's optimiser folds `"a" && "maybe"^^xsd:boolean` into its last operand
+        # (a value, not a boolean): only the verdict is comparable there
+        got, expected = got[1], expected[1]
+    assert got == expected, (text, mu)
+
+
+def _has_logical(e) -> bool:
+    if e[0] == "bin" and e[1] in ("&&", "||"):
+        return True
+    return any(isinstance(a, tuple) and a and isinstance(a[0], str) and _has_logical(a)
+               for a in e[1:] if isinstance(a, tuple)) or any(
+        _has_logical(x) for a in e[1:] if isinstance(a, tuple) and a and isinstance(a[0], tuple)
+        for x in a)
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -1,0 +1,324 @@
+//! Native GPM evaluation on one event: the join (shared variables, repeated variables,
+//! blank nodes, variable predicates, compatibility with mu), FILTER placement and values.
+
+use spaseq_core::dictionary::{Dictionary, TermId};
+use spaseq_core::gpm::{parse_term, Compiled, Env, EventIndex, GpmProgram};
+use spaseq_core::vars::{Row, VarTable};
+use spaseq_core::Plan;
+
+const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
+
+/// A plan with one GPM `G` whose body is `body` (built as `spaseq explain --plan` would).
+fn gpm_plan(join_order: &str, variables: &str, local: &str, filters: &str) -> Plan {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/vshape.plan.json"
+    ))
+    .unwrap();
+    let mut plan: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let gpms = plan["gpms"].as_object_mut().unwrap();
+    let (_, first) = gpms.iter().next().unwrap();
+    let mut g = first.clone();
+    g["name"] = "G".into();
+    g["path"] = "compiled".into();
+    g["run_aware"] = false.into();
+    g["graph_elements"] = serde_json::json!([]);
+    g["required"] = serde_json::json!([]);
+    g["join_order"] = serde_json::from_str(join_order).unwrap();
+    g["variables"] = serde_json::from_str(variables).unwrap();
+    g["local_vars"] = serde_json::from_str(local).unwrap();
+    g["filters"] = serde_json::from_str(filters).unwrap();
+    gpms.insert("G".to_owned(), g);
+    Plan::read(&spaseq_core::json::At::root(&plan)).unwrap()
+}
+
+fn var(name: &str) -> String {
+    format!(r#"{{"@type": "Var", "name": "{name}"}}"#)
+}
+
+fn iri(local: &str) -> String {
+    format!(r#"{{"@iri": "http://ex.org/{local}"}}"#)
+}
+
+fn tp(s: &str, p: &str, o: &str) -> String {
+    format!(r#"{{"@type": "TriplePattern", "subject": {s}, "predicate": {p}, "object": {o}}}"#)
+}
+
+fn call(op: &str, args: &[String]) -> String {
+    format!(
+        r#"{{"@type": "ECall", "op": "{op}", "args": [{}], "distinct": false}}"#,
+        args.join(", ")
+    )
+}
+
+fn evar(name: &str) -> String {
+    format!(r#"{{"@type": "EVar", "name": "{name}"}}"#)
+}
+
+fn lit(value: &str, dt: &str) -> String {
+    format!(r#"{{"@type": "ETerm", "term": {{"@literal": "{value}", "datatype": "{XSD}{dt}"}}}}"#)
+}
+
+struct Event {
+    dict: Dictionary,
+    triples: Vec<[TermId; 3]>,
+}
+
+fn event(triples: &[(&str, &str, &str)]) -> Event {
+    let dict = Dictionary::new();
+    let id = |t: &str| dict.intern(parse_term(t).unwrap());
+    let triples = triples
+        .iter()
+        .map(|(s, p, o)| [id(s), id(p), id(o)])
+        .collect();
+    Event { dict, triples }
+}
+
+fn names(rows: &[Row], vars: &VarTable, dict: &Dictionary) -> Vec<Vec<(String, String)>> {
+    let mut out: Vec<Vec<(String, String)>> = rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .enumerate()
+                .filter_map(|(slot, t)| {
+                    t.map(|t| (vars.name(slot).to_owned(), dict.get(t).to_string()))
+                })
+                .collect()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn joins_on_shared_and_repeated_variables_with_blank_nodes() {
+    // ?s :p _:x . _:x :q ?v . ?s :r ?s
+    let plan = gpm_plan(
+        &format!(
+            "[{}, {}, {}]",
+            tp(&var("s"), &iri("p"), &var("_:x")),
+            tp(&var("_:x"), &iri("q"), &var("v")),
+            tp(&var("s"), &iri("r"), &var("s"))
+        ),
+        r#"["s", "v"]"#,
+        r#"["s", "v"]"#,
+        "[]",
+    );
+    let mut ev = event(&[
+        ("<http://ex.org/a>", "<http://ex.org/p>", "_:n1"),
+        ("<http://ex.org/a>", "<http://ex.org/p>", "_:n2"),
+        ("_:n1", "<http://ex.org/q>", "\"1\""),
+        ("_:n2", "<http://ex.org/q>", "\"1\""),
+        (
+            "<http://ex.org/a>",
+            "<http://ex.org/r>",
+            "<http://ex.org/a>",
+        ),
+        ("<http://ex.org/b>", "<http://ex.org/p>", "_:n1"),
+        (
+            "<http://ex.org/b>",
+            "<http://ex.org/r>",
+            "<http://ex.org/c>",
+        ),
+    ]);
+    let mut vars = VarTable::new();
+    let program =
+        GpmProgram::compile(plan.gpm("G").unwrap(), &mut vars, &mut ev.dict, None).unwrap();
+    let index = EventIndex::new(&ev.triples);
+    assert!(program.may_match(&index));
+    let mut out = Vec::new();
+    program.results(&index, &vars.empty_row(), &ev.dict, &mut out);
+    // two blank-node paths, one distinct solution; ?s :r ?s rules out b
+    assert_eq!(
+        names(&out, &vars, &ev.dict),
+        vec![vec![
+            ("s".to_owned(), "<http://ex.org/a>".to_owned()),
+            ("v".to_owned(), "\"1\"".to_owned())
+        ]]
+    );
+    assert_eq!(
+        program.local_slots(),
+        &[vars.get("s").unwrap(), vars.get("v").unwrap()]
+    );
+
+    // a context binding ?s to b: incompatible with every solution
+    let mut mu = vars.empty_row();
+    mu[vars.get("s").unwrap()] = Some(ev.dict.intern(parse_term("<http://ex.org/b>").unwrap()));
+    out.clear();
+    program.results(&index, &mu, &ev.dict, &mut out);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn filters_mix_context_and_event_variables() {
+    // ?u :price ?p2 . FILTER(?p2 > ?p1 && ?p2 * 2 <= 10.0)
+    let filters = format!(
+        "[{}, {}]",
+        call(">", &[evar("p2"), evar("p1")]),
+        call(
+            "<=",
+            &[
+                call("*", &[evar("p2"), lit("2", "integer")]),
+                lit("10.0", "decimal")
+            ]
+        )
+    );
+    let plan = gpm_plan(
+        &format!("[{}]", tp(&var("u"), &iri("price"), &var("p2"))),
+        r#"["u", "p2"]"#,
+        r#"["p2", "u"]"#,
+        &filters,
+    );
+    let mut ev = event(&[
+        (
+            "<http://ex.org/a>",
+            "<http://ex.org/price>",
+            &format!("\"3\"^^<{XSD}int>"),
+        ),
+        (
+            "<http://ex.org/b>",
+            "<http://ex.org/price>",
+            &format!("\"4.5e0\"^^<{XSD}double>"),
+        ),
+        (
+            "<http://ex.org/c>",
+            "<http://ex.org/price>",
+            &format!("\"7\"^^<{XSD}integer>"),
+        ),
+        ("<http://ex.org/d>", "<http://ex.org/price>", "\"8\""),
+    ]);
+    let mut vars = VarTable::new();
+    let program =
+        GpmProgram::compile(plan.gpm("G").unwrap(), &mut vars, &mut ev.dict, None).unwrap();
+    let index = EventIndex::new(&ev.triples);
+    let mut mu = vars.empty_row();
+    mu[vars.get("p1").unwrap()] = Some(
+        ev.dict
+            .intern(parse_term(&format!("\"3.5\"^^<{XSD}decimal>")).unwrap()),
+    );
+    let mut out = Vec::new();
+    program.results(&index, &mu, &ev.dict, &mut out);
+    let us: Vec<String> = names(&out, &vars, &ev.dict)
+        .into_iter()
+        .map(|row| row.into_iter().find(|(n, _)| n == "u").unwrap().1)
+        .collect();
+    // 3 is not > 3.5; 7 * 2 > 10; "8" is a string (a type error: false)
+    assert_eq!(us, vec!["<http://ex.org/b>".to_owned()]);
+    // without ?p1 the first FILTER is an error: nothing
+    out.clear();
+    program.results(&index, &vars.empty_row(), &ev.dict, &mut out);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn variable_predicates_and_the_prefilter() {
+    let plan = gpm_plan(
+        &format!(
+            "[{}, {}]",
+            tp(&var("s"), &iri("type"), &iri("T")),
+            tp(&var("s"), &var("p"), &var("s"))
+        ),
+        r#"["s", "p"]"#,
+        r#"["p", "s"]"#,
+        "[]",
+    );
+    let mut json_plan = plan.clone();
+    json_plan
+        .gpms
+        .iter_mut()
+        .for_each(|g| g.required = vec!["http://ex.org/type".to_owned()]);
+    let mut ev = event(&[
+        (
+            "<http://ex.org/a>",
+            "<http://ex.org/type>",
+            "<http://ex.org/T>",
+        ),
+        (
+            "<http://ex.org/a>",
+            "<http://ex.org/knows>",
+            "<http://ex.org/a>",
+        ),
+        (
+            "<http://ex.org/a>",
+            "<http://ex.org/likes>",
+            "<http://ex.org/b>",
+        ),
+    ]);
+    let mut vars = VarTable::new();
+    let program =
+        GpmProgram::compile(json_plan.gpm("G").unwrap(), &mut vars, &mut ev.dict, None).unwrap();
+    let index = EventIndex::new(&ev.triples);
+    let mut out = Vec::new();
+    program.results(&index, &vars.empty_row(), &ev.dict, &mut out);
+    assert_eq!(out.len(), 1);
+    assert!(!program.may_match(&EventIndex::new(&ev.triples[1..])));
+}
+
+#[test]
+fn outside_the_subset_is_an_error() {
+    let mut plan = gpm_plan("[]", "[]", "[]", "[]");
+    let mut vars = VarTable::new();
+    let mut dict = Dictionary::new();
+    plan.gpms.iter_mut().for_each(|g| g.run_aware = true);
+    assert!(GpmProgram::compile(plan.gpm("G").unwrap(), &mut vars, &mut dict, None).is_err());
+    let plan = gpm_plan(
+        "[]",
+        "[]",
+        "[]",
+        &format!("[{}]", call("MD5", &[evar("x")])),
+    );
+    let err = GpmProgram::compile(plan.gpm("G").unwrap(), &mut vars, &mut dict, None).unwrap_err();
+    assert!(err.contains("MD5"), "{err}");
+}
+
+#[test]
+fn expression_values_follow_pyoxigraph() {
+    let index = EventIndex::new(&[]);
+    let eval = |expr: &str| {
+        let mut vars = VarTable::new();
+        let mut d = Dictionary::new();
+        let compiled = Compiled::from_json(expr, &mut vars, &mut d, None).unwrap();
+        let row = vars.empty_row();
+        let env = Env {
+            row: &row,
+            dict: &d,
+            index: &index,
+        };
+        compiled.value(&env).map(|v| v.to_term(&d).to_string())
+    };
+    assert_eq!(
+        eval(&call("/", &[lit("1", "integer"), lit("4", "int")])),
+        Some(format!("\"0.25\"^^<{XSD}decimal>"))
+    );
+    assert_eq!(
+        eval(&call("/", &[lit("1", "integer"), lit("0", "integer")])),
+        None
+    );
+    assert_eq!(
+        eval(&call("+", &[lit("1.5", "float"), lit("1", "decimal")])),
+        Some(format!("\"2.5\"^^<{XSD}float>"))
+    );
+    assert_eq!(
+        eval(&call("STR", &[lit("01", "integer")])),
+        Some("\"1\"".to_owned())
+    );
+    assert_eq!(
+        eval(&call("<", &[lit("NaN", "double"), lit("1", "integer")])),
+        None
+    );
+    assert_eq!(
+        eval(&call("||", &[evar("unbound"), lit("true", "boolean")])),
+        Some(format!("\"true\"^^<{XSD}boolean>"))
+    );
+    assert_eq!(
+        eval(&call("&&", &[evar("unbound"), lit("true", "boolean")])),
+        None
+    );
+    assert_eq!(
+        eval(&call(
+            "-",
+            &[lit("2020-01-02", "date"), lit("2020-01-01", "date")]
+        )),
+        Some(format!("\"P1D\"^^<{XSD}dayTimeDuration>"))
+    );
+}
