@@ -28,3 +28,31 @@ def gpm_results(
 ) -> list[dict[str, str]]:
     """eval(GPM, event, mu) natively: every solution mu ∪ nu of the plan's GPM ``gpm`` on the
     event's triples (N-Triples), as dicts of N-Triples terms; ValueError outside the subset."""
+
+class ReplayStream:
+    """Replay files, one per stream, merged by time in bounded memory (native core
+    ``stream``): what ``spaseq run`` reads (the Python reader per file, ``seq`` numbered as
+    the CLI does, ties by file order then first appearance). Iterating yields batches of
+    events ``(stream_iri, seq, time_ns, graph, [(s, p, o)])``, terms in N-Triples; after the
+    usable events, a file's error as ValueError ``PATH:LINE:COLUMN: message``. The first
+    pass over every file runs in the constructor (ValueError for a bad time predicate)."""
+
+    def __init__(
+        self,
+        files: list[tuple[str, str]],
+        time_predicate: str = ...,
+        spill_dir: str | None = None,
+        memory_events: int = ...,
+        batch: int = ...,
+    ) -> None: ...
+    def __iter__(self) -> ReplayStream: ...
+    def __next__(self) -> list[tuple[str, int, int, str, list[tuple[str, str, str]]]]: ...
+    @property
+    def notes(self) -> list[str]:
+        """For the user (stderr): files sorted on disk, files read whole."""
+    @property
+    def modes(self) -> list[str]:
+        """How each file is read: ``memory``, ``stream``, ``sorted`` or ``whole``."""
+    @property
+    def spilled_runs(self) -> int:
+        """Sorted runs written to disk for out-of-order files."""

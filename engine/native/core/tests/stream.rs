@@ -6,7 +6,7 @@ use flate2::write::GzEncoder;
 use spaseq_core::stream::file::Mode;
 use spaseq_core::stream::{Options, ReplayStream, StreamEvent};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const AT: &str = "<http://www.w3.org/ns/prov#generatedAtTime>";
@@ -23,7 +23,7 @@ fn dir() -> PathBuf {
     d
 }
 
-fn write(dir: &PathBuf, name: &str, text: &str) -> String {
+fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
     if name.ends_with(".gz") {
         let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -282,7 +282,7 @@ fn errors_come_after_the_usable_events_and_say_where() {
         "missing.trig",
         "<http://ex.org/g> { <http://ex.org/s> <http://ex.org/p> 1 . }\n",
     );
-    let (_, events, error) = read(&[missing.clone()], 1);
+    let (_, events, error) = read(std::slice::from_ref(&missing), 1);
     assert!(events.is_empty());
     assert_eq!(
         error.unwrap(),

@@ -1,7 +1,144 @@
-//! The binding of streaming replay (issue 12): being written.
+//! The binding of streaming replay (core `stream`): `ReplayStream`, a Python iterator of
+//! batches of merged events, terms in N-Triples; a file's error as ValueError
+//! `PATH:LINE:COLUMN: message` after its usable events. The GIL is released while reading.
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use spaseq_core::replay::GENERATED_AT_TIME;
+use spaseq_core::stream::file::Mode;
+use spaseq_core::stream::{Options, ReplayStream, StreamError, StreamEvent, MEMORY_EVENTS};
+use std::path::PathBuf;
+use std::sync::Mutex;
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
-    Ok(())
+/// An event as Python sees it: (stream IRI, seq, time in ns, graph, [(s, p, o)]).
+type PyEvent = (String, u64, i128, String, Vec<(String, String, String)>);
+
+#[pyclass(module = "spaseq.engine._native", name = "ReplayStream")]
+struct PyReplayStream {
+    inner: Mutex<(ReplayStream, Option<StreamError>)>,
+    iris: Vec<String>,
+    batch: usize,
+}
+
+fn value_error(e: StreamError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+fn nt(stream: &[String], e: StreamEvent) -> PyEvent {
+    (
+        stream[e.stream].clone(),
+        e.seq,
+        e.time_ns,
+        e.graph.to_string(),
+        e.triples
+            .iter()
+            .map(|t| {
+                (
+                    t.subject.to_string(),
+                    t.predicate.to_string(),
+                    t.object.to_string(),
+                )
+            })
+            .collect(),
+    )
+}
+
+#[pymethods]
+impl PyReplayStream {
+    /// `files`: (stream IRI, path) in the command line's order; the first pass over every
+    /// file runs here.
+    #[new]
+    #[pyo3(signature = (files, time_predicate = GENERATED_AT_TIME, spill_dir = None, memory_events = MEMORY_EVENTS, batch = 1024))]
+    fn new(
+        py: Python<'_>,
+        files: Vec<(String, String)>,
+        time_predicate: &str,
+        spill_dir: Option<PathBuf>,
+        memory_events: usize,
+        batch: usize,
+    ) -> PyResult<Self> {
+        let (iris, paths): (Vec<String>, Vec<String>) = files.into_iter().unzip();
+        let options = Options {
+            time_predicate: time_predicate.to_owned(),
+            spill_dir,
+            memory_events,
+        };
+        let stream = py
+            .detach(|| ReplayStream::open(&paths, &options))
+            .map_err(value_error)?;
+        Ok(PyReplayStream {
+            inner: Mutex::new((stream, None)),
+            iris,
+            batch: batch.max(1),
+        })
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// The next batch of events; after the last, the error if a file had one.
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Vec<PyEvent>>> {
+        let (events, error) = py.detach(|| {
+            let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+            let (stream, pending) = &mut *guard;
+            if let Some(e) = pending.take() {
+                return (Vec::new(), Some(e));
+            }
+            let mut events = Vec::new();
+            while events.len() < self.batch {
+                match stream.next() {
+                    Some(Ok(e)) => events.push(nt(&self.iris, e)),
+                    Some(Err(e)) if events.is_empty() => return (events, Some(e)),
+                    Some(Err(e)) => {
+                        *pending = Some(e);
+                        break;
+                    }
+                    None => break,
+                }
+            }
+            (events, None)
+        });
+        match error {
+            Some(e) => Err(value_error(e)),
+            None if events.is_empty() => Ok(None),
+            None => Ok(Some(events)),
+        }
+    }
+
+    /// Notes for the user (files sorted on disk, read whole), one line each.
+    #[getter]
+    fn notes(&self) -> Vec<String> {
+        self.inner
+            .lock()
+            .map(|g| g.0.notes.clone())
+            .unwrap_or_default()
+    }
+
+    /// How each file is read: "memory", "stream", "sorted" or "whole".
+    #[getter]
+    fn modes(&self) -> Vec<&'static str> {
+        let guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        guard
+            .0
+            .modes
+            .iter()
+            .map(|m| match m {
+                Mode::Memory => "memory",
+                Mode::Stream => "stream",
+                Mode::Sorted => "sorted",
+                Mode::Whole => "whole",
+            })
+            .collect()
+    }
+
+    /// Runs spilled to disk to sort out-of-order files.
+    #[getter]
+    fn spilled_runs(&self) -> usize {
+        self.inner.lock().map(|g| g.0.spilled_runs).unwrap_or(0)
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyReplayStream>()
 }

@@ -1,0 +1,206 @@
+"""The native streaming replay (engine/native/core/src/stream) against what ``spaseq run``
+reads today: the Python reader on each file (``first_seq`` as the CLI numbers them), the
+events sorted by (time, seq), cut as ``Input.usable`` cuts them after an error, and the
+first failing file's error. On every replay fixture, on generated files (graphs in several
+blocks, timestamps before, after, missing or twice, out of order, syntax errors) with tiny
+memory budgets, and on an out-of-order file that must be sorted on disk in runs."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from spaseq.engine import _native
+from spaseq.engine.cli.run import Input
+from spaseq.engine.events import Event
+from spaseq.engine.io.replay import PROV_GENERATED_AT, read_replay
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = sorted(p for pattern in ("*.trig", "*.nq", "*.nq.gz", "*.trig.gz")
+                  for p in ROOT.glob(f"fixtures/**/{pattern}"))
+EX = "http://ex.org/"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+
+View = tuple[str, int, int, str, list[tuple[str, str, str]]]
+
+
+def python_merge(files: list[tuple[str, str]], time_predicate: str = PROV_GENERATED_AT,
+                 ) -> tuple[list[View], str | None]:
+    """What the CLI reads (cli/run.py ``_read_input`` and ``Input.usable``): events and the
+    first error's location."""
+    inp = Input()
+    seq = 0
+    for iri, path in files:
+        res = read_replay(path, iri, time_predicate=time_predicate, first_seq=seq)
+        seq += len(res.events) + 1
+        inp.events.extend(res.events)
+        if res.error is not None:
+            inp.errors.append((res.error, max((e.time for e in res.events), default=float("-inf"))))
+    events, _ = inp.usable()
+    view = [(e.stream, e.seq, int(e.time * Decimal(10**9)), str(e.name),
+             [(str(t.subject), str(t.predicate), str(t.object)) for t in e.triples])
+            for e in sorted(events, key=Event.sort_key)]
+    return view, (str(inp.errors[0][0].location) if inp.errors else None)
+
+
+def native_merge(files: list[tuple[str, str]], **options) -> tuple[list[View], str | None, object]:
+    """The native stream's events and error text, and the stream (for its notes)."""
+    stream = _native.ReplayStream(files, **options)
+    events: list[View] = []
+    error = None
+    try:
+        for batch in stream:
+            events.extend(batch)
+    except ValueError as err:
+        error = str(err)
+    return events, error, stream
+
+
+def assert_agree(files: list[tuple[str, str]], tmp_path: Path, memory_events: int,
+                 time_predicate: str = PROV_GENERATED_AT) -> object:
+    expected, where = python_merge(files, time_predicate)
+    got, error, stream = native_merge(files, time_predicate=time_predicate, spill_dir=str(tmp_path),
+                                      memory_events=memory_events, batch=3)
+    assert got == expected
+    if where is None:
+        assert error is None
+    else:
+        assert error is not None and error.startswith(f"{where}:"), (error, where)
+    assert list(tmp_path.iterdir()) == [], "spilled runs are removed"
+    return stream
+
+
+@pytest.mark.parametrize("memory_events", [1, 2, 10_000])
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_fixture_streams_as_the_python_reader_reads_it(path: Path, memory_events: int,
+                                                              tmp_path: Path) -> None:
+    assert_agree([(EX + "s", str(path))], tmp_path, memory_events)
+
+
+@pytest.mark.parametrize("memory_events", [1, 3, 10_000])
+def test_fixture_streams_merge_as_the_cli_merges_them(memory_events: int, tmp_path: Path) -> None:
+    sg = ROOT / "fixtures/smartgrid"
+    files = [(EX + name, str(sg / f"{name}.trig")) for name in ("power", "weather", "storage")]
+    assert_agree(files, tmp_path, memory_events)
+    bad = ROOT / "fixtures/io/replay"  # a failing file cuts every stream at its last time
+    assert_agree([*files, (EX + "bad", str(bad / "syntax_error.trig"))], tmp_path, memory_events)
+    assert_agree([(EX + "x", str(bad / "basic.nq")), (EX + "y", str(bad / "basic.trig"))],
+                 tmp_path, memory_events)
+
+
+def test_a_custom_time_predicate_and_gzip(tmp_path: Path) -> None:
+    src = ROOT / "fixtures/io/replay/custom_predicate.trig"
+    packed = tmp_path / "custom.trig.gz"
+    packed.write_bytes(gzip.compress(src.read_bytes()))
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    assert_agree([(EX + "s", str(packed))], spill, 1, time_predicate="http://example.org/at")
+
+
+# Generated files: items are blocks of a graph's triples or timestamps of a name, in any
+# order, so graphs come in several blocks, stamped before, after, twice or never.
+BLOCK = st.tuples(st.just("block"), st.integers(0, 5), st.lists(st.integers(0, 3), min_size=1, max_size=3))
+STAMP = st.tuples(st.just("stamp"), st.integers(0, 6), st.sampled_from(["0", "1", "1.0", "2", "3", "x"]))
+ITEMS = st.lists(st.one_of(BLOCK, BLOCK, STAMP), max_size=14)
+
+
+def valid_items(events: list[tuple[list[int], int, bool, bool]]) -> list:
+    """A valid file: each graph stamped once, before or after its first block; a split
+    graph's other block comes after the next graph's."""
+    out: list = []
+    deferred: list = []
+    for g, (values, time, before, split) in enumerate(events):
+        first, rest = (values[:1], values[1:]) if split else (values, [])
+        out.extend([("stamp", g, str(time)), ("block", g, first)] if before
+                   else [("block", g, first), ("stamp", g, str(time))])
+        out.extend(deferred)
+        deferred = [("block", g, rest)] if rest else []
+    return out + deferred
+
+
+def write_items(path: Path, items: list, trig: bool, broken: bool) -> None:
+    lines = []
+    for kind, g, x in items:
+        graph = f"<{EX}g{g}>"
+        if kind == "stamp":
+            literal = f'"{x}"' if x == "x" else x if trig else f'"{x}"^^<{XSD}decimal>'
+            lines.append(f"{graph} <{PROV_GENERATED_AT}> {literal} .")
+        elif trig:
+            lines.append(f"{graph} {{ " + " ".join(f"<{EX}s> <{EX}v> {v} ." for v in x) + " }")
+        else:
+            lines.extend(f'<{EX}s> <{EX}v> "{v}" {graph} .' for v in x)
+    if broken:
+        lines.append(f"<{EX}s> <{EX}v> oops")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@given(files=st.lists(st.tuples(ITEMS, st.booleans(), st.booleans()), min_size=1, max_size=3),
+       memory_events=st.integers(1, 4))
+def test_generated_files_stream_as_the_python_reader_reads_them(tmp_path_factory, files, memory_events) -> None:
+    directory = tmp_path_factory.mktemp("gen")
+    spill = directory / "spill"
+    spill.mkdir()
+    specs = []
+    for i, (items, trig, broken) in enumerate(files):
+        path = directory / f"f{i}.{'trig' if trig else 'nq'}"
+        write_items(path, items, trig, broken and i % 2 == 1)
+        specs.append((f"{EX}stream{i}", str(path)))
+    assert_agree(specs, spill, memory_events)
+
+
+EVENT = st.tuples(st.lists(st.integers(0, 3), min_size=1, max_size=3), st.integers(0, 6),
+                 st.booleans(), st.booleans())
+
+
+@given(events=st.lists(EVENT, min_size=1, max_size=12), memory_events=st.integers(1, 3),
+       trig=st.booleans(), ordered=st.booleans())
+def test_generated_valid_files_stream(tmp_path_factory, events, memory_events, trig, ordered) -> None:
+    if ordered:
+        events = sorted(events, key=lambda e: e[1])
+    directory = tmp_path_factory.mktemp("valid")
+    spill = directory / "spill"
+    spill.mkdir()
+    path = directory / f"f.{'trig' if trig else 'nq'}"
+    write_items(path, valid_items(events), trig, False)
+    stream = assert_agree([(EX + "s", str(path))], spill, memory_events)
+    times = [e[1] for e in events]
+    if len(events) <= memory_events:
+        assert stream.modes == ["memory"]
+    elif stream.modes != ["whole"]:  # a split graph outran a window of 1
+        assert stream.modes == ["stream" if times == sorted(times) else "sorted"]
+        assert (stream.spilled_runs > 0) == (stream.modes == ["sorted"])
+
+
+def test_an_out_of_order_file_is_sorted_on_disk_with_bounded_memory(tmp_path: Path) -> None:
+    n, budget = 2000, 50
+    path = tmp_path / "shuffled.nq"
+    lines = []
+    for i in range(n):
+        t = (i * 7919) % n // 3  # a permutation of 0..n-1, /3: ties too
+        lines.append(f'<{EX}e{i}> <{PROV_GENERATED_AT}> "{t}"^^<http://www.w3.org/2001/XMLSchema#integer> .')
+        lines.append(f'<{EX}s> <{EX}v> "{i}" <{EX}e{i}> .')
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    stream = assert_agree([(EX + "s", str(path))], spill, budget)
+    assert stream.modes == ["sorted"]
+    assert stream.spilled_runs == n // budget  # each run holds at most `budget` events
+    assert len(stream.notes) == 1 and "out of time order" in stream.notes[0]
+    # the same events in time order stream without spilling
+    ordered = tmp_path / "ordered.nq"
+    ordered.write_text("\n".join(itertools.chain.from_iterable(
+        (f'<{EX}e{i}> <{PROV_GENERATED_AT}> "{i}"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+         f'<{EX}s> <{EX}v> "{i}" <{EX}e{i}> .') for i in range(n))) + "\n", encoding="utf-8")
+    stream = assert_agree([(EX + "s", str(ordered))], spill, budget)
+    assert (stream.modes, stream.spilled_runs, stream.notes) == (["stream"], 0, [])
+
+
+def test_a_bad_time_predicate_is_refused_at_once() -> None:
+    with pytest.raises(ValueError, match="bad time predicate"):
+        _native.ReplayStream([], time_predicate="not an iri")
