@@ -300,3 +300,22 @@ fn a_bad_time_predicate_is_refused_at_once() {
     };
     assert!(ReplayStream::open(&[], &options).is_err());
 }
+
+#[test]
+fn a_late_block_is_found_among_fingerprints_spilled_to_disk() {
+    let d = dir();
+    let names: Vec<String> = (0..5000).map(|i| format!("e{i}")).collect();
+    let spec: Vec<(&str, i64, &[i64])> = names
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (g.as_str(), i as i64, &[1i64][..]))
+        .collect();
+    let mut text = nquads(&spec);
+    text += "<http://ex.org/s> <http://ex.org/w> \"late\" <http://ex.org/e0> .\n";
+    let path = write(&d, "late.nq", &text);
+    // a window of 1: 5000 closed names, more than one run of fingerprints (4096)
+    let (stream, events, error) = read(&[path], 1);
+    assert_eq!(error, None);
+    assert_eq!(stream.modes, vec![Mode::Whole]);
+    assert_eq!((events.len(), events[0].triples.len()), (5000, 2));
+}
