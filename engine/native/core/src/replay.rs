@@ -33,9 +33,11 @@ pub enum Format {
 }
 
 impl Format {
-    /// From the file name (`.trig`, `.nq`, `.nquads`, each optionally `.gz`).
+    /// From the file name (`.trig`, `.nq`, `.nquads`, each optionally `.gz`; any case, as
+    /// the Python reader).
     pub fn of_path(path: &str) -> Option<Self> {
-        let name = path.strip_suffix(".gz").unwrap_or(path);
+        let path = path.to_ascii_lowercase();
+        let name = path.strip_suffix(".gz").unwrap_or(&path);
         if name.ends_with(".trig") {
             Some(Format::TriG)
         } else if name.ends_with(".nq") || name.ends_with(".nquads") {
@@ -677,6 +679,13 @@ mod tests {
         assert_eq!(events[1].time_ns - events[0].time_ns, 200_000_000);
         assert_eq!(events[0].triples.len(), 2);
         assert_eq!(events[1].triples.len(), 1);
+    }
+
+    #[test]
+    fn formats_are_told_by_name_in_any_case() {
+        assert_eq!(Format::of_path("a/b.TriG.GZ"), Some(Format::TriG));
+        assert_eq!(Format::of_path("b.nquads"), Some(Format::NQuads));
+        assert_eq!(Format::of_path("b.ttl"), None);
     }
 
     #[test]
