@@ -153,7 +153,7 @@ class Engine:
         if plan.options.native:
             if self._native is None:
                 self._native = NativeSession()
-            handle.runtime = NativeQueryRuntime(plan, self._native, handle._emit)
+            handle.runtime = NativeQueryRuntime(plan, self._native, handle._emit, graphs)
             return
         matchers = {name: GpmMatcher(gpm, plan.query, graphs, plan.options) for name, gpm in plan.gpms.items()}
         handle.runtime = QueryRuntime(plan, matchers, handle._emit)

@@ -5,7 +5,8 @@ Python objects its ids stand for; ``NativeQueryRuntime`` is one registered query
 
 Terms cross once: each pyoxigraph term is interned on first sight and kept by id, so matches
 come back as ids and are rebuilt from the same objects. Events are prepared once for every
-query (cached on the ``EventContext``) and forgotten when nothing native holds them.
+query and forgotten when nothing native holds them. GPMs outside the native evaluator's
+subset are evaluated by the Python matchers, which the native runtime calls back with ids.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
+from pyoxigraph import BlankNode, Literal, NamedNode
+
 from spaseq.engine.compile.plan import Plan
 from spaseq.engine.compile.plan_json import plan_to_json
-from spaseq.engine.events import Event
-from spaseq.engine.gpm_eval.matcher import EventContext
+from spaseq.engine.functions.run_functions import RunContext
+from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs, GpmMatcher
 from spaseq.engine.matches import Match, Taken, Term
 from spaseq.engine.values.timestamps import INFINITY
 
@@ -24,6 +27,17 @@ from spaseq.engine.values.timestamps import INFINITY
 def nanoseconds(t: Decimal) -> int:
     """Exact seconds (``values.timestamps``: whole nanoseconds) as integer nanoseconds."""
     return int(t.scaleb(9))
+
+
+def _term(kind: str, value: str, datatype: str | None, language: str | None) -> Term:
+    """A pyoxigraph term from the parts the native dictionary gives."""
+    if kind == "iri":
+        return NamedNode(value)
+    if kind == "bnode":
+        return BlankNode(value)
+    if language is not None:
+        return Literal(value, language=language)
+    return Literal(value, datatype=NamedNode(datatype)) if datatype else Literal(value)
 
 
 class NativeSession:
@@ -35,13 +49,10 @@ class NativeSession:
         self.engine = NativeEngine()
         self._ids: dict[Term, int] = {}
         self.terms: dict[int, Term] = {}
-        self.events: dict[int, Event] = {}
+        self.contexts: dict[int, EventContext] = {}  # uid -> the event's context
         self.times: dict[int, Decimal] = {}      # ns -> the Decimal events carry
         self._time_uses: dict[int, int] = {}     # ns -> live events at that time
-
-    def register(self, plan: Plan) -> int:
-        """The query's number; ValueError when the native runtime cannot run the plan."""
-        return self.engine.register(plan_to_json(plan))
+        self._current: tuple[EventContext, object] | None = None
 
     def term_id(self, term: Term) -> int:
         i = self._ids.get(term)
@@ -50,29 +61,41 @@ class NativeSession:
             self.terms[i] = term
         return i
 
+    def term(self, i: int) -> Term:
+        """The term behind an id (interned here, or natively: read from its N-Triples)."""
+        t = self.terms.get(i)
+        if t is None:
+            t = self.terms[i] = _term(*self.engine.term_parts(i))
+            self._ids[t] = i
+        return t
+
     def event(self, ctx: EventContext) -> object:
-        """The event prepared for the native runtimes (once per event, kept on ``ctx``)."""
-        prepared = ctx.cache.get("native")
-        if prepared is None:
-            e = ctx.event
-            term_id = self.term_id
-            ids = [term_id(x) for t in e.triples for x in (t.subject, t.predicate, t.object)]
-            ns = nanoseconds(e.time)
-            graph = term_id(e.name) if e.name is not None else None
-            prepared = ctx.cache["native"] = self.engine.event(e.stream, ns, e.seq, graph, ids)
-            self.events[prepared.uid] = e
-            self.times.setdefault(ns, e.time)
-            self._time_uses[ns] = self._time_uses.get(ns, 0) + 1
+        """The event prepared for the native runtimes (once per event for every query)."""
+        current = self._current
+        if current is not None and current[0] is ctx:
+            return current[1]
+        e = ctx.event
+        term_id = self.term_id
+        ids = [term_id(x) for t in e.triples for x in (t.subject, t.predicate, t.object)]
+        ns = nanoseconds(e.time)
+        graph = term_id(e.name) if e.name is not None else None
+        prepared = self.engine.event(e.stream, ns, e.seq, graph, ids)
+        self._current = (ctx, prepared)
+        self.contexts[prepared.uid] = ctx
+        self.times.setdefault(ns, e.time)
+        self._time_uses[ns] = self._time_uses.get(ns, 0) + 1
         return prepared
+
+    def taken(self, taken: list) -> tuple[Taken, ...]:
+        term, contexts = self.term, self.contexts
+        return tuple(Taken(g, contexts[uid].event, tuple((v, term(i)) for v, i in bs)) for g, uid, bs in taken)
 
     def match(self, ids: tuple) -> Match:
         """A released match, from ids back to the terms and events they stand for."""
         bindings, taken, start, time = ids
-        terms, events = self.terms, self.events
-        return Match(
-            tuple(sorted((v, terms[i]) for v, i in bindings)),
-            tuple(Taken(g, events[uid], tuple((v, terms[i]) for v, i in bs)) for g, uid, bs in taken),
-            self.times[start], self.times[time])
+        term = self.term
+        return Match(tuple(sorted((v, term(i)) for v, i in bindings)), self.taken(taken),
+                     self.times[start], self.times[time])
 
     def seconds(self, ns: int) -> Decimal:
         """Nanoseconds as the Decimal seconds events at that time carry (exact either way)."""
@@ -82,7 +105,7 @@ class NativeSession:
     def forget(self) -> None:
         """Drop the events nothing native holds any more."""
         for uid in self.engine.forget():
-            ns = nanoseconds(self.events.pop(uid).time)
+            ns = nanoseconds(self.contexts.pop(uid).event.time)
             left = self._time_uses[ns] - 1
             if left:
                 self._time_uses[ns] = left
@@ -92,15 +115,38 @@ class NativeSession:
 
 
 class NativeQueryRuntime:
-    """One query on the native runtime, with ``QueryRuntime``'s interface."""
+    """One query on the native runtime, with ``QueryRuntime``'s interface. GPMs the native
+    evaluator does not cover are evaluated by the engine's Python matchers, called back."""
 
-    def __init__(self, plan: Plan, session: NativeSession, emit: Callable[[Match], None]) -> None:
+    def __init__(self, plan: Plan, session: NativeSession, emit: Callable[[Match], None],
+                 graphs: EventGraphs) -> None:
         self.plan = plan
         self.session = session
         self.emit = emit
-        self.number = session.register(plan)
-        self.stats = {"runs": 0, "matches": 0}
         self._native = session.engine
+        self.number = self._native.register(plan_to_json(plan), self._evaluate)
+        self.matchers = {name: GpmMatcher(plan.gpms[name], plan.query, graphs, plan.options)
+                         for name in self._native.python_gpms(self.number)}
+        self.stats = {"runs": 0, "matches": 0}
+
+    def _evaluate(self, name: str, uid: int, mu: list, base: bool, start: int | None,
+                  taken: list) -> list[list[tuple[str, int]]]:
+        """A GPM evaluated in Python, called back by the native runtime with ids."""
+        session = self.session
+        ctx = session.contexts[uid]
+        m = self.matchers[name]
+        if base:
+            sols = m.base(ctx)
+        else:
+            mapping = {v: session.term(i) for v, i in mu}
+            if m.run_aware:
+                run = RunContext.of(ctx.event, None if start is None else session.seconds(start),
+                                    session.taken(taken), self.plan.kleene_gpms)
+                sols = m.results(ctx, mapping, run)
+            else:
+                sols = m.results(ctx, mapping)
+        term_id = session.term_id
+        return [[(v, term_id(t)) for v, t in sol.items()] for sol in sols]
 
     @property
     def clock(self) -> Decimal:

@@ -104,7 +104,7 @@ fn joins_on_shared_and_repeated_variables_with_blank_nodes() {
         r#"["s", "v"]"#,
         "[]",
     );
-    let mut ev = event(&[
+    let ev = event(&[
         ("<http://ex.org/a>", "<http://ex.org/p>", "_:n1"),
         ("<http://ex.org/a>", "<http://ex.org/p>", "_:n2"),
         ("_:n1", "<http://ex.org/q>", "\"1\""),
@@ -122,8 +122,7 @@ fn joins_on_shared_and_repeated_variables_with_blank_nodes() {
         ),
     ]);
     let mut vars = VarTable::new();
-    let program =
-        GpmProgram::compile(plan.gpm("G").unwrap(), &mut vars, &mut ev.dict, None).unwrap();
+    let program = GpmProgram::compile(plan.gpm("G").unwrap(), &mut vars, &ev.dict, None).unwrap();
     let index = EventIndex::new(&ev.triples);
     assert!(program.may_match(&index));
     let mut out = Vec::new();
@@ -169,7 +168,7 @@ fn filters_mix_context_and_event_variables() {
         r#"["p2", "u"]"#,
         &filters,
     );
-    let mut ev = event(&[
+    let ev = event(&[
         (
             "<http://ex.org/a>",
             "<http://ex.org/price>",
@@ -188,8 +187,7 @@ fn filters_mix_context_and_event_variables() {
         ("<http://ex.org/d>", "<http://ex.org/price>", "\"8\""),
     ]);
     let mut vars = VarTable::new();
-    let program =
-        GpmProgram::compile(plan.gpm("G").unwrap(), &mut vars, &mut ev.dict, None).unwrap();
+    let program = GpmProgram::compile(plan.gpm("G").unwrap(), &mut vars, &ev.dict, None).unwrap();
     let index = EventIndex::new(&ev.triples);
     let mut mu = vars.empty_row();
     mu[vars.get("p1").unwrap()] = Some(
@@ -227,7 +225,7 @@ fn variable_predicates_and_the_prefilter() {
         .gpms
         .iter_mut()
         .for_each(|g| g.required = vec!["http://ex.org/type".to_owned()]);
-    let mut ev = event(&[
+    let ev = event(&[
         (
             "<http://ex.org/a>",
             "<http://ex.org/type>",
@@ -246,7 +244,7 @@ fn variable_predicates_and_the_prefilter() {
     ]);
     let mut vars = VarTable::new();
     let program =
-        GpmProgram::compile(json_plan.gpm("G").unwrap(), &mut vars, &mut ev.dict, None).unwrap();
+        GpmProgram::compile(json_plan.gpm("G").unwrap(), &mut vars, &ev.dict, None).unwrap();
     let index = EventIndex::new(&ev.triples);
     let mut out = Vec::new();
     program.results(&index, &vars.empty_row(), &ev.dict, &mut out);
@@ -258,16 +256,16 @@ fn variable_predicates_and_the_prefilter() {
 fn outside_the_subset_is_an_error() {
     let mut plan = gpm_plan("[]", "[]", "[]", "[]");
     let mut vars = VarTable::new();
-    let mut dict = Dictionary::new();
+    let dict = Dictionary::new();
     plan.gpms.iter_mut().for_each(|g| g.run_aware = true);
-    assert!(GpmProgram::compile(plan.gpm("G").unwrap(), &mut vars, &mut dict, None).is_err());
+    assert!(GpmProgram::compile(plan.gpm("G").unwrap(), &mut vars, &dict, None).is_err());
     let plan = gpm_plan(
         "[]",
         "[]",
         "[]",
         &format!("[{}]", call("MD5", &[evar("x")])),
     );
-    let err = GpmProgram::compile(plan.gpm("G").unwrap(), &mut vars, &mut dict, None).unwrap_err();
+    let err = GpmProgram::compile(plan.gpm("G").unwrap(), &mut vars, &dict, None).unwrap_err();
     assert!(err.contains("MD5"), "{err}");
 }
 
@@ -276,8 +274,8 @@ fn expression_values_follow_pyoxigraph() {
     let index = EventIndex::new(&[]);
     let eval = |expr: &str| {
         let mut vars = VarTable::new();
-        let mut d = Dictionary::new();
-        let compiled = Compiled::from_json(expr, &mut vars, &mut d, None).unwrap();
+        let d = Dictionary::new();
+        let compiled = Compiled::from_json(expr, &mut vars, &d, None).unwrap();
         let row = vars.empty_row();
         let env = Env {
             row: &row,

@@ -13,7 +13,7 @@ fn value_error(message: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(message.to_string())
 }
 
-fn term(text: &str, dict: &mut Dictionary) -> PyResult<TermId> {
+fn term(text: &str, dict: &Dictionary) -> PyResult<TermId> {
     Ok(dict.intern(parse_term(text).map_err(value_error)?))
 }
 
@@ -21,7 +21,7 @@ fn term(text: &str, dict: &mut Dictionary) -> PyResult<TermId> {
 fn row_of(
     bindings: &HashMap<String, String>,
     vars: &mut VarTable,
-    dict: &mut Dictionary,
+    dict: &Dictionary,
 ) -> PyResult<Row> {
     let mut pairs = Vec::new();
     for (name, text) in bindings {
@@ -38,7 +38,7 @@ fn row_of(
 fn compile_expression(
     expr_json: &str,
     bindings: &HashMap<String, String>,
-    dict: &mut Dictionary,
+    dict: &Dictionary,
 ) -> PyResult<(Compiled, Row)> {
     let mut vars = VarTable::new();
     let compiled = Compiled::from_json(expr_json, &mut vars, dict, None).map_err(value_error)?;
@@ -51,8 +51,8 @@ fn compile_expression(
 /// N-Triples terms: True/False, None for an error; ValueError outside the native subset.
 #[pyfunction]
 fn eval_filter(expr_json: &str, bindings: HashMap<String, String>) -> PyResult<Option<bool>> {
-    let mut dict = Dictionary::new();
-    let (compiled, row) = compile_expression(expr_json, &bindings, &mut dict)?;
+    let dict = Dictionary::new();
+    let (compiled, row) = compile_expression(expr_json, &bindings, &dict)?;
     let index = EventIndex::new(&[]);
     Ok(compiled.ebv(&Env {
         row: &row,
@@ -64,8 +64,8 @@ fn eval_filter(expr_json: &str, bindings: HashMap<String, String>) -> PyResult<O
 /// The value of an expression as an N-Triples term (canonical literal), None for an error.
 #[pyfunction]
 fn eval_expr(expr_json: &str, bindings: HashMap<String, String>) -> PyResult<Option<String>> {
-    let mut dict = Dictionary::new();
-    let (compiled, row) = compile_expression(expr_json, &bindings, &mut dict)?;
+    let dict = Dictionary::new();
+    let (compiled, row) = compile_expression(expr_json, &bindings, &dict)?;
     let index = EventIndex::new(&[]);
     let env = Env {
         row: &row,
@@ -90,18 +90,14 @@ fn gpm_results(
         .gpm(gpm)
         .ok_or_else(|| value_error(format!("no GPM {gpm}")))?;
     let mut vars = VarTable::new();
-    let mut dict = Dictionary::new();
-    let program = GpmProgram::compile(gpm_plan, &mut vars, &mut dict, plan.query.base.as_deref())
+    let dict = Dictionary::new();
+    let program = GpmProgram::compile(gpm_plan, &mut vars, &dict, plan.query.base.as_deref())
         .map_err(value_error)?;
     let mut event = Vec::with_capacity(triples.len());
     for (s, p, o) in &triples {
-        event.push([
-            term(s, &mut dict)?,
-            term(p, &mut dict)?,
-            term(o, &mut dict)?,
-        ]);
+        event.push([term(s, &dict)?, term(p, &dict)?, term(o, &dict)?]);
     }
-    let row = row_of(&mu, &mut vars, &mut dict)?;
+    let row = row_of(&mu, &mut vars, &dict)?;
     let index = EventIndex::new(&event);
     let mut out = Vec::new();
     if program.may_match(&index) {

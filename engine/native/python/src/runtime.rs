@@ -1,7 +1,445 @@
-//! The binding of the native runtime (issue 12): being written.
+//! The binding of the native runtime: `NativeEngine` holds the term dictionary, the stream
+//! table and one `QueryRuntime` per registered plan; Python (`engine/runtime/native.py`)
+//! hands it events as term ids and takes complete matches back as ids.
+//!
+//! GPMs the native evaluator covers run natively; the others (SPARQL path, GRAPH blocks,
+//! run functions) are evaluated by the engine's Python matcher through a callback, with
+//! mappings as ids both ways. Methods take `&self` so that the callback may intern terms
+//! while an event is being processed.
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use spaseq_core::dictionary::{Dictionary, TermId};
+use spaseq_core::gpm::{EventIndex, GpmProgram};
+use spaseq_core::runtime::{
+    EventData, EventRef, GpmEval, MatchRecord, Node, QueryRuntime, RunView, Streams,
+};
+use spaseq_core::vars::{Row, Slot, VarTable};
+use spaseq_core::Plan;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::{Rc, Weak};
+use std::str::FromStr;
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+/// (variable, term id) pairs: a mapping as it crosses to Python.
+type Pairs = Vec<(String, TermId)>;
+
+/// How one GPM is evaluated.
+enum Gpm {
+    Native(GpmProgram),
+    /// By the Python matcher of that name: `callback(name, event uid, mu pairs, base, run
+    /// start ns or None, taken [(GPM, uid, pairs)])` returns solutions as pairs.
+    Python {
+        name: String,
+        locals: Vec<Slot>,
+    },
+}
+
+/// A query's GPMs, and what the Python ones need.
+struct Programs {
+    gpms: Vec<Gpm>,
+    names: Vec<String>,
+    vars: VarTable,
+    callback: Option<Py<PyAny>>,
+    /// The first error a callback raised while an event was processed, raised after it.
+    error: RefCell<Option<PyErr>>,
+}
+
+/// An event prepared for every query: its index for joins and its uid for callbacks.
+pub struct Prepared {
+    index: EventIndex,
+    uid: u64,
+}
+
+impl Programs {
+    fn pairs(&self, row: &[Option<TermId>]) -> Pairs {
+        row.iter()
+            .enumerate()
+            .filter_map(|(slot, v)| v.map(|id| (self.vars.name(slot).to_owned(), id)))
+            .collect()
+    }
+
+    fn call_python(
+        &self,
+        name: &str,
+        event: &Prepared,
+        mu: Option<&[Option<TermId>]>,
+        run: RunView<'_>,
+        out: &mut Vec<Row>,
+    ) {
+        let Some(callback) = &self.callback else {
+            return;
+        };
+        if self.error.borrow().is_some() {
+            return;
+        }
+        let taken: Vec<(String, u64, Pairs)> = match run.node {
+            Some(node) => Node::chain(&Some(node.clone()))
+                .iter()
+                .map(|t| {
+                    let pairs = match &self.gpms[t.gpm] {
+                        Gpm::Native(p) => p.local_slots(),
+                        Gpm::Python { locals, .. } => locals.as_slice(),
+                    }
+                    .iter()
+                    .zip(t.bindings.iter())
+                    .filter_map(|(&s, v)| v.map(|id| (self.vars.name(s).to_owned(), id)))
+                    .collect();
+                    (self.names[t.gpm].clone(), t.event.uid, pairs)
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let result = Python::attach(|py| -> PyResult<()> {
+            let args = (
+                name,
+                event.uid,
+                mu.map(|m| self.pairs(m)).unwrap_or_default(),
+                mu.is_none(),
+                run.start,
+                taken,
+            );
+            let solutions: Vec<Pairs> = callback.call1(py, args)?.extract(py)?;
+            for solution in solutions {
+                let mut row = self.vars.empty_row();
+                for (var, id) in solution {
+                    let slot = self.vars.get(&var).ok_or_else(|| {
+                        PyValueError::new_err(format!("GPM {name} bound ?{var}, not in its plan"))
+                    })?;
+                    row[slot] = Some(id);
+                }
+                out.push(row);
+            }
+            Ok(())
+        });
+        if let Err(err) = result {
+            self.error.borrow_mut().get_or_insert(err);
+        }
+    }
+}
+
+impl GpmEval for Programs {
+    type Index = Prepared;
+
+    fn results(
+        &self,
+        gpm: usize,
+        event: &Prepared,
+        mu: &[Option<TermId>],
+        run: RunView<'_>,
+        dict: &Dictionary,
+        out: &mut Vec<Row>,
+    ) {
+        match &self.gpms[gpm] {
+            Gpm::Native(program) => {
+                if program.may_match(&event.index) {
+                    program.results(&event.index, mu, dict, out);
+                }
+            }
+            Gpm::Python { name, .. } => self.call_python(name, event, Some(mu), run, out),
+        }
+    }
+
+    fn base(&self, gpm: usize, event: &Prepared, dict: &Dictionary, out: &mut Vec<Row>) {
+        match &self.gpms[gpm] {
+            Gpm::Native(program) => {
+                if program.may_match(&event.index) {
+                    program.base(&event.index, self.vars.len(), dict, out);
+                }
+            }
+            Gpm::Python { name, .. } => {
+                self.call_python(name, event, None, RunView::default(), out)
+            }
+        }
+    }
+
+    fn local_slots(&self, gpm: usize) -> &[Slot] {
+        match &self.gpms[gpm] {
+            Gpm::Native(program) => program.local_slots(),
+            Gpm::Python { locals, .. } => locals,
+        }
+    }
+}
+
+/// An event prepared once for every query: shared with the runtimes that hold it.
+#[pyclass(unsendable, module = "spaseq.engine._native")]
+struct NativeEvent {
+    event: EventRef,
+    prepared: Rc<Prepared>,
+}
+
+#[pymethods]
+impl NativeEvent {
+    /// The event's number in its engine (what taken events and callbacks name).
+    #[getter]
+    fn uid(&self) -> u64 {
+        self.event.uid
+    }
+}
+
+/// A match as ids: (bindings, taken [(GPM, event uid, bindings)], start ns, time ns).
+type MatchIds = (Pairs, Vec<(String, u64, Pairs)>, i128, i128);
+
+/// Term dictionary, streams and the registered queries' native runtimes.
+#[pyclass(unsendable, module = "spaseq.engine._native")]
+struct NativeEngine {
+    dict: Dictionary,
+    streams: RefCell<Streams>,
+    queries: RefCell<Vec<QueryRuntime<Programs>>>,
+    events: Cell<u64>,
+    /// Events handed out, oldest first, until nothing native refers to them any more.
+    handed: RefCell<VecDeque<(u64, Weak<EventData>)>>,
+}
+
+impl NativeEngine {
+    /// Run `f` on query `query`, then raise what a Python GPM raised meanwhile.
+    fn with_query<T>(
+        &self,
+        query: usize,
+        f: impl FnOnce(&mut QueryRuntime<Programs>, &Dictionary) -> T,
+    ) -> PyResult<T> {
+        let mut queries = self.queries.borrow_mut();
+        let runtime = queries
+            .get_mut(query)
+            .ok_or_else(|| PyValueError::new_err(format!("no query {query}")))?;
+        let out = f(runtime, &self.dict);
+        let raised = runtime.gpms().error.borrow_mut().take();
+        match raised {
+            Some(err) => Err(err),
+            None => Ok(out),
+        }
+    }
+}
+
+#[pymethods]
+impl NativeEngine {
+    #[new]
+    fn new() -> Self {
+        NativeEngine {
+            dict: Dictionary::new(),
+            streams: RefCell::new(Streams::new()),
+            queries: RefCell::new(Vec::new()),
+            events: Cell::new(0),
+            handed: RefCell::new(VecDeque::new()),
+        }
+    }
+
+    /// Add a query from its plan (`spaseq explain --plan` JSON); its number. GPMs the
+    /// native evaluator cannot run (`python`: their names) are evaluated by `callback`.
+    /// ValueError when the plan is malformed or needs a callback that is not given.
+    #[pyo3(signature = (plan_json, callback = None))]
+    fn register(&self, plan_json: &str, callback: Option<Py<PyAny>>) -> PyResult<usize> {
+        let plan = Plan::from_json(plan_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let mut vars = VarTable::new();
+        let mut gpms = Vec::new();
+        for gpm in &plan.gpms {
+            let mut trial = vars.clone();
+            match GpmProgram::compile(gpm, &mut trial, &self.dict, plan.query.base.as_deref()) {
+                Ok(program) => {
+                    vars = trial;
+                    gpms.push(Gpm::Native(program));
+                }
+                Err(why) if callback.is_none() => {
+                    return Err(PyValueError::new_err(format!("GPM {}: {why}", gpm.name)))
+                }
+                Err(_) => {
+                    for v in gpm.variables.iter().chain(gpm.local_vars.iter()) {
+                        vars.slot(v);
+                    }
+                    let locals = gpm.local_vars.iter().map(|v| vars.slot(v)).collect();
+                    gpms.push(Gpm::Python {
+                        name: gpm.name.clone(),
+                        locals,
+                    });
+                }
+            }
+        }
+        for v in plan.query.variables.iter().flatten() {
+            vars.slot(v);
+        }
+        let programs = Programs {
+            gpms,
+            names: plan.gpms.iter().map(|g| g.name.clone()).collect(),
+            vars: vars.clone(),
+            callback,
+            error: RefCell::new(None),
+        };
+        let runtime = QueryRuntime::new(&plan, programs, vars, &mut self.streams.borrow_mut())
+            .map_err(|why| PyValueError::new_err(why.0))?;
+        let mut queries = self.queries.borrow_mut();
+        queries.push(runtime);
+        Ok(queries.len() - 1)
+    }
+
+    /// The names of query `query`'s GPMs evaluated by the callback.
+    fn python_gpms(&self, query: usize) -> Vec<String> {
+        self.queries.borrow()[query]
+            .gpms()
+            .gpms
+            .iter()
+            .filter_map(|g| match g {
+                Gpm::Python { name, .. } => Some(name.clone()),
+                Gpm::Native(_) => None,
+            })
+            .collect()
+    }
+
+    /// The id of a term given in N-Triples (interned on first sight).
+    fn intern(&self, ntriples: &str) -> PyResult<TermId> {
+        let term = oxrdf::Term::from_str(ntriples)
+            .map_err(|e| PyValueError::new_err(format!("not an RDF term {ntriples:?}: {e}")))?;
+        Ok(self.dict.intern(term))
+    }
+
+    /// A term's parts, to build it in Python: ("iri", iri, None, None), ("bnode", id, None,
+    /// None) or ("literal", value, datatype, language).
+    fn term_parts(&self, id: TermId) -> (&'static str, String, Option<String>, Option<String>) {
+        match self.dict.get(id) {
+            oxrdf::Term::NamedNode(n) => ("iri", n.as_str().to_owned(), None, None),
+            oxrdf::Term::BlankNode(b) => ("bnode", b.as_str().to_owned(), None, None),
+            oxrdf::Term::Literal(l) => (
+                "literal",
+                l.value().to_owned(),
+                Some(l.datatype().as_str().to_owned()),
+                l.language().map(str::to_owned),
+            ),
+            #[allow(unreachable_patterns)]
+            other => ("literal", other.to_string(), None, None),
+        }
+    }
+
+    /// The N-Triples spelling of a term id.
+    fn term(&self, id: TermId) -> String {
+        self.dict.get(id).to_string()
+    }
+
+    /// Prepare an event: its stream IRI, time (ns), seq (order among events of one time),
+    /// graph name id and triples as a flat list of ids (s, p, o, s, p, o, ...).
+    #[pyo3(signature = (stream, time, seq, graph, triples))]
+    fn event(
+        &self,
+        stream: &str,
+        time: i128,
+        seq: u64,
+        graph: Option<TermId>,
+        triples: Vec<TermId>,
+    ) -> PyResult<NativeEvent> {
+        if !triples.len().is_multiple_of(3) {
+            return Err(PyValueError::new_err("triples: a multiple of 3 ids"));
+        }
+        let triples: Vec<[TermId; 3]> = triples
+            .chunks_exact(3)
+            .map(|t| [t[0], t[1], t[2]])
+            .collect();
+        let uid = self.events.get() + 1;
+        self.events.set(uid);
+        let prepared = Rc::new(Prepared {
+            index: EventIndex::new(&triples),
+            uid,
+        });
+        let event = Rc::new(EventData {
+            uid,
+            stream: self.streams.borrow_mut().id(stream),
+            time,
+            seq,
+            graph,
+            triples,
+        });
+        self.handed
+            .borrow_mut()
+            .push_back((uid, Rc::downgrade(&event)));
+        Ok(NativeEvent { event, prepared })
+    }
+
+    /// The uids of the oldest events nothing refers to any more (no run, match or index):
+    /// the caller may forget them. Stops at the first event still held.
+    fn forget(&self) -> Vec<u64> {
+        let mut handed = self.handed.borrow_mut();
+        let mut out = Vec::new();
+        while let Some((uid, weak)) = handed.front() {
+            if weak.strong_count() > 0 {
+                break;
+            }
+            out.push(*uid);
+            handed.pop_front();
+        }
+        out
+    }
+
+    /// Query `query` processes an event of its streamset.
+    fn on_event(&self, query: usize, event: &NativeEvent) -> PyResult<()> {
+        self.with_query(query, |rt, dict| {
+            rt.on_event(&event.event, &event.prepared, dict)
+        })
+    }
+
+    /// Move query `query`'s engine clock to `time` (ns): windows may close.
+    fn advance_time(&self, query: usize, time: i128) -> PyResult<()> {
+        self.with_query(query, |rt, dict| rt.advance_time(time, None, dict))
+    }
+
+    fn flush(&self, query: usize) -> PyResult<()> {
+        self.with_query(query, |rt, dict| rt.flush(dict))
+    }
+
+    fn close(&self, query: usize) -> PyResult<()> {
+        self.with_query(query, |rt, dict| rt.close(dict))
+    }
+
+    /// The largest timestamp (ns) of the query's streams so far, None before any.
+    fn clock(&self, query: usize) -> Option<i128> {
+        let clock = self.queries.borrow()[query].clock;
+        (clock != i128::MIN).then_some(clock)
+    }
+
+    /// The earliest time (ns) a match emitted without a new event can carry.
+    fn horizon(&self, query: usize) -> Option<i128> {
+        self.queries.borrow()[query].horizon()
+    }
+
+    fn footprint(&self, query: usize) -> Vec<(&'static str, usize)> {
+        self.queries.borrow()[query]
+            .footprint()
+            .into_iter()
+            .collect()
+    }
+
+    fn runs_created(&self, query: usize) -> u64 {
+        self.queries.borrow()[query].runs_created
+    }
+
+    /// The matches query `query` released since the last call, in order.
+    fn take_matches(&self, query: usize) -> Vec<MatchIds> {
+        let mut queries = self.queries.borrow_mut();
+        let runtime = &mut queries[query];
+        let out = std::mem::take(&mut runtime.out);
+        out.iter().map(|m| match_ids(runtime, m)).collect()
+    }
+}
+
+fn match_ids(runtime: &QueryRuntime<Programs>, m: &MatchRecord) -> MatchIds {
+    let programs = runtime.gpms();
+    let vars = runtime.vars();
+    let taken = Node::chain(&m.node)
+        .iter()
+        .map(|t| {
+            (
+                programs.names[t.gpm].clone(),
+                t.event.uid,
+                programs
+                    .local_slots(t.gpm)
+                    .iter()
+                    .zip(t.bindings.iter())
+                    .filter_map(|(&s, v)| v.map(|id| (vars.name(s).to_owned(), id)))
+                    .collect(),
+            )
+        })
+        .collect();
+    (programs.pairs(&m.mu), taken, m.start, m.time)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeEngine>()?;
+    m.add_class::<NativeEvent>()?;
     Ok(())
 }

@@ -102,7 +102,7 @@ impl Compiled {
     pub fn new(
         expr: &Expr,
         vars: &mut VarTable,
-        dict: &mut Dictionary,
+        dict: &Dictionary,
         base_iri: Option<&str>,
     ) -> Result<Self, String> {
         let mut compiler = Compiler {
@@ -122,7 +122,7 @@ impl Compiled {
     pub fn from_json(
         text: &str,
         vars: &mut VarTable,
-        dict: &mut Dictionary,
+        dict: &Dictionary,
         base_iri: Option<&str>,
     ) -> Result<Self, String> {
         let json: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
@@ -148,7 +148,7 @@ impl Compiled {
 
 struct Compiler<'a> {
     vars: &'a mut VarTable,
-    dict: &'a mut Dictionary,
+    dict: &'a Dictionary,
     base_iri: Option<&'a str>,
     slots: Vec<Slot>,
 }

@@ -34,6 +34,8 @@ pub struct Bgp {
     /// `checks[0]`: filters to run before any pattern (they read no pattern variable);
     /// `checks[d + 1]`: after pattern d has matched
     checks: Vec<Vec<usize>>,
+    /// Per filter: it reads only the patterns' variables, so it holds or not whatever mu is.
+    context_free: Vec<bool>,
 }
 
 impl Bgp {
@@ -54,7 +56,20 @@ impl Bgp {
                 .map_or(0, |d| d + 1);
             checks[depth].push(i);
         }
+        let bound: HashSet<Slot> = patterns
+            .iter()
+            .flat_map(|tp| [tp.s, tp.p, tp.o])
+            .filter_map(|pos| match pos {
+                Pos::Var(slot) => Some(slot),
+                _ => None,
+            })
+            .collect();
+        let context_free = filters
+            .iter()
+            .map(|f| f.slots.iter().all(|slot| bound.contains(slot)))
+            .collect();
         Bgp {
+            context_free,
             patterns,
             blanks,
             filters,
@@ -73,11 +88,31 @@ impl Bgp {
         dict: &Dictionary,
         out: &mut Vec<Row>,
     ) {
+        self.search(index, mu, width, false, dict, out);
+    }
+
+    /// The solutions that hold whatever the context: the patterns' solutions on the event
+    /// with only the FILTERs reading nothing but their variables (a superset of `solve`'s
+    /// for any mu, restricted to the patterns' variables). Rows `width` wide.
+    pub fn base(&self, index: &EventIndex, width: usize, dict: &Dictionary, out: &mut Vec<Row>) {
+        self.search(index, &vec![None; width], width, true, dict, out);
+    }
+
+    fn search(
+        &self,
+        index: &EventIndex,
+        mu: &[Option<TermId>],
+        width: usize,
+        context_free: bool,
+        dict: &Dictionary,
+        out: &mut Vec<Row>,
+    ) {
         let mut row = mu.to_vec();
         if row.len() < width {
             row.resize(width, None);
         }
         let mut search = Search {
+            context_free,
             bgp: self,
             index,
             dict,
@@ -101,6 +136,8 @@ enum Bound {
 }
 
 struct Search<'a> {
+    /// Only the context-free FILTERs (`Bgp::base`).
+    context_free: bool,
     bgp: &'a Bgp,
     index: &'a EventIndex,
     dict: &'a Dictionary,
@@ -152,9 +189,9 @@ impl Search<'_> {
             dict: self.dict,
             index: self.index,
         };
-        self.bgp.checks[at]
-            .iter()
-            .all(|&i| self.bgp.filters[i].holds(&env))
+        self.bgp.checks[at].iter().all(|&i| {
+            (self.context_free && !self.bgp.context_free[i]) || self.bgp.filters[i].holds(&env)
+        })
     }
 
     fn extend(&mut self, depth: usize) {

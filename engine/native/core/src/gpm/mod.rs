@@ -38,7 +38,7 @@ impl GpmProgram {
     pub fn compile(
         plan: &GpmPlan,
         vars: &mut VarTable,
-        dict: &mut Dictionary,
+        dict: &Dictionary,
         base_iri: Option<&str>,
     ) -> Result<Self, String> {
         if plan.path != GpmPath::Compiled {
@@ -103,6 +103,12 @@ impl GpmProgram {
         out: &mut Vec<Row>,
     ) {
         self.bgp.solve(index, mu, self.width, dict, out);
+    }
+
+    /// The solutions that hold whatever the context (`Bgp::base`), rows `width` wide: what
+    /// partitioned runs are looked up by, and whether the lazy chain buffers the event.
+    pub fn base(&self, index: &EventIndex, width: usize, dict: &Dictionary, out: &mut Vec<Row>) {
+        self.bgp.base(index, width.max(self.width), dict, out);
     }
 
     /// Slots of the GPM's local variables in plan order (`local_vars`), for what a match
