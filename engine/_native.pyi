@@ -58,7 +58,17 @@ class ReplayStream:
         """Sorted runs written to disk for out-of-order files."""
 
 Pairs = list[tuple[str, int]]
-MatchIds = tuple[Pairs, list[tuple[str, int, Pairs]], int, int]
+
+class NativeMatch:
+    """A released match; bindings and taken events are converted when asked for."""
+
+    @property
+    def start(self) -> int: ...
+    @property
+    def time(self) -> int: ...
+    def bindings(self) -> Pairs: ...
+    def taken(self) -> list[tuple[str, int, Pairs]]:
+        """(GPM, event uid, local bindings) per event taken, first to last."""
 
 class NativeEvent:
     """An event prepared once for every query of a ``NativeEngine``."""
@@ -91,5 +101,5 @@ class NativeEngine:
     def horizon(self, query: int) -> int | None: ...
     def footprint(self, query: int) -> list[tuple[str, int]]: ...
     def runs_created(self, query: int) -> int: ...
-    def take_matches(self, query: int) -> list[MatchIds]:
+    def take_matches(self, query: int) -> list[NativeMatch]:
         """The matches released since the last call, in order."""

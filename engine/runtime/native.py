@@ -40,6 +40,20 @@ def _term(kind: str, value: str, datatype: str | None, language: str | None) -> 
     return Literal(value, datatype=NamedNode(datatype)) if datatype else Literal(value)
 
 
+class _Bindings:
+    """A native match's mapping, as ``Match.deferred`` reads it (``items()``, once)."""
+
+    __slots__ = ("session", "native")
+
+    def __init__(self, session: NativeSession, native: object) -> None:
+        self.session = session
+        self.native = native
+
+    def items(self) -> list[tuple[str, Term]]:
+        term = self.session.term
+        return [(v, term(i)) for v, i in self.native.bindings()]
+
+
 class NativeSession:
     """One engine's native side: the ``NativeEngine`` and the terms and events behind ids."""
 
@@ -90,12 +104,11 @@ class NativeSession:
         term, contexts = self.term, self.contexts
         return tuple(Taken(g, contexts[uid].event, tuple((v, term(i)) for v, i in bs)) for g, uid, bs in taken)
 
-    def match(self, ids: tuple) -> Match:
-        """A released match, from ids back to the terms and events they stand for."""
-        bindings, taken, start, time = ids
-        term = self.term
-        return Match(tuple(sorted((v, term(i)) for v, i in bindings)), self.taken(taken),
-                     self.times[start], self.times[time])
+    def match(self, native: object) -> Match:
+        """A released match whose bindings and taken events are read from the native one
+        when first touched (``Match.deferred``): counting matches costs no conversion."""
+        return Match.deferred(_Bindings(self, native), lambda: self.taken(native.taken()),
+                              self.times[native.start], self.times[native.time])
 
     def seconds(self, ns: int) -> Decimal:
         """Nanoseconds as the Decimal seconds events at that time carry (exact either way)."""

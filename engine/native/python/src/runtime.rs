@@ -43,6 +43,8 @@ struct Programs {
     callback: Option<Py<PyAny>>,
     /// The first error a callback raised while an event was processed, raised after it.
     error: RefCell<Option<PyErr>>,
+    /// Shared by the query's matches.
+    names_of_matches: Rc<Names>,
 }
 
 /// An event prepared for every query: its index for joins and its uid for callbacks.
@@ -177,8 +179,64 @@ impl NativeEvent {
     }
 }
 
-/// A match as ids: (bindings, taken [(GPM, event uid, bindings)], start ns, time ns).
-type MatchIds = (Pairs, Vec<(String, u64, Pairs)>, i128, i128);
+/// A released match, handed to Python as it is: its bindings and taken events are turned
+/// into ids only when Python asks (most consumers count matches or read a few variables).
+#[pyclass(unsendable, module = "spaseq.engine._native")]
+struct NativeMatch {
+    record: MatchRecord,
+    names: Rc<Names>,
+}
+
+/// What a query's matches need to name their variables and GPMs.
+struct Names {
+    vars: VarTable,
+    gpms: Vec<String>,
+    locals: Vec<Vec<Slot>>,
+}
+
+impl Names {
+    fn pairs(&self, slots: impl Iterator<Item = (Slot, Option<TermId>)>) -> Pairs {
+        slots
+            .filter_map(|(slot, v)| v.map(|id| (self.vars.name(slot).to_owned(), id)))
+            .collect()
+    }
+}
+
+#[pymethods]
+impl NativeMatch {
+    /// Start of the match (ns): the time of its first event.
+    #[getter]
+    fn start(&self) -> i128 {
+        self.record.start
+    }
+
+    /// End of the match (ns): the time of its last event.
+    #[getter]
+    fn time(&self) -> i128 {
+        self.record.time
+    }
+
+    /// The mapping as (variable, term id) pairs.
+    fn bindings(&self) -> Pairs {
+        self.names.pairs(self.record.mu.iter().copied().enumerate())
+    }
+
+    /// The events taken, first to last: (GPM, event uid, its local bindings).
+    fn taken(&self) -> Vec<(String, u64, Pairs)> {
+        Node::chain(&self.record.node)
+            .iter()
+            .map(|t| {
+                let locals = &self.names.locals[t.gpm];
+                (
+                    self.names.gpms[t.gpm].clone(),
+                    t.event.uid,
+                    self.names
+                        .pairs(locals.iter().copied().zip(t.bindings.iter().copied())),
+                )
+            })
+            .collect()
+    }
+}
 
 /// Term dictionary, streams and the registered queries' native runtimes.
 #[pyclass(unsendable, module = "spaseq.engine._native")]
@@ -257,12 +315,24 @@ impl NativeEngine {
         for v in plan.query.variables.iter().flatten() {
             vars.slot(v);
         }
+        let names_of_matches = Rc::new(Names {
+            vars: vars.clone(),
+            gpms: plan.gpms.iter().map(|g| g.name.clone()).collect(),
+            locals: gpms
+                .iter()
+                .map(|g| match g {
+                    Gpm::Native(p) => p.local_slots().to_vec(),
+                    Gpm::Python { locals, .. } => locals.clone(),
+                })
+                .collect(),
+        });
         let programs = Programs {
             gpms,
             names: plan.gpms.iter().map(|g| g.name.clone()).collect(),
             vars: vars.clone(),
             callback,
             error: RefCell::new(None),
+            names_of_matches,
         };
         let runtime = QueryRuntime::new(&plan, programs, vars, &mut self.streams.borrow_mut())
             .map_err(|why| PyValueError::new_err(why.0))?;
@@ -409,37 +479,23 @@ impl NativeEngine {
     }
 
     /// The matches query `query` released since the last call, in order.
-    fn take_matches(&self, query: usize) -> Vec<MatchIds> {
+    fn take_matches(&self, query: usize) -> Vec<NativeMatch> {
         let mut queries = self.queries.borrow_mut();
         let runtime = &mut queries[query];
-        let out = std::mem::take(&mut runtime.out);
-        out.iter().map(|m| match_ids(runtime, m)).collect()
+        let names = runtime.gpms().names_of_matches.clone();
+        std::mem::take(&mut runtime.out)
+            .into_iter()
+            .map(|record| NativeMatch {
+                record,
+                names: names.clone(),
+            })
+            .collect()
     }
-}
-
-fn match_ids(runtime: &QueryRuntime<Programs>, m: &MatchRecord) -> MatchIds {
-    let programs = runtime.gpms();
-    let vars = runtime.vars();
-    let taken = Node::chain(&m.node)
-        .iter()
-        .map(|t| {
-            (
-                programs.names[t.gpm].clone(),
-                t.event.uid,
-                programs
-                    .local_slots(t.gpm)
-                    .iter()
-                    .zip(t.bindings.iter())
-                    .filter_map(|(&s, v)| v.map(|id| (vars.name(s).to_owned(), id)))
-                    .collect(),
-            )
-        })
-        .collect();
-    (programs.pairs(&m.mu), taken, m.start, m.time)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeEngine>()?;
     m.add_class::<NativeEvent>()?;
+    m.add_class::<NativeMatch>()?;
     Ok(())
 }
