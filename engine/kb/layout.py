@@ -132,7 +132,8 @@ class StoreLayout:
         if not isinstance(marker, dict) or marker.get("format") != STORE_FORMAT:
             raise KnowledgeBaseError("corrupt store.json: not a spaseq knowledge-base store",
                                      self.location())
-        self.current()
+        with self._lock(fcntl.LOCK_SH):  # CURRENT and the version it names, read together
+            self.current()
 
     def initialise(self) -> None:
         """Create the directory structure of a new store (idempotent); refuse a foreign directory."""
