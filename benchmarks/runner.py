@@ -203,7 +203,7 @@ def _lazy_chain_applies(query: object) -> bool:
     except ImportError:  # no engine API: nothing to measure anyway
         return False
     engine = Engine(options=EngineOptions(lazy_chain=True))
-    return engine.register(query, keep=False).runtime.lazy_trigger > 0
+    return engine.register(query, keep=False).plan.lazy_chain > 0
 
 
 def applicable_options(workload: Workload) -> dict[str, str | None]:

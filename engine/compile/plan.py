@@ -33,7 +33,7 @@ class EngineOptions:
     lazy_conjunction: bool = False
     compiled_gpm: bool = True
     lazy_chain: bool = False
-    native: bool = False        # the native runtime (issue 12, being built): off by default
+    native: bool = True         # the native runtime (engine/native); False: the Python one
 
 
 COMPILED = "compiled"  # GpmPlan.path: generated join and FILTER code over the event's index

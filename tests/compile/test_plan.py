@@ -49,7 +49,7 @@ def test_runtime_from_a_plan_read_back_equals_reference(text, evs, opts, end_of_
     plan = _round_trip(plan_query(q, opts))
     engine = api.Engine(kb=store, options=EngineOptions(compiled_gpm=not opts.compiled_gpm))
     handle = engine.register(plan)  # the plan's options, not the engine's
-    assert handle.runtime.plan is plan and handle.runtime.opt == opts
+    assert handle.runtime.plan is plan and handle.runtime.plan.options == opts
     for e in evs:
         engine.push_event(e)
     if end_of_input:

@@ -18,7 +18,7 @@ PLAIN = "DEFINE GPM A ON U1 { ?a :val ?v1 } DEFINE GPM B ON U1 { ?b :val ?v2 FIL
 
 def trigger(seq: str, within: str = "10 SECONDS", defines: str = PLAIN) -> int:
     engine = Engine(options=EngineOptions(lazy_chain=True))
-    return engine.register(query_text(seq, defines, within=within, streams=("u1",))).runtime.lazy_trigger
+    return engine.register(query_text(seq, defines, within=within, streams=("u1",))).plan.lazy_chain
 
 
 @pytest.mark.parametrize(("seq", "within", "expected"), [
