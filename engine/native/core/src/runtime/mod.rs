@@ -10,6 +10,7 @@
 //! - `gpms`: what the runtime asks of GPM evaluation (`gpm::GpmProgram` answers it);
 //! - `lazy_chain`: a skip-till-any prefix evaluated only when its trigger's events come;
 //! - `order`: complete matches and their order;
+//! - `range_index`: partitions of waiting runs, sorted by a range key;
 //! - `query`: one query's runs, indexes and clock.
 
 pub mod buffer;
@@ -19,6 +20,7 @@ pub mod lazy_chain;
 pub mod operand;
 pub mod order;
 pub mod query;
+pub mod range_index;
 pub mod window;
 
 pub use buffer::{Node, Taken};

@@ -17,6 +17,7 @@ use super::gpms::{GpmEval, RunView};
 use super::lazy_chain::PrefixBuffer;
 use super::operand::Op;
 use super::order::{sort_batch, MatchRecord};
+use super::range_index::{order_key, Partition, Request};
 use super::window::Span;
 use crate::dictionary::{Dictionary, TermId};
 use crate::plan::{Modifier, Plan, Strategy};
@@ -158,6 +159,15 @@ struct StepInfo {
     strategy: Option<Strategy>,
     streams: Vec<StreamId>,
     partition: Option<Vec<Slot>>,
+    range: Option<RangeInfo>,
+}
+
+/// How runs waiting at a step are sorted within a partition: by `run_var`, which GPMs of
+/// the step compare with a variable of their own (`by_gpm`: GPM -> (its slot, below)).
+#[derive(Debug, Clone)]
+struct RangeInfo {
+    run_var: Slot,
+    by_gpm: HashMap<usize, (Slot, bool)>,
 }
 
 impl StepInfo {
@@ -174,6 +184,7 @@ impl StepInfo {
 #[derive(Debug, Clone)]
 struct Probe {
     step: usize,
+    ranged: bool,
     loops: Vec<bool>,
     gpms: Vec<usize>,
 }
@@ -207,7 +218,7 @@ pub struct QueryRuntime<G: GpmEval> {
     position: i64,
     next_id: u64,
     by_stream: HashMap<Option<StreamId>, BTreeMap<u64, RunRef>>,
-    partitioned: HashMap<PartitionKey, BTreeMap<u64, RunRef>>,
+    partitioned: HashMap<PartitionKey, Partition<RunRef>>,
     watchers: HashMap<Option<StreamId>, BTreeMap<u64, RunRef>>,
     strict_new: Vec<RunRef>,
     death: BTreeMap<i128, Vec<RunRef>>,
@@ -254,12 +265,31 @@ impl<G: GpmEval> QueryRuntime<G> {
                 ),
                 None => None,
             };
+            let slot = |name: &str| {
+                vars.get(name)
+                    .ok_or_else(|| Unsupported(format!("range variable ?{name} is no variable")))
+            };
+            let range = match &plan.run_indexes[i].range {
+                Some(r) => {
+                    let mut by_gpm = HashMap::new();
+                    for (g, key) in &r.by_gpm {
+                        let g = gpm_index(g).ok_or_else(|| Unsupported(format!("no GPM {g}")))?;
+                        by_gpm.insert(g, (slot(&key.event_var)?, key.below));
+                    }
+                    Some(RangeInfo {
+                        run_var: slot(&r.run_var)?,
+                        by_gpm,
+                    })
+                }
+                None => None,
+            };
             steps.push(StepInfo {
                 op,
                 modifier: step.modifier,
                 strategy: step.strategy,
                 streams: step.streams.iter().map(|s| streams.id(s)).collect(),
                 partition,
+                range,
             });
         }
         let mut probes = HashMap::new();
@@ -269,6 +299,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 .map(|p| {
                     Ok(Probe {
                         step: p.step,
+                        ranged: p.ranged,
                         loops: p.loops.clone(),
                         gpms: p
                             .gpms
@@ -385,16 +416,22 @@ impl<G: GpmEval> QueryRuntime<G> {
 
     // ------------------------------------------------------------------ indexing
 
-    fn wait(&mut self, run: &RunRef) {
+    fn wait(&mut self, run: &RunRef, dict: &Dictionary) {
         let (step, looping) = {
             let r = run.borrow();
             (r.step, r.looping)
         };
         if let Some(keys) = &self.steps[step].partition {
-            let values: Option<Vec<TermId>> = {
+            let (values, range_key) = {
                 let r = run.borrow();
                 let context = r.context();
-                keys.iter().map(|&k| context[k]).collect()
+                let values: Option<Vec<TermId>> = keys.iter().map(|&k| context[k]).collect();
+                let range_key = self.steps[step]
+                    .range
+                    .as_ref()
+                    .and_then(|rng| context[rng.run_var])
+                    .and_then(|id| order_key(id, dict));
+                (values, range_key)
             };
             if let Some(values) = values {
                 let key = (step, looping, values);
@@ -402,7 +439,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 self.partitioned
                     .entry(key.clone())
                     .or_default()
-                    .insert(id, run.clone());
+                    .insert(id, run.clone(), range_key);
                 run.borrow_mut().homes.push(Home::Partition(key));
                 if !run.borrow().pending.is_empty() {
                     self.watch(run);
@@ -451,7 +488,14 @@ impl<G: GpmEval> QueryRuntime<G> {
             match home {
                 Home::Stream(s) => remove(&mut self.by_stream, &s, id),
                 Home::Watch(s) => remove(&mut self.watchers, &s, id),
-                Home::Partition(k) => remove(&mut self.partitioned, &k, id),
+                Home::Partition(k) => {
+                    if let Some(p) = self.partitioned.get_mut(&k) {
+                        p.remove(id);
+                        if p.is_empty() {
+                            self.partitioned.remove(&k);
+                        }
+                    }
+                }
             }
         }
     }
@@ -546,9 +590,9 @@ impl<G: GpmEval> QueryRuntime<G> {
         let waiting: Vec<RunRef> = self
             .by_stream
             .values()
-            .chain(self.partitioned.values())
             .chain(self.watchers.values())
             .flat_map(|b| b.values().cloned())
+            .chain(self.partitioned.values().flat_map(|p| p.runs().cloned()))
             .collect();
         for run in waiting {
             self.kill(&run);
@@ -579,8 +623,11 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// How much state the query holds (bounded memory, SEMANTICS.md section 8).
     pub fn footprint(&self) -> BTreeMap<&'static str, usize> {
         let mut waiting = std::collections::HashSet::new();
-        for b in self.by_stream.values().chain(self.partitioned.values()) {
+        for b in self.by_stream.values() {
             waiting.extend(b.keys().copied());
+        }
+        for p in self.partitioned.values() {
+            waiting.extend(p.ids());
         }
         BTreeMap::from([
             ("waiting_runs", waiting.len()),
@@ -591,7 +638,10 @@ impl<G: GpmEval> QueryRuntime<G> {
             ("expiry_entries", self.expiry.len()),
             ("closing_runs", self.closing.len()),
             ("death_entries", self.death.values().map(|v| v.len()).sum()),
-            ("range_keys", 0),
+            (
+                "range_keys",
+                self.partitioned.values().map(Partition::keyed).sum(),
+            ),
             ("deferred", self.lazy.len() + self.doomed.len()),
             (
                 "buffered_events",
@@ -702,30 +752,43 @@ impl<G: GpmEval> QueryRuntime<G> {
             .map(Vec::as_slice)
             .unwrap_or(&[])
         {
-            let keys = self.steps[probe.step]
+            let info = &self.steps[probe.step];
+            let keys = info
                 .partition
                 .as_ref()
                 .expect("a probed step is partitioned");
-            let mut seen: Vec<Vec<TermId>> = Vec::new();
+            // per partition, what the event's solutions ask of its runs (range_index)
+            let mut requests: Vec<(Vec<TermId>, Vec<Request>)> = Vec::new();
             for &g in &probe.gpms {
                 rows.clear();
                 self.gpms.base(g, index, dict, &mut rows);
+                let range = info.range.as_ref().and_then(|r| r.by_gpm.get(&g));
                 for row in &rows {
                     let Some(values) = keys.iter().map(|&k| row[k]).collect::<Option<Vec<_>>>()
                     else {
                         continue;
                     };
-                    if seen.contains(&values) {
-                        continue;
+                    let request = match range {
+                        Some(&(slot, below)) => {
+                            (row[slot].and_then(|id| order_key(id, dict)), below)
+                        }
+                        None => (None, true),
+                    };
+                    match requests.iter_mut().find(|(v, _)| *v == values) {
+                        Some((_, list)) => list.push(request),
+                        None => requests.push((values, vec![request])),
                     }
-                    for &looping in &probe.loops {
-                        if let Some(b) =
-                            self.partitioned.get(&(probe.step, looping, values.clone()))
-                        {
-                            out.extend(b.values().cloned());
+                }
+            }
+            for (values, list) in requests {
+                for &looping in &probe.loops {
+                    if let Some(p) = self.partitioned.get(&(probe.step, looping, values.clone())) {
+                        if probe.ranged {
+                            p.select(&list, &mut out);
+                        } else {
+                            out.extend(p.runs().cloned());
                         }
                     }
-                    seen.push(values);
                 }
             }
         }
@@ -834,7 +897,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             self.death.entry(tau).or_default().push(run.clone());
         }
         for (mu, taken) in results {
-            self.advance(run, event, pos, mu, taken);
+            self.advance(run, event, pos, mu, taken, dict);
         }
     }
 
@@ -1038,7 +1101,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 .max_by_key(|(_, _, pos)| *pos)
                 .expect("a lazy run was offered an event");
             for (mu, taken) in joined {
-                self.advance(&run, last, *pos, mu, taken);
+                self.advance(&run, last, *pos, mu, taken, dict);
             }
         }
     }
@@ -1046,7 +1109,15 @@ impl<G: GpmEval> QueryRuntime<G> {
     // ------------------------------------------------------------------ state changes
 
     /// A result at the event's time extends `run`: clone it one step further.
-    fn advance(&mut self, run: &RunRef, event: &EventRef, pos: i64, mu: Row, taken: Vec<Taken>) {
+    fn advance(
+        &mut self,
+        run: &RunRef,
+        event: &EventRef,
+        pos: i64,
+        mu: Row,
+        taken: Vec<Taken>,
+        dict: &Dictionary,
+    ) {
         let tau = event.time;
         let (step, run_first, run_start, run_node, run_context) = {
             let r = run.borrow();
@@ -1095,7 +1166,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 run_context,
                 true,
             );
-            self.enter_wait(Rc::new(RefCell::new(looped)), strategy);
+            self.enter_wait(Rc::new(RefCell::new(looped)), strategy, dict);
         } else if step + 1 == self.steps.len() && run.borrow().pending.is_empty() {
             self.emit(mu, node, start, tau); // a complete match: no run to build
             return;
@@ -1111,11 +1182,11 @@ impl<G: GpmEval> QueryRuntime<G> {
             None,
             false,
         );
-        self.enter(step + 1, Rc::new(RefCell::new(next)));
+        self.enter(step + 1, Rc::new(RefCell::new(next)), dict);
     }
 
     /// A run arrives at state `index`: optional and negated atoms fork or add absences.
-    fn enter(&mut self, index: usize, run: RunRef) {
+    fn enter(&mut self, index: usize, run: RunRef, dict: &Dictionary) {
         if index == self.steps.len() {
             if !run.borrow().pending.is_empty() {
                 let id = self.new_id();
@@ -1152,7 +1223,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 if let Some(p) = p {
                     run.borrow_mut().pending.push(p);
                 }
-                self.enter(index + 1, run);
+                self.enter(index + 1, run, dict);
             }
             Modifier::Optional => {
                 let skip = {
@@ -1171,14 +1242,14 @@ impl<G: GpmEval> QueryRuntime<G> {
                         false,
                     )
                 };
-                self.enter_wait(run, info.strategy);
-                self.enter(index + 1, Rc::new(RefCell::new(skip)));
+                self.enter_wait(run, info.strategy, dict);
+                self.enter(index + 1, Rc::new(RefCell::new(skip)), dict);
             }
-            _ => self.enter_wait(run, info.strategy),
+            _ => self.enter_wait(run, info.strategy, dict),
         }
     }
 
-    fn enter_wait(&mut self, run: RunRef, strategy: Option<Strategy>) {
+    fn enter_wait(&mut self, run: RunRef, strategy: Option<Strategy>, dict: &Dictionary) {
         let id = self.new_id();
         {
             let mut r = run.borrow_mut();
@@ -1186,7 +1257,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             r.strategy = strategy;
         }
         self.runs_created += 1;
-        self.wait(&run);
+        self.wait(&run, dict);
         if strategy == Some(Strategy::Strict) {
             self.strict_new.push(run.clone());
         }

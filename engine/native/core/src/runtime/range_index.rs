@@ -1,0 +1,176 @@
+//! Partitions of waiting runs, optionally sorted by a range key: the partitioning of the
+//! paper's Section 7.2 carried from equality joins to order comparisons (the Python
+//! `runtime.range_index` it replaces). A GPM such as `B { ?c :price ?p2 FILTER(?p2 > ?p1) }`
+//! can only extend runs whose `?p1` is below the event's `?p2`: runs are kept sorted by
+//! their `?p1`, and an event visits the runs on the right side of its own value only.
+//!
+//! The index is a conservative pre-filter: every run it returns is still checked by the
+//! GPM's FILTERs, and it never leaves out a run the FILTER could accept. Keys are the
+//! numeric values as f64: rounding to the nearest double is monotone, so exact `a <= b`
+//! implies `key(a) <= key(b)`, and selecting by the non-strict comparison of keys keeps every
+//! run whose exact value is on the right side (SPARQL compares mixed numerics after a
+//! promotion that rounds monotonically too). Non-numeric values and NaN have no key: such
+//! runs are always visited.
+
+use crate::dictionary::{Dictionary, TermId};
+use crate::gpm::Value;
+use oxsdatatypes::Double;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A numeric value, totally ordered (never NaN).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Key(f64);
+
+impl Eq for Key {}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// The order key of a term: its numeric value, None for anything else and NaN.
+pub fn order_key(id: TermId, dict: &Dictionary) -> Option<Key> {
+    let double = match Value::of_term(id, dict) {
+        Value::Integer(v) => Double::from(v),
+        Value::Decimal(v) => Double::from(v),
+        Value::Float(v) => Double::from(v),
+        Value::Double(v) => v,
+        _ => return None,
+    };
+    let f = f64::from(double);
+    (!f.is_nan()).then_some(Key(if f == 0.0 { 0.0 } else { f }))
+}
+
+/// What one solution of an event asks of a partition: the runs with key <= value
+/// (`below`) or >= value; a None value (not a number, or the GPM has no range) asks for all.
+pub type Request = (Option<Key>, bool);
+
+/// The runs of one partition (step, loop, equality-key values), in creation order, with
+/// those that have a key also sorted by it.
+#[derive(Debug)]
+pub struct Partition<R> {
+    runs: BTreeMap<u64, (R, Option<Key>)>,
+    sorted: BTreeSet<(Key, u64)>,
+}
+
+impl<R> Default for Partition<R> {
+    fn default() -> Self {
+        Partition {
+            runs: BTreeMap::new(),
+            sorted: BTreeSet::new(),
+        }
+    }
+}
+
+impl<R: Clone> Partition<R> {
+    pub fn insert(&mut self, id: u64, run: R, key: Option<Key>) {
+        if let Some(k) = key {
+            self.sorted.insert((k, id));
+        }
+        self.runs.insert(id, (run, key));
+    }
+
+    pub fn remove(&mut self, id: u64) {
+        if let Some((_, Some(k))) = self.runs.remove(&id) {
+            self.sorted.remove(&(k, id));
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.runs.len()
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.runs.keys().copied()
+    }
+
+    pub fn runs(&self) -> impl Iterator<Item = &R> + '_ {
+        self.runs.values().map(|(r, _)| r)
+    }
+
+    /// The number of runs kept sorted by a key.
+    pub fn keyed(&self) -> usize {
+        self.sorted.len()
+    }
+
+    /// The runs an event may extend, in creation order: the union over `requests`.
+    pub fn select(&self, requests: &[Request], out: &mut Vec<R>) {
+        let mut hi: Option<Key> = None;
+        let mut lo: Option<Key> = None;
+        for &(value, below) in requests {
+            let Some(v) = value else {
+                out.extend(self.runs().cloned());
+                return;
+            };
+            if below {
+                hi = Some(hi.map_or(v, |h| h.max(v)));
+            } else {
+                lo = Some(lo.map_or(v, |l| l.min(v)));
+            }
+        }
+        let mut ids: BTreeSet<u64> = self
+            .runs
+            .iter()
+            .filter(|(_, (_, k))| k.is_none())
+            .map(|(id, _)| *id)
+            .collect();
+        if let Some(h) = hi {
+            ids.extend(self.sorted.range(..=(h, u64::MAX)).map(|(_, id)| *id));
+        }
+        if let Some(l) = lo {
+            ids.extend(self.sorted.range((l, 0)..).map(|(_, id)| *id));
+        }
+        out.extend(ids.iter().map(|id| self.runs[id].0.clone()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxrdf::{Literal, NamedNode, Term};
+
+    #[test]
+    fn keys_are_numeric_values_and_selection_is_inclusive() {
+        let dict = Dictionary::new();
+        let num = |v: &str, dt: &str| {
+            dict.intern(Term::from(Literal::new_typed_literal(
+                v,
+                NamedNode::new_unchecked(format!("http://www.w3.org/2001/XMLSchema#{dt}")),
+            )))
+        };
+        let one = order_key(num("1", "integer"), &dict);
+        assert_eq!(one, order_key(num("1.0", "decimal"), &dict));
+        assert_eq!(order_key(num("NaN", "double"), &dict), None);
+        assert_eq!(
+            order_key(
+                dict.intern(NamedNode::new_unchecked("http://x").into()),
+                &dict
+            ),
+            None
+        );
+        let mut p = Partition::default();
+        for (id, v) in [(1, "1"), (2, "5"), (3, "3")] {
+            p.insert(id, id, order_key(num(v, "integer"), &dict));
+        }
+        p.insert(4, 4, None);
+        let mut out = Vec::new();
+        p.select(&[(order_key(num("3", "integer"), &dict), true)], &mut out);
+        assert_eq!(out, vec![1, 3, 4]);
+        out.clear();
+        p.select(&[(order_key(num("3", "integer"), &dict), false)], &mut out);
+        assert_eq!(out, vec![2, 3, 4]);
+        p.remove(3);
+        out.clear();
+        p.select(&[(None, true)], &mut out);
+        assert_eq!(out, vec![1, 2, 4]);
+    }
+}
