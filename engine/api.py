@@ -30,14 +30,13 @@ from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.composition import Composer, Composition
 from spaseq.engine.errors import SpaseqError, StreamError, UsageError
 from spaseq.engine.events import Event
-from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs, GpmMatcher
+from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
 from spaseq.engine.kb.reader import KbStore
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Match, Row, project
 from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.output.materialize import Materializer
-from spaseq.engine.runtime.native import NativeQueryRuntime, NativeSession
-from spaseq.engine.runtime.query_runtime import QueryRuntime
+from spaseq.engine.runtime.native import NativeSession, QueryRuntime
 from spaseq.engine.values.timestamps import INFINITY, exact_seconds
 
 __all__ = ["Engine", "EngineOptions", "LateEventError", "QueryHandle"]
@@ -150,13 +149,9 @@ class Engine:
         """Give the handle a fresh runtime over ``graphs``, from its plan (made now, under the
         engine's options, unless it was registered as a plan)."""
         plan = handle.plan = handle.plan or plan_query(handle.query, self.options)
-        if plan.options.native:
-            if self._native is None:
-                self._native = NativeSession()
-            handle.runtime = NativeQueryRuntime(plan, self._native, handle._emit, graphs)
-            return
-        matchers = {name: GpmMatcher(gpm, plan.query, graphs, plan.options) for name, gpm in plan.gpms.items()}
-        handle.runtime = QueryRuntime(plan, matchers, handle._emit)
+        if self._native is None:
+            self._native = NativeSession()
+        handle.runtime = QueryRuntime(plan, self._native, handle._emit, graphs)
 
     def push(self, stream: str, time: float | int | Decimal | str,
              graph: Iterable[Triple | Quad] | str | bytes | object,

@@ -26,7 +26,7 @@ from spaseq.engine.errors import Location, QueryError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
 from spaseq.engine.output.derived import Derived
-from spaseq.engine.runtime.query_runtime import QueryRuntime
+from spaseq.engine.runtime.native import QueryRuntime
 from spaseq.engine.values.timestamps import INFINITY
 
 

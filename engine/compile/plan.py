@@ -1,9 +1,10 @@
 """The physical plan of one query: everything the runtime precomputes from it, as immutable
 data with no reference to runtime objects (docs/plan.md describes every field).
 
-``compile.planner.plan_query`` builds it; ``runtime.QueryRuntime`` and the GPM matchers are
-constructed from it alone; ``compile.plan_json`` writes it as JSON and reads it back without
-loss (``spaseq explain --plan``), the interface a second runtime (the native core) consumes.
+``compile.planner.plan_query`` builds it; ``compile.plan_json`` writes it as JSON and reads it
+back without loss (``spaseq explain --plan``): the interface the native core is built from
+(``runtime.native.QueryRuntime`` hands it the JSON); the Python GPM matchers it calls back for
+bodies outside the native evaluator are built from it too.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ class EngineOptions:
     lazy_conjunction: bool = False
     compiled_gpm: bool = True
     lazy_chain: bool = False
-    native: bool = True         # the native runtime (engine/native); False: the Python one
 
 
 COMPILED = "compiled"  # GpmPlan.path: generated join and FILTER code over the event's index

@@ -142,7 +142,7 @@ def _probes(steps: tuple[Step, ...], indexes: tuple[RunIndexPlan, ...],
 
 def lazy_prefix_length(steps: tuple[Step, ...], gpms: dict[str, GpmPlan], window: A.Window) -> int:
     """t >= 1 when steps 0..t (t + 1 atoms) can be evaluated lazily, triggered by step t's
-    events (``runtime.lazy_chain``); 0 when the query has no such prefix: plain GPM atoms
+    events (the native runtime's lazy_chain.rs); 0 when the query has no such prefix: plain GPM atoms
     joined by ``:`` on the compiled path without KB joins or run functions (those answer as
     of the event's arrival), under a sliding time window or none."""
     if window.kind not in (None, "time") or window.tumbling:

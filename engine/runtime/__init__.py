@@ -1,2 +1,2 @@
-"""Running a compiled query over events: runs, the shared buffer and windows (``query_runtime``),
-run indexes (``range_index``) and the lazy chain (``lazy_chain``)."""
+"""Running a compiled query over events: the native runtime (engine/native/core/src/runtime:
+runs, the shared buffer, windows, run indexes, the lazy chain) behind ``native.QueryRuntime``."""

@@ -1,7 +1,7 @@
-"""The native runtime (issue 12) behind the Python runtime's interface: ``NativeSession``
-holds one engine's ``_native.NativeEngine`` (term dictionary, streams, runtimes) and the
-Python objects its ids stand for; ``NativeQueryRuntime`` is one registered query on it, with
-``QueryRuntime``'s methods, so the engine, composition and the CLI drive either.
+"""The engine's runtime, native (engine/native/core/src/runtime, the NFA_scep of
+SEMANTICS.md sections 4-8): ``NativeSession`` holds one engine's ``_native.NativeEngine``
+(term dictionary, streams, one runtime per query) and the Python objects its ids stand for;
+``QueryRuntime`` is one registered query on it, driven by the engine, composition and the CLI.
 
 Terms cross once: each pyoxigraph term is interned on first sight and kept by id, so matches
 come back as ids and are rebuilt from the same objects. Events are prepared once for every
@@ -127,9 +127,10 @@ class NativeSession:
                 del self.times[ns]
 
 
-class NativeQueryRuntime:
-    """One query on the native runtime, with ``QueryRuntime``'s interface. GPMs the native
-    evaluator does not cover are evaluated by the engine's Python matchers, called back."""
+class QueryRuntime:
+    """One query on the native runtime: events in, matches to ``emit``, the clock and the
+    state it holds. GPMs the native evaluator does not cover are evaluated by the engine's
+    Python matchers, called back."""
 
     def __init__(self, plan: Plan, session: NativeSession, emit: Callable[[Match], None],
                  graphs: EventGraphs) -> None:

@@ -81,16 +81,15 @@ def events(draw):
 
 
 @st.composite
-def queries(draw, lazy_prefix: bool = False, bodies: list[str] = BODIES):
+def queries(draw, lazy_prefix: bool = False):
     """A random query; ``lazy_prefix``: it starts with 2-3 plain GPMs joined by ':' under a
-    sliding time window or none (what the lazy chain evaluates lazily); GPM bodies drawn
-    from ``bodies``."""
+    sliding time window or none (what the lazy chain evaluates lazily)."""
     counter = iter(range(100))
     defines: list[str] = []
 
     def gpm() -> str:
         i = next(counter)
-        body = draw(st.sampled_from(bodies)).format(i=i, j=max(i - 1, 0), c=draw(st.integers(0, 3)))
+        body = draw(st.sampled_from(BODIES)).format(i=i, j=max(i - 1, 0), c=draw(st.integers(0, 3)))
         stream = draw(st.sampled_from(["U1", "U2"]))
         defines.append(f"DEFINE GPM G{i} ON {stream} {body}")
         return f"G{i}"
