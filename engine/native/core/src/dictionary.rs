@@ -73,7 +73,10 @@ mod tests {
         for i in 0..10_000 {
             dict.intern(NamedNode::new_unchecked(format!("http://ex.org/{i}")).into());
         }
-        assert_eq!(first, &Term::from(NamedNode::new_unchecked("http://ex.org/a")));
+        assert_eq!(
+            first,
+            &Term::from(NamedNode::new_unchecked("http://ex.org/a"))
+        );
         assert_eq!(dict.intern(first.clone()), a);
         assert_eq!(dict.len(), 10_001);
     }
