@@ -14,19 +14,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
-from pyoxigraph import BlankNode, Literal, NamedNode
+from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from spaseq.engine.compile.plan import Plan
 from spaseq.engine.compile.plan_json import plan_to_json
+from spaseq.engine.events import Event
 from spaseq.engine.functions.run_functions import RunContext
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs, GpmMatcher
 from spaseq.engine.matches import Match, Taken, Term
-from spaseq.engine.values.timestamps import INFINITY
-
-
-def nanoseconds(t: Decimal) -> int:
-    """Exact seconds (``values.timestamps``: whole nanoseconds) as integer nanoseconds."""
-    return int(t.scaleb(9))
+from spaseq.engine.values.timestamps import INFINITY, from_nanoseconds
+from spaseq.engine.values.timestamps import to_nanoseconds as nanoseconds
 
 
 def _term(kind: str, value: str, datatype: str | None, language: str | None) -> Term:
@@ -100,25 +97,47 @@ class NativeSession:
         self._time_uses[ns] = self._time_uses.get(ns, 0) + 1
         return prepared
 
+    def context(self, uid: int) -> EventContext:
+        """The context of an event the engine holds; built from the native event when it was
+        fed natively (``Engine.run_replay``), on first use."""
+        ctx = self.contexts.get(uid)
+        if ctx is None:
+            parts = self.engine.event_parts(uid)
+            if parts is None:
+                raise KeyError(f"event {uid} is no longer held")
+            stream, ns, seq, graph, ids = parts
+            term = self.term
+            triples = tuple(Triple(term(ids[i]), term(ids[i + 1]), term(ids[i + 2]))
+                            for i in range(0, len(ids), 3))
+            time = self.seconds(ns)
+            ctx = self.contexts[uid] = EventContext(
+                Event(stream, time, triples, seq, term(graph) if graph is not None else None))
+            self.times.setdefault(ns, time)
+            self._time_uses[ns] = self._time_uses.get(ns, 0) + 1
+        return ctx
+
     def taken(self, taken: list) -> tuple[Taken, ...]:
-        term, contexts = self.term, self.contexts
-        return tuple(Taken(g, contexts[uid].event, tuple((v, term(i)) for v, i in bs)) for g, uid, bs in taken)
+        term, context = self.term, self.context
+        return tuple(Taken(g, context(uid).event, tuple((v, term(i)) for v, i in bs)) for g, uid, bs in taken)
 
     def match(self, native: object) -> Match:
         """A released match whose bindings and taken events are read from the native one
         when first touched (``Match.deferred``): counting matches costs no conversion."""
         return Match.deferred(_Bindings(self, native), lambda: self.taken(native.taken()),
-                              self.times[native.start], self.times[native.time])
+                              self.seconds(native.start), self.seconds(native.time))
 
     def seconds(self, ns: int) -> Decimal:
         """Nanoseconds as the Decimal seconds events at that time carry (exact either way)."""
         t = self.times.get(ns)
-        return t if t is not None else Decimal(ns).scaleb(-9)
+        return t if t is not None else from_nanoseconds(ns)
 
     def forget(self) -> None:
         """Drop the events nothing native holds any more."""
         for uid in self.engine.forget():
-            ns = nanoseconds(self.contexts.pop(uid).event.time)
+            ctx = self.contexts.pop(uid, None)
+            if ctx is None:  # fed natively, never seen from Python
+                continue
+            ns = nanoseconds(ctx.event.time)
             left = self._time_uses[ns] - 1
             if left:
                 self._time_uses[ns] = left
@@ -147,7 +166,7 @@ class QueryRuntime:
                   taken: list) -> list[list[tuple[str, int]]]:
         """A GPM evaluated in Python, called back by the native runtime with ids."""
         session = self.session
-        ctx = session.contexts[uid]
+        ctx = session.context(uid)
         m = self.matchers[name]
         if base:
             sols = m.base(ctx)
@@ -167,7 +186,8 @@ class QueryRuntime:
         ns = self._native.clock(self.number)
         return -INFINITY if ns is None else self.session.seconds(ns)
 
-    def _drain(self) -> None:
+    def drain(self) -> None:
+        """Emit the matches the native runtime released since the last call."""
         matches = self._native.take_matches(self.number)
         if matches:
             match = self.session.match
@@ -177,7 +197,7 @@ class QueryRuntime:
 
     def on_event(self, ctx: EventContext) -> None:
         self._native.on_event(self.number, self.session.event(ctx))
-        self._drain()
+        self.drain()
         self.stats["runs"] = self._native.runs_created(self.number)
         if ctx.event.seq % 64 == 0:
             self.session.forget()
@@ -186,15 +206,15 @@ class QueryRuntime:
         if tau == INFINITY:
             return
         self._native.advance_time(self.number, nanoseconds(tau))
-        self._drain()
+        self.drain()
 
     def flush(self) -> None:
         self._native.flush(self.number)
-        self._drain()
+        self.drain()
 
     def close(self) -> None:
         self._native.close(self.number)
-        self._drain()
+        self.drain()
         self.session.forget()
 
     def horizon(self) -> Decimal:

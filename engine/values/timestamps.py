@@ -56,6 +56,18 @@ ZERO = Decimal(0)
 INFINITY = Decimal("Infinity")  # "never" / "not yet": compares exactly and fast with times
 
 
+def to_nanoseconds(seconds: Decimal) -> int:
+    """Exact seconds (whole nanoseconds, as every engine time is) as integer nanoseconds:
+    how times cross to the native core."""
+    return int(seconds.scaleb(9))
+
+
+def from_nanoseconds(ns: int) -> Decimal:
+    """Integer nanoseconds from the native core as exact seconds (integral ones as integers)."""
+    whole, rest = divmod(ns, 1_000_000_000)
+    return Decimal(whole) if rest == 0 else Decimal(ns).scaleb(-9).normalize()
+
+
 def checked_time(value: Decimal, text: object) -> Decimal:
     """``value`` if it is a time this engine keeps exactly; ValueError says why not."""
     if not value.is_finite():

@@ -53,8 +53,8 @@ def test_gzip_and_a_custom_time_predicate(tmp_path: Path) -> None:
     ("syntax_error.trig", r"syntax_error\.trig:\d+:\d+: "),
     ("syntax_error.nq", r"syntax_error\.nq:\d+:\d+: "),
     ("no_timestamp.trig", "has no timestamp"),
-    ("two_timestamps.trig", "two timestamps"),
-    ("bad_timestamp.trig", "the timestamp of"),
+    ("two_timestamps.trig", "has two different timestamps"),
+    ("bad_timestamp.trig", "has a timestamp that is not a time"),
 ])
 def test_bad_input_is_located(name: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):

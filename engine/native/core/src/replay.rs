@@ -186,17 +186,21 @@ impl<R: BufRead> Iterator for Quads<R> {
                 Some(Err(e)) => {
                     self.done = true;
                     let at = e.location().start;
+                    let format = match self.parser {
+                        Parser::TriG(_) => "TriG",
+                        Parser::NQuads(_) => "N-Quads",
+                    };
                     return Some(Err(ReplayError {
                         line: Some(at.line + 1),
                         column: Some(at.column + 1),
-                        message: e.message().to_owned(),
+                        message: format!("{format} syntax error: {}", e.message()),
                     }));
                 }
                 None => match self.feed() {
                     Ok(_) => self.done = self.done || self.parser_is_end(),
                     Err(e) => {
                         self.done = true;
-                        return Some(Err(error(format!("cannot read: {e}"))));
+                        return Some(Err(error(format!("cannot read the file: {e}"))));
                     }
                 },
             }
@@ -218,7 +222,8 @@ impl<R> Quads<R> {
 /// the first that is not a time, or that differs in value from the first, is the problem).
 #[derive(Debug, Default)]
 struct Stamps {
-    first: Option<(i128, Term)>,
+    /// The first timestamp's value, spelling and line.
+    first: Option<(i128, Term, u64)>,
     problem: Option<ReplayError>,
 }
 
@@ -228,13 +233,21 @@ impl Stamps {
             return;
         }
         match timestamp_nanos(&value) {
-            Err(m) => self.problem = Some(error_at(line, format!("the timestamp of {name}: {m}"))),
+            Err(m) => {
+                self.problem = Some(error_at(
+                    line,
+                    format!("event {name} has a timestamp that is not a time: {m}"),
+                ))
+            }
             Ok(t) => match &self.first {
-                None => self.first = Some((t, value)),
-                Some((first, spelled)) if *first != t => {
+                None => self.first = Some((t, value, line)),
+                Some((first, spelled, at)) if *first != t => {
                     self.problem = Some(error_at(
                         line,
-                        format!("{name} has two timestamps, {spelled} and {value}"),
+                        format!(
+                            "event {name} has two different timestamps: {spelled} (line {at}) \
+                             and {value}"
+                        ),
                     ))
                 }
                 Some(_) => {}
@@ -375,7 +388,7 @@ impl<T: Hash + Eq> Assembler<T> {
         self.first += 1;
         let stamp = match (graph.stamps.problem, graph.stamps.first) {
             (Some(problem), _) => Stamp::Bad(problem),
-            (None, Some((t, _))) => Stamp::At(t),
+            (None, Some((t, _, _))) => Stamp::At(t),
             (None, None) => Stamp::Missing,
         };
         self.closed.push_back(Closed {
@@ -583,7 +596,8 @@ impl Judge {
                     let e = error_at(
                         graph.line,
                         format!(
-                            "event {} has no timestamp ({})",
+                            "event {} has no timestamp (expected a <{}> triple on the graph \
+                             name in the default graph)",
                             graph.name, self.time_predicate
                         ),
                     );

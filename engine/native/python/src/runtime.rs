@@ -7,6 +7,7 @@
 //! mappings as ids both ways. Methods take `&self` so that the callback may intern terms
 //! while an event is being processed.
 
+use crate::stream::PyReplayStream;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use spaseq_core::dictionary::{Dictionary, TermId};
@@ -250,6 +251,36 @@ struct NativeEngine {
 }
 
 impl NativeEngine {
+    /// An event made native: numbered, indexed for joins, and remembered (weakly) so that
+    /// Python can forget its side of it once nothing native holds it.
+    fn prepare(
+        &self,
+        stream: &str,
+        time: i128,
+        seq: u64,
+        graph: Option<TermId>,
+        triples: Vec<[TermId; 3]>,
+    ) -> NativeEvent {
+        let uid = self.events.get() + 1;
+        self.events.set(uid);
+        let prepared = Rc::new(Prepared {
+            index: EventIndex::new(&triples),
+            uid,
+        });
+        let event = Rc::new(EventData {
+            uid,
+            stream: self.streams.borrow_mut().id(stream),
+            time,
+            seq,
+            graph,
+            triples,
+        });
+        self.handed
+            .borrow_mut()
+            .push_back((uid, Rc::downgrade(&event)));
+        NativeEvent { event, prepared }
+    }
+
     /// Run `f` on query `query`, then raise what a Python GPM raised meanwhile.
     fn with_query<T>(
         &self,
@@ -401,24 +432,74 @@ impl NativeEngine {
             .chunks_exact(3)
             .map(|t| [t[0], t[1], t[2]])
             .collect();
-        let uid = self.events.get() + 1;
-        self.events.set(uid);
-        let prepared = Rc::new(Prepared {
-            index: EventIndex::new(&triples),
-            uid,
-        });
-        let event = Rc::new(EventData {
-            uid,
-            stream: self.streams.borrow_mut().id(stream),
-            time,
-            seq,
-            graph,
-            triples,
-        });
-        self.handed
-            .borrow_mut()
-            .push_back((uid, Rc::downgrade(&event)));
-        Ok(NativeEvent { event, prepared })
+        Ok(self.prepare(stream, time, seq, graph, triples))
+    }
+
+    /// Feed up to `max` events of a replay stream straight to the queries (no Python object
+    /// per event): each query reading the event's stream processes it, the others move
+    /// their clock. Returns (events fed, the last one's time in ns, whether the stream
+    /// ended, its error `PATH:LINE:COLUMN: message` if it ended with one). Matches wait in
+    /// the queries for `take_matches`.
+    fn feed(
+        &self,
+        stream: &Bound<'_, PyReplayStream>,
+        max: usize,
+    ) -> PyResult<(usize, Option<i128>, bool, Option<String>)> {
+        let source = stream.borrow();
+        let mut fed = 0;
+        let mut last = None;
+        while fed < max {
+            let event = match source.next_event() {
+                None => return Ok((fed, last, true, None)),
+                Some(Err(e)) => return Ok((fed, last, true, Some(e.to_string()))),
+                Some(Ok(event)) => event,
+            };
+            let (iri, e) = event;
+            let triples: Vec<[TermId; 3]> = e
+                .triples
+                .into_iter()
+                .map(|t| {
+                    [
+                        self.dict.intern(t.subject.into()),
+                        self.dict.intern(t.predicate.into()),
+                        self.dict.intern(t.object),
+                    ]
+                })
+                .collect();
+            let graph = Some(self.dict.intern(e.graph));
+            let prepared = self.prepare(iri, e.time_ns, e.seq, graph, triples);
+            let mut queries = self.queries.borrow_mut();
+            for rt in queries.iter_mut() {
+                if rt.reads(prepared.event.stream) {
+                    rt.on_event(&prepared.event, &prepared.prepared, &self.dict);
+                } else {
+                    rt.advance_time(e.time_ns, None, &self.dict);
+                }
+                if let Some(err) = rt.gpms().error.borrow_mut().take() {
+                    return Err(err);
+                }
+            }
+            fed += 1;
+            last = Some(e.time_ns);
+        }
+        Ok((fed, last, false, None))
+    }
+
+    /// An event the engine holds, to build it in Python: (stream IRI, time ns, seq, graph
+    /// id, triples as a flat list of ids); None once nothing native holds it.
+    #[allow(clippy::type_complexity)]
+    fn event_parts(&self, uid: u64) -> Option<(String, i128, u64, Option<TermId>, Vec<TermId>)> {
+        let handed = self.handed.borrow();
+        let front = handed.front()?.0;
+        let (_, weak) = handed.get(usize::try_from(uid.checked_sub(front)?).ok()?)?;
+        let e = weak.upgrade()?;
+        Some((
+            self.streams.borrow().iri(e.stream).to_owned(),
+            e.time,
+            e.seq,
+            e.graph,
+            e.triples.iter().flatten().copied().collect(),
+        ))
     }
 
     /// The uids of the oldest events nothing refers to any more (no run, match or index):

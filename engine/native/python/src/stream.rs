@@ -14,7 +14,7 @@ use std::sync::Mutex;
 type PyEvent = (String, u64, i128, String, Vec<(String, String, String)>);
 
 #[pyclass(module = "spaseq.engine._native", name = "ReplayStream")]
-struct PyReplayStream {
+pub struct PyReplayStream {
     inner: Mutex<(ReplayStream, Option<StreamError>)>,
     iris: Vec<String>,
     batch: usize,
@@ -136,6 +136,22 @@ impl PyReplayStream {
     #[getter]
     fn spilled_runs(&self) -> usize {
         self.inner.lock().map(|g| g.0.spilled_runs).unwrap_or(0)
+    }
+}
+
+impl PyReplayStream {
+    /// The next event with its stream's IRI, natively (what `NativeEngine.feed` reads);
+    /// a file's error after the events before it, as iteration does.
+    pub fn next_event(&self) -> Option<Result<(&str, StreamEvent), StreamError>> {
+        let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let (stream, pending) = &mut *guard;
+        if let Some(e) = pending.take() {
+            return Some(Err(e));
+        }
+        match stream.next()? {
+            Ok(e) => Some(Ok((self.iris[e.stream].as_str(), e))),
+            Err(e) => Some(Err(e)),
+        }
     }
 }
 
