@@ -310,7 +310,7 @@ pub struct Assembler<T> {
     orphan_count: u64,
     last_graph: Option<u64>,
     closed: VecDeque<Closed<T>>,
-    evicted: Vec<Term>,
+    unclosed: Vec<Term>,
     /// Whether the window ever closed a graph or evicted an orphan before the end.
     pub bounded: bool,
 }
@@ -328,7 +328,7 @@ impl<T: Hash + Eq> Assembler<T> {
             orphan_count: 0,
             last_graph: None,
             closed: VecDeque::new(),
-            evicted: Vec::new(),
+            unclosed: Vec::new(),
             bounded: false,
         }
     }
@@ -421,7 +421,7 @@ impl<T: Hash + Eq> Assembler<T> {
             if let Some((id, name)) = self.orphan_order.pop_front() {
                 if self.orphans.get(&name).is_some_and(|(i, _)| *i == id) {
                     self.orphans.remove(&name);
-                    self.evicted.push(name);
+                    self.unclosed.push(name);
                 }
             }
         }
@@ -449,22 +449,31 @@ impl<T: Hash + Eq> Assembler<T> {
         self.closed.pop_front()
     }
 
-    /// Names of orphan timestamps evicted (or left at the end), taken by the caller.
-    pub fn take_evicted(&mut self) -> Vec<Term> {
-        std::mem::take(&mut self.evicted)
+    /// Names read but not closed as a graph, taken by the caller: orphan timestamps evicted
+    /// (or left at the end), graphs dropped after an error. If one names a closed graph, the
+    /// window did not see that graph whole.
+    pub fn take_unclosed(&mut self) -> Vec<Term> {
+        std::mem::take(&mut self.unclosed)
     }
 
     /// The input ended (after an error if `failed`): close every open graph, except, after an
-    /// error, the one being read and those that appeared after it (maybe incomplete).
+    /// error, the one being read and those that appeared after it (maybe incomplete). Their
+    /// names join the unclosed ones: one of them may be a graph closed earlier and written
+    /// again (the Python reader then cuts at that graph's first appearance, which a window
+    /// cannot see).
     pub fn finish(&mut self, failed: bool) {
         if let (true, Some(bad)) = (failed, self.last_graph) {
             let keep = bad.saturating_sub(self.first) as usize;
-            self.open.truncate(keep.min(self.open.len()));
+            let dropped = self.open.split_off(keep.min(self.open.len()));
+            for graph in dropped {
+                self.slots.remove(&graph.name);
+                self.unclosed.push(graph.name);
+            }
         }
         while !self.open.is_empty() {
             self.close_front();
         }
-        self.evicted
+        self.unclosed
             .extend(self.orphans.drain().map(|(name, _)| name));
         self.orphan_order.clear();
     }

@@ -286,7 +286,8 @@ fn errors_come_after_the_usable_events_and_say_where() {
     assert!(events.is_empty());
     assert_eq!(
         error.unwrap(),
-        format!("{missing}:1: event <http://ex.org/g> has no timestamp (http://www.w3.org/ns/prov#generatedAtTime)")
+        format!("{missing}:1: event <http://ex.org/g> has no timestamp (expected a \
+             <http://www.w3.org/ns/prov#generatedAtTime> triple on the graph name in the default graph)")
     );
     let (_, _, error) = read(&[d.join("nope.nq").to_string_lossy().into_owned()], 1);
     assert!(error.unwrap().ends_with("nope.nq: no such file"));
@@ -318,4 +319,43 @@ fn a_late_block_is_found_among_fingerprints_spilled_to_disk() {
     assert_eq!(error, None);
     assert_eq!(stream.modes, vec![Mode::Whole]);
     assert_eq!((events.len(), events[0].triples.len()), (5000, 2));
+}
+
+/// A graph written again after the window closed it, then a syntax error while reading it:
+/// the Python reader cuts at that graph's first appearance (the file's first graph here), so
+/// nothing is delivered and the syntax error is the error, whatever the closed graphs'
+/// timestamps (found by the differential test in tests/native/test_stream.py).
+#[test]
+fn a_graph_written_again_then_broken_cuts_at_its_first_appearance() {
+    let d = dir();
+    let quad =
+        |g: u32| format!("<http://ex.org/s> <http://ex.org/v> \"0\" <http://ex.org/g{g}> .\n");
+    for (i, stamp) in ["\"x\"", "\"0\"^^<http://www.w3.org/2001/XMLSchema#decimal>"]
+        .iter()
+        .enumerate()
+    {
+        let text = format!(
+            "{}{}{}<http://ex.org/g0> {AT} {stamp} .\n{}<http://ex.org/s> <http://ex.org/v> oops\n",
+            quad(2),
+            quad(0),
+            quad(1),
+            quad(2)
+        );
+        let path = write(&d, &format!("again{i}.nq"), &text);
+        for memory in [1, 2, 3, 100] {
+            let (stream, events, error) = read(std::slice::from_ref(&path), memory);
+            assert!(events.is_empty(), "{stamp}, memory_events = {memory}");
+            let error = error.expect("an error");
+            assert!(
+                error.starts_with(&format!("{path}:6:37: N-Quads syntax error")),
+                "{stamp}, memory_events = {memory}: {error}"
+            );
+            let expected = if memory < 3 {
+                Mode::Whole
+            } else {
+                Mode::Memory
+            };
+            assert_eq!(stream.modes, vec![expected], "memory_events = {memory}");
+        }
+    }
 }

@@ -91,11 +91,12 @@ fn fingerprint(name: &Term, tag: u64) -> u64 {
 }
 
 const GRAPH: u64 = 0;
-const ORPHAN: u64 = 1;
+const UNCLOSED: u64 = 1;
 
 /// Whether two closed graphs share a name (a graph written again after it was closed), or
-/// an orphan timestamp names a closed graph (stamped outside the window): the window did
-/// not see the whole graph. A fingerprint collision only costs a whole read.
+/// an unclosed name is a closed graph's (an orphan timestamp: stamped outside the window;
+/// a graph dropped after an error: written again after it was closed): the window did not
+/// see the whole graph. A fingerprint collision only costs a whole read.
 fn clash(names: impl Iterator<Item = io::Result<u64>>) -> io::Result<bool> {
     let mut previous: Option<u64> = None;
     for name in names {
@@ -156,8 +157,8 @@ pub fn prepare(path: &str, s: &Settings) -> io::Result<Prepared> {
     let mut kept = Some(Vec::new());
     while let Some(graph) = graphs.next() {
         names.push(fingerprint(&graph.name, GRAPH))?;
-        for orphan in graphs.assembler().take_evicted() {
-            names.push(fingerprint(&orphan, ORPHAN))?;
+        for name in graphs.assembler().take_unclosed() {
+            names.push(fingerprint(&name, UNCLOSED))?;
         }
         if let (Some(rank), Stamp::At(t)) = (judge.judge(&graph), graph.stamp.clone()) {
             match kept.as_mut() {
@@ -166,8 +167,8 @@ pub fn prepare(path: &str, s: &Settings) -> io::Result<Prepared> {
             }
         }
     }
-    for orphan in graphs.assembler().take_evicted() {
-        names.push(fingerprint(&orphan, ORPHAN))?;
+    for name in graphs.assembler().take_unclosed() {
+        names.push(fingerprint(&name, UNCLOSED))?;
     }
     let bounded = graphs.assembler().bounded;
     let mut outcome = judge.finish(graphs.read_error());

@@ -9,9 +9,11 @@
 //! (by first appearance) and as many timestamps of names not open. A graph is closed, and
 //! is an event if it has its time, when `memory_events` newer graphs have opened (or at the
 //! end). A graph written again, or stamped, after it was closed is detected: every closed
-//! name and every timestamp left over has a 64-bit fingerprint, sorted on disk and checked
-//! for clashes at the end of the first pass; such a file is read whole instead (as Python
-//! does, memory growing with it), with a note.
+//! name, every timestamp left over and every graph dropped after a syntax error (the one
+//! being read may be an earlier graph written again: the Python reader then cuts at its
+//! first appearance) has a 64-bit fingerprint, sorted on disk and checked for clashes at
+//! the end of the first pass; such a file is read whole instead (as Python does, memory
+//! growing with it), with a note.
 //!
 //! **Two passes.** An event cannot be released before the file is known to be in order
 //! (an early event may be the last line), nor numbered before the earlier files are counted
