@@ -1,114 +1,430 @@
 //! Timestamps, exactly (docs/decisions.md 34): a timestamp literal as signed nanoseconds
 //! since the epoch (dateTimes) or since the stream's origin (numbers), as the Python engine's
-//! `values.timestamps.to_seconds` reads it. Finer than a nanosecond is an error.
+//! `values.timestamps.to_seconds` reads it, accepting the same texts and refusing the others
+//! with the same message (texts quoted as Python's `repr` quotes them). Finer than a
+//! nanosecond, or 10^18 seconds or more, is an error.
 
 use oxrdf::{vocab::xsd, Literal, Term};
-use oxsdatatypes::DateTime;
-use std::str::FromStr;
+use regex::Regex;
+use std::sync::OnceLock;
 
 const NANOS_PER_SECOND: i128 = 1_000_000_000;
 /// Times are below 10^18 seconds (values.timestamps.MAX_SECONDS).
 const MAX_NANOS: i128 = 1_000_000_000_000_000_000 * NANOS_PER_SECOND;
+const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 
-/// A decimal or scientific number of seconds (`"12"`, `"-0.5"`, `"1.5e3"`, `".5"`) in
-/// nanoseconds; None if it is not such a number, too large, or finer than a nanosecond.
-pub fn seconds_to_nanos(text: &str) -> Option<i128> {
-    let text = text.trim();
+/// `text` without the whitespace Python's `str.strip()` removes (Rust's, and the
+/// information separators U+001C..U+001F).
+fn py_strip(text: &str) -> &str {
+    text.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
+}
+
+/// Whether Python prints `c` as it is in a `repr` (`str.isprintable`). Unassigned code
+/// points, which Python escapes, are not told apart here: shown as they are.
+fn py_printable(c: char) -> bool {
+    let u = c as u32;
+    !(u < 0x20
+        || (0x7f..=0xa0).contains(&u)
+        || u == 0xad
+        || (0x600..=0x605).contains(&u)
+        || matches!(
+            u,
+            0x61c | 0x6dd | 0x70f | 0x890 | 0x891 | 0x8e2 | 0x1680 | 0x180e
+        )
+        || (0x2000..=0x200f).contains(&u)
+        || (0x2028..=0x202f).contains(&u)
+        || (0x205f..=0x206f).contains(&u)
+        || u == 0x3000
+        || (0xd800..=0xf8ff).contains(&u)
+        || u == 0xfeff
+        || (0xfff0..=0xfffb).contains(&u)
+        || matches!(u, 0xfffe | 0xffff | 0x110bd | 0x110cd)
+        || (0x13430..=0x1343f).contains(&u)
+        || (0x1bca0..=0x1bca3).contains(&u)
+        || (0x1d173..=0x1d17a).contains(&u)
+        || u == 0xe0001
+        || (0xe0020..=0xe007f).contains(&u)
+        || u >= 0xf0000)
+}
+
+/// A text as Python's `repr` writes a `str`: in single quotes unless it holds a single quote
+/// and no double one, with Python's escapes.
+pub fn py_repr(text: &str) -> String {
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push(quote);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if py_printable(c) => out.push(c),
+            c if (c as u32) < 0x100 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// Why a value is not a time this engine keeps exactly (`values.timestamps.checked_time`).
+enum Unchecked {
+    TooLarge,
+    Finer,
+}
+
+/// An exact decimal `±digits × 10^scale` in nanoseconds, checked as `checked_time` checks.
+fn exact_nanos(negative: bool, digits: &str, scale: i64) -> Result<i128, Unchecked> {
+    let digits = digits.trim_start_matches('0');
+    let significant = digits.trim_end_matches('0');
+    if significant.is_empty() {
+        return Ok(0);
+    }
+    let scale = scale
+        .saturating_add((digits.len() - significant.len()) as i64)
+        .saturating_add(9);
+    // the value in nanoseconds has `significant.len() + scale` integral digits
+    if (significant.len() as i64).saturating_add(scale) > 28 {
+        return Err(Unchecked::TooLarge);
+    }
+    if scale < 0 {
+        // not whole nanoseconds; too large first, as `checked_time` checks
+        let whole = significant.len() as i64 + scale;
+        if whole >= 28 {
+            return Err(Unchecked::TooLarge);
+        }
+        if whole > 0 {
+            let integral: i128 = significant[..whole as usize].parse().unwrap_or(i128::MAX);
+            if integral >= MAX_NANOS {
+                return Err(Unchecked::TooLarge);
+            }
+        }
+        return Err(Unchecked::Finer);
+    }
+    let value = significant
+        .parse::<i128>()
+        .ok()
+        .and_then(|v| v.checked_mul(10i128.checked_pow(scale as u32)?))
+        .ok_or(Unchecked::TooLarge)?;
+    if value >= MAX_NANOS {
+        return Err(Unchecked::TooLarge);
+    }
+    Ok(if negative { -value } else { value })
+}
+
+/// An xsd:double lexical form (`values.lexical.parse_double`'s), as sign, digits and scale;
+/// None if it is not one, or is INF or NaN.
+fn double_parts(text: &str) -> Option<(bool, String, i64)> {
     let (negative, unsigned) = match text.as_bytes().first()? {
         b'-' => (true, &text[1..]),
         b'+' => (false, &text[1..]),
         _ => (false, text),
     };
     let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
-        Some(i) => (&unsigned[..i], unsigned[i + 1..].parse::<i32>().ok()?),
-        None => (unsigned, 0),
+        Some(i) => (&unsigned[..i], Some(&unsigned[i + 1..])),
+        None => (unsigned, None),
     };
     let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    if whole.is_empty() && fraction.is_empty()
-        || !whole
-            .chars()
-            .chain(fraction.chars())
-            .all(|c| c.is_ascii_digit())
-    {
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() && fraction.is_empty() || !all_digits(whole) || !all_digits(fraction) {
         return None;
     }
-    let digits = format!("{whole}{fraction}");
-    let digits = digits.trim_start_matches('0');
-    let mut value: i128 = if digits.is_empty() {
-        0
-    } else {
-        digits.parse().ok()?
-    };
-    let scale = exponent
-        .checked_sub(i32::try_from(fraction.len()).ok()?)?
-        .checked_add(9)?;
-    if value != 0 {
-        if scale >= 0 {
-            value = value.checked_mul(10i128.checked_pow(u32::try_from(scale).ok()?)?)?;
-        } else {
-            let divisor = 10i128.checked_pow(u32::try_from(-scale).ok()?)?;
-            if value % divisor != 0 {
+    let exponent = match exponent {
+        None => 0,
+        Some(e) => {
+            let (sign, digits) = match e.as_bytes().first()? {
+                b'-' => (-1, &e[1..]),
+                b'+' => (1, &e[1..]),
+                _ => (1, e),
+            };
+            if digits.is_empty() || !all_digits(digits) {
                 return None;
             }
-            value /= divisor;
+            // beyond 10^15 only the sign matters (the value is 0, too large or too fine)
+            let digits = digits.trim_start_matches('0');
+            let magnitude: i64 = if digits.len() > 15 {
+                1_000_000_000_000_000
+            } else {
+                digits.parse().unwrap_or(0)
+            };
+            sign * magnitude
+        }
+    };
+    let scale = exponent - fraction.len() as i64;
+    Some((negative, format!("{whole}{fraction}"), scale))
+}
+
+/// A decimal or scientific number of seconds (`"12"`, `"-0.5"`, `"1.5e3"`, `".5"`, around
+/// whitespace) in nanoseconds; None if it is not such a number, too large, or finer than a
+/// nanosecond (`values.timestamps.number_from_lexical`).
+pub fn seconds_to_nanos(text: &str) -> Option<i128> {
+    let (negative, digits, scale) = double_parts(py_strip(text))?;
+    exact_nanos(negative, &digits, scale).ok()
+}
+
+/// Whether `text` is an xsd:integer lexical form (`values.lexical.parse_integer`).
+fn is_integer(text: &str) -> bool {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether `text` is an xsd:decimal lexical form (`values.lexical.parse_decimal`).
+fn is_decimal(text: &str) -> bool {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    !(whole.is_empty() && fraction.is_empty()) && all_digits(whole) && all_digits(fraction)
+}
+
+/// `values.xsd_datetime`'s lexical form of an xsd:dateTime.
+fn datetime_form() -> &'static Regex {
+    static FORM: OnceLock<Regex> = OnceLock::new();
+    FORM.get_or_init(|| {
+        Regex::new(
+            r"^(-?)([0-9]{4,})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})?$",
+        )
+        .expect("a valid regex")
+    })
+}
+
+const FORM: &str = "YYYY-MM-DDThh:mm:ss[.fff][Z|+hh:mm]";
+
+fn leap(year_mod_400: i128) -> bool {
+    year_mod_400 % 4 == 0 && (year_mod_400 % 100 != 0 || year_mod_400 == 0)
+}
+
+fn days_in_month(year_mod_400: i128, month: i128) -> i128 {
+    const DAYS: [i128; 12] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if month == 2 && leap(year_mod_400) {
+        29
+    } else {
+        DAYS[(month - 1) as usize]
+    }
+}
+
+/// An xsd:dateTime read as `values.xsd_datetime._read` reads it: its time since the epoch
+/// (whole seconds, and the fraction's digits) and whether it has a time zone; or why not.
+struct DateTimeValue {
+    /// None: a year of more than 20 digits (far too large a time).
+    seconds: Option<i128>,
+    fraction: String,
+    timezone: bool,
+}
+
+fn read_datetime(text: &str) -> Result<DateTimeValue, String> {
+    let Some(m) = datetime_form().captures(text) else {
+        return Err(format!("expected {FORM}"));
+    };
+    let group = |i: usize| m.get(i).map_or("", |g| g.as_str());
+    let number = |i: usize| group(i).parse::<i128>().unwrap_or(0);
+    let year_digits = group(2);
+    if year_digits.len() > 4 && year_digits.starts_with('0') {
+        return Err("a year of more than 4 digits has no leading zero".into());
+    }
+    let negative = group(1) == "-";
+    let huge = year_digits.len() > 20;
+    let mut year: i128 = if huge {
+        year_digits[year_digits.len() - 4..].parse().unwrap_or(0) // as good mod 400
+    } else {
+        year_digits.parse().unwrap_or(0)
+    };
+    if negative {
+        year = -year;
+    }
+    let (mut month, mut day, mut hour, minute, second) =
+        (number(3), number(4), number(5), number(6), number(7));
+    let fraction = group(8).trim_start_matches('.').to_owned();
+    let fraction_zero = fraction.bytes().all(|b| b == b'0');
+    if !(1..=12).contains(&month) {
+        return Err(format!("month {month} is out of range"));
+    }
+    if !(1..=days_in_month(year.rem_euclid(400), month)).contains(&day) {
+        return Err(format!("day {day} is out of range for month {month}"));
+    }
+    if hour > 24
+        || minute > 59
+        || second >= 60
+        || hour == 24 && (minute != 0 || second != 0 || !fraction_zero)
+    {
+        return Err("time of day is out of range".into());
+    }
+    let zone = group(9);
+    let offset: i128 = match zone {
+        "" | "Z" => 0,
+        _ => {
+            let (h, mi): (i128, i128) = (
+                zone[1..3].parse().unwrap_or(0),
+                zone[4..6].parse().unwrap_or(0),
+            );
+            if mi > 59 || h > 14 || h == 14 && mi != 0 {
+                return Err(format!("time zone {zone} is out of range"));
+            }
+            (h * 60 + mi) * if zone.starts_with('-') { -1 } else { 1 }
+        }
+    };
+    if hour == 24 {
+        hour = 0;
+        day += 1;
+        if day > days_in_month(year.rem_euclid(400), month) {
+            day = 1;
+            month += 1;
+            if month > 12 {
+                month = 1;
+                year += 1;
+            }
         }
     }
-    if value >= MAX_NANOS {
-        return None;
+    let seconds = (!huge).then(|| {
+        let yr = year - 1;
+        let mut days = 365 * yr + yr.div_euclid(400) - yr.div_euclid(100) + yr.div_euclid(4);
+        days += (1..month)
+            .map(|k| days_in_month(year.rem_euclid(400), k))
+            .sum::<i128>()
+            + day
+            - 1;
+        days * 86400 + hour * 3600 + (minute - offset) * 60 + second - 719_162 * 86400
+    });
+    Ok(DateTimeValue {
+        seconds,
+        fraction,
+        timezone: !zone.is_empty(),
+    })
+}
+
+/// Nanoseconds since the Unix epoch of an xsd:dateTime (UTC when it has no time zone);
+/// `stamp`: an xsd:dateTimeStamp, which needs one. Err is the Python reader's message.
+fn datetime_nanos(text: &str, stamp: bool) -> Result<i128, String> {
+    let value = read_datetime(py_strip(text)).map_err(|why| {
+        if why.starts_with("expected") {
+            format!("{} is not an xsd:dateTime ({why})", py_repr(text))
+        } else {
+            format!("{} is not an xsd:dateTime: {why}", py_repr(text))
+        }
+    })?;
+    if stamp && !value.timezone {
+        return Err(format!(
+            "{} is not an xsd:dateTimeStamp: it needs a time zone (e.g. Z)",
+            py_repr(text)
+        ));
     }
-    Some(if negative { -value } else { value })
+    let checked = match value.seconds {
+        None => Err(Unchecked::TooLarge),
+        Some(seconds) => {
+            let negative = seconds < 0;
+            let magnitude = seconds.unsigned_abs().to_string();
+            let digits = format!("{magnitude}{}", value.fraction);
+            let scale = -(value.fraction.len() as i64);
+            if negative && value.fraction.bytes().any(|b| b != b'0') {
+                // seconds + fraction, with seconds negative: -(|seconds| - fraction)
+                let fraction_len = u32::try_from(value.fraction.len()).unwrap_or(u32::MAX);
+                let whole = 10i128.checked_pow(fraction_len).and_then(|p| {
+                    seconds
+                        .unsigned_abs()
+                        .checked_mul(p as u128)
+                        .and_then(|w| w.checked_sub(value.fraction.parse::<u128>().ok()?))
+                });
+                match whole {
+                    Some(w) => exact_nanos(true, &w.to_string(), scale),
+                    None => long_negative(seconds, &value.fraction),
+                }
+            } else {
+                exact_nanos(negative, &digits, scale)
+            }
+        }
+    };
+    checked.map_err(|why| match why {
+        Unchecked::TooLarge => format!("{} is too large to be a time in seconds", py_repr(text)),
+        Unchecked::Finer => format!(
+            "{} is finer than a nanosecond, the resolution of times",
+            py_repr(text)
+        ),
+    })
+}
+
+/// A negative whole number of seconds plus a fraction of more digits than fit in 128 bits:
+/// below a nanosecond it is not whole nanoseconds; too large if the seconds are.
+fn long_negative(seconds: i128, fraction: &str) -> Result<i128, Unchecked> {
+    let significant = fraction.trim_end_matches('0');
+    if significant.len() > 9 {
+        // |seconds + fraction| = |seconds| - fraction > 10^18 - 1 only if |seconds| > 10^18
+        return Err(if seconds.unsigned_abs() > 1_000_000_000_000_000_000 {
+            Unchecked::TooLarge
+        } else {
+            Unchecked::Finer
+        });
+    }
+    let nanos: i128 = format!("{significant:0<9}").parse().unwrap_or(0);
+    let value = seconds
+        .checked_mul(NANOS_PER_SECOND)
+        .map(|s| s + nanos)
+        .ok_or(Unchecked::TooLarge)?;
+    if value <= -MAX_NANOS {
+        return Err(Unchecked::TooLarge);
+    }
+    Ok(value)
 }
 
 /// Nanoseconds since the Unix epoch of an xsd:dateTime (UTC when it has no time zone).
 pub fn datetime_to_nanos(text: &str) -> Option<i128> {
-    let text = text.trim();
-    let value = if has_timezone(text) {
-        DateTime::from_str(text).ok()?
-    } else {
-        DateTime::from_str(&format!("{text}Z")).ok()? // no time zone: UTC, as the Python reader
-    };
-    let epoch = DateTime::from_str("1970-01-01T00:00:00Z").ok()?;
-    let seconds = value.checked_sub(epoch)?.as_seconds();
-    seconds_to_nanos(&seconds.to_string())
+    datetime_nanos(text, false).ok()
 }
 
-/// The time a timestamp literal denotes, in nanoseconds; Err says why it is not one.
+/// The time a timestamp literal denotes, in nanoseconds; Err says why it is not one, as
+/// `values.timestamps.to_seconds` says it.
 pub fn timestamp_nanos(term: &Term) -> Result<i128, String> {
-    let Term::Literal(literal) = term else {
-        return Err(format!("{term} is not a timestamp literal"));
-    };
-    literal_nanos(literal)
+    match term {
+        Term::Literal(literal) => literal_nanos(literal),
+        Term::NamedNode(_) => Err(format!("{term} is an IRI, not a timestamp literal")),
+        Term::BlankNode(_) => Err(format!("{term} is a blank node, not a timestamp literal")),
+        #[allow(unreachable_patterns)]
+        _ => Err(format!("{term} is not an RDF literal")),
+    }
 }
 
 fn literal_nanos(literal: &Literal) -> Result<i128, String> {
     let text = literal.value();
     let datatype = literal.datatype();
     if datatype == xsd::DATE_TIME || datatype == xsd::DATE_TIME_STAMP {
-        if datatype == xsd::DATE_TIME_STAMP && !has_timezone(text) {
-            return Err(format!(
-                "{text:?} is not an xsd:dateTimeStamp: it needs a time zone (e.g. Z)"
-            ));
+        return datetime_nanos(text, datatype == xsd::DATE_TIME_STAMP);
+    }
+    let lexical: Option<fn(&str) -> bool> = if INTEGER_TYPES.contains(&datatype.as_str()) {
+        Some(is_integer)
+    } else if datatype == xsd::DECIMAL {
+        Some(is_decimal)
+    } else {
+        None
+    };
+    if lexical.is_some() || datatype == xsd::DOUBLE || datatype == xsd::FLOAT {
+        let short = datatype.as_str().strip_prefix(XSD).unwrap_or_default();
+        if lexical.is_some_and(|valid| !valid(py_strip(text))) {
+            return Err(format!("{} is not a valid xsd:{short}", py_repr(text)));
         }
-        return datetime_to_nanos(text)
-            .ok_or_else(|| format!("{text:?} is not a valid xsd:dateTime to the nanosecond"));
+        return seconds_to_nanos(text).ok_or_else(|| {
+            format!(
+                "{} is not a finite xsd:{short} number of seconds",
+                py_repr(text)
+            )
+        });
     }
-    let numeric = datatype == xsd::DECIMAL
-        || datatype == xsd::DOUBLE
-        || datatype == xsd::FLOAT
-        || datatype == xsd::STRING
-        || INTEGER_TYPES.iter().any(|t| datatype.as_str() == *t);
-    if !numeric {
-        return Err(format!(
-            "{literal} is not a timestamp: expected an xsd:dateTime or a number of seconds"
-        ));
+    if datatype == xsd::STRING {
+        return seconds_to_nanos(text).ok_or_else(|| {
+            format!("{literal} is neither an xsd:dateTime nor a number of seconds")
+        });
     }
-    seconds_to_nanos(text)
-        .ok_or_else(|| format!("{text:?} is not a finite number of seconds to the nanosecond"))
-}
-
-fn has_timezone(text: &str) -> bool {
-    let t = text.trim();
-    t.ends_with('Z') || t.len() > 6 && matches!(t.as_bytes()[t.len() - 6], b'+' | b'-')
+    Err(format!(
+        "{literal} is not a timestamp: expected an xsd:dateTime or a number of seconds \
+         (xsd:integer, xsd:decimal, xsd:double or a plain numeric string)"
+    ))
 }
 
 const INTEGER_TYPES: &[&str] = &[
@@ -130,6 +446,7 @@ const INTEGER_TYPES: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use oxrdf::NamedNode;
 
     #[test]
     fn numbers_are_exact() {
@@ -138,9 +455,17 @@ mod tests {
         assert_eq!(seconds_to_nanos("1.5e3"), Some(1_500_000_000_000));
         assert_eq!(seconds_to_nanos("2E-1"), Some(200_000_000));
         assert_eq!(seconds_to_nanos(".5"), Some(500_000_000));
+        assert_eq!(seconds_to_nanos(" 5. "), Some(5_000_000_000));
         assert_eq!(seconds_to_nanos("0.0000000001"), None);
+        assert_eq!(
+            seconds_to_nanos("1.00000000000000000000000000000000000000000"),
+            Some(NANOS_PER_SECOND)
+        );
+        assert_eq!(seconds_to_nanos("0e-99999999999999999999"), Some(0));
         assert_eq!(seconds_to_nanos("1e30"), None);
         assert_eq!(seconds_to_nanos("NaN"), None);
+        assert_eq!(seconds_to_nanos("."), None);
+        assert_eq!(seconds_to_nanos("1e"), None);
     }
 
     #[test]
@@ -160,6 +485,72 @@ mod tests {
         assert_eq!(
             datetime_to_nanos("2024-01-01T10:00:20.1"),
             Some(1_704_103_220_100_000_000)
+        );
+        assert_eq!(
+            datetime_to_nanos("1969-12-31T23:59:59.5Z"),
+            Some(-500_000_000)
+        );
+        assert_eq!(
+            datetime_to_nanos("2023-12-31T24:00:00Z"),
+            datetime_to_nanos("2024-01-01T00:00:00Z")
+        );
+    }
+
+    fn message(text: &str, datatype: &str) -> String {
+        let literal =
+            Literal::new_typed_literal(text, NamedNode::new_unchecked(format!("{XSD}{datatype}")));
+        timestamp_nanos(&literal.into()).unwrap_err()
+    }
+
+    #[test]
+    fn messages_are_the_python_readers() {
+        assert_eq!(
+            message("x", "string"),
+            "\"x\" is neither an xsd:dateTime nor a number of seconds"
+        );
+        assert_eq!(message("x", "integer"), "'x' is not a valid xsd:integer");
+        assert_eq!(
+            message("1e3", "decimal"),
+            "'1e3' is not a valid xsd:decimal"
+        );
+        assert_eq!(
+            message("0.0000000001", "decimal"),
+            "'0.0000000001' is not a finite xsd:decimal number of seconds"
+        );
+        assert_eq!(
+            message("INF", "double"),
+            "'INF' is not a finite xsd:double number of seconds"
+        );
+        assert_eq!(
+            message("2024-13-01T00:00:00Z", "dateTime"),
+            "'2024-13-01T00:00:00Z' is not an xsd:dateTime: month 13 is out of range"
+        );
+        assert_eq!(
+            message("yesterday", "dateTime"),
+            "'yesterday' is not an xsd:dateTime (expected YYYY-MM-DDThh:mm:ss[.fff][Z|+hh:mm])"
+        );
+        assert_eq!(
+            message("2024-01-01T00:00:00", "dateTimeStamp"),
+            "'2024-01-01T00:00:00' is not an xsd:dateTimeStamp: it needs a time zone (e.g. Z)"
+        );
+        assert_eq!(
+            message("2024-01-01T00:00:00.0000000001Z", "dateTime"),
+            "'2024-01-01T00:00:00.0000000001Z' is finer than a nanosecond, the resolution of times"
+        );
+        assert_eq!(
+            message("99999999999-01-01T00:00:00Z", "dateTime"),
+            "'99999999999-01-01T00:00:00Z' is too large to be a time in seconds"
+        );
+        assert_eq!(message("1", "boolean"), "\"1\"^^<http://www.w3.org/2001/XMLSchema#boolean> is not a timestamp: expected an xsd:dateTime or a number of seconds (xsd:integer, xsd:decimal, xsd:double or a plain numeric string)");
+        let iri: Term = NamedNode::new_unchecked("http://ex.org/t").into();
+        assert_eq!(
+            timestamp_nanos(&iri).unwrap_err(),
+            "<http://ex.org/t> is an IRI, not a timestamp literal"
+        );
+        assert_eq!(py_repr("it's"), "\"it's\"");
+        assert_eq!(
+            py_repr("a'\"\\\n\u{1}é\u{a0}"),
+            "'a\\'\"\\\\\\n\\x01é\\xa0'"
         );
     }
 }
