@@ -62,16 +62,18 @@ def seconds(value: Decimal | float | int) -> int | float:
 def dumps_exact(obj: object) -> str:
     """``json.dumps`` with every ``JsonSeconds`` written as its exact decimal text."""
     exact: dict[str, str] = {}
+    nested = (dict, list, tuple, JsonSeconds)  # what mark() looks into or replaces
 
     def mark(value: object) -> object:
-        if isinstance(value, JsonSeconds):
+        # leaves (strings, ints, plain floats: almost every node) are kept without a call
+        if type(value) is JsonSeconds:
             key = f"\u0000{len(exact)}\u0000"
-            exact[key] = value.text
+            exact[key] = value.text  # type: ignore[attr-defined]
             return key
-        if isinstance(value, dict):
-            return {k: mark(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [mark(v) for v in value]
+        if type(value) is dict:
+            return {k: mark(v) if type(v) in nested else v for k, v in value.items()}  # type: ignore[attr-defined]
+        if type(value) in (list, tuple):
+            return [mark(v) if type(v) in nested else v for v in value]  # type: ignore[attr-defined]
         return value
 
     text = json.dumps(mark(obj), ensure_ascii=False)

@@ -89,7 +89,8 @@ class NativeSession:
         term_id = self.term_id
         ids = [term_id(x) for t in e.triples for x in (t.subject, t.predicate, t.object)]
         ns = nanoseconds(e.time)
-        graph = term_id(e.name) if e.name is not None else None
+        # the name travels as text: names are usually unique, so neither side keeps it by id
+        graph = str(e.name) if e.name is not None else None
         prepared = self.engine.event(e.stream, ns, e.seq, graph, ids)
         self._current = (ctx, prepared)
         self.contexts[prepared.uid] = ctx
@@ -111,7 +112,7 @@ class NativeSession:
                             for i in range(0, len(ids), 3))
             time = self.seconds(ns)
             ctx = self.contexts[uid] = EventContext(
-                Event(stream, time, triples, seq, term(graph) if graph is not None else None))
+                Event(stream, time, triples, seq, _term(*graph) if graph is not None else None))
             self.times.setdefault(ns, time)
             self._time_uses[ns] = self._time_uses.get(ns, 0) + 1
         return ctx

@@ -258,7 +258,7 @@ impl NativeEngine {
         stream: &str,
         time: i128,
         seq: u64,
-        graph: Option<TermId>,
+        graph: Option<oxrdf::Term>,
         triples: Vec<[TermId; 3]>,
     ) -> NativeEvent {
         let uid = self.events.get() + 1;
@@ -387,26 +387,13 @@ impl NativeEngine {
 
     /// The id of a term given in N-Triples (interned on first sight).
     fn intern(&self, ntriples: &str) -> PyResult<TermId> {
-        let term = oxrdf::Term::from_str(ntriples)
-            .map_err(|e| PyValueError::new_err(format!("not an RDF term {ntriples:?}: {e}")))?;
-        Ok(self.dict.intern(term))
+        Ok(self.dict.intern(parse_term(ntriples)?))
     }
 
     /// A term's parts, to build it in Python: ("iri", iri, None, None), ("bnode", id, None,
     /// None) or ("literal", value, datatype, language).
-    fn term_parts(&self, id: TermId) -> (&'static str, String, Option<String>, Option<String>) {
-        match self.dict.get(id) {
-            oxrdf::Term::NamedNode(n) => ("iri", n.as_str().to_owned(), None, None),
-            oxrdf::Term::BlankNode(b) => ("bnode", b.as_str().to_owned(), None, None),
-            oxrdf::Term::Literal(l) => (
-                "literal",
-                l.value().to_owned(),
-                Some(l.datatype().as_str().to_owned()),
-                l.language().map(str::to_owned),
-            ),
-            #[allow(unreachable_patterns)]
-            other => ("literal", other.to_string(), None, None),
-        }
+    fn term_parts(&self, id: TermId) -> TermParts {
+        term_parts(self.dict.get(id))
     }
 
     /// The N-Triples spelling of a term id.
@@ -415,14 +402,14 @@ impl NativeEngine {
     }
 
     /// Prepare an event: its stream IRI, time (ns), seq (order among events of one time),
-    /// graph name id and triples as a flat list of ids (s, p, o, s, p, o, ...).
+    /// graph name in N-Triples and triples as a flat list of ids (s, p, o, s, p, o, ...).
     #[pyo3(signature = (stream, time, seq, graph, triples))]
     fn event(
         &self,
         stream: &str,
         time: i128,
         seq: u64,
-        graph: Option<TermId>,
+        graph: Option<&str>,
         triples: Vec<TermId>,
     ) -> PyResult<NativeEvent> {
         if !triples.len().is_multiple_of(3) {
@@ -432,6 +419,7 @@ impl NativeEngine {
             .chunks_exact(3)
             .map(|t| [t[0], t[1], t[2]])
             .collect();
+        let graph = graph.map(parse_term).transpose()?;
         Ok(self.prepare(stream, time, seq, graph, triples))
     }
 
@@ -466,7 +454,7 @@ impl NativeEngine {
                     ]
                 })
                 .collect();
-            let graph = Some(self.dict.intern(e.graph));
+            let graph = Some(e.graph);
             let prepared = self.prepare(iri, e.time_ns, e.seq, graph, triples);
             let mut queries = self.queries.borrow_mut();
             for rt in queries.iter_mut() {
@@ -486,9 +474,10 @@ impl NativeEngine {
     }
 
     /// An event the engine holds, to build it in Python: (stream IRI, time ns, seq, graph
-    /// id, triples as a flat list of ids); None once nothing native holds it.
+    /// name's parts as `term_parts` gives them, triples as a flat list of ids); None once
+    /// nothing native holds it.
     #[allow(clippy::type_complexity)]
-    fn event_parts(&self, uid: u64) -> Option<(String, i128, u64, Option<TermId>, Vec<TermId>)> {
+    fn event_parts(&self, uid: u64) -> Option<(String, i128, u64, Option<TermParts>, Vec<TermId>)> {
         let handed = self.handed.borrow();
         let front = handed.front()?.0;
         let (_, weak) = handed.get(usize::try_from(uid.checked_sub(front)?).ok()?)?;
@@ -497,7 +486,7 @@ impl NativeEngine {
             self.streams.borrow().iri(e.stream).to_owned(),
             e.time,
             e.seq,
-            e.graph,
+            e.graph.as_ref().map(term_parts),
             e.triples.iter().flatten().copied().collect(),
         ))
     }
@@ -572,6 +561,29 @@ impl NativeEngine {
             })
             .collect()
     }
+}
+
+/// A term as (kind, value, datatype, language), what Python builds its terms from.
+type TermParts = (&'static str, String, Option<String>, Option<String>);
+
+fn term_parts(term: &oxrdf::Term) -> TermParts {
+    match term {
+        oxrdf::Term::NamedNode(n) => ("iri", n.as_str().to_owned(), None, None),
+        oxrdf::Term::BlankNode(b) => ("bnode", b.as_str().to_owned(), None, None),
+        oxrdf::Term::Literal(l) => (
+            "literal",
+            l.value().to_owned(),
+            Some(l.datatype().as_str().to_owned()),
+            l.language().map(str::to_owned),
+        ),
+        #[allow(unreachable_patterns)]
+        other => ("literal", other.to_string(), None, None),
+    }
+}
+
+fn parse_term(ntriples: &str) -> PyResult<oxrdf::Term> {
+    oxrdf::Term::from_str(ntriples)
+        .map_err(|e| PyValueError::new_err(format!("not an RDF term {ntriples:?}: {e}")))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -2,6 +2,7 @@
 //! them, and dropped when the last of those is gone.
 
 use crate::dictionary::TermId;
+use oxrdf::Term;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -15,7 +16,9 @@ pub struct EventData {
     pub stream: StreamId,
     pub time: i128,
     pub seq: u64,
-    pub graph: Option<TermId>,
+    /// The graph's name, kept with the event rather than interned: event names are usually
+    /// unique, and the dictionary would otherwise grow with every event.
+    pub graph: Option<Term>,
     pub triples: Vec<[TermId; 3]>,
 }
 
