@@ -247,13 +247,18 @@ class Engine:
                 error = error or item
             else:
                 self.push_event(item)
+        self._end(error, end_of_input)
+        return error
+
+    def _end(self, error: SpaseqError | None, end_of_input: bool = True) -> None:
+        """Close the run when the input ended normally; otherwise write what was found and
+        leave the windows open (what would have followed is unknown)."""
         if end_of_input and error is None:
             self.close()
         else:
             self.flush()
             if self.materializer is not None:
                 self.materializer.close()
-        return error
 
     def run_replay(self, files: list[tuple[str, str]], time_predicate: str | None = None,
                    batch: int = 4096) -> SpaseqError | None:
@@ -293,12 +298,7 @@ class Engine:
             if ended:
                 error = _stream_error(message, [p for _, p in files]) if message is not None else None
                 break
-        if error is None:
-            self.close()
-        else:
-            self.flush()
-            if self.materializer is not None:
-                self.materializer.close()
+        self._end(error)
         return error
 
 

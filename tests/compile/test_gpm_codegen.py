@@ -375,15 +375,21 @@ def _examples_count() -> int:
     return 300 if base <= 40 else 10 * base
 
 
+def example_literals(example) -> set[Literal]:
+    """Every literal an example uses: in its triples, mu, patterns and FILTER constants."""
+    triples, body_patterns, filters, mu = example
+    used = [t for tr in triples for t in tr] + list(mu.values())
+    used += [t[1] for tp in body_patterns for t in tp if isinstance(t, tuple)]
+    used += [c for f in filters for c in tree_consts(f)]
+    return {t for t in used if isinstance(t, Literal)}
+
+
 @settings(max_examples=_examples_count(), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(examples())
 def test_differential_against_pyoxigraph(example):
     triples, body_patterns, filters, mu = example
-    used = [t for tr in triples for t in tr] + list(mu.values())
-    used += [t[1] for tp in body_patterns for t in tp if isinstance(t, tuple)]
-    used += [c for f in filters for c in tree_consts(f)]
-    literals = {t for t in used if isinstance(t, Literal)}
+    literals = example_literals(example)
     sensitive = any(tree_names(f) & CANON_SENSITIVE for f in filters)
     collision = len({canon(t) for t in literals}) != len(literals)
     non_canonical = any(canon(t) != t for t in literals)
@@ -486,6 +492,7 @@ def expression_of(text: str) -> A.Expr:
     group = group_of(f"{{ FILTER({text}) }}")
     (flt,) = group.elements
     return flt.expr
+
 
 
 @settings(max_examples=_examples_count(), deadline=None,

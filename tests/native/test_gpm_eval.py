@@ -45,13 +45,13 @@ from tests.compile.test_gpm_codegen import (
     SMALL_INTS,
     XSD,
     canon,
+    example_literals,
     examples,
     expression_examples,
     expression_of,
     lang,
     pyoxigraph_answer,
     render,
-    tree_consts,
     typed,
 )
 
@@ -225,10 +225,7 @@ def _render_body(body_patterns, filters, lit) -> str:
 @given(examples())
 def test_gpm_results_against_pyoxigraph(example):
     triples, body_patterns, filters, mu = example
-    used = [t for tr in triples for t in tr] + list(mu.values())
-    used += [t[1] for tp in body_patterns for t in tp if isinstance(t, tuple)]
-    used += [c for f in filters for c in tree_consts(f)]
-    literals = {t for t in used if isinstance(t, Literal)}
+    literals = example_literals(example)
     collision = len({canon(t) for t in literals}) != len(literals)
     lit = canon if collision else (lambda t: t)
     triples = [tuple(lit(x) for x in tr) for tr in triples]
