@@ -164,3 +164,13 @@ def test_timestamps_are_read_as_the_python_reader_reads_them(tmp_path_factory, t
     assert (whole, streamed) == (python, python)
     if python is None:
         assert _native.read_replay(str(path)) == _python_view(path)
+
+
+def test_a_gzip_file_cut_short_says_so_as_the_python_reader(tmp_path: Path) -> None:
+    packed = gzip.compress((ROOT / "fixtures/io/replay/basic.trig").read_bytes())
+    path = tmp_path / "cut.trig.gz"
+    path.write_bytes(packed[: len(packed) - 5])  # inside the trailer: every event was read
+    python, whole, streamed = _errors(path)
+    assert python == f"{path}: cannot read the file: Compressed file ended before the end-of-stream marker was reached"
+    assert streamed == python
+    assert whole is not None and whole.endswith(python.split(": ", 1)[1])

@@ -11,7 +11,7 @@
 //! window) and `Graphs` (the two together: closed graphs in order of first appearance).
 
 use crate::dictionary::{Dictionary, TermId};
-use crate::time::timestamp_nanos;
+use crate::time::{py_repr, timestamp_nanos};
 use flate2::read::MultiGzDecoder;
 use oxrdf::{GraphName, NamedNode, Quad, Term, Triple};
 use oxttl::nquads::LowLevelNQuadsParser;
@@ -90,9 +90,32 @@ fn error_at(line: u64, message: impl Into<String>) -> ReplayError {
     }
 }
 
+/// What the Python reader says when reading fails (`cannot read the file: ` and Python's
+/// text of the error): an OS error as `[Errno N] description: 'path'`, a gzip stream cut
+/// short as gzip's `EOFError`; other decompression errors in flate2's words.
+fn read_failure(e: &std::io::Error, path: Option<&str>) -> ReplayError {
+    let text = match (e.raw_os_error(), e.kind()) {
+        (Some(code), _) => {
+            let full = e.to_string();
+            let description = full
+                .strip_suffix(&format!(" (os error {code})"))
+                .unwrap_or(&full);
+            match path {
+                Some(path) => format!("[Errno {code}] {description}: {}", py_repr(path)),
+                None => format!("[Errno {code}] {description}"),
+            }
+        }
+        (None, std::io::ErrorKind::UnexpectedEof) => {
+            "Compressed file ended before the end-of-stream marker was reached".to_owned()
+        }
+        _ => e.to_string(),
+    };
+    error(format!("cannot read the file: {text}"))
+}
+
 /// Open a replay file, transparently gunzipped (gzip content is recognised by its magic).
 pub fn open(path: &str) -> Result<Box<dyn Read + Send>, ReplayError> {
-    let file = File::open(path).map_err(|e| error(format!("cannot open {path}: {e}")))?;
+    let file = File::open(path).map_err(|e| read_failure(&e, Some(path)))?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let gzipped = reader
         .fill_buf()
@@ -200,7 +223,7 @@ impl<R: BufRead> Iterator for Quads<R> {
                     Ok(_) => self.done = self.done || self.parser_is_end(),
                     Err(e) => {
                         self.done = true;
-                        return Some(Err(error(format!("cannot read the file: {e}"))));
+                        return Some(Err(read_failure(&e, None)));
                     }
                 },
             }
