@@ -90,7 +90,13 @@ def number_from_lexical(text: str) -> Decimal:
         raise ValueError(f"{text!r} is not a number")
     if not math.isfinite(value):
         raise ValueError(f"{text!r} is too large to be a time in seconds")
-    return checked_time(Decimal(stripped), text)
+    try:
+        exact = Decimal(stripped)
+    except InvalidOperation:  # an exponent beyond Decimal's range: zero, or far below 1 ns
+        if not any(c in "123456789" for c in re.split("[eE]", stripped)[0]):
+            return ZERO
+        raise ValueError(f"{text!r} is finer than a nanosecond, the resolution of times") from None
+    return checked_time(exact, text)
 
 
 _DAY_START: dict[str, int] = {}  # "YYYY-MM-DD" -> its first second, for the fast path

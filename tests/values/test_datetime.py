@@ -150,3 +150,12 @@ def test_a_timestamp_finer_than_a_nanosecond_is_an_error():
     with pytest.raises(ValueError, match="finer than a nanosecond"):
         datetime_to_seconds("2000-01-01T00:00:00.9999999999Z")
     assert datetime_to_seconds("2000-01-01T00:00:00.1230000000Z") == Decimal("946684800.123")
+
+
+def test_exponents_beyond_decimal_range_are_read_or_refused_not_crashed():
+    """A zero with any exponent is time 0; a number far below a nanosecond is refused (the
+    native reader agrees); neither may escape as decimal.InvalidOperation."""
+    assert timestamps.number_from_lexical("0e1000000000000000000") == 0
+    assert timestamps.number_from_lexical("-0.0E9999999999999999999") == 0
+    with pytest.raises(ValueError, match="finer than a nanosecond"):
+        timestamps.number_from_lexical("1e-1000000000000000000")

@@ -26,8 +26,12 @@ fn read(path: &str, time_predicate: &str, dictionary: &mut Dictionary) -> PyResu
         ))
     })?;
     let reader = replay::open(path).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    replay::read_events(reader, format, time_predicate, dictionary)
-        .map_err(|e| PyValueError::new_err(format!("{path}:{e}")))
+    replay::read_events(reader, format, time_predicate, dictionary).map_err(|e| {
+        PyValueError::new_err(format!(
+            "{path}:{}{e}",
+            if e.line.is_some() { "" } else { " " }
+        ))
+    })
 }
 
 /// A replay file's events as the native reader sees them: (graph, time in nanoseconds,
