@@ -169,7 +169,7 @@ class Engine:
     def push_event(self, event: Event) -> None:
         """Push an already-built Event (events must come in time order per query)."""
         self._seq += 1
-        self.graphs.poll_kb()  # a new KB store version? (checked at most once a second)
+        self._poll_kb()
         if self._composer.gates and (clock := self._composer.late(event)) is not None:
             if self.drop_late:
                 self.dropped_late += 1
@@ -205,7 +205,7 @@ class Engine:
         """A heartbeat: no event earlier than ``time`` will come; windows may close."""
         time = _time(time)
         self._clock = max(self._clock, time)
-        self.graphs.poll_kb(force=True)
+        self._poll_kb(force=True)
         for h in self.handles:
             h.runtime.advance_time(time)
         self.graphs.release(time)
@@ -250,6 +250,12 @@ class Engine:
         self._end(error, end_of_input)
         return error
 
+    def _poll_kb(self, force: bool = False) -> None:
+        """Follow a new KB store version (checked at most once a second unless forced)."""
+        self.graphs.poll_kb(force)
+        if self._native is not None:
+            self._native.follow_kb(self.graphs.kb_version)
+
     def _end(self, error: SpaseqError | None, end_of_input: bool = True) -> None:
         """Close the run when the input ended normally; otherwise write what was found and
         leave the windows open (what would have followed is unknown)."""
@@ -283,7 +289,7 @@ class Engine:
         native, runtime = self._native, self.handles[0].runtime
         error = None
         while True:
-            self.graphs.poll_kb()
+            self._poll_kb()
             try:
                 fed, last, ended, message = native.engine.feed(stream, batch)
             except ValueError as exc:

@@ -239,36 +239,47 @@ class GpmMatcher:
     def _join_kb(self, merged: Solution) -> list[Solution]:
         """Join with the KB rows of each top-level GRAPH element: one query per KB version
         and distinct binding of its join variables, cached."""
-        graphs = self.graphs
-        graphs.sync_kb()
-        if self._kb_version != graphs.kb_version:
+        self.graphs.sync_kb()
+        if self._kb_version != self.graphs.kb_version:
             self._kb_cache.clear()
-            self._kb_version = graphs.kb_version
-        kb_store = graphs.kb.store if graphs.kb is not None else graphs.store
+            self._kb_version = self.graphs.kb_version
         rows = [merged]
-        for el, shared, text in self._graph_parts:
+        for i, (_el, shared, _text) in enumerate(self._graph_parts):
             nxt = []
             for row in rows:
                 bound = {v: row[v] for v in shared if v in row}
-                key = (id(el), tuple(sorted(bound.items(), key=lambda kv: kv[0])))
+                key = (i, tuple(sorted(bound.items(), key=lambda kv: kv[0])))
                 kb_rows = self._kb_cache.get(key)
                 if kb_rows is None:
-                    values, subst = values_clause(bound)
-                    projection = " ".join(f"?{v}" for v in shared) or "*"
-                    result = kb_store.query(
-                        f"SELECT {projection} WHERE {{ {values}{text} }}",
-                        default_graph=[], named_graphs=graphs.kb_graphs,
-                        prefixes=self.query.prefixes, base_iri=self.query.base,
-                        substitutions=subst or None, custom_functions=query_functions(self.text, None),
-                    )
-                    names = [v.value for v in result.variables]
-                    kb_rows = [{n: r[n] for n in names if r[n] is not None} for r in result]
-                    self._kb_cache[key] = kb_rows
+                    kb_rows = self._kb_cache[key] = self.kb_rows(i, bound)
                 for kb_row in kb_rows:
                     if compatible(kb_row, row):
                         nxt.append({**row, **kb_row})
             rows = nxt
         return rows
+
+    @property
+    def graph_vars(self) -> list[list[str]]:
+        """Each top-level GRAPH element's variables (what its KB rows bind)."""
+        return [shared for _el, shared, _text in self._graph_parts]
+
+    def kb_rows(self, element: int, bound: Mapping[str, Term]) -> list[Solution]:
+        """The KB rows of GRAPH element ``element`` agreeing with ``bound`` (a query of the
+        current KB version; callers cache)."""
+        graphs = self.graphs
+        graphs.sync_kb()
+        _el, shared, text = self._graph_parts[element]
+        kb_store = graphs.kb.store if graphs.kb is not None else graphs.store
+        values, subst = values_clause(dict(bound))
+        projection = " ".join(f"?{v}" for v in shared) or "*"
+        result = kb_store.query(
+            f"SELECT {projection} WHERE {{ {values}{text} }}",
+            default_graph=[], named_graphs=graphs.kb_graphs,
+            prefixes=self.query.prefixes, base_iri=self.query.base,
+            substitutions=subst or None, custom_functions=query_functions(self.text, None),
+        )
+        names = [v.value for v in result.variables]
+        return [{n: r[n] for n in names if r[n] is not None} for r in result]
 
 
 def _graph_text(el: A.GraphPattern) -> str:

@@ -64,6 +64,7 @@ class NativeSession:
         self.times: dict[int, Decimal] = {}      # ns -> the Decimal events carry
         self._time_uses: dict[int, int] = {}     # ns -> live events at that time
         self._current: tuple[EventContext, object] | None = None
+        self._kb_version = 0
 
     def term_id(self, term: Term) -> int:
         i = self._ids.get(term)
@@ -132,6 +133,12 @@ class NativeSession:
         t = self.times.get(ns)
         return t if t is not None else from_nanoseconds(ns)
 
+    def follow_kb(self, version: int) -> None:
+        """The KB is at ``version``: a new one drops every natively cached KB row."""
+        if version != self._kb_version:
+            self._kb_version = version
+            self.engine.kb_changed()
+
     def forget(self) -> None:
         """Drop the events nothing native holds any more."""
         for uid in self.engine.forget():
@@ -158,10 +165,25 @@ class QueryRuntime:
         self.session = session
         self.emit = emit
         self._native = session.engine
-        self.number = self._native.register(plan_to_json(plan), self._evaluate)
-        self.matchers = {name: GpmMatcher(plan.gpms[name], plan.query, graphs, plan.options)
+        self.graphs = graphs
+        # GPMs with GRAPH blocks: joined natively, their KB rows asked of these matchers
+        self._kb_matchers = {name: GpmMatcher(gpm, plan.query, graphs, plan.options)
+                             for name, gpm in plan.gpms.items() if gpm.graph_elements}
+        self.number = self._native.register(
+            plan_to_json(plan), self._evaluate,
+            {name: m.graph_vars for name, m in self._kb_matchers.items()}, self._kb_rows)
+        self.matchers = {name: self._kb_matchers.get(name) or
+                         GpmMatcher(plan.gpms[name], plan.query, graphs, plan.options)
                          for name in self._native.python_gpms(self.number)}
         self.stats = {"runs": 0, "matches": 0}
+
+    def _kb_rows(self, name: str, element: int, bound: list) -> list[list[tuple[str, int]]]:
+        """A GRAPH block's KB rows for the bound values (ids), called back natively once per
+        KB version and binding."""
+        session = self.session
+        rows = self._kb_matchers[name].kb_rows(element, {v: session.term(i) for v, i in bound})
+        term_id = session.term_id
+        return [[(v, term_id(t)) for v, t in row.items()] for row in rows]
 
     def _evaluate(self, name: str, uid: int, mu: list, base: bool, start: int | None,
                   taken: list) -> list[list[tuple[str, int]]]:

@@ -11,13 +11,14 @@ use crate::stream::PyReplayStream;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use spaseq_core::dictionary::{Dictionary, TermId};
-use spaseq_core::gpm::{EventIndex, GpmProgram};
+use spaseq_core::gpm::{EventIndex, GpmProgram, KbLookup};
 use spaseq_core::runtime::{
     EventData, EventRef, GpmEval, MatchRecord, Node, QueryRuntime, RunView, Streams,
 };
 use spaseq_core::vars::{Row, Slot, VarTable};
 use spaseq_core::Plan;
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 use std::str::FromStr;
@@ -46,6 +47,25 @@ struct Programs {
     error: RefCell<Option<PyErr>>,
     /// Shared by the query's matches.
     names_of_matches: Rc<Names>,
+    /// `kb(name, element, bound pairs)` -> rows as pairs: a GRAPH block's KB rows.
+    kb: Option<Py<PyAny>>,
+    /// The KB rows per (GPM, block, bound values), until the KB changes version.
+    kb_cache: RefCell<HashMap<KbKey, Rc<Vec<Row>>>>,
+}
+
+/// A cached GRAPH block answer: (GPM, block, the values of the block's bound variables).
+type KbKey = (usize, usize, Vec<Option<TermId>>);
+
+impl KbLookup for Programs {
+    fn rows(&self, gpm: usize, element: usize, bound: &[Option<TermId>]) -> Rc<Vec<Row>> {
+        let key = (gpm, element, bound.to_vec());
+        if let Some(rows) = self.kb_cache.borrow().get(&key) {
+            return rows.clone();
+        }
+        let rows = Rc::new(self.call_kb(gpm, element, bound));
+        self.kb_cache.borrow_mut().insert(key, rows.clone());
+        rows
+    }
 }
 
 /// An event prepared for every query: its index for joins and its uid for callbacks.
@@ -55,6 +75,43 @@ pub struct Prepared {
 }
 
 impl Programs {
+    /// A GRAPH block's KB rows from the Python side (errors kept for after the event).
+    fn call_kb(&self, gpm: usize, element: usize, bound: &[Option<TermId>]) -> Vec<Row> {
+        let (Some(kb), Gpm::Native(program)) = (&self.kb, &self.gpms[gpm]) else {
+            return Vec::new();
+        };
+        let pairs: Pairs = program
+            .graph_slots(element)
+            .iter()
+            .zip(bound)
+            .filter_map(|(&slot, v)| v.map(|id| (self.vars.name(slot).to_owned(), id)))
+            .collect();
+        let result = Python::attach(|py| -> PyResult<Vec<Row>> {
+            let rows: Vec<Pairs> = kb
+                .call1(py, (self.names[gpm].as_str(), element, pairs))?
+                .extract(py)?;
+            rows.into_iter()
+                .map(|solution| self.row_of(&self.names[gpm], solution))
+                .collect()
+        });
+        result.unwrap_or_else(|err| {
+            self.error.borrow_mut().get_or_insert(err);
+            Vec::new()
+        })
+    }
+
+    /// A solution given as pairs, as a row of this query's slots.
+    fn row_of(&self, gpm: &str, solution: Pairs) -> PyResult<Row> {
+        let mut row = self.vars.empty_row();
+        for (var, id) in solution {
+            let slot = self.vars.get(&var).ok_or_else(|| {
+                PyValueError::new_err(format!("GPM {gpm} bound ?{var}, not in its plan"))
+            })?;
+            row[slot] = Some(id);
+        }
+        Ok(row)
+    }
+
     fn pairs(&self, row: &[Option<TermId>]) -> Pairs {
         row.iter()
             .enumerate()
@@ -104,14 +161,7 @@ impl Programs {
             );
             let solutions: Vec<Pairs> = callback.call1(py, args)?.extract(py)?;
             for solution in solutions {
-                let mut row = self.vars.empty_row();
-                for (var, id) in solution {
-                    let slot = self.vars.get(&var).ok_or_else(|| {
-                        PyValueError::new_err(format!("GPM {name} bound ?{var}, not in its plan"))
-                    })?;
-                    row[slot] = Some(id);
-                }
-                out.push(row);
+                out.push(self.row_of(name, solution)?);
             }
             Ok(())
         });
@@ -136,7 +186,7 @@ impl GpmEval for Programs {
         match &self.gpms[gpm] {
             Gpm::Native(program) => {
                 if program.may_match(&event.index) {
-                    program.results(&event.index, mu, dict, out);
+                    program.results_with_kb(gpm, self, &event.index, mu, dict, out);
                 }
             }
             Gpm::Python { name, .. } => self.call_python(name, event, Some(mu), run, out),
@@ -316,14 +366,30 @@ impl NativeEngine {
     /// Add a query from its plan (`spaseq explain --plan` JSON); its number. GPMs the
     /// native evaluator cannot run (`python`: their names) are evaluated by `callback`.
     /// ValueError when the plan is malformed or needs a callback that is not given.
-    #[pyo3(signature = (plan_json, callback = None))]
-    fn register(&self, plan_json: &str, callback: Option<Py<PyAny>>) -> PyResult<usize> {
+    ///
+    /// `graph_vars`: per GPM with GRAPH blocks, each block's variables; such GPMs run
+    /// natively, their blocks' rows asked of `kb(name, block, bound pairs)` once per
+    /// distinct binding and cached until `kb_changed`.
+    #[pyo3(signature = (plan_json, callback = None, graph_vars = None, kb = None))]
+    fn register(
+        &self,
+        plan_json: &str,
+        callback: Option<Py<PyAny>>,
+        graph_vars: Option<HashMap<String, Vec<Vec<String>>>>,
+        kb: Option<Py<PyAny>>,
+    ) -> PyResult<usize> {
+        let graph_vars = graph_vars.unwrap_or_default();
         let plan = Plan::from_json(plan_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let mut vars = VarTable::new();
         let mut gpms = Vec::new();
         for gpm in &plan.gpms {
             let mut trial = vars.clone();
-            match GpmProgram::compile(gpm, &mut trial, &self.dict, plan.query.base.as_deref()) {
+            let blocks = match &kb {
+                Some(_) => graph_vars.get(&gpm.name).map(Vec::as_slice).unwrap_or(&[]),
+                None => &[],
+            };
+            let base = plan.query.base.as_deref();
+            match GpmProgram::compile_with_graphs(gpm, blocks, &mut trial, &self.dict, base) {
                 Ok(program) => {
                     vars = trial;
                     gpms.push(Gpm::Native(program));
@@ -364,12 +430,21 @@ impl NativeEngine {
             callback,
             error: RefCell::new(None),
             names_of_matches,
+            kb,
+            kb_cache: RefCell::new(HashMap::new()),
         };
         let runtime = QueryRuntime::new(&plan, programs, vars, &mut self.streams.borrow_mut())
             .map_err(|why| PyValueError::new_err(why.0))?;
         let mut queries = self.queries.borrow_mut();
         queries.push(runtime);
         Ok(queries.len() - 1)
+    }
+
+    /// The knowledge base changed (a new store version): forget every cached KB row.
+    fn kb_changed(&self) {
+        for rt in self.queries.borrow().iter() {
+            rt.gpms().kb_cache.borrow_mut().clear();
+        }
     }
 
     /// The names of query `query`'s GPMs evaluated by the callback.

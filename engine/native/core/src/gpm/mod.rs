@@ -21,10 +21,22 @@ use crate::plan::{GpmPath, GpmPlan};
 use crate::vars::{Row, Slot, VarTable};
 use join::{Bgp, Pattern, Pos};
 
+/// The knowledge base as a GPM's GRAPH blocks see it: the rows of block `element` of GPM
+/// `gpm` that agree with `bound` (the values of the block's variables bound so far, in the
+/// order `GpmProgram::compile` was given them), each a row of slots. Answered once per KB
+/// version and distinct binding by the engine, which caches them.
+pub trait KbLookup {
+    fn rows(&self, gpm: usize, element: usize, bound: &[Option<TermId>]) -> std::rc::Rc<Vec<Row>>;
+}
+
 /// One GPM compiled for native evaluation.
 #[derive(Debug, Clone)]
 pub struct GpmProgram {
     bgp: Bgp,
+    /// Top-level GRAPH blocks joined with the KB after the BGP (the slots of each block's
+    /// variables), and the FILTERs then run on the joined rows.
+    graph: Vec<Vec<Slot>>,
+    late_filters: Vec<Compiled>,
     local_slots: Vec<Slot>,
     required: Vec<TermId>,
     /// the VarTable's size once this GPM was compiled: rows are at least this wide
@@ -41,13 +53,25 @@ impl GpmProgram {
         dict: &Dictionary,
         base_iri: Option<&str>,
     ) -> Result<Self, String> {
+        Self::compile_with_graphs(plan, &[], vars, dict, base_iri)
+    }
+
+    /// As `compile`, for a GPM whose top-level GRAPH blocks (`plan.graph_elements`) read
+    /// the variables `graph_vars[i]`: their rows come from a `KbLookup` (`results_with_kb`).
+    pub fn compile_with_graphs(
+        plan: &GpmPlan,
+        graph_vars: &[Vec<String>],
+        vars: &mut VarTable,
+        dict: &Dictionary,
+        base_iri: Option<&str>,
+    ) -> Result<Self, String> {
         if plan.path != GpmPath::Compiled {
             return Err(format!("GPM {} is evaluated by a SPARQL engine", plan.name));
         }
         if plan.run_aware {
             return Err(format!("GPM {} calls run functions", plan.name));
         }
-        if !plan.graph_elements.is_empty() {
+        if !plan.graph_elements.is_empty() && graph_vars.len() != plan.graph_elements.len() {
             return Err(format!("GPM {} has GRAPH blocks", plan.name));
         }
         let mut blanks: Vec<String> = Vec::new();
@@ -85,7 +109,19 @@ impl GpmProgram {
             .map(|iri| dict.intern(oxrdf::NamedNode::new_unchecked(iri.clone()).into()))
             .collect();
         let local_slots = plan.local_vars.iter().map(|v| vars.slot(v)).collect();
+        let graph: Vec<Vec<Slot>> = graph_vars
+            .iter()
+            .map(|names| names.iter().map(|v| vars.slot(v)).collect())
+            .collect();
+        // with GRAPH blocks, FILTERs may read what the KB binds: they run after the KB join
+        let (filters, late_filters) = if graph.is_empty() {
+            (filters, Vec::new())
+        } else {
+            (Vec::new(), filters)
+        };
         Ok(GpmProgram {
+            graph,
+            late_filters,
             bgp: Bgp::new(patterns, blanks.len(), filters),
             local_slots,
             required,
@@ -105,6 +141,56 @@ impl GpmProgram {
         self.bgp.solve(index, mu, self.width, dict, out);
     }
 
+    /// The slots of GRAPH block `element`'s variables (the order `KbLookup::rows` gets them).
+    pub fn graph_slots(&self, element: usize) -> &[Slot] {
+        &self.graph[element]
+    }
+
+    /// Whether the GPM joins GRAPH blocks with the KB (evaluate it with `results_with_kb`).
+    pub fn reads_kb(&self) -> bool {
+        !self.graph.is_empty()
+    }
+
+    /// eval(GPM, event, mu) for a GPM with GRAPH blocks: the BGP's rows joined with each
+    /// block's KB rows (`kb`, for GPM number `gpm`), then the FILTERs on every joined row.
+    pub fn results_with_kb(
+        &self,
+        gpm: usize,
+        kb: &dyn KbLookup,
+        index: &EventIndex,
+        mu: &[Option<TermId>],
+        dict: &Dictionary,
+        out: &mut Vec<Row>,
+    ) {
+        if self.graph.is_empty() {
+            return self.results(index, mu, dict, out);
+        }
+        let mut rows = Vec::new();
+        self.bgp.solve(index, mu, self.width, dict, &mut rows);
+        for (element, slots) in self.graph.iter().enumerate() {
+            let mut joined = Vec::new();
+            for row in &rows {
+                let bound: Vec<Option<TermId>> = slots.iter().map(|&s| row[s]).collect();
+                for kb_row in kb.rows(gpm, element, &bound).iter() {
+                    if let Some(merged) = merge(row, kb_row) {
+                        joined.push(merged);
+                    }
+                }
+            }
+            rows = joined;
+        }
+        for row in rows {
+            let env = Env {
+                row: &row,
+                dict,
+                index,
+            };
+            if self.late_filters.iter().all(|f| f.holds(&env)) {
+                out.push(row);
+            }
+        }
+    }
+
     /// The solutions that hold whatever the context (`Bgp::base`), rows `width` wide: what
     /// partitioned runs are looked up by, and whether the lazy chain buffers the event.
     pub fn base(&self, index: &EventIndex, width: usize, dict: &Dictionary, out: &mut Vec<Row>) {
@@ -121,6 +207,26 @@ impl GpmProgram {
     pub fn may_match(&self, index: &EventIndex) -> bool {
         self.required.iter().all(|p| index.has_predicate(*p))
     }
+}
+
+/// The union of two rows that agree where both bind (a KB row may be narrower).
+fn merge(row: &[Option<TermId>], other: &[Option<TermId>]) -> Option<Row> {
+    let mut out = row.to_vec();
+    for (slot, value) in other.iter().enumerate() {
+        if let Some(v) = value {
+            match out.get(slot).copied().flatten() {
+                Some(existing) if existing != *v => return None,
+                Some(_) => {}
+                None => {
+                    if slot >= out.len() {
+                        out.resize(slot + 1, None);
+                    }
+                    out[slot] = Some(*v);
+                }
+            }
+        }
+    }
+    Some(out)
 }
 
 /// A term written in N-Triples (`<iri>`, `_:b`, `"v"^^<dt>`, `"v"@en`).
