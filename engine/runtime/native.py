@@ -16,6 +16,13 @@ from decimal import Decimal
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
+try:
+    from spaseq.engine._native import NativeEngine
+except ImportError as _missing:  # no silent slow fallback: say how to build it
+    raise ImportError(
+        "spaseq's native core (spaseq.engine._native) is not built: install spaseq from source "
+        "with a Rust toolchain (https://rustup.rs), e.g. `pip install .` or `make test`") from _missing
+
 from spaseq.engine.compile.plan import Plan
 from spaseq.engine.compile.plan_json import plan_to_json
 from spaseq.engine.events import Event
@@ -55,8 +62,6 @@ class NativeSession:
     """One engine's native side: the ``NativeEngine`` and the terms and events behind ids."""
 
     def __init__(self) -> None:
-        from spaseq.engine._native import NativeEngine  # only engines using it need it built
-
         self.engine = NativeEngine()
         self._ids: dict[Term, int] = {}
         self.terms: dict[int, Term] = {}
