@@ -70,6 +70,7 @@ class NativeSession:
         self._time_uses: dict[int, int] = {}     # ns -> live events at that time
         self._current: tuple[EventContext, object] | None = None
         self._kb_version = 0
+        self._seconds: dict[int, Decimal] = {}  # ns -> seconds, for times no live event holds
 
     def term_id(self, term: Term) -> int:
         i = self._ids.get(term)
@@ -136,7 +137,13 @@ class NativeSession:
     def seconds(self, ns: int) -> Decimal:
         """Nanoseconds as the Decimal seconds events at that time carry (exact either way)."""
         t = self.times.get(ns)
-        return t if t is not None else from_nanoseconds(ns)
+        if t is None:
+            t = self._seconds.get(ns)
+            if t is None:
+                if len(self._seconds) > 65536:  # a cache of recent conversions, bounded
+                    self._seconds.clear()
+                t = self._seconds[ns] = from_nanoseconds(ns)
+        return t
 
     def follow_kb(self, version: int) -> None:
         """The KB is at ``version``: a new one drops every natively cached KB row."""
