@@ -113,3 +113,7 @@ class NativeEngine:
     def runs_created(self, query: int) -> int: ...
     def take_matches(self, query: int) -> list[NativeMatch]:
         """The matches released since the last call, in order."""
+
+def gpm_paths(plan_json: str) -> list[tuple[str, str | None]]:
+    """Per GPM of a plan: None when the native evaluator runs its body, else why the Python
+    matcher evaluates it (``spaseq explain``)."""

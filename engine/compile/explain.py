@@ -4,9 +4,11 @@ running engine."""
 
 from __future__ import annotations
 
+from spaseq.engine._native import gpm_paths
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.nfa import automaton_dot, automaton_text, compile_query
 from spaseq.engine.compile.plan import COMPILED, EngineOptions, Plan
+from spaseq.engine.compile.plan_json import plan_to_json
 from spaseq.engine.compile.planner import plan_query
 
 _STRATEGY = {A.STRICT: "strict contiguity ','", A.SKIP_TILL_NEXT: "skip-till-next ';'",
@@ -68,8 +70,14 @@ def plan_lines(plan: Plan) -> list[str]:
         buffered = ", ".join(operand_text(s.operand) for s in steps[:t])
         lines.append(f"  with lazy_chain: no runs before x{t}; events {buffered} can take are buffered "
                      f"for the window and chained when {operand_text(steps[t].operand)} matches")
+    outside = dict(gpm_paths(plan_to_json(plan)))  # why the native evaluator leaves a GPM
     for name, g in plan.gpms.items():
-        how = "compiled Python" if g.path == COMPILED else "pyoxigraph SPARQL"
+        why = outside.get(name)
+        if why is None:
+            how = "native join and FILTERs"
+        else:
+            python = "compiled Python" if g.path == COMPILED else "pyoxigraph SPARQL"
+            how = f"{python}, called back ({why.removeprefix(f'GPM {name} ')})"
         extra = " + cached KB join" if g.graph_elements else ""
         pre = (", pre-filter on " + ", ".join(f"<{p.value}>" for p in g.required)
                if g.required and plan.options.prefilter else "")

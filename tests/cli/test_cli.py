@@ -341,7 +341,7 @@ def test_explain_shows_automaton_and_plan(cli):
     assert automaton[2].split() == ["x1", "->", "x1", "[skip]", "({S1},", ";,", "-)"]
     assert automaton[3].split() == ["x1", "->", "x2", "[take]", "({S1},", ";,", "B)"]
     assert "  x1: runs waiting for B: partitioned by ?s, sorted by ?a (<= B's ?b)" in automaton
-    assert "  B: compiled Python, pre-filter on <http://ex.org/b>" in automaton
+    assert "  B: native join and FILTERs, pre-filter on <http://ex.org/b>" in automaton
 
 
 def test_explain_dot(cli):

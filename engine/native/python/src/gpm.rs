@@ -116,7 +116,28 @@ fn gpm_results(
         .collect())
 }
 
+/// Per GPM of a plan, in the plan's order: None when the native evaluator runs its body
+/// (GRAPH blocks included, their KB rows asked of the engine), else why the engine's Python
+/// matcher evaluates it (what `spaseq explain` prints).
+#[pyfunction]
+fn gpm_paths(plan_json: &str) -> PyResult<Vec<(String, Option<String>)>> {
+    let plan = Plan::from_json(plan_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let dict = Dictionary::new();
+    let mut vars = VarTable::new();
+    Ok(plan
+        .gpms
+        .iter()
+        .map(|gpm| {
+            let blocks = vec![Vec::new(); gpm.graph_elements.len()];
+            let base = plan.query.base.as_deref();
+            let verdict = GpmProgram::compile_with_graphs(gpm, &blocks, &mut vars, &dict, base);
+            (gpm.name.clone(), verdict.err())
+        })
+        .collect())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(gpm_paths, m)?)?;
     m.add_function(wrap_pyfunction!(eval_filter, m)?)?;
     m.add_function(wrap_pyfunction!(eval_expr, m)?)?;
     m.add_function(wrap_pyfunction!(gpm_results, m)?)?;
