@@ -9,6 +9,10 @@
 //! (`crate::stream`): `Quads` (quads with the line they end on), `Assembler` (quads into
 //! graphs, a graph closed once `window` newer graphs are open; the whole file is an unbounded
 //! window) and `Graphs` (the two together: closed graphs in order of first appearance).
+//!
+//! Lines cost: they need the parser fed a line at a time. A reader that can read its input
+//! again reads it at full speed without them (`Quads::without_lines`, every line 0) and, as
+//! the Python reader does, again with them only when the file has an error to locate.
 
 use crate::dictionary::{Dictionary, TermId};
 use crate::time::{py_repr, timestamp_nanos};
@@ -17,11 +21,10 @@ use oxrdf::{GraphName, NamedNode, Quad, Term, Triple};
 use oxttl::nquads::LowLevelNQuadsParser;
 use oxttl::trig::LowLevelTriGParser;
 use oxttl::{NQuadsParser, TriGParser};
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::fs::File;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::io::{BufRead, BufReader, Read};
 
 pub const GENERATED_AT_TIME: &str = "http://www.w3.org/ns/prov#generatedAtTime";
@@ -133,12 +136,78 @@ pub fn time_predicate(iri: &str) -> Result<NamedNode, ReplayError> {
     NamedNode::new(iri).map_err(|e| error(format!("bad time predicate: {e}")))
 }
 
-/// The one parser loop: oxttl fed a line at a time (at most a buffer's worth), so each quad
-/// comes with the line it ends on, as the Python reader's `LineTrackingReader` gives it.
-/// Reading stops at the first error.
+/// A fast hasher for the reader's own maps (names and triples of one file, not chosen by an
+/// adversary it must resist): 8 bytes per multiply, a final mix so that every bit counts.
+#[derive(Default, Clone, Copy)]
+pub struct FastHasher(u64);
+
+const MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
+
+impl FastHasher {
+    #[inline]
+    fn word(&mut self, w: u64) {
+        self.0 = (self.0 ^ w).wrapping_mul(MULTIPLIER).rotate_left(29);
+    }
+}
+
+impl Hasher for FastHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in chunks.by_ref() {
+            self.word(u64::from_le_bytes(c.try_into().unwrap_or_default()));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            self.word(u64::from_le_bytes(last) ^ ((rest.len() as u64) << 59));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.word(u64::from(i) | 0x100);
+    }
+
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.word(i);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.word(i as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        // murmur3's finaliser
+        let mut h = self.0;
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
+    }
+}
+
+type Fast = BuildHasherDefault<FastHasher>;
+
+fn fast_hash(value: &impl Hash) -> u64 {
+    let mut hasher = FastHasher::default();
+    value.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The one parser loop. With lines (the default), oxttl is fed a line at a time (at most a
+/// buffer's worth), so each quad comes with the line it ends on, as the Python reader's
+/// `LineTrackingReader` gives it; without, it is fed whole buffers and every quad's line is
+/// 0 (a syntax error still has its place). Reading stops at the first error.
 pub struct Quads<R> {
     source: R,
     parser: Parser,
+    lines: bool,
     line: u64,
     newlines: u64,
     done: bool,
@@ -158,10 +227,17 @@ impl<R: BufRead> Quads<R> {
         Quads {
             source,
             parser,
+            lines: true,
             line: 0,
             newlines: 0,
             done: false,
         }
+    }
+
+    /// Read at full speed, every quad on line 0 (read again with lines to locate an error).
+    pub fn without_lines(mut self) -> Self {
+        self.lines = false;
+        self
     }
 
     fn parse_next(&mut self) -> Option<Result<Quad, oxttl::TurtleSyntaxError>> {
@@ -180,6 +256,15 @@ impl<R: BufRead> Quads<R> {
                 Parser::NQuads(p) => p.end(),
             }
             return Ok(false);
+        }
+        if !self.lines {
+            let n = buffer.len();
+            match &mut self.parser {
+                Parser::TriG(p) => p.extend_from_slice(buffer),
+                Parser::NQuads(p) => p.extend_from_slice(buffer),
+            }
+            self.source.consume(n);
+            return Ok(true);
         }
         let n = buffer
             .iter()
@@ -298,21 +383,36 @@ pub struct Closed<T> {
     pub stamp: Stamp,
 }
 
-/// A graph still open: its triples in file order, their hashes (a graph is a set: a repeat
-/// is dropped; a hash seen before is checked against the triples), its timestamps.
+/// Triples a graph has before its repeats are found by hash rather than by comparison.
+const FEW_TRIPLES: usize = 8;
+
+/// A graph still open: its triples in file order, their hashes once it has more than a few
+/// (a graph is a set: a repeat is dropped; a hash seen before is checked against the
+/// triples), its timestamps.
 struct Open<T> {
     name: Term,
     line: u64,
     triples: Vec<T>,
-    hashes: HashSet<u64>,
+    hashes: Option<HashSet<u64, Fast>>,
     stamps: Stamps,
 }
 
 impl<T: Hash + Eq> Open<T> {
     fn insert(&mut self, triple: T) {
-        let mut hasher = DefaultHasher::new();
-        triple.hash(&mut hasher);
-        if self.hashes.insert(hasher.finish()) || !self.triples.contains(&triple) {
+        if self.hashes.is_none() {
+            if self.triples.len() < FEW_TRIPLES {
+                if !self.triples.contains(&triple) {
+                    self.triples.push(triple);
+                }
+                return;
+            }
+            self.hashes = Some(self.triples.iter().map(fast_hash).collect());
+        }
+        let fresh = self
+            .hashes
+            .as_mut()
+            .is_some_and(|h| h.insert(fast_hash(&triple)));
+        if fresh || !self.triples.contains(&triple) {
             self.triples.push(triple);
         }
     }
@@ -322,13 +422,15 @@ impl<T: Hash + Eq> Open<T> {
 /// one more opens, the oldest is closed with what was read of it. Timestamps of names that
 /// are not open wait as orphans, at most `window` of them; the oldest beyond that is
 /// evicted. With an unbounded window nothing closes before `finish`: the whole file.
+/// Triples are kept unless `keep_triples(false)`: then only names, lines and timestamps.
 pub struct Assembler<T> {
     predicate: NamedNode,
     window: usize,
+    keep: bool,
     open: VecDeque<Open<T>>,
-    slots: HashMap<Term, u64>,
+    slots: HashMap<Term, u64, Fast>,
     first: u64,
-    orphans: HashMap<Term, (u64, Stamps)>,
+    orphans: HashMap<Term, (u64, Stamps), Fast>,
     orphan_order: VecDeque<(u64, Term)>,
     orphan_count: u64,
     last_graph: Option<u64>,
@@ -343,10 +445,11 @@ impl<T: Hash + Eq> Assembler<T> {
         Assembler {
             predicate,
             window: window.max(1),
+            keep: true,
             open: VecDeque::new(),
-            slots: HashMap::new(),
+            slots: HashMap::default(),
             first: 0,
-            orphans: HashMap::new(),
+            orphans: HashMap::default(),
             orphan_order: VecDeque::new(),
             orphan_count: 0,
             last_graph: None,
@@ -354,6 +457,12 @@ impl<T: Hash + Eq> Assembler<T> {
             unclosed: Vec::new(),
             bounded: false,
         }
+    }
+
+    /// Whether graphs keep their triples from now on (a graph open already keeps what it
+    /// has): a reader that only judges the file needs none.
+    pub fn keep_triples(&mut self, keep: bool) {
+        self.keep = keep;
     }
 
     /// Take in one quad (read on `line`); `convert` makes an event triple of its triple.
@@ -373,9 +482,11 @@ impl<T: Hash + Eq> Assembler<T> {
             Some(&i) => i,
             None => self.open_graph(name, line),
         };
-        let triple = convert(Triple::new(quad.subject, quad.predicate, quad.object));
-        self.open[(index - self.first) as usize].insert(triple);
         self.last_graph = Some(index);
+        if self.keep {
+            let triple = convert(Triple::new(quad.subject, quad.predicate, quad.object));
+            self.open[(index - self.first) as usize].insert(triple);
+        }
     }
 
     fn open_graph(&mut self, name: Term, line: u64) -> u64 {
@@ -392,7 +503,7 @@ impl<T: Hash + Eq> Assembler<T> {
             name,
             line,
             triples: Vec::new(),
-            hashes: HashSet::new(),
+            hashes: None,
             stamps,
         });
         if self.open.len() > self.window {
@@ -452,7 +563,7 @@ impl<T: Hash + Eq> Assembler<T> {
 
     /// Forget queue entries of orphans a graph took, so the queue stays near the map's size.
     fn drop_stale_orphans(&mut self) {
-        let live = |orphans: &HashMap<Term, (u64, Stamps)>, (id, name): &(u64, Term)| {
+        let live = |orphans: &HashMap<Term, (u64, Stamps), Fast>, (id, name): &(u64, Term)| {
             orphans.get(name).is_some_and(|(i, _)| i == id)
         };
         while let Some(front) = self.orphan_order.front() {
@@ -529,6 +640,12 @@ impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Graphs<R, T, F> {
 
     pub fn assembler(&mut self) -> &mut Assembler<T> {
         &mut self.assembler
+    }
+
+    /// Read at full speed, every line 0 (`Quads::without_lines`).
+    pub fn without_lines(mut self) -> Self {
+        self.quads = self.quads.without_lines();
+        self
     }
 }
 

@@ -57,21 +57,28 @@ pub struct Prepared {
 type Reader = BufReader<Box<dyn Read + Send>>;
 type FileGraphs = Graphs<Reader, Triple, fn(Triple) -> Triple>;
 
+/// The file's closed graphs; with `lines`, each quad's line (to locate an error), else at
+/// full speed.
 fn graphs(
     path: &str,
     format: Format,
     s: &Settings,
     window: usize,
+    lines: bool,
 ) -> Result<FileGraphs, ReplayError> {
-    let reader = BufReader::new(replay::open(path)?);
+    let reader = BufReader::with_capacity(1 << 16, replay::open(path)?);
     let keep: fn(Triple) -> Triple = |t| t;
-    Ok(Graphs::new(
-        reader,
-        format,
-        s.predicate.clone(),
-        window,
-        keep,
-    ))
+    let graphs = Graphs::new(reader, format, s.predicate.clone(), window, keep);
+    Ok(if lines {
+        graphs
+    } else {
+        graphs.without_lines()
+    })
+}
+
+/// Whether an outcome's error has a place that a read without lines may have got wrong.
+fn to_locate(outcome: &Outcome) -> bool {
+    outcome.error.as_ref().is_some_and(|e| e.line.is_some())
 }
 
 fn event(rank: u64, time_ns: i128, graph: Closed<Triple>) -> FileEvent {
@@ -133,8 +140,19 @@ fn plain(message: &str) -> ReplayError {
     }
 }
 
-/// The first pass over `path`: its outcome, and the mode its events are delivered in.
+/// The first pass over `path`: its outcome, and the mode its events are delivered in. It
+/// reads at full speed, keeping triples only while the file may fit in memory, and reads
+/// again with lines only if the outcome has an error to locate (as the Python reader does).
 pub fn prepare(path: &str, s: &Settings) -> io::Result<Prepared> {
+    let fast = prepare_with(path, s, false)?;
+    if to_locate(&fast.outcome) {
+        drop(fast);
+        return prepare_with(path, s, true);
+    }
+    Ok(fast)
+}
+
+fn prepare_with(path: &str, s: &Settings, lines: bool) -> io::Result<Prepared> {
     let Some(format) = Format::of_path(path) else {
         return Ok(failed(
             path,
@@ -148,7 +166,7 @@ pub fn prepare(path: &str, s: &Settings) -> io::Result<Prepared> {
         Ok(m) if m.is_dir() => return Ok(failed(path, plain("is a directory, not a replay file"))),
         _ => {}
     }
-    let mut graphs = match graphs(path, format, s, s.window) {
+    let mut graphs = match graphs(path, format, s, s.window, lines) {
         Ok(g) => g,
         Err(e) => return Ok(failed(path, e)),
     };
@@ -163,7 +181,11 @@ pub fn prepare(path: &str, s: &Settings) -> io::Result<Prepared> {
         if let (Some(rank), Stamp::At(t)) = (judge.judge(&graph), graph.stamp.clone()) {
             match kept.as_mut() {
                 Some(k) if k.len() < s.window => k.push(event(rank, t, graph)),
-                _ => kept = None,
+                Some(_) => {
+                    kept = None;
+                    graphs.assembler().keep_triples(false);
+                }
+                None => {}
             }
         }
     }
@@ -174,7 +196,7 @@ pub fn prepare(path: &str, s: &Settings) -> io::Result<Prepared> {
     let mut outcome = judge.finish(graphs.read_error());
     let mut note = None;
     let mode = if bounded && clash(names.finish()?)? {
-        let (whole_outcome, events) = read_whole(path, format, s);
+        let (whole_outcome, events) = read_whole(path, format, s, lines);
         outcome = whole_outcome;
         kept = Some(events);
         note = Some(format!(
@@ -204,8 +226,8 @@ pub fn prepare(path: &str, s: &Settings) -> io::Result<Prepared> {
 }
 
 /// The file read as the Python reader reads it: every graph kept until the end.
-fn read_whole(path: &str, format: Format, s: &Settings) -> (Outcome, Vec<FileEvent>) {
-    let mut graphs = match graphs(path, format, s, usize::MAX) {
+fn read_whole(path: &str, format: Format, s: &Settings, lines: bool) -> (Outcome, Vec<FileEvent>) {
+    let mut graphs = match graphs(path, format, s, usize::MAX, lines) {
         Ok(g) => g,
         Err(e) => return (failed(path, e).outcome, Vec::new()),
     };
@@ -269,7 +291,7 @@ impl Prepared {
             return Ok((FileEvents::Memory(kept.into_iter()), 0));
         }
         let delivery = Delivery {
-            graphs: graphs(&self.path, self.format, s, s.window)?,
+            graphs: graphs(&self.path, self.format, s, s.window, false)?,
             count: self.outcome.delivered,
             rank: 0,
         };
