@@ -66,6 +66,9 @@ class NativeMatch:
     def start(self) -> int: ...
     @property
     def time(self) -> int: ...
+    @property
+    def span(self) -> tuple[int, int]:
+        """(start, time) in ns."""
     def bindings(self) -> Pairs: ...
     def taken(self) -> list[tuple[str, int, Pairs]]:
         """(GPM, event uid, local bindings) per event taken, first to last."""

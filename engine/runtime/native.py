@@ -44,8 +44,9 @@ def _term(kind: str, value: str, datatype: str | None, language: str | None) -> 
     return Literal(value, datatype=NamedNode(datatype)) if datatype else Literal(value)
 
 
-class _Bindings:
-    """A native match's mapping, as ``Match.deferred`` reads it (``items()``, once)."""
+class _Deferred:
+    """A native match's mapping and taken events as ``Match.deferred`` reads them, once each:
+    ``items()`` for the bindings, a call for the taken events."""
 
     __slots__ = ("session", "native")
 
@@ -56,6 +57,9 @@ class _Bindings:
     def items(self) -> list[tuple[str, Term]]:
         term = self.session.term
         return [(v, term(i)) for v, i in self.native.bindings()]
+
+    def __call__(self) -> tuple[Taken, ...]:
+        return self.session.taken(self.native.taken())
 
 
 class NativeSession:
@@ -131,8 +135,9 @@ class NativeSession:
     def match(self, native: object) -> Match:
         """A released match whose bindings and taken events are read from the native one
         when first touched (``Match.deferred``): counting matches costs no conversion."""
-        return Match.deferred(_Bindings(self, native), lambda: self.taken(native.taken()),
-                              self.seconds(native.start), self.seconds(native.time))
+        deferred = _Deferred(self, native)
+        start, time = native.span
+        return Match.deferred(deferred, deferred, self.seconds(start), self.seconds(time))
 
     def seconds(self, ns: int) -> Decimal:
         """Nanoseconds as the Decimal seconds events at that time carry (exact either way)."""

@@ -267,6 +267,12 @@ impl NativeMatch {
         self.record.time
     }
 
+    /// (start, time) in ns, in one call.
+    #[getter]
+    fn span(&self) -> (i128, i128) {
+        (self.record.start, self.record.time)
+    }
+
     /// The mapping as (variable, term id) pairs.
     fn bindings(&self) -> Pairs {
         self.names.pairs(self.record.mu.iter().copied().enumerate())
