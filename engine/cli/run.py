@@ -109,8 +109,7 @@ def run_run(args: argparse.Namespace) -> int:
             _run_reference(args, query, withs, evaluate(query, events, kb, end_of_input=complete),
                            write)
         else:
-            engine = Engine(kb, options=engine_options(args), materialize=args.materialize)
-            _register(engine, args, query, withs, write)
+            engine = _engine(args, query, withs, kb, write)
             engine.run(sorted(events, key=Event.sort_key), end_of_input=complete)
         writer.finish()
     if inp.errors:
@@ -190,12 +189,16 @@ def _sink(args: argparse.Namespace, query: A.Query, out: IO[str]):
     return writer, write
 
 
-def _register(engine: Engine, args: argparse.Namespace, query: A.Query,
-              withs: list[tuple[A.Query, str]], write) -> None:
-    """Register the --with queries and the main query, whose results go to ``write``."""
+def _engine(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]], kb,
+            write, drop_late: bool = False) -> Engine:
+    """The engine of a run: the --with queries and the main query registered, the main
+    query's results going to ``write``."""
+    engine = Engine(kb, options=engine_options(args), drop_late=drop_late,
+                    materialize=args.materialize)
     for q, iri in withs:
         engine.register(q, keep=False, output=iri)
     engine.register(query, keep=False, output=_output_iri(args), on_output=write)
+    return engine
 
 
 def _run_reference(args: argparse.Namespace, query: A.Query, withs: list, matches, write) -> None:
@@ -296,9 +299,7 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
     with _open_output(args.output) as out:
         writer, write = _sink(args, query, out)
         writer.start()
-        engine = Engine(kb, options=engine_options(args), drop_late=args.drop_late,
-                        materialize=args.materialize)
-        _register(engine, args, query, withs, write)
+        engine = _engine(args, query, withs, kb, write, drop_late=args.drop_late)
         error = engine.run(arrivals())
         writer.finish()
     if engine.dropped_late:
@@ -325,12 +326,12 @@ def _run_replay(args: argparse.Namespace, query: A.Query) -> int:
     from spaseq.engine.io.replay import PROV_GENERATED_AT
 
     specs = _replay_specs(args, query)
+    _warn_missing(query, {iri for iri, _ in specs})
     kb = _load_kb(args, query)
     with _open_output(args.output) as out:
         writer, write = _sink(args, query, out)
         writer.start()
-        engine = Engine(kb, options=engine_options(args), materialize=args.materialize)
-        _register(engine, args, query, [], write)
+        engine = _engine(args, query, [], kb, write)
         error = engine.run_replay(specs, time_predicate=args.time_predicate or PROV_GENERATED_AT)
         writer.finish()
     if error is not None:
@@ -339,16 +340,18 @@ def _run_replay(args: argparse.Namespace, query: A.Query) -> int:
 
 
 def _replay_specs(args: argparse.Namespace, query: A.Query) -> list[tuple[str, str]]:
-    """(stream IRI, path) per ``--stream NAME=PATH``; a warning for streams without input."""
+    """(stream IRI, path) per ``--stream NAME=PATH``; UsageError without any input."""
     if not args.stream and not args.stream_file:
         raise UsageError("no input: give --stream NAME=PATH or --stream-file FILE")
-    specs = [(_stream_iri(query, name), path) for _, name, path in _stream_specs(args)]
-    given = {iri for iri, _ in specs}
+    return [(_stream_iri(query, name), path) for _, name, path in _stream_specs(args)]
+
+
+def _warn_missing(query: A.Query, given: set[str]) -> None:
+    """A warning for each of the query's streams no input gives events of."""
     for name, iri in query.streams.items():
         if iri not in given:
             print(f"{Location(query.file)}: warning: stream {name} <{iri}> has no input",
                   file=sys.stderr)
-    return specs
 
 
 def _read_input(args: argparse.Namespace, query: A.Query) -> Input:
@@ -356,9 +359,7 @@ def _read_input(args: argparse.Namespace, query: A.Query) -> Input:
     from spaseq.engine.io.streamfile import read_stream_description
 
     inp = Input()
-    if not args.stream and not args.stream_file:
-        raise UsageError("no input: give --stream NAME=PATH or --stream-file FILE")
-    specs = [(_stream_iri(query, name), path) for _, name, path in _stream_specs(args)]
+    specs = _replay_specs(args, query)
     seq = 0
     for iri, path in specs:
         res = read_replay(path, iri, time_predicate=args.time_predicate or PROV_GENERATED_AT,
@@ -375,11 +376,7 @@ def _read_input(args: argparse.Namespace, query: A.Query) -> Input:
         inp.events.extend(_renumber(res.events, offset))
         if res.error is not None:
             inp.errors.append((res.error, max((e.time for e in res.events), default=float("-inf"))))
-    given = {e.stream for e in inp.events} | {iri for iri, _ in specs}
-    for name, iri in query.streams.items():
-        if iri not in given:
-            print(f"{Location(query.file)}: warning: stream {name} <{iri}> has no input",
-                  file=sys.stderr)
+    _warn_missing(query, {e.stream for e in inp.events} | {iri for iri, _ in specs})
     return inp
 
 
