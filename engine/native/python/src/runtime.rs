@@ -26,27 +26,17 @@ use std::str::FromStr;
 /// (variable, term id) pairs: a mapping as it crosses to Python.
 type Pairs = Vec<(String, TermId)>;
 
-/// How one GPM is evaluated.
-enum Gpm {
-    Native(GpmProgram),
-    /// By the Python matcher of that name: `callback(name, event uid, mu pairs, base, run
-    /// start ns or None, taken [(GPM, uid, pairs)])` returns solutions as pairs.
-    Python {
-        name: String,
-        locals: Vec<Slot>,
-    },
-}
-
 /// A query's GPMs, and what the Python ones need.
 struct Programs {
-    gpms: Vec<Gpm>,
-    names: Vec<String>,
-    vars: VarTable,
+    /// Per GPM its native program; None: evaluated by the Python matcher of its name,
+    /// `callback(name, event uid, mu pairs, base, run start ns or None, taken [(GPM, uid,
+    /// pairs)])` returning solutions as pairs.
+    gpms: Vec<Option<GpmProgram>>,
+    /// The query's variables, GPM names and local slots (shared with its matches).
+    names: Rc<Names>,
     callback: Option<Py<PyAny>>,
     /// The first error a callback raised while an event was processed, raised after it.
     error: RefCell<Option<PyErr>>,
-    /// Shared by the query's matches.
-    names_of_matches: Rc<Names>,
     /// `kb(name, element, bound pairs)` -> rows as pairs: a GRAPH block's KB rows.
     kb: Option<Py<PyAny>>,
     /// The KB rows per (GPM, block, bound values), until the KB changes version.
@@ -75,36 +65,48 @@ pub struct Prepared {
 }
 
 impl Programs {
-    /// A GRAPH block's KB rows from the Python side (errors kept for after the event).
+    /// The error a callback raised while the last event was processed, if any.
+    fn raise_kept(&self) -> PyResult<()> {
+        match self.error.borrow_mut().take() {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
+    }
+
+    /// Call `f` back into Python; its error is kept for after the event (the automaton
+    /// goes on without the rows, and the engine raises the error once the event is done).
+    fn call_back<T: Default>(&self, f: impl FnOnce(Python<'_>) -> PyResult<T>) -> T {
+        if self.error.borrow().is_some() {
+            return T::default();
+        }
+        Python::attach(f).unwrap_or_else(|err| {
+            self.error.borrow_mut().get_or_insert(err);
+            T::default()
+        })
+    }
+
+    /// A GRAPH block's KB rows from the Python side.
     fn call_kb(&self, gpm: usize, element: usize, bound: &[Option<TermId>]) -> Vec<Row> {
-        let (Some(kb), Gpm::Native(program)) = (&self.kb, &self.gpms[gpm]) else {
+        let (Some(kb), Some(program)) = (&self.kb, &self.gpms[gpm]) else {
             return Vec::new();
         };
-        let pairs: Pairs = program
-            .graph_slots(element)
-            .iter()
-            .zip(bound)
-            .filter_map(|(&slot, v)| v.map(|id| (self.vars.name(slot).to_owned(), id)))
-            .collect();
-        let result = Python::attach(|py| -> PyResult<Vec<Row>> {
-            let rows: Vec<Pairs> = kb
-                .call1(py, (self.names[gpm].as_str(), element, pairs))?
-                .extract(py)?;
+        let slots = program.graph_slots(element).iter().copied();
+        let pairs = self.names.pairs(slots.zip(bound.iter().copied()));
+        let name = self.names.gpms[gpm].as_str();
+        self.call_back(|py| {
+            let rows: Vec<Pairs> = kb.call1(py, (name, element, pairs))?.extract(py)?;
             rows.into_iter()
-                .map(|solution| self.row_of(&self.names[gpm], solution))
+                .map(|solution| self.row_of(name, solution))
                 .collect()
-        });
-        result.unwrap_or_else(|err| {
-            self.error.borrow_mut().get_or_insert(err);
-            Vec::new()
         })
     }
 
     /// A solution given as pairs, as a row of this query's slots.
     fn row_of(&self, gpm: &str, solution: Pairs) -> PyResult<Row> {
-        let mut row = self.vars.empty_row();
+        let vars = &self.names.vars;
+        let mut row = vars.empty_row();
         for (var, id) in solution {
-            let slot = self.vars.get(&var).ok_or_else(|| {
+            let slot = vars.get(&var).ok_or_else(|| {
                 PyValueError::new_err(format!("GPM {gpm} bound ?{var}, not in its plan"))
             })?;
             row[slot] = Some(id);
@@ -112,16 +114,10 @@ impl Programs {
         Ok(row)
     }
 
-    fn pairs(&self, row: &[Option<TermId>]) -> Pairs {
-        row.iter()
-            .enumerate()
-            .filter_map(|(slot, v)| v.map(|id| (self.vars.name(slot).to_owned(), id)))
-            .collect()
-    }
-
+    /// GPM `gpm` evaluated by the Python matcher (`mu` None: its context-free solutions).
     fn call_python(
         &self,
-        name: &str,
+        gpm: usize,
         event: &Prepared,
         mu: Option<&[Option<TermId>]>,
         run: RunView<'_>,
@@ -130,44 +126,23 @@ impl Programs {
         let Some(callback) = &self.callback else {
             return;
         };
-        if self.error.borrow().is_some() {
-            return;
-        }
-        let taken: Vec<(String, u64, Pairs)> = match run.node {
-            Some(node) => Node::chain(&Some(node.clone()))
-                .iter()
-                .map(|t| {
-                    let pairs = match &self.gpms[t.gpm] {
-                        Gpm::Native(p) => p.local_slots(),
-                        Gpm::Python { locals, .. } => locals.as_slice(),
-                    }
-                    .iter()
-                    .zip(t.bindings.iter())
-                    .filter_map(|(&s, v)| v.map(|id| (self.vars.name(s).to_owned(), id)))
-                    .collect();
-                    (self.names[t.gpm].clone(), t.event.uid, pairs)
-                })
-                .collect(),
-            None => Vec::new(),
-        };
-        let result = Python::attach(|py| -> PyResult<()> {
-            let args = (
-                name,
-                event.uid,
-                mu.map(|m| self.pairs(m)).unwrap_or_default(),
-                mu.is_none(),
-                run.start,
-                taken,
-            );
+        let name = self.names.gpms[gpm].as_str();
+        let args = (
+            name,
+            event.uid,
+            mu.map(|m| self.names.pairs(m.iter().copied().enumerate()))
+                .unwrap_or_default(),
+            mu.is_none(),
+            run.start,
+            self.names.taken(run.node.cloned()),
+        );
+        out.extend(self.call_back(|py| {
             let solutions: Vec<Pairs> = callback.call1(py, args)?.extract(py)?;
-            for solution in solutions {
-                out.push(self.row_of(name, solution)?);
-            }
-            Ok(())
-        });
-        if let Err(err) = result {
-            self.error.borrow_mut().get_or_insert(err);
-        }
+            solutions
+                .into_iter()
+                .map(|solution| self.row_of(name, solution))
+                .collect::<PyResult<Vec<Row>>>()
+        }));
     }
 }
 
@@ -184,33 +159,28 @@ impl GpmEval for Programs {
         out: &mut Vec<Row>,
     ) {
         match &self.gpms[gpm] {
-            Gpm::Native(program) => {
+            Some(program) => {
                 if program.may_match(&event.index) {
                     program.results_with_kb(gpm, self, &event.index, mu, dict, out);
                 }
             }
-            Gpm::Python { name, .. } => self.call_python(name, event, Some(mu), run, out),
+            None => self.call_python(gpm, event, Some(mu), run, out),
         }
     }
 
     fn base(&self, gpm: usize, event: &Prepared, dict: &Dictionary, out: &mut Vec<Row>) {
         match &self.gpms[gpm] {
-            Gpm::Native(program) => {
+            Some(program) => {
                 if program.may_match(&event.index) {
-                    program.base(&event.index, self.vars.len(), dict, out);
+                    program.base(&event.index, self.names.vars.len(), dict, out);
                 }
             }
-            Gpm::Python { name, .. } => {
-                self.call_python(name, event, None, RunView::default(), out)
-            }
+            None => self.call_python(gpm, event, None, RunView::default(), out),
         }
     }
 
     fn local_slots(&self, gpm: usize) -> &[Slot] {
-        match &self.gpms[gpm] {
-            Gpm::Native(program) => program.local_slots(),
-            Gpm::Python { locals, .. } => locals,
-        }
+        &self.names.locals[gpm]
     }
 }
 
@@ -251,6 +221,18 @@ impl Names {
             .filter_map(|(slot, v)| v.map(|id| (self.vars.name(slot).to_owned(), id)))
             .collect()
     }
+
+    /// The events a run or match took, first to last: (GPM, event uid, its local bindings).
+    fn taken(&self, node: Option<Rc<Node>>) -> Vec<(String, u64, Pairs)> {
+        Node::chain(&node)
+            .iter()
+            .map(|t| {
+                let locals = self.locals[t.gpm].iter().copied();
+                let bindings = self.pairs(locals.zip(t.bindings.iter().copied()));
+                (self.gpms[t.gpm].clone(), t.event.uid, bindings)
+            })
+            .collect()
+    }
 }
 
 #[pymethods]
@@ -280,18 +262,7 @@ impl NativeMatch {
 
     /// The events taken, first to last: (GPM, event uid, its local bindings).
     fn taken(&self) -> Vec<(String, u64, Pairs)> {
-        Node::chain(&self.record.node)
-            .iter()
-            .map(|t| {
-                let locals = &self.names.locals[t.gpm];
-                (
-                    self.names.gpms[t.gpm].clone(),
-                    t.event.uid,
-                    self.names
-                        .pairs(locals.iter().copied().zip(t.bindings.iter().copied())),
-                )
-            })
-            .collect()
+        self.names.taken(self.record.node.clone())
     }
 }
 
@@ -348,11 +319,8 @@ impl NativeEngine {
             .get_mut(query)
             .ok_or_else(|| PyValueError::new_err(format!("no query {query}")))?;
         let out = f(runtime, &self.dict);
-        let raised = runtime.gpms().error.borrow_mut().take();
-        match raised {
-            Some(err) => Err(err),
-            None => Ok(out),
-        }
+        runtime.gpms().raise_kept()?;
+        Ok(out)
     }
 }
 
@@ -398,7 +366,7 @@ impl NativeEngine {
             match GpmProgram::compile_with_graphs(gpm, blocks, &mut trial, &self.dict, base) {
                 Ok(program) => {
                     vars = trial;
-                    gpms.push(Gpm::Native(program));
+                    gpms.push(Some(program));
                 }
                 Err(why) if callback.is_none() => {
                     return Err(PyValueError::new_err(format!("GPM {}: {why}", gpm.name)))
@@ -407,35 +375,31 @@ impl NativeEngine {
                     for v in gpm.variables.iter().chain(gpm.local_vars.iter()) {
                         vars.slot(v);
                     }
-                    let locals = gpm.local_vars.iter().map(|v| vars.slot(v)).collect();
-                    gpms.push(Gpm::Python {
-                        name: gpm.name.clone(),
-                        locals,
-                    });
+                    gpms.push(None);
                 }
             }
         }
         for v in plan.query.variables.iter().flatten() {
             vars.slot(v);
         }
-        let names_of_matches = Rc::new(Names {
+        let names = Rc::new(Names {
             vars: vars.clone(),
             gpms: plan.gpms.iter().map(|g| g.name.clone()).collect(),
-            locals: gpms
+            locals: plan
+                .gpms
                 .iter()
-                .map(|g| match g {
-                    Gpm::Native(p) => p.local_slots().to_vec(),
-                    Gpm::Python { locals, .. } => locals.clone(),
+                .zip(&gpms)
+                .map(|(plan, gpm)| match gpm {
+                    Some(p) => p.local_slots().to_vec(),
+                    None => plan.local_vars.iter().filter_map(|v| vars.get(v)).collect(),
                 })
                 .collect(),
         });
         let programs = Programs {
             gpms,
-            names: plan.gpms.iter().map(|g| g.name.clone()).collect(),
-            vars: vars.clone(),
+            names,
             callback,
             error: RefCell::new(None),
-            names_of_matches,
             kb,
             kb_cache: RefCell::new(HashMap::new()),
         };
@@ -455,14 +419,14 @@ impl NativeEngine {
 
     /// The names of query `query`'s GPMs evaluated by the callback.
     fn python_gpms(&self, query: usize) -> Vec<String> {
-        self.queries.borrow()[query]
-            .gpms()
+        let queries = self.queries.borrow();
+        let programs = queries[query].gpms();
+        programs
             .gpms
             .iter()
-            .filter_map(|g| match g {
-                Gpm::Python { name, .. } => Some(name.clone()),
-                Gpm::Native(_) => None,
-            })
+            .zip(&programs.names.gpms)
+            .filter(|(g, _)| g.is_none())
+            .map(|(_, name)| name.clone())
             .collect()
     }
 
@@ -544,9 +508,7 @@ impl NativeEngine {
                 } else {
                     rt.advance_time(e.time_ns, None, &self.dict);
                 }
-                if let Some(err) = rt.gpms().error.borrow_mut().take() {
-                    return Err(err);
-                }
+                rt.gpms().raise_kept()?;
             }
             fed += 1;
             last = Some(e.time_ns);
@@ -633,7 +595,7 @@ impl NativeEngine {
     fn take_matches(&self, query: usize) -> Vec<NativeMatch> {
         let mut queries = self.queries.borrow_mut();
         let runtime = &mut queries[query];
-        let names = runtime.gpms().names_of_matches.clone();
+        let names = runtime.gpms().names.clone();
         std::mem::take(&mut runtime.out)
             .into_iter()
             .map(|record| NativeMatch {
