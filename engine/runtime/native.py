@@ -104,9 +104,7 @@ class NativeSession:
         graph = str(e.name) if e.name is not None else None
         prepared = self.engine.event(e.stream, ns, e.seq, graph, ids)
         self._current = (ctx, prepared)
-        self.contexts[prepared.uid] = ctx
-        self.times.setdefault(ns, e.time)
-        self._time_uses[ns] = self._time_uses.get(ns, 0) + 1
+        self._remember(prepared.uid, ctx, ns)
         return prepared
 
     def context(self, uid: int) -> EventContext:
@@ -121,12 +119,17 @@ class NativeSession:
             term = self.term
             triples = tuple(Triple(term(ids[i]), term(ids[i + 1]), term(ids[i + 2]))
                             for i in range(0, len(ids), 3))
-            time = self.seconds(ns)
-            ctx = self.contexts[uid] = EventContext(
-                Event(stream, time, triples, seq, _term(*graph) if graph is not None else None))
-            self.times.setdefault(ns, time)
-            self._time_uses[ns] = self._time_uses.get(ns, 0) + 1
+            ctx = EventContext(Event(stream, self.seconds(ns), triples, seq,
+                                     _term(*graph) if graph is not None else None))
+            self._remember(uid, ctx, ns)
         return ctx
+
+    def _remember(self, uid: int, ctx: EventContext, ns: int) -> None:
+        """Keep an event's context while the engine holds it, and its time as the event
+        spells it (matches carry that Decimal: "3.0" stays "3.0"); ``forget`` undoes both."""
+        self.contexts[uid] = ctx
+        self.times.setdefault(ns, ctx.event.time)
+        self._time_uses[ns] = self._time_uses.get(ns, 0) + 1
 
     def taken(self, taken: list) -> tuple[Taken, ...]:
         term, context = self.term, self.context
