@@ -1,4 +1,4 @@
-//! Variables as slots: every variable of a query gets a small integer, so a solution (a
+//! Variables as slots (and names numbered in general): every variable of a query gets a small integer, so a solution (a
 //! `Row`) is an array of term ids indexed by slot, and joins compare integers.
 
 use crate::dictionary::TermId;
@@ -9,36 +9,31 @@ pub type Slot = usize;
 /// A solution mapping: `row[slot]` is the term bound to that variable, if any.
 pub type Row = Vec<Option<TermId>>;
 
-/// The query's variables, by slot, in the order they were first seen.
+/// Names numbered in the order they were first seen (variables, stream IRIs).
 #[derive(Debug, Clone, Default)]
-pub struct VarTable {
+pub struct Names {
     names: Vec<String>,
-    slots: HashMap<String, Slot>,
+    numbers: HashMap<String, usize>,
 }
 
-impl VarTable {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The slot of `name`, given one on first sight.
-    pub fn slot(&mut self, name: &str) -> Slot {
-        if let Some(&slot) = self.slots.get(name) {
-            return slot;
+impl Names {
+    /// The number of `name`, given one on first sight.
+    pub fn number(&mut self, name: &str) -> usize {
+        if let Some(&n) = self.numbers.get(name) {
+            return n;
         }
-        let slot = self.names.len();
         self.names.push(name.to_owned());
-        self.slots.insert(name.to_owned(), slot);
-        slot
+        self.numbers.insert(name.to_owned(), self.names.len() - 1);
+        self.names.len() - 1
     }
 
-    /// The slot of `name` if the query has it.
-    pub fn get(&self, name: &str) -> Option<Slot> {
-        self.slots.get(name).copied()
+    /// The number of `name` if it has one.
+    pub fn get(&self, name: &str) -> Option<usize> {
+        self.numbers.get(name).copied()
     }
 
-    pub fn name(&self, slot: Slot) -> &str {
-        &self.names[slot]
+    pub fn name(&self, number: usize) -> &str {
+        &self.names[number]
     }
 
     pub fn len(&self) -> usize {
@@ -48,9 +43,41 @@ impl VarTable {
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
+}
+
+/// The query's variables, by slot, in the order they were first seen.
+#[derive(Debug, Clone, Default)]
+pub struct VarTable(Names);
+
+impl VarTable {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The slot of `name`, given one on first sight.
+    pub fn slot(&mut self, name: &str) -> Slot {
+        self.0.number(name)
+    }
+
+    /// The slot of `name` if the query has it.
+    pub fn get(&self, name: &str) -> Option<Slot> {
+        self.0.get(name)
+    }
+
+    pub fn name(&self, slot: Slot) -> &str {
+        self.0.name(slot)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 
     /// An empty row with room for every variable.
     pub fn empty_row(&self) -> Row {
-        vec![None; self.names.len()]
+        vec![None; self.len()]
     }
 }

@@ -2,8 +2,8 @@
 //! them, and dropped when the last of those is gone.
 
 use crate::dictionary::TermId;
+use crate::vars::Names;
 use oxrdf::Term;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 pub type StreamId = u32;
@@ -33,10 +33,7 @@ pub type EventRef = Rc<EventData>;
 
 /// Stream IRIs as small integers, shared by the queries of one engine.
 #[derive(Debug, Clone, Default)]
-pub struct Streams {
-    ids: HashMap<String, StreamId>,
-    iris: Vec<String>,
-}
+pub struct Streams(Names);
 
 impl Streams {
     pub fn new() -> Self {
@@ -44,20 +41,14 @@ impl Streams {
     }
 
     pub fn id(&mut self, iri: &str) -> StreamId {
-        if let Some(&id) = self.ids.get(iri) {
-            return id;
-        }
-        let id = StreamId::try_from(self.iris.len()).expect("fewer than 2^32 streams");
-        self.iris.push(iri.to_owned());
-        self.ids.insert(iri.to_owned(), id);
-        id
+        StreamId::try_from(self.0.number(iri)).expect("fewer than 2^32 streams")
     }
 
     pub fn get(&self, iri: &str) -> Option<StreamId> {
-        self.ids.get(iri).copied()
+        self.0.get(iri).map(|n| n as StreamId)
     }
 
     pub fn iri(&self, id: StreamId) -> &str {
-        &self.iris[id as usize]
+        self.0.name(id as usize)
     }
 }
