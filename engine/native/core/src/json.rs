@@ -68,13 +68,18 @@ impl<'a> At<'a> {
         }
     }
 
+    /// Member `name` of this object, given its value: its path is this one's `.name`.
+    fn member(&self, name: &str, value: &'a Value) -> At<'a> {
+        At {
+            value,
+            path: format!("{}.{name}", self.path),
+        }
+    }
+
     /// A member of an object.
     pub fn get(&self, name: &str) -> Result<At<'a>> {
         match self.object()?.get(name) {
-            Some(value) => Ok(At {
-                value,
-                path: format!("{}.{name}", self.path),
-            }),
+            Some(value) => Ok(self.member(name, value)),
             None => self.error(format!("missing field {name}")),
         }
     }
@@ -151,15 +156,7 @@ impl<'a> At<'a> {
         }
         Ok(map
             .iter()
-            .map(|(k, value)| {
-                (
-                    k.as_str(),
-                    At {
-                        value,
-                        path: format!("{}.{k}", self.path),
-                    },
-                )
-            })
+            .map(|(k, value)| (k.as_str(), self.member(k, value)))
             .collect())
     }
 
@@ -170,15 +167,7 @@ impl<'a> At<'a> {
         Ok(map
             .iter()
             .filter(|(k, _)| k.as_str() != "@type")
-            .map(|(k, value)| {
-                (
-                    k.as_str(),
-                    At {
-                        value,
-                        path: format!("{}.{k}", self.path),
-                    },
-                )
-            })
+            .map(|(k, value)| (k.as_str(), self.member(k, value)))
             .collect())
     }
 
