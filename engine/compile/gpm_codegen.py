@@ -715,15 +715,6 @@ class CompiledPattern:
             rows = memo[self._key_raw] = self._join_raw(index)
         return rows
 
-    def filtered_rows(self, index: EventIndex) -> list[tuple]:
-        """``rows`` that pass the FILTERs reading only the BGP's own variables: none of them
-        means no context can make the body match the event."""
-        memo = index.memo
-        rows = memo.get(self._key_filtered)
-        if rows is None:
-            rows = memo[self._key_filtered] = self._join_filtered(index)
-        return rows
-
     def base(self, index: EventIndex) -> list[dict]:
         """The distinct solutions of the BGP on the event, without context or FILTERs."""
         memo = index.memo

@@ -44,11 +44,10 @@ from spaseq.engine.matches import Term
 class EventContext:
     """One event as the engine sees it, with caches shared by all runs and queries."""
 
-    __slots__ = ("event", "position", "_predicates", "_index", "graph", "cache")
+    __slots__ = ("event", "_predicates", "_index", "graph", "cache")
 
-    def __init__(self, event: Event, position: int = 0) -> None:
+    def __init__(self, event: Event) -> None:
         self.event = event
-        self.position = position
         self._predicates: frozenset | None = None
         self._index: object | None = None
         self.graph: NamedNode | None = None
@@ -172,7 +171,6 @@ class GpmMatcher:
         self.cost = plan.cost
         # the hot path: one generated function per run (join, compatibility, FILTERs, merge)
         self.solve = self.compiled.solutions if plan.solver else None
-        self.local_order = plan.local_vars
 
     def can_match(self, ctx: EventContext) -> bool:
         """The SummaryGraph pre-filter: an event lacking a constant predicate never matches."""
