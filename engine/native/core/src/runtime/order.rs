@@ -6,14 +6,13 @@
 use super::buffer::Node;
 use crate::dictionary::{Dictionary, TermId};
 use crate::vars::{Row, Slot, VarTable};
-use std::cmp::Ordering;
 use std::rc::Rc;
 
 /// A complete match: the mapping, the taken events (through the shared buffer), start and
 /// end time in nanoseconds.
 #[derive(Debug, Clone)]
 pub struct MatchRecord {
-    pub mu: Row,
+    pub mu: Rc<Row>,
     pub node: Option<Rc<Node>>,
     pub start: i128,
     pub time: i128,
@@ -86,7 +85,7 @@ pub fn sort_batch(
                 .iter()
                 .map(|(_, m)| (spelling(m, vars, locals, dict), m.clone()))
                 .collect();
-            group.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal));
+            group.sort_by(|a, b| a.0.cmp(&b.0));
             out.extend(group.into_iter().map(|(_, m)| m));
         } else {
             out.push(keyed[i].1.clone());

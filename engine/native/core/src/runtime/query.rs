@@ -38,7 +38,7 @@ pub struct Unsupported(pub String);
 #[derive(Debug, Clone)]
 struct Pending {
     gpm: usize,
-    mu: Row,
+    mu: Rc<Row>,
     after: i128,
     /// The run's events and start when the absence began (for run functions in its body).
     node: Option<Rc<Node>>,
@@ -63,8 +63,9 @@ type Result1 = (Row, Vec<Taken>);
 struct Run {
     id: u64,
     step: usize,
-    mu: Row,
-    ctx: Option<Row>,
+    /// Shared with the runs cloned from this one and their absences (never changed).
+    mu: Rc<Row>,
+    ctx: Option<Rc<Row>>,
     node: Option<Rc<Node>>,
     start: Option<i128>,
     end: Option<i128>,
@@ -90,13 +91,13 @@ impl Run {
     #[allow(clippy::too_many_arguments)]
     fn new(
         step: usize,
-        mu: Row,
+        mu: Rc<Row>,
         node: Option<Rc<Node>>,
         start: Option<i128>,
         end: Option<i128>,
         first_pos: Option<i64>,
         pending: Vec<Pending>,
-        ctx: Option<Row>,
+        ctx: Option<Rc<Row>>,
         looping: bool,
     ) -> Self {
         Run {
@@ -122,7 +123,7 @@ impl Run {
 
     /// What the next GPM is evaluated against: the mapping, or (in a Kleene loop) the
     /// context before the Kleene atom.
-    fn context(&self) -> &Row {
+    fn context(&self) -> &Rc<Row> {
         if self.looping {
             self.ctx.as_ref().unwrap_or(&self.mu)
         } else {
@@ -154,7 +155,8 @@ impl Ord for Due {
 /// A step as the runtime uses it.
 #[derive(Debug, Clone)]
 struct StepInfo {
-    op: Op,
+    /// Shared: a run offered an event holds it while the runtime changes.
+    op: Rc<Op>,
     modifier: Modifier,
     strategy: Option<Strategy>,
     streams: Vec<StreamId>,
@@ -284,7 +286,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 None => None,
             };
             steps.push(StepInfo {
-                op,
+                op: Rc::new(op),
                 modifier: step.modifier,
                 strategy: step.strategy,
                 streams: step.streams.iter().map(|s| streams.id(s)).collect(),
@@ -318,7 +320,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         let prefix = if plan.lazy_chain > 0 {
             let atoms = steps[..plan.lazy_chain]
                 .iter()
-                .map(|s| match s.op {
+                .map(|s| match *s.op {
                     Op::Gpm(g) => Ok((g, gpm_streams[g])),
                     _ => Err(Unsupported("a lazy prefix of operators".into())),
                 })
@@ -330,7 +332,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         let options = &plan.options;
         let start_run = Rc::new(RefCell::new(Run::new(
             0,
-            vars.empty_row(),
+            Rc::new(vars.empty_row()),
             None,
             None,
             None,
@@ -700,7 +702,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         };
         prefix.expire(tau);
         let mut chains = Vec::new();
-        if let Op::Gpm(trigger) = self.steps[t].op {
+        if let Op::Gpm(trigger) = *self.steps[t].op {
             if event.stream == self.gpm_streams[trigger] {
                 let mut anchors = Vec::new();
                 self.gpms.base(trigger, index, dict, &mut anchors);
@@ -717,7 +719,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             }
             let run = Run::new(
                 t,
-                chain.mu,
+                Rc::new(chain.mu),
                 node,
                 Some(chain.start),
                 Some(chain.end),
@@ -878,7 +880,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         }
         let op = self.steps[step].op.clone();
         let context = run.borrow().context().clone();
-        let results = match &op {
+        let results = match &*op {
             Op::And { .. } if self.switches.lazy_conjunction => {
                 let id = run.borrow().id;
                 self.lazy
@@ -1052,7 +1054,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             if dead {
                 continue;
             }
-            let Op::And { operands, .. } = self.steps[step].op.clone() else {
+            let op = self.steps[step].op.clone();
+            let Op::And { operands, .. } = &*op else {
                 continue;
             };
             let mut order: Vec<usize> = (0..operands.len()).collect();
@@ -1080,7 +1083,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             if !complete {
                 continue;
             }
-            let mut joined: Vec<Result1> = vec![(context.clone(), Vec::new())];
+            let mut joined: Vec<Result1> = vec![(context.to_vec(), Vec::new())];
             for results in &per {
                 joined = join(&joined, results);
             }
@@ -1152,6 +1155,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         for t in taken {
             node = Some(Node::push(node, t));
         }
+        let mu = Rc::new(mu);
         let info = &self.steps[step];
         if info.modifier == Modifier::Kleene {
             let strategy = info.loop_strategy();
@@ -1206,7 +1210,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         run.borrow_mut().step = index;
         let info = self.steps[index].clone();
         let absence = |r: &Run| -> Option<Pending> {
-            match info.op {
+            match *info.op {
                 Op::Gpm(g) => Some(Pending {
                     gpm: g,
                     mu: r.mu.clone(),
@@ -1283,7 +1287,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         self.emit(mu, node, start.unwrap_or(NEG_INF), end.unwrap_or(NEG_INF));
     }
 
-    fn emit(&mut self, mu: Row, node: Option<Rc<Node>>, start: i128, time: i128) {
+    fn emit(&mut self, mu: Rc<Row>, node: Option<Rc<Node>>, start: i128, time: i128) {
         self.batch.push(MatchRecord {
             mu,
             node,
