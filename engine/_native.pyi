@@ -114,6 +114,19 @@ class NativeEngine:
     def horizon(self, query: int) -> int | None: ...
     def footprint(self, query: int) -> list[tuple[str, int]]: ...
     def runs_created(self, query: int) -> int: ...
+    def snapshot(self, queries: list[int]) -> bytes:
+        """The dictionary, streams, held events and the states of runtimes ``queries``, in a
+        versioned binary format (their released matches must have been taken)."""
+    @staticmethod
+    def from_snapshot(data: bytes) -> NativeEngine:
+        """A fresh engine with a snapshot's dictionary, streams and events; register the same
+        plans in the same order, then ``resume``. ValueError for bytes that are not one."""
+    def restoring(self) -> int:
+        """How many query states the snapshot being restored holds."""
+    def resume(self, queries: list[int]) -> None:
+        """Load the snapshot's query states into the runtimes ``queries``, in its order."""
+    def held(self) -> list[int]:
+        """The uids of the events something native still holds, oldest first."""
     def take_matches(self, query: int) -> list[NativeMatch]:
         """The matches released since the last call, in order."""
 

@@ -9,12 +9,17 @@
     engine.close()                                  # end of input
     rows = handle.rows()                            # projected result rows so far
 
+    data = engine.snapshot()                        # every partial match, window and clock
+    engine = Engine.restore(data, kb=store)         # ... continued, e.g. in another process
+
 Several queries share one engine and one pass over the events: each event is parsed and
 indexed once, and its context-independent GPM solutions are shared by every run.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import os
 import re
 import sys
@@ -28,6 +33,7 @@ from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.plan import EngineOptions, Plan
+from spaseq.engine.compile.plan_json import plan_from_json, plan_to_json
 from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.composition import Composer, Composition
 from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
@@ -35,13 +41,14 @@ from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
 from spaseq.engine.kb.reader import KbStore
 from spaseq.engine.language.query import parse_query
-from spaseq.engine.matches import Match, Row, project
+from spaseq.engine.matches import Match, Row, Term, project
 from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.output.materialize import Materializer
-from spaseq.engine.runtime.native import NativeSession, QueryRuntime
+from spaseq.engine.runtime.native import NativeEngine, NativeSession, QueryRuntime
+from spaseq.engine.runtime.snapshot import Snapshot, SnapshotError
 from spaseq.engine.values.timestamps import INFINITY, exact_seconds
 
-__all__ = ["Engine", "EngineOptions", "LateEventError", "QueryHandle"]
+__all__ = ["Engine", "EngineOptions", "LateEventError", "QueryHandle", "SnapshotError"]
 
 
 class LateEventError(StreamError):
@@ -104,6 +111,7 @@ class Engine:
         self._by_stream: dict[str, list[QueryHandle]] = {}
         self._stream_clock: dict[str, Decimal] = {}
         self._native: NativeSession | None = None  # the native runtime's side, on first use
+        self._resuming = False  # registering a snapshot's queries again (Engine.restore)
 
     def register(self, query: str | A.Query | Plan, on_match: Callable[[Match], None] | None = None,
                  file: str = "<query>", keep: bool = True, output: str | None = None,
@@ -122,14 +130,14 @@ class Engine:
         composed = self.composition.upstream(q) or self.composition.consumers(iri)
         if composed and self._seq:
             raise UsageError("composed queries must all be registered before the first event")
-        if self.materializer is not None:
+        if self.materializer is not None and not self._resuming:
             self.materializer.check_query(iri)
         handle = QueryHandle(q, None, callback=on_match, keep=keep, plan=plan)  # type: ignore[arg-type]
         handle.output = QueryOutput(q, iri)
         if on_output is not None:
             handle.output.listeners.append(on_output)
         if self.materializer is not None:
-            self.materializer.add_query(iri, q)
+            self.materializer.add_query(iri, q, resume=self._resuming)
             handle.output.listeners.append(self.materializer)
         self.composition.add(q, iri)
         self._composer.add(handle, iri)
@@ -231,6 +239,88 @@ class Engine:
         if self.materializer is not None:
             self.materializer.close()
 
+    def snapshot(self) -> bytes:
+        """The engine's whole state, to continue elsewhere with ``Engine.restore``: every
+        registered query (as its plan, in registration order), every partial match, window,
+        clock and buffered event, composition's buffers and the output numbering, in a
+        versioned binary format. Matches already released are not in it: they belong to the
+        callbacks and handles that received them (``rows()`` before snapshotting). Take it
+        between pushes; it changes nothing."""
+        if self._native is None:
+            self._native = NativeSession()
+        handles = list(self._composer.handles.values())  # every query, registration order
+        for h in handles:
+            h.runtime.drain()
+        if self.materializer is not None:  # what was released is stored before the snapshot
+            self.materializer.flush()
+        native, times = self._native.snapshot([h.runtime.number for h in handles])
+        composer = self._composer
+        following = next(composer._seq)
+        composer._seq = itertools.count(following)
+        state = {
+            "options": dataclasses.asdict(self.options),
+            "drop_late": self.drop_late,
+            "dropped_late": self.dropped_late,
+            "seq": self._seq,
+            "clock": None if self._clock == -INFINITY else str(self._clock),
+            "times": times,
+            "composer_seq": following,
+            "queries": [{
+                "plan": plan_to_json(h.plan, indent=None),  # type: ignore[arg-type]
+                "output": iri,
+                "keep": h.keep,
+                "matches": h.runtime.stats["matches"],
+                "outputs": h.output._count if h.output is not None else 0,
+                "seen": [[[v, str(t)] for v, t in key] for key in h.output._projector._seen]
+                if h.output is not None else [],
+            } for iri, h in composer.handles.items()],
+            "gates": {iri: {"limit": None if g.limit == -INFINITY else str(g.limit),
+                            "buffer": [[str(t), k, _event_state(e)] for t, k, e in g.buffer]}
+                      for iri, g in composer.gates.items()},
+        }
+        return Snapshot(state, native).encode()
+
+    @classmethod
+    def restore(cls, data: bytes, kb: Store | KbStore | str | os.PathLike | None = None,
+                materialize: Store | str | None = None) -> Engine:
+        """An engine continuing from ``snapshot()``'s bytes: the same queries (``handles``,
+        registration order, output IRIs), partial matches, windows and clocks, so pushing the
+        rest of the input gives exactly the matches the original engine would have given.
+        ``kb`` and ``materialize`` are given again (a store is not part of a snapshot;
+        materialisation continues the numbering in the same store). Callbacks are not part
+        of a snapshot either: set ``handle.callback`` on the restored handles. Raises
+        ``SnapshotError`` for bytes that are not a snapshot this spaseq reads."""
+        snap = Snapshot.decode(data)
+        s = snap.state
+        try:
+            native = NativeSession(NativeEngine.from_snapshot(snap.native))
+            options = EngineOptions(**s["options"])
+            engine = cls(kb, options, drop_late=s["drop_late"], materialize=materialize)
+            engine._native = native
+            engine._resuming = True
+            for q in s["queries"]:
+                engine.register(plan_from_json(q["plan"]), keep=q["keep"], output=q["output"])
+            engine._resuming = False
+            handles = list(engine._composer.handles.values())
+            native.resume([h.runtime.number for h in handles], s["times"])
+            term = _term_reader(native)
+            for h, q in zip(handles, s["queries"], strict=True):
+                h.runtime.stats["matches"] = q["matches"]
+                if h.output is not None:
+                    h.output._count = q["outputs"]
+                    h.output._projector._seen = {tuple((v, term(t)) for v, t in key) for key in q["seen"]}
+            for iri, g in s["gates"].items():
+                gate = engine._composer.gates[iri]
+                gate.limit = -INFINITY if g["limit"] is None else Decimal(g["limit"])
+                gate.buffer = [(Decimal(t), k, _event_of(e, term)) for t, k, e in g["buffer"]]
+            engine._composer._seq = itertools.count(s["composer_seq"])
+            engine._seq = s["seq"]
+            engine._clock = -INFINITY if s["clock"] is None else Decimal(s["clock"])
+            engine.dropped_late = s["dropped_late"]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
+        return engine
+
     def run(self, events: Iterable[Event | SpaseqError], end_of_input: bool = True) -> SpaseqError | None:
         """Push ``events`` in the order given and end the input; the first input error, if any.
 
@@ -306,6 +396,24 @@ class Engine:
                 break
         self._end(error)
         return error
+
+
+def _event_state(event: Event) -> dict:
+    """An event buffered by composition as a snapshot writes it (terms in N-Triples)."""
+    return {"stream": event.stream, "time": str(event.time), "seq": event.seq,
+            "name": None if event.name is None else str(event.name), "origin": event.origin,
+            "triples": [[str(t.subject), str(t.predicate), str(t.object)] for t in event.triples]}
+
+
+def _term_reader(native: NativeSession) -> Callable[[str], Term]:
+    """N-Triples terms read back through the native dictionary (one parser for terms)."""
+    return lambda text: native.term(native.engine.intern(text))
+
+
+def _event_of(state: dict, term: Callable[[str], Term]) -> Event:
+    triples = tuple(Triple(term(s), term(p), term(o)) for s, p, o in state["triples"])
+    name = term(state["name"]) if state["name"] is not None else None
+    return Event(state["stream"], Decimal(state["time"]), triples, state["seq"], name, state["origin"])
 
 
 def _stream_error(message: str, paths: Iterable[str]) -> StreamError:

@@ -56,9 +56,11 @@ class Materializer:
                 "or directory, or give the query another output IRI"
             )
 
-    def add_query(self, iri: str, query: A.Query) -> None:
-        """Describe a registered query (replacing an earlier description without matches)."""
-        self.check_query(iri)
+    def add_query(self, iri: str, query: A.Query, resume: bool = False) -> None:
+        """Describe a registered query (replacing an earlier description without matches);
+        ``resume``: a restored engine continues the query's matches in this store."""
+        if not resume:
+            self.check_query(iri)
         node = NamedNode(iri)
         for pred in (TEXT, FORM):
             for quad in list(self.store.quads_for_pattern(node, pred, None, DEFAULT)):

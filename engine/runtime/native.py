@@ -65,8 +65,8 @@ class _Deferred:
 class NativeSession:
     """One engine's native side: the ``NativeEngine`` and the terms and events behind ids."""
 
-    def __init__(self) -> None:
-        self.engine = NativeEngine()
+    def __init__(self, engine: NativeEngine | None = None) -> None:
+        self.engine = engine if engine is not None else NativeEngine()
         self._ids: dict[Term, int] = {}
         self.terms: dict[int, Term] = {}
         self.contexts: dict[int, EventContext] = {}  # uid -> the event's context
@@ -158,6 +158,22 @@ class NativeSession:
         if version != self._kb_version:
             self._kb_version = version
             self.engine.kb_changed()
+
+    def snapshot(self, numbers: list[int]) -> tuple[bytes, dict[str, str]]:
+        """The native state of the runtimes ``numbers`` (their released matches taken), and
+        the times of the events it holds as those events spelled them."""
+        return self.engine.snapshot(numbers), {str(ns): str(t) for ns, t in self.times.items()}
+
+    def resume(self, numbers: list[int], times: dict[str, str]) -> None:
+        """Continue a restored snapshot (``NativeEngine.from_snapshot``) on the runtimes
+        ``numbers``, registered again in the snapshot's order; ``times`` as ``snapshot``
+        gave them. The held events get their Python side back, times spelled as before."""
+        self.engine.resume(numbers)
+        self.times.update({int(ns): Decimal(t) for ns, t in times.items()})
+        for uid in self.engine.held():
+            self.context(uid)
+        for ns in [ns for ns in self.times if ns not in self._time_uses]:
+            del self.times[ns]
 
     def forget(self) -> None:
         """Drop the events nothing native holds any more."""

@@ -11,6 +11,7 @@ pub mod json;
 pub mod plan;
 pub mod replay;
 pub mod runtime;
+pub mod snapshot;
 pub mod stream;
 pub mod summary;
 pub mod time;

@@ -177,3 +177,114 @@ fn a_gap_breaks_strict_contiguity_and_the_window_bounds_matches() {
     );
     assert!(got.is_empty(), "{got:?}");
 }
+
+/// As `run`, but the runtime's state is saved after `cut` events, encoded, decoded into a
+/// fresh dictionary, stream table and runtime, which goes on with the rest.
+fn run_split(plan: &str, events: &[(i128, &str, &str, i64)], cut: usize) -> Vec<Found> {
+    use spaseq_core::runtime::EventRef;
+    use spaseq_core::snapshot::EngineState;
+    use std::collections::HashMap;
+
+    let mut dict = Dictionary::new();
+    let mut streams = Streams::new();
+    let mut rt = runtime(plan, &mut dict, &mut streams);
+    let stream = streams.id("http://ex.org/s");
+    let mut out = Vec::new();
+    let take = |rt: &mut QueryRuntime<OnePattern>, out: &mut Vec<Found>| {
+        for m in std::mem::take(&mut rt.out) {
+            let taken = Node::chain(&m.node)
+                .iter()
+                .map(|t| (rt.gpm_names()[t.gpm].clone(), t.event.time / 1_000_000_000))
+                .collect();
+            out.push((m.start / 1_000_000_000, m.time / 1_000_000_000, taken));
+        }
+    };
+    let mut made: HashMap<u64, EventRef> = HashMap::new();
+    for (uid, &(time, s, p, v)) in events.iter().enumerate() {
+        if uid == cut {
+            let state = rt.save().expect("saved");
+            let held = |uid: u64| made.get(&uid).cloned();
+            let bytes = EngineState::new(&dict, &streams, uid as u64, vec![state], &held)
+                .and_then(|s| s.encode())
+                .expect("encoded");
+            drop(rt);
+            made.clear();
+            let state = EngineState::decode(&bytes).expect("decoded");
+            dict = Dictionary::new();
+            streams = Streams::new();
+            state.restore_tables(&dict, &mut streams).expect("tables");
+            let restored = state.restore_events().expect("events");
+            rt = runtime(plan, &mut dict, &mut streams);
+            let index = |e: &EventRef| Rc::new(e.triples.clone());
+            rt.load(state.queries.into_iter().next().unwrap(), &restored, &index)
+                .expect("loaded");
+        }
+        let triple = [
+            dict.intern(NamedNode::new(format!("http://ex.org/{s}")).unwrap().into()),
+            dict.intern(NamedNode::new(format!("http://ex.org/{p}")).unwrap().into()),
+            dict.intern(Term::from(Literal::from(v))),
+        ];
+        let event = Rc::new(EventData {
+            uid: uid as u64,
+            stream,
+            time: time * 1_000_000_000,
+            seq: uid as u64,
+            graph: None,
+            triples: vec![triple],
+        });
+        made.insert(uid as u64, event.clone());
+        let index = Rc::new(event.triples.clone());
+        rt.on_event(&event, &index, &dict);
+        take(&mut rt, &mut out);
+    }
+    rt.close(&dict);
+    take(&mut rt, &mut out);
+    out
+}
+
+#[test]
+fn a_runtime_restored_from_its_saved_state_continues_exactly() {
+    let events: Vec<(i128, &str, &str, i64)> = vec![
+        (1, "x1", "a", 1),
+        (1, "x2", "a", 1),
+        (2, "x1", "b", 2),
+        (2, "x2", "b", 2),
+        (3, "x1", "b", 3),
+        (4, "x1", "c", 4),
+        (4, "x2", "b", 5),
+        (5, "x2", "c", 6),
+        (6, "x1", "a", 7),
+        (7, "x1", "b", 8),
+        (8, "x1", "c", 9),
+    ];
+    let whole = run(KLEENE_STRICT, &events);
+    assert_eq!(whole.len(), 2, "{whole:?}");
+    for cut in 0..=events.len() {
+        assert_eq!(
+            run_split(KLEENE_STRICT, &events, cut),
+            whole,
+            "cut at {cut}"
+        );
+    }
+}
+
+#[test]
+fn snapshots_of_another_format_or_not_snapshots_are_refused() {
+    use spaseq_core::snapshot::EngineState;
+    assert!(EngineState::decode(b"nonsense")
+        .unwrap_err()
+        .contains("not a snapshot"));
+    let state = EngineState {
+        terms: vec!["<http://ex.org/a>".into()],
+        streams: vec![],
+        last_uid: 0,
+        events: vec![],
+        queries: vec![],
+    };
+    let mut bytes = state.encode().unwrap();
+    assert_eq!(EngineState::decode(&bytes).unwrap(), state);
+    bytes[12] = 9; // the format version's first byte
+    assert!(EngineState::decode(&bytes)
+        .unwrap_err()
+        .contains("format 9"));
+}

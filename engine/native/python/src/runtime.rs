@@ -10,11 +10,13 @@
 use crate::stream::PyReplayStream;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use spaseq_core::dictionary::{Dictionary, TermId};
 use spaseq_core::gpm::{EventIndex, GpmProgram, KbLookup};
 use spaseq_core::runtime::{
-    EventData, EventRef, GpmEval, MatchRecord, Node, QueryRuntime, RunView, Streams,
+    EventData, EventRef, GpmEval, MatchRecord, Node, QueryRuntime, QueryState, RunView, Streams,
 };
+use spaseq_core::snapshot::EngineState;
 use spaseq_core::vars::{Row, Slot, VarTable};
 use spaseq_core::Plan;
 use std::cell::{Cell, RefCell};
@@ -266,6 +268,9 @@ impl NativeMatch {
     }
 }
 
+/// A snapshot's query states and its events by uid, until they are loaded.
+type Restoring = (Vec<QueryState>, HashMap<u64, EventRef>);
+
 /// Term dictionary, streams and the registered queries' native runtimes.
 #[pyclass(unsendable, module = "spaseq.engine._native")]
 struct NativeEngine {
@@ -275,6 +280,8 @@ struct NativeEngine {
     events: Cell<u64>,
     /// Events handed out, oldest first, until nothing native refers to them any more.
     handed: RefCell<VecDeque<(u64, Weak<EventData>)>>,
+    /// A snapshot being restored: its query states and events, until `resume`.
+    restoring: RefCell<Option<Restoring>>,
 }
 
 impl NativeEngine {
@@ -308,6 +315,16 @@ impl NativeEngine {
         NativeEvent { event, prepared }
     }
 
+    /// A handed-out event still held by something native.
+    fn held_event(&self, uid: u64) -> Option<EventRef> {
+        let handed = self.handed.borrow();
+        let front = handed.front()?.0;
+        handed
+            .get(usize::try_from(uid.checked_sub(front)?).ok()?)?
+            .1
+            .upgrade()
+    }
+
     /// Run `f` on query `query`, then raise what a Python GPM raised meanwhile.
     fn with_query<T>(
         &self,
@@ -334,7 +351,119 @@ impl NativeEngine {
             queries: RefCell::new(Vec::new()),
             events: Cell::new(0),
             handed: RefCell::new(VecDeque::new()),
+            restoring: RefCell::new(None),
         }
+    }
+
+    /// The native half of a snapshot (`core::snapshot`, versioned binary): the dictionary,
+    /// streams, held events and the states of the runtimes `queries` (native numbers, in
+    /// the order `resume` will be given them). Every released match must have been taken.
+    fn snapshot<'py>(&self, py: Python<'py>, queries: Vec<usize>) -> PyResult<Bound<'py, PyBytes>> {
+        let runtimes = self.queries.borrow();
+        let states = queries
+            .iter()
+            .map(|&q| {
+                runtimes
+                    .get(q)
+                    .ok_or_else(|| format!("no query {q}"))
+                    .and_then(|rt| rt.save())
+            })
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(PyValueError::new_err)?;
+        let held = |uid: u64| self.held_event(uid);
+        let state = EngineState::new(
+            &self.dict,
+            &self.streams.borrow(),
+            self.events.get(),
+            states,
+            &held,
+        )
+        .and_then(|s| s.encode())
+        .map_err(PyValueError::new_err)?;
+        Ok(PyBytes::new(py, &state))
+    }
+
+    /// A fresh engine holding a snapshot's dictionary, streams and events: register the
+    /// same plans again, in the same order, then `resume` with their numbers. ValueError
+    /// for data that is not a snapshot of this format.
+    #[staticmethod]
+    fn from_snapshot(data: &[u8]) -> PyResult<Self> {
+        let state = EngineState::decode(data).map_err(PyValueError::new_err)?;
+        let engine = NativeEngine::new();
+        state
+            .restore_tables(&engine.dict, &mut engine.streams.borrow_mut())
+            .map_err(PyValueError::new_err)?;
+        let events = state.restore_events().map_err(PyValueError::new_err)?;
+        engine.events.set(state.last_uid);
+        *engine.restoring.borrow_mut() = Some((state.queries, events));
+        Ok(engine)
+    }
+
+    /// The uids of the events something native still holds, oldest first.
+    fn held(&self) -> Vec<u64> {
+        self.handed
+            .borrow()
+            .iter()
+            .filter(|(_, weak)| weak.strong_count() > 0)
+            .map(|(uid, _)| *uid)
+            .collect()
+    }
+
+    /// The number of query states the snapshot being restored holds.
+    fn restoring(&self) -> usize {
+        self.restoring.borrow().as_ref().map_or(0, |(q, _)| q.len())
+    }
+
+    /// Load the restored snapshot's query states into the runtimes `queries` (native
+    /// numbers, in the snapshot's order): they continue where the snapshot was taken.
+    fn resume(&self, queries: Vec<usize>) -> PyResult<()> {
+        let (states, events) = self
+            .restoring
+            .borrow_mut()
+            .take()
+            .ok_or_else(|| PyValueError::new_err("no snapshot is being restored"))?;
+        if states.len() != queries.len() {
+            return Err(PyValueError::new_err(format!(
+                "the snapshot holds {} queries, {} were registered",
+                states.len(),
+                queries.len()
+            )));
+        }
+        let index = |e: &EventRef| {
+            Rc::new(Prepared {
+                index: EventIndex::new(&e.triples),
+                uid: e.uid,
+            })
+        };
+        let mut runtimes = self.queries.borrow_mut();
+        for (state, q) in states.into_iter().zip(queries) {
+            let runtime = runtimes
+                .get_mut(q)
+                .ok_or_else(|| PyValueError::new_err(format!("no query {q}")))?;
+            runtime
+                .load(state, &events, &index)
+                .map_err(PyValueError::new_err)?;
+        }
+        // the restored events are handed out again (uids between them: already forgotten)
+        let mut uids: Vec<&u64> = events.keys().collect();
+        uids.sort_unstable();
+        let mut handed = self.handed.borrow_mut();
+        if let Some(&&first) = uids.first() {
+            let mut next = first;
+            for uid in uids {
+                while next < *uid {
+                    handed.push_back((next, Weak::new()));
+                    next += 1;
+                }
+                handed.push_back((*uid, Rc::downgrade(&events[uid])));
+                next = uid + 1;
+            }
+            while next <= self.events.get() {
+                handed.push_back((next, Weak::new()));
+                next += 1;
+            }
+        }
+        Ok(())
     }
 
     /// Add a query from its plan (`spaseq explain --plan` JSON); its number. GPMs the
@@ -521,10 +650,7 @@ impl NativeEngine {
     /// nothing native holds it.
     #[allow(clippy::type_complexity)]
     fn event_parts(&self, uid: u64) -> Option<(String, i128, u64, Option<TermParts>, Vec<TermId>)> {
-        let handed = self.handed.borrow();
-        let front = handed.front()?.0;
-        let (_, weak) = handed.get(usize::try_from(uid.checked_sub(front)?).ok()?)?;
-        let e = weak.upgrade()?;
+        let e = self.held_event(uid)?;
         Some((
             self.streams.borrow().iri(e.stream).to_owned(),
             e.time,

@@ -48,6 +48,14 @@ impl Streams {
         self.0.get(iri).map(|n| n as StreamId)
     }
 
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn iri(&self, id: StreamId) -> &str {
         self.0.name(id as usize)
     }

@@ -27,4 +27,4 @@ pub use buffer::{Node, Taken};
 pub use event::{EventData, EventRef, Streams};
 pub use gpms::{GpmEval, RunView};
 pub use order::MatchRecord;
-pub use query::{QueryRuntime, Unsupported};
+pub use query::{QueryRuntime, QueryState, Unsupported};

@@ -27,6 +27,9 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::rc::Rc;
 
+mod snapshot;
+pub use snapshot::QueryState;
+
 const INF: i128 = i128::MAX;
 const NEG_INF: i128 = i128::MIN;
 

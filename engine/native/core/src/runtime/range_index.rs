@@ -33,6 +33,17 @@ impl Ord for Key {
     }
 }
 
+impl Key {
+    /// The key of a number (NaN has none); what a snapshot writes.
+    pub fn new(value: f64) -> Self {
+        Key(value)
+    }
+
+    pub fn value(self) -> f64 {
+        self.0
+    }
+}
+
 /// The order key of a term: its numeric value, None for anything else and NaN.
 pub fn order_key(id: TermId, dict: &Dictionary) -> Option<Key> {
     let double = match Value::of_term(id, dict) {
@@ -95,6 +106,11 @@ impl<R: Clone> Partition<R> {
 
     pub fn runs(&self) -> impl Iterator<Item = &R> + '_ {
         self.runs.values().map(|(r, _)| r)
+    }
+
+    /// The runs with their keys, in creation order.
+    pub fn entries(&self) -> impl Iterator<Item = (u64, &R, Option<Key>)> + '_ {
+        self.runs.iter().map(|(id, (r, k))| (*id, r, *k))
     }
 
     /// The number of runs kept sorted by a key.
