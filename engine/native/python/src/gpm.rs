@@ -58,6 +58,7 @@ fn eval_filter(expr_json: &str, bindings: HashMap<String, String>) -> PyResult<O
         row: &row,
         dict: &dict,
         index: &index,
+        run: None,
     }))
 }
 
@@ -71,6 +72,7 @@ fn eval_expr(expr_json: &str, bindings: HashMap<String, String>) -> PyResult<Opt
         row: &row,
         dict: &dict,
         index: &index,
+        run: None,
     };
     Ok(compiled.value(&env).map(|v| v.to_term(&dict).to_string()))
 }

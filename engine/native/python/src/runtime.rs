@@ -12,7 +12,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use spaseq_core::dictionary::{Dictionary, TermId};
-use spaseq_core::gpm::{EventIndex, GpmProgram, KbLookup};
+use spaseq_core::gpm::{EventIndex, GpmProgram, KbLookup, RunEnv};
 use spaseq_core::runtime::{
     EventData, EventRef, GpmEval, MatchRecord, Node, QueryRuntime, QueryState, RunView, Streams,
 };
@@ -43,6 +43,10 @@ struct Programs {
     kb: Option<Py<PyAny>>,
     /// The KB rows per (GPM, block, bound values), until the KB changes version.
     kb_cache: RefCell<HashMap<KbKey, Rc<Vec<Row>>>>,
+    /// Per GPM: its stream's IRI (what `spaseq:eventStream()` returns) and whether it is a
+    /// Kleene+ atom's (whose iterations the run-function aggregates read).
+    streams: Vec<TermId>,
+    kleene: Vec<bool>,
 }
 
 /// A cached GRAPH block answer: (GPM, block, the values of the block's bound variables).
@@ -64,6 +68,7 @@ impl KbLookup for Programs {
 pub struct Prepared {
     index: EventIndex,
     uid: u64,
+    time: i128,
 }
 
 impl Programs {
@@ -148,6 +153,31 @@ impl Programs {
     }
 }
 
+impl Programs {
+    /// The values `slot` took in the Kleene+ iterations of the run that took `node`, first
+    /// to last (one per iteration that bound it): what the run-function aggregates read.
+    fn iterations(&self, node: Option<&Rc<Node>>, slot: Slot) -> Vec<TermId> {
+        let mut out = Vec::new();
+        let mut at = node.map(|n| &**n);
+        while let Some(n) = at {
+            let t = &n.taken;
+            if self.kleene[t.gpm] {
+                let locals = &self.names.locals[t.gpm];
+                if let Some(Some(v)) = locals
+                    .iter()
+                    .position(|&s| s == slot)
+                    .map(|i| t.bindings[i])
+                {
+                    out.push(v);
+                }
+            }
+            at = n.parent.as_deref();
+        }
+        out.reverse();
+        out
+    }
+}
+
 impl GpmEval for Programs {
     type Index = Prepared;
 
@@ -162,7 +192,17 @@ impl GpmEval for Programs {
     ) {
         match &self.gpms[gpm] {
             Some(program) => {
-                if program.may_match(&event.index) {
+                if !program.may_match(&event.index) {
+                } else if program.reads_run() {
+                    let iterations = |slot: Slot| self.iterations(run.node, slot);
+                    let env = RunEnv {
+                        time: event.time,
+                        start: run.start.unwrap_or(event.time),
+                        stream: self.streams[gpm],
+                        iterations: &iterations,
+                    };
+                    program.results_in_run(gpm, self, &event.index, mu, Some(&env), dict, out);
+                } else {
                     program.results_with_kb(gpm, self, &event.index, mu, dict, out);
                 }
             }
@@ -300,6 +340,7 @@ impl NativeEngine {
         let prepared = Rc::new(Prepared {
             index: EventIndex::new(&triples),
             uid,
+            time,
         });
         let event = Rc::new(EventData {
             uid,
@@ -433,6 +474,7 @@ impl NativeEngine {
             Rc::new(Prepared {
                 index: EventIndex::new(&e.triples),
                 uid: e.uid,
+                time: e.time,
             })
         };
         let mut runtimes = self.queries.borrow_mut();
@@ -531,6 +573,21 @@ impl NativeEngine {
             error: RefCell::new(None),
             kb,
             kb_cache: RefCell::new(HashMap::new()),
+            streams: plan
+                .gpms
+                .iter()
+                .map(|g| {
+                    let iri = oxrdf::NamedNode::new(g.stream.clone()).map_err(|e| {
+                        PyValueError::new_err(format!("stream <{}>: {e}", g.stream))
+                    })?;
+                    Ok(self.dict.intern(iri.into()))
+                })
+                .collect::<PyResult<_>>()?,
+            kleene: plan
+                .gpms
+                .iter()
+                .map(|g| plan.kleene_gpms.contains(&g.name))
+                .collect(),
         };
         let runtime = QueryRuntime::new(&plan, programs, vars, &mut self.streams.borrow_mut())
             .map_err(|why| PyValueError::new_err(why.0))?;

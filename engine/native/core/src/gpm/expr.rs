@@ -6,6 +6,7 @@
 
 use super::event_index::EventIndex;
 use super::functions::{self as f, Arith, Cast, Rounding, StrTest};
+use super::run_functions::{self as run_fn, RunEnv, RunFn};
 use super::value::{self, Value};
 use crate::algebra::{Expr, Term};
 use crate::dictionary::{Dictionary, TermId};
@@ -20,6 +21,8 @@ pub struct Env<'a> {
     pub row: &'a [Option<TermId>],
     pub dict: &'a Dictionary,
     pub index: &'a EventIndex,
+    /// The run being extended, for the `spaseq:` run functions (None: they are errors).
+    pub run: Option<&'a RunEnv<'a>>,
 }
 
 impl Env<'_> {
@@ -80,6 +83,8 @@ pub enum Node {
     Substr(Vec<Node>),
     /// None: the pattern or flags are invalid, every call is an error
     Regex(Option<Arc<Regex>>, Box<Node>),
+    /// A `spaseq:` run function (reads `Env::run`)
+    Run(RunFn),
 }
 
 /// A unary operator or function (opaque outside this module).
@@ -95,6 +100,8 @@ pub struct BinaryOp(Binary);
 pub struct Compiled {
     pub root: Node,
     pub slots: Vec<Slot>,
+    /// It calls a run function: its value depends on the run, not only on the row.
+    pub reads_run: bool,
 }
 
 impl Compiled {
@@ -110,11 +117,13 @@ impl Compiled {
             dict,
             base_iri,
             slots: Vec::new(),
+            reads_run: false,
         };
         let root = compiler.node(expr)?;
         Ok(Compiled {
             root,
             slots: compiler.slots,
+            reads_run: compiler.reads_run,
         })
     }
 
@@ -151,6 +160,7 @@ struct Compiler<'a> {
     dict: &'a Dictionary,
     base_iri: Option<&'a str>,
     slots: Vec<Slot>,
+    reads_run: bool,
 }
 
 impl Compiler<'_> {
@@ -196,6 +206,10 @@ impl Compiler<'_> {
     }
 
     fn call(&mut self, op: &str, args: &[Expr]) -> Result<Node, String> {
+        if let Some(call) = run_fn::compile(op, args, &mut |name| self.vars.slot(name)) {
+            self.reads_run = true;
+            return call.map(Node::Run);
+        }
         let unary = |me: &mut Self, u: Unary| -> Result<Node, String> {
             let [a] = me.args::<1>(op, args)?;
             Ok(Node::Unary(UnaryOp(u), Box::new(a)))
@@ -355,6 +369,7 @@ impl Node {
                 let regex = regex.as_ref()?;
                 f::regex_match(regex, &text.eval(env)?)
             }
+            Node::Run(call) => call.eval(env.run, env.dict),
         }
     }
 }

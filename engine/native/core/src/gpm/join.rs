@@ -5,6 +5,7 @@
 
 use super::event_index::EventIndex;
 use super::expr::{Compiled, Env};
+use super::run_functions::RunEnv;
 use crate::dictionary::{Dictionary, TermId};
 use crate::vars::{Row, Slot};
 use std::collections::HashSet;
@@ -66,7 +67,7 @@ impl Bgp {
             .collect();
         let context_free = filters
             .iter()
-            .map(|f| f.slots.iter().all(|slot| bound.contains(slot)))
+            .map(|f| !f.reads_run && f.slots.iter().all(|slot| bound.contains(slot)))
             .collect();
         Bgp {
             context_free,
@@ -75,6 +76,11 @@ impl Bgp {
             filters,
             checks,
         }
+    }
+
+    /// Whether a FILTER calls a run function.
+    pub fn reads_run(&self) -> bool {
+        self.filters.iter().any(|f| f.reads_run)
     }
 
     /// Push every `mu ∪ nu` (nu a solution of the patterns on the event, compatible with
@@ -88,22 +94,38 @@ impl Bgp {
         dict: &Dictionary,
         out: &mut Vec<Row>,
     ) {
-        self.search(index, mu, width, false, dict, out);
+        self.search(index, mu, width, false, None, dict, out);
+    }
+
+    /// As `solve`, for a run whose FILTERs may call run functions (`run`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn solve_in_run(
+        &self,
+        index: &EventIndex,
+        mu: &[Option<TermId>],
+        width: usize,
+        run: Option<&RunEnv<'_>>,
+        dict: &Dictionary,
+        out: &mut Vec<Row>,
+    ) {
+        self.search(index, mu, width, false, run, dict, out);
     }
 
     /// The solutions that hold whatever the context: the patterns' solutions on the event
     /// with only the FILTERs reading nothing but their variables (a superset of `solve`'s
     /// for any mu, restricted to the patterns' variables). Rows `width` wide.
     pub fn base(&self, index: &EventIndex, width: usize, dict: &Dictionary, out: &mut Vec<Row>) {
-        self.search(index, &vec![None; width], width, true, dict, out);
+        self.search(index, &vec![None; width], width, true, None, dict, out);
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
         index: &EventIndex,
         mu: &[Option<TermId>],
         width: usize,
         context_free: bool,
+        run: Option<&RunEnv<'_>>,
         dict: &Dictionary,
         out: &mut Vec<Row>,
     ) {
@@ -116,6 +138,7 @@ impl Bgp {
             bgp: self,
             index,
             dict,
+            run,
             row,
             blanks: vec![None; self.blanks],
             trail: Vec::new(),
@@ -141,6 +164,7 @@ struct Search<'a> {
     bgp: &'a Bgp,
     index: &'a EventIndex,
     dict: &'a Dictionary,
+    run: Option<&'a RunEnv<'a>>,
     row: Row,
     blanks: Vec<Option<TermId>>,
     trail: Vec<Bound>,
@@ -188,6 +212,7 @@ impl Search<'_> {
             row: &self.row,
             dict: self.dict,
             index: self.index,
+            run: self.run,
         };
         self.bgp.checks[at].iter().all(|&i| {
             (self.context_free && !self.bgp.context_free[i]) || self.bgp.filters[i].holds(&env)

@@ -9,10 +9,12 @@ pub mod event_index;
 pub mod expr;
 pub mod functions;
 pub mod join;
+pub mod run_functions;
 pub mod value;
 
 pub use event_index::EventIndex;
 pub use expr::{Compiled, Env};
+pub use run_functions::RunEnv;
 pub use value::Value;
 
 use crate::algebra::{PatternTerm, Term};
@@ -67,9 +69,6 @@ impl GpmProgram {
     ) -> Result<Self, String> {
         if plan.path != GpmPath::Compiled {
             return Err(format!("GPM {} is evaluated by a SPARQL engine", plan.name));
-        }
-        if plan.run_aware {
-            return Err(format!("GPM {} calls run functions", plan.name));
         }
         if !plan.graph_elements.is_empty() && graph_vars.len() != plan.graph_elements.len() {
             return Err(format!("GPM {} has GRAPH blocks", plan.name));
@@ -162,11 +161,32 @@ impl GpmProgram {
         dict: &Dictionary,
         out: &mut Vec<Row>,
     ) {
+        self.results_in_run(gpm, kb, index, mu, None, dict, out)
+    }
+
+    /// Whether a FILTER calls a `spaseq:` run function (give `results_in_run` the run).
+    pub fn reads_run(&self) -> bool {
+        self.bgp.reads_run() || self.late_filters.iter().any(|f| f.reads_run)
+    }
+
+    /// As `results_with_kb`, for a run whose FILTERs may call run functions (`run`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn results_in_run(
+        &self,
+        gpm: usize,
+        kb: &dyn KbLookup,
+        index: &EventIndex,
+        mu: &[Option<TermId>],
+        run: Option<&RunEnv<'_>>,
+        dict: &Dictionary,
+        out: &mut Vec<Row>,
+    ) {
         if self.graph.is_empty() {
-            return self.results(index, mu, dict, out);
+            return self.bgp.solve_in_run(index, mu, self.width, run, dict, out);
         }
         let mut rows = Vec::new();
-        self.bgp.solve(index, mu, self.width, dict, &mut rows);
+        self.bgp
+            .solve_in_run(index, mu, self.width, run, dict, &mut rows);
         for (element, slots) in self.graph.iter().enumerate() {
             let mut joined = Vec::new();
             for row in &rows {
@@ -184,6 +204,7 @@ impl GpmProgram {
                 row: &row,
                 dict,
                 index,
+                run,
             };
             if self.late_filters.iter().all(|f| f.holds(&env)) {
                 out.push(row);
