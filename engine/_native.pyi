@@ -130,6 +130,7 @@ class NativeEngine:
     def take_matches(self, query: int) -> list[NativeMatch]:
         """The matches released since the last call, in order."""
 
-def gpm_paths(plan_json: str) -> list[tuple[str, str | None]]:
-    """Per GPM of a plan: None when the native evaluator runs its body, else why the Python
-    matcher evaluates it (``spaseq explain``)."""
+def gpm_paths(plan_json: str) -> list[tuple[str, str, str | None]]:
+    """Per GPM of a plan: (name, path, why): path "native" (the compiled path's programs),
+    "spareval" (the SPARQL path natively; why it is not compiled) or "python" (called back;
+    why), as ``spaseq explain`` prints it."""

@@ -70,14 +70,16 @@ def plan_lines(plan: Plan) -> list[str]:
         buffered = ", ".join(operand_text(s.operand) for s in steps[:t])
         lines.append(f"  with lazy_chain: no runs before x{t}; events {buffered} can take are buffered "
                      f"for the window and chained when {operand_text(steps[t].operand)} matches")
-    outside = dict(gpm_paths(plan_to_json(plan)))  # why the native evaluator leaves a GPM
+    paths = {name: (path, why) for name, path, why in gpm_paths(plan_to_json(plan))}
     for name, g in plan.gpms.items():
-        why = outside.get(name)
-        if why is None:
+        path, why = paths[name]
+        if path == "native":
             how = "native join and FILTERs"
+        elif path == "spareval":
+            how = "native SPARQL (spareval) on the event graph"
         else:
             python = "compiled Python" if g.path == COMPILED else "pyoxigraph SPARQL"
-            how = f"{python}, called back ({why.removeprefix(f'GPM {name} ')})"
+            how = f"{python}, called back ({why.removeprefix(f'GPM {name} ') if why else 'a callback'})"
         extra = " + cached KB join" if g.graph_elements else ""
         pre = (", pre-filter on " + ", ".join(f"<{p.value}>" for p in g.required)
                if g.required and plan.options.prefilter else "")

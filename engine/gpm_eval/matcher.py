@@ -225,7 +225,9 @@ class GpmMatcher:
         if local is None:
             local = self.graphs.body(self.text, self.graphs.graph_of(ctx), self.query, relevant, run)
             ctx.cache[key] = local
-        return [{**mu, **nu} for nu in local]
+        # mu's own spelling of its values (pyoxigraph answers a VALUES term canonically:
+        # "1e0"^^xsd:double comes back as "1"; decision 7 keeps the event's spelling)
+        return [{**nu, **mu} for nu in local]
 
     def _check(self, ctx: EventContext, merged: Solution, run: RunContext | None = None) -> bool:
         if self.compiled is not None:

@@ -66,11 +66,13 @@ class GpmEvaluator:
 
     def prefetch(self, gpm: str, events: list[Event]) -> None:
         """Fill the base-solution cache for many events with one query
-        (``SparqlStore.filterless_each``), for join-shaped bodies without GRAPH clauses."""
+        (``SparqlStore.filterless_each``), for join-shaped bodies without GRAPH clauses or
+        sub-selects (pyoxigraph evaluates a sub-select under ``GRAPH ?g`` once over every
+        graph, not once per graph: its aggregates would mix the events)."""
         c = self._compiled[gpm]
         todo = [e for e in events if (gpm, id(e)) not in self._base_cache]
         if not c.join_shaped or not todo or any(
-            isinstance(el, A.GraphPattern) for el in c.event.pattern.walk()
+            isinstance(el, A.GraphPattern | A.SubSelect) for el in c.event.pattern.walk()
         ):
             return
         by_graph = self.sparql.filterless_each(c, [self._graphs[id(e)] for e in todo], self.query)
@@ -90,7 +92,9 @@ class GpmEvaluator:
         if local is None:
             local = self._solve(c, event, relevant, run if c.run_aware else None)
             self._cache[key] = local
-        return [{**mu, **nu} for nu in local]
+        # mu's own spelling of its values (pyoxigraph answers a VALUES term canonically:
+        # "1e0"^^xsd:double comes back as "1"; decision 7 keeps the event's spelling)
+        return [{**nu, **mu} for nu in local]
 
     def _solve(self, c: GpmTexts, event: Event, relevant: dict[str, Term],
                run: RunContext | None = None) -> list[Solution]:

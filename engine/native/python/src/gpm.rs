@@ -1,6 +1,7 @@
 //! The binding of GPM evaluation and FILTER expressions (issue 12), for tests: terms travel
 //! as N-Triples strings, expressions and plans as their plan JSON (docs/plan.md).
 
+use crate::runtime::{compile_gpm, Gpm};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use spaseq_core::dictionary::{Dictionary, TermId};
@@ -118,11 +119,12 @@ fn gpm_results(
         .collect())
 }
 
-/// Per GPM of a plan, in the plan's order: None when the native evaluator runs its body
-/// (GRAPH blocks included, their KB rows asked of the engine), else why the engine's Python
-/// matcher evaluates it (what `spaseq explain` prints).
+/// Per GPM of a plan, in the plan's order, how the engine evaluates it: ("native", None)
+/// for the compiled path's programs (GRAPH blocks included, their KB rows asked of the
+/// engine), ("spareval", why not native) for the SPARQL path on spareval, ("python", why
+/// neither) for the engine's Python matcher (what `spaseq explain` prints).
 #[pyfunction]
-fn gpm_paths(plan_json: &str) -> PyResult<Vec<(String, Option<String>)>> {
+fn gpm_paths(plan_json: &str) -> PyResult<Vec<(String, &'static str, Option<String>)>> {
     let plan = Plan::from_json(plan_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let dict = Dictionary::new();
     let mut vars = VarTable::new();
@@ -131,9 +133,20 @@ fn gpm_paths(plan_json: &str) -> PyResult<Vec<(String, Option<String>)>> {
         .iter()
         .map(|gpm| {
             let blocks = vec![Vec::new(); gpm.graph_elements.len()];
-            let base = plan.query.base.as_deref();
-            let verdict = GpmProgram::compile_with_graphs(gpm, &blocks, &mut vars, &dict, base);
-            (gpm.name.clone(), verdict.err())
+            let (path, why) = match compile_gpm(&plan, gpm, &blocks, &mut vars, &dict) {
+                Ok(Gpm::Native(_)) => ("native", None),
+                Ok(Gpm::Sparql(_)) => {
+                    let base = plan.query.base.as_deref();
+                    let mut scratch = vars.clone();
+                    let why =
+                        GpmProgram::compile_with_graphs(gpm, &blocks, &mut scratch, &dict, base)
+                            .err();
+                    ("spareval", why)
+                }
+                Ok(Gpm::Python) => ("python", None),
+                Err(why) => ("python", Some(why)),
+            };
+            (gpm.name.clone(), path, why)
         })
         .collect())
 }

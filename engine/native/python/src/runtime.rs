@@ -12,7 +12,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use spaseq_core::dictionary::{Dictionary, TermId};
-use spaseq_core::gpm::{EventIndex, GpmProgram, KbLookup, RunEnv};
+use spaseq_core::gpm::{EventIndex, GpmProgram, KbLookup, RunEnv, SparqlGpm};
 use spaseq_core::runtime::{
     EventData, EventRef, GpmEval, MatchRecord, Node, QueryRuntime, QueryState, RunView, Streams,
 };
@@ -30,10 +30,10 @@ type Pairs = Vec<(String, TermId)>;
 
 /// A query's GPMs, and what the Python ones need.
 struct Programs {
-    /// Per GPM its native program; None: evaluated by the Python matcher of its name,
+    /// Per GPM how it is evaluated (`Gpm::Python`: by the Python matcher of its name,
     /// `callback(name, event uid, mu pairs, base, run start ns or None, taken [(GPM, uid,
-    /// pairs)])` returning solutions as pairs.
-    gpms: Vec<Option<GpmProgram>>,
+    /// pairs)])` returning solutions as pairs).
+    gpms: Vec<Gpm>,
     /// The query's variables, GPM names and local slots (shared with its matches).
     names: Rc<Names>,
     callback: Option<Py<PyAny>>,
@@ -47,6 +47,16 @@ struct Programs {
     /// Kleene+ atom's (whose iterations the run-function aggregates read).
     streams: Vec<TermId>,
     kleene: Vec<bool>,
+}
+
+/// How one GPM is evaluated.
+pub enum Gpm {
+    /// The compiled path: the native join and FILTER programs.
+    Native(GpmProgram),
+    /// The SPARQL path on spareval.
+    Sparql(Box<SparqlGpm>),
+    /// Called back to the Python matcher.
+    Python,
 }
 
 /// A cached GRAPH block answer: (GPM, block, the values of the block's bound variables).
@@ -94,7 +104,7 @@ impl Programs {
 
     /// A GRAPH block's KB rows from the Python side.
     fn call_kb(&self, gpm: usize, element: usize, bound: &[Option<TermId>]) -> Vec<Row> {
-        let (Some(kb), Some(program)) = (&self.kb, &self.gpms[gpm]) else {
+        let (Some(kb), Gpm::Native(program)) = (&self.kb, &self.gpms[gpm]) else {
             return Vec::new();
         };
         let slots = program.graph_slots(element).iter().copied();
@@ -191,7 +201,12 @@ impl GpmEval for Programs {
         out: &mut Vec<Row>,
     ) {
         match &self.gpms[gpm] {
-            Some(program) => {
+            Gpm::Sparql(body) => {
+                if body.may_match(&event.index) {
+                    body.results(&event.index, mu, dict, out);
+                }
+            }
+            Gpm::Native(program) => {
                 if !program.may_match(&event.index) {
                 } else if program.reads_run() {
                     let iterations = |slot: Slot| self.iterations(run.node, slot);
@@ -206,18 +221,23 @@ impl GpmEval for Programs {
                     program.results_with_kb(gpm, self, &event.index, mu, dict, out);
                 }
             }
-            None => self.call_python(gpm, event, Some(mu), run, out),
+            Gpm::Python => self.call_python(gpm, event, Some(mu), run, out),
         }
     }
 
     fn base(&self, gpm: usize, event: &Prepared, dict: &Dictionary, out: &mut Vec<Row>) {
         match &self.gpms[gpm] {
-            Some(program) => {
+            Gpm::Native(program) => {
                 if program.may_match(&event.index) {
                     program.base(&event.index, self.names.vars.len(), dict, out);
                 }
             }
-            None => self.call_python(gpm, event, None, RunView::default(), out),
+            Gpm::Sparql(body) => {
+                if body.may_match(&event.index) {
+                    body.base(&event.index, self.names.vars.len(), dict, out);
+                }
+            }
+            Gpm::Python => self.call_python(gpm, event, None, RunView::default(), out),
         }
     }
 
@@ -533,11 +553,10 @@ impl NativeEngine {
                 Some(_) => graph_vars.get(&gpm.name).map(Vec::as_slice).unwrap_or(&[]),
                 None => &[],
             };
-            let base = plan.query.base.as_deref();
-            match GpmProgram::compile_with_graphs(gpm, blocks, &mut trial, &self.dict, base) {
+            match compile_gpm(&plan, gpm, blocks, &mut trial, &self.dict) {
                 Ok(program) => {
                     vars = trial;
-                    gpms.push(Some(program));
+                    gpms.push(program);
                 }
                 Err(why) if callback.is_none() => {
                     return Err(PyValueError::new_err(format!("GPM {}: {why}", gpm.name)))
@@ -546,7 +565,7 @@ impl NativeEngine {
                     for v in gpm.variables.iter().chain(gpm.local_vars.iter()) {
                         vars.slot(v);
                     }
-                    gpms.push(None);
+                    gpms.push(Gpm::Python);
                 }
             }
         }
@@ -561,8 +580,9 @@ impl NativeEngine {
                 .iter()
                 .zip(&gpms)
                 .map(|(plan, gpm)| match gpm {
-                    Some(p) => p.local_slots().to_vec(),
-                    None => plan.local_vars.iter().filter_map(|v| vars.get(v)).collect(),
+                    Gpm::Native(p) => p.local_slots().to_vec(),
+                    Gpm::Sparql(p) => p.local_slots().to_vec(),
+                    Gpm::Python => plan.local_vars.iter().filter_map(|v| vars.get(v)).collect(),
                 })
                 .collect(),
         });
@@ -611,7 +631,7 @@ impl NativeEngine {
             .gpms
             .iter()
             .zip(&programs.names.gpms)
-            .filter(|(g, _)| g.is_none())
+            .filter(|(g, _)| matches!(g, Gpm::Python))
             .map(|(_, name)| name.clone())
             .collect()
     }
@@ -787,6 +807,35 @@ impl NativeEngine {
             })
             .collect()
     }
+}
+
+/// How GPM `gpm` of `plan` runs natively: its compiled program (GRAPH blocks reading the
+/// variables `blocks`), else its body on spareval; Err (why neither) leaves it to Python.
+pub fn compile_gpm(
+    plan: &Plan,
+    gpm: &spaseq_core::plan::GpmPlan,
+    blocks: &[Vec<String>],
+    vars: &mut VarTable,
+    dict: &Dictionary,
+) -> Result<Gpm, String> {
+    let base = plan.query.base.as_deref();
+    let mut trial = vars.clone();
+    let why = match GpmProgram::compile_with_graphs(gpm, blocks, &mut trial, dict, base) {
+        Ok(program) => {
+            *vars = trial;
+            return Ok(Gpm::Native(program));
+        }
+        Err(why) => why,
+    };
+    let body = plan
+        .query
+        .bodies
+        .get(&gpm.name)
+        .ok_or_else(|| format!("{why}; the plan has no body for GPM {}", gpm.name))?;
+    let prefixes = &plan.query.prefixes;
+    SparqlGpm::compile(gpm, body, prefixes, base, vars, dict)
+        .map(|body| Gpm::Sparql(Box::new(body)))
+        .map_err(|sparql| format!("{why}; {sparql}"))
 }
 
 /// A term as (kind, value, datatype, language), what Python builds its terms from.

@@ -52,6 +52,13 @@ impl EventIndex {
         }
     }
 
+    /// The distinct triples (subject, predicate, object), grouped by predicate.
+    pub fn triples(&self) -> impl Iterator<Item = (TermId, TermId, TermId)> + '_ {
+        self.by_pred
+            .iter()
+            .flat_map(|(&p, pairs)| pairs.iter().map(move |&(s, o)| (s, p, o)))
+    }
+
     /// The number of distinct triples.
     pub fn len(&self) -> usize {
         self.len

@@ -10,11 +10,13 @@ pub mod expr;
 pub mod functions;
 pub mod join;
 pub mod run_functions;
+pub mod sparql;
 pub mod value;
 
 pub use event_index::EventIndex;
 pub use expr::{Compiled, Env};
 pub use run_functions::RunEnv;
+pub use sparql::SparqlGpm;
 pub use value::Value;
 
 use crate::algebra::{PatternTerm, Term};

@@ -1,0 +1,437 @@
+//! The SPARQL path, natively: a GPM body outside the compiled subset (OPTIONAL, UNION,
+//! MINUS, BIND, VALUES, property paths, sub-selects, functions the FILTER programs lack) is
+//! evaluated by `spareval` (the SPARQL evaluator pyoxigraph is built from, at the same
+//! version) over the event's graph as the default graph, with the run's bindings of the
+//! body's variables substituted. Left to the Python matcher: bodies reading the knowledge
+//! base (`GRAPH`), `SERVICE`, and calls of non-standard functions (`spaseq:` stream and run
+//! functions in such bodies), whose answers need Python's state.
+//!
+//! As on the compiled path, terms keep the event's spelling and join by identity (decision
+//! 7), and repeated solutions count once (decision 9).
+
+use super::event_index::EventIndex;
+use super::value::Value;
+use crate::dictionary::{Dictionary, TermId};
+use crate::plan::GpmPlan;
+use crate::vars::{Row, Slot, VarTable};
+use oxrdf::{Dataset, GraphName, Quad, Variable};
+use spareval::{QueryEvaluator, QueryResults};
+use spargebra::algebra::{
+    AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression,
+};
+use spargebra::term::TermPattern;
+use spargebra::{Query, SparqlParser};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
+
+/// One GPM body prepared for spareval.
+#[derive(Clone)]
+pub struct SparqlGpm {
+    /// The query's prefixes and base, and the body's group without its braces: a context
+    /// goes in front of it as `VALUES`, as the Python matcher writes it.
+    parser: SparqlParser,
+    inner: String,
+    /// `SELECT * WHERE body`
+    query: Query,
+    /// The same without its top-level FILTERs: solutions whatever the context (`base`).
+    filterless: Query,
+    /// The body's variables and their slots (what is substituted and read back).
+    vars: Vec<(Variable, Slot)>,
+    local_slots: Vec<Slot>,
+    required: Vec<TermId>,
+    width: usize,
+}
+
+impl std::fmt::Debug for SparqlGpm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SparqlGpm({})", self.query)
+    }
+}
+
+impl SparqlGpm {
+    /// Prepare GPM `plan` (its body written `body`); Err says why it stays with Python.
+    pub fn compile(
+        plan: &GpmPlan,
+        body: &str,
+        prefixes: &BTreeMap<String, String>,
+        base_iri: Option<&str>,
+        vars: &mut VarTable,
+        dict: &Dictionary,
+    ) -> Result<Self, String> {
+        if plan.run_aware {
+            return Err(format!(
+                "GPM {} calls run functions in a SPARQL body",
+                plan.name
+            ));
+        }
+        let mut parser = SparqlParser::new();
+        if let Some(base) = base_iri {
+            parser = parser
+                .with_base_iri(base)
+                .map_err(|e| format!("bad base IRI <{base}>: {e}"))?;
+        }
+        for (prefix, iri) in prefixes {
+            parser = parser
+                .with_prefix(prefix, iri)
+                .map_err(|e| format!("bad prefix {prefix}: <{iri}>: {e}"))?;
+        }
+        let query = parser
+            .clone()
+            .parse_query(&format!("SELECT * WHERE {body}"))
+            .map_err(|e| format!("GPM {}: spargebra cannot parse the body: {e}", plan.name))?;
+        let Query::Select {
+            pattern,
+            dataset,
+            base_iri,
+        } = &query
+        else {
+            return Err("not a SELECT".to_owned());
+        };
+        let mut names = Vec::new();
+        check_pattern(pattern, &mut names).map_err(|why| format!("GPM {}: {why}", plan.name))?;
+        let trimmed = body.trim();
+        let sub_select = trimmed
+            .strip_prefix('{')
+            .map(|rest| rest.trim_start().to_ascii_uppercase().starts_with("SELECT"))
+            .unwrap_or(false);
+        let inner = if sub_select || !trimmed.starts_with('{') || !trimmed.ends_with('}') {
+            trimmed.to_owned()
+        } else {
+            trimmed[1..trimmed.len() - 1].to_owned()
+        };
+        let filterless = Query::Select {
+            pattern: strip_filters(pattern.clone()),
+            dataset: dataset.clone(),
+            base_iri: base_iri.clone(),
+        };
+        names.sort();
+        names.dedup();
+        let vars_of = names
+            .iter()
+            .map(|n| (Variable::new_unchecked(n.clone()), vars.slot(n)))
+            .collect();
+        let local_slots = plan.local_vars.iter().map(|v| vars.slot(v)).collect();
+        let required = plan
+            .required
+            .iter()
+            .map(|iri| dict.intern(oxrdf::NamedNode::new_unchecked(iri.clone()).into()))
+            .collect();
+        Ok(SparqlGpm {
+            parser,
+            inner,
+            query,
+            filterless,
+            vars: vars_of,
+            local_slots,
+            required,
+            width: vars.len(),
+        })
+    }
+
+    /// Constant predicates every solution needs (the pre-filter).
+    pub fn may_match(&self, index: &EventIndex) -> bool {
+        self.required.iter().all(|p| index.has_predicate(*p))
+    }
+
+    pub fn local_slots(&self) -> &[Slot] {
+        &self.local_slots
+    }
+
+    /// eval(GPM, event, mu): every mu ∪ nu, nu a solution of the body on the event with
+    /// mu's values of the body's variables substituted, each distinct row once.
+    pub fn results(
+        &self,
+        index: &EventIndex,
+        mu: &[Option<TermId>],
+        dict: &Dictionary,
+        out: &mut Vec<Row>,
+    ) {
+        // mu's values of the body's variables: VALUES in front of the group (blank nodes,
+        // which VALUES cannot write, substituted), exactly the Python matcher's query
+        let mut head = String::new();
+        let mut row = String::new();
+        let mut blank = Vec::new();
+        for (var, slot) in &self.vars {
+            if let Some(Some(id)) = mu.get(*slot) {
+                match dict.get(*id) {
+                    t @ oxrdf::Term::BlankNode(_) => blank.push((var.clone(), t.clone())),
+                    t => {
+                        head.push_str(&format!(" {var}"));
+                        row.push_str(&format!(" {t}"));
+                    }
+                }
+            }
+        }
+        if head.is_empty() && blank.is_empty() {
+            return self.solve(&self.query, &[], index, mu, dict, out);
+        }
+        let values = if head.is_empty() {
+            String::new()
+        } else {
+            format!("VALUES ({head} ) {{ ({row} ) }} ")
+        };
+        let text = format!("SELECT * WHERE {{ {values}{} }}", self.inner);
+        if let Ok(query) = self.parser.clone().parse_query(&text) {
+            self.solve(&query, &blank, index, mu, dict, out);
+        }
+    }
+
+    /// The solutions without the top-level FILTERs and without a context (a superset of
+    /// `results` for any mu, restricted to the body's variables), rows `width` wide.
+    pub fn base(&self, index: &EventIndex, width: usize, dict: &Dictionary, out: &mut Vec<Row>) {
+        self.solve(
+            &self.filterless,
+            &[],
+            index,
+            &vec![None; width.max(self.width)],
+            dict,
+            out,
+        );
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn solve(
+        &self,
+        query: &Query,
+        substitutions: &[(Variable, oxrdf::Term)],
+        index: &EventIndex,
+        mu: &[Option<TermId>],
+        dict: &Dictionary,
+        out: &mut Vec<Row>,
+    ) {
+        let mut dataset = Dataset::new();
+        for (s, p, o) in index.triples() {
+            let (oxrdf::Term::NamedNode(p), Ok(s)) = (
+                dict.get(p).clone(),
+                oxrdf::NamedOrBlankNode::try_from(dict.get(s).clone()),
+            ) else {
+                continue;
+            };
+            dataset.insert(&Quad::new(
+                s,
+                p,
+                dict.get(o).clone(),
+                GraphName::DefaultGraph,
+            ));
+        }
+        let evaluator = QueryEvaluator::new();
+        let mut prepared = evaluator.prepare(query);
+        for (var, term) in substitutions {
+            prepared = prepared.substitute_variable(var.clone(), term.clone());
+        }
+        // an evaluation error is no solution, as a FILTER's error is false
+        let Ok(QueryResults::Solutions(solutions)) = prepared.execute(&dataset) else {
+            return;
+        };
+        let back = spellings(index, dict);
+        let mut seen = HashSet::new();
+        let width = mu.len().max(self.width);
+        for solution in solutions.flatten() {
+            let mut row = mu.to_vec();
+            row.resize(width, None);
+            for (var, term) in solution.iter() {
+                let Some(&(_, slot)) = self.vars.iter().find(|(v, _)| v == var) else {
+                    continue; // a sub-select's or blank node's internal variable
+                };
+                if row[slot].is_none() {
+                    // mu's values stay as mu spells them (the VALUES join made them equal)
+                    let c = canonical(term, dict);
+                    let term = back.get(c.as_ref().unwrap_or(term)).unwrap_or(term).clone();
+                    row[slot] = Some(dict.intern(term));
+                }
+            }
+            if seen.insert(row.clone()) {
+                out.push(row);
+            }
+        }
+    }
+}
+
+/// A literal's canonical form (what pyoxigraph's store keeps of it and what SPARQL
+/// expressions compute), when it differs from its spelling; None otherwise.
+fn canonical(term: &oxrdf::Term, dict: &Dictionary) -> Option<oxrdf::Term> {
+    let oxrdf::Term::Literal(lit) = term else {
+        return None;
+    };
+    let c = Value::of_literal(lit).to_term(dict);
+    match &c {
+        oxrdf::Term::Literal(l) if l.datatype() == lit.datatype() && l != lit => Some(c),
+        _ => None,
+    }
+}
+
+/// The event's literals by their canonical forms, where those differ (Python's
+/// `sparql_store.spellings`): a value a SPARQL expression computes, canonical, is given
+/// back in the event's spelling of it (decision 7).
+fn spellings(index: &EventIndex, dict: &Dictionary) -> HashMap<oxrdf::Term, oxrdf::Term> {
+    let mut back = HashMap::new();
+    for (_, _, o) in index.triples() {
+        let term = dict.get(o);
+        if let Some(c) = canonical(term, dict) {
+            back.entry(c).or_insert_with(|| term.clone());
+        }
+    }
+    back
+}
+
+/// Remove the FILTERs at the top of a group (under the projection of `SELECT *`).
+fn strip_filters(pattern: GraphPattern) -> GraphPattern {
+    match pattern {
+        GraphPattern::Filter { inner, .. } => strip_filters(*inner),
+        GraphPattern::Project { inner, variables } => GraphPattern::Project {
+            inner: Box::new(strip_filters(*inner)),
+            variables,
+        },
+        other => other,
+    }
+}
+
+fn var_of(t: &TermPattern, names: &mut Vec<String>) {
+    if let TermPattern::Variable(v) = t {
+        names.push(v.as_str().to_owned());
+    }
+}
+
+/// Whether spareval can answer the pattern alone (no KB, no service, standard functions),
+/// collecting the variables it names.
+fn check_pattern(p: &GraphPattern, names: &mut Vec<String>) -> Result<(), String> {
+    match p {
+        GraphPattern::Bgp { patterns } => {
+            for tp in patterns {
+                var_of(&tp.subject, names);
+                if let spargebra::term::NamedNodePattern::Variable(v) = &tp.predicate {
+                    names.push(v.as_str().to_owned());
+                }
+                var_of(&tp.object, names);
+            }
+            Ok(())
+        }
+        GraphPattern::Path {
+            subject, object, ..
+        } => {
+            var_of(subject, names);
+            var_of(object, names);
+            Ok(())
+        }
+        GraphPattern::Join { left, right }
+        | GraphPattern::Union { left, right }
+        | GraphPattern::Minus { left, right } => {
+            check_pattern(left, names)?;
+            check_pattern(right, names)
+        }
+        GraphPattern::LeftJoin {
+            left,
+            right,
+            expression,
+        } => {
+            check_pattern(left, names)?;
+            check_pattern(right, names)?;
+            expression
+                .as_ref()
+                .map_or(Ok(()), |e| check_expression(e, names))
+        }
+        GraphPattern::Filter { expr, inner } => {
+            check_expression(expr, names)?;
+            check_pattern(inner, names)
+        }
+        GraphPattern::Extend {
+            inner,
+            variable,
+            expression,
+        } => {
+            names.push(variable.as_str().to_owned());
+            check_expression(expression, names)?;
+            check_pattern(inner, names)
+        }
+        GraphPattern::Values { variables, .. } => {
+            names.extend(variables.iter().map(|v| v.as_str().to_owned()));
+            Ok(())
+        }
+        GraphPattern::OrderBy { inner, expression } => {
+            for e in expression {
+                match e {
+                    OrderExpression::Asc(e) | OrderExpression::Desc(e) => {
+                        check_expression(e, names)?
+                    }
+                }
+            }
+            check_pattern(inner, names)
+        }
+        GraphPattern::Project { inner, variables } => {
+            names.extend(variables.iter().map(|v| v.as_str().to_owned()));
+            check_pattern(inner, names)
+        }
+        GraphPattern::Distinct { inner }
+        | GraphPattern::Reduced { inner }
+        | GraphPattern::Slice { inner, .. } => check_pattern(inner, names),
+        GraphPattern::Group {
+            inner,
+            variables,
+            aggregates,
+        } => {
+            names.extend(variables.iter().map(|v| v.as_str().to_owned()));
+            for (v, agg) in aggregates {
+                names.push(v.as_str().to_owned());
+                if let AggregateExpression::FunctionCall { name, expr, .. } = agg {
+                    if let AggregateFunction::Custom(iri) = name {
+                        return Err(format!("the custom aggregate <{}>", iri.as_str()));
+                    }
+                    check_expression(expr, names)?;
+                }
+            }
+            check_pattern(inner, names)
+        }
+        GraphPattern::Graph { .. } => Err("a GRAPH block (the knowledge base)".to_owned()),
+        GraphPattern::Service { .. } => Err("SERVICE".to_owned()),
+        #[allow(unreachable_patterns)]
+        _ => Err("an extension pattern".to_owned()),
+    }
+}
+
+fn check_expression(e: &Expression, names: &mut Vec<String>) -> Result<(), String> {
+    match e {
+        Expression::NamedNode(_) | Expression::Literal(_) => Ok(()),
+        Expression::Variable(v) | Expression::Bound(v) => {
+            names.push(v.as_str().to_owned());
+            Ok(())
+        }
+        Expression::Or(a, b)
+        | Expression::And(a, b)
+        | Expression::Equal(a, b)
+        | Expression::SameTerm(a, b)
+        | Expression::Greater(a, b)
+        | Expression::GreaterOrEqual(a, b)
+        | Expression::Less(a, b)
+        | Expression::LessOrEqual(a, b)
+        | Expression::Add(a, b)
+        | Expression::Subtract(a, b)
+        | Expression::Multiply(a, b)
+        | Expression::Divide(a, b) => {
+            check_expression(a, names)?;
+            check_expression(b, names)
+        }
+        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
+            check_expression(a, names)
+        }
+        Expression::In(a, list) => {
+            check_expression(a, names)?;
+            list.iter().try_for_each(|x| check_expression(x, names))
+        }
+        Expression::If(a, b, c) => {
+            check_expression(a, names)?;
+            check_expression(b, names)?;
+            check_expression(c, names)
+        }
+        Expression::Coalesce(list) => list.iter().try_for_each(|x| check_expression(x, names)),
+        Expression::Exists(p) => check_pattern(p, names),
+        Expression::FunctionCall(f, args) => {
+            if let Function::Custom(iri) = f {
+                if !iri.as_str().starts_with(XSD) {
+                    return Err(format!("the function <{}>", iri.as_str()));
+                }
+            }
+            args.iter().try_for_each(|x| check_expression(x, names))
+        }
+    }
+}
