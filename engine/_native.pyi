@@ -120,3 +120,21 @@ class NativeEngine:
 def gpm_paths(plan_json: str) -> list[tuple[str, str | None]]:
     """Per GPM of a plan: None when the native evaluator runs its body, else why the Python
     matcher evaluates it (``spaseq explain``)."""
+
+class NativeWriter:
+    """One query's results written natively (``spaseq_core::output``): ``jsonl``, ``json``,
+    ``csv`` or ``tsv``, byte for byte as ``engine/output/writers.py`` writes them, to the
+    text file ``out`` (``write(str)``, ``flush()``), without a Python object per match."""
+
+    def __init__(self, format: str, out: object, select: list[str] | None, distinct: bool,
+                 columns: list[str], with_time: bool) -> None:
+        """Rows of ``select`` (None: every bound variable, by name), DISTINCT or not;
+        ``columns`` the header's variables; ``with_time`` adds ``_time`` and ``_start``."""
+    def start(self) -> None: ...
+    def write_matches(self, engine: NativeEngine, query: int) -> int:
+        """Write the rows of the matches ``query`` released since the last call (flushing
+        ``out`` when any was written); the number of matches taken (before DISTINCT)."""
+    def finish(self) -> None: ...
+    @property
+    def rows(self) -> int:
+        """Rows written so far (after DISTINCT)."""

@@ -196,6 +196,9 @@ class QueryRuntime:
                          GpmMatcher(plan.gpms[name], plan.query, graphs, plan.options)
                          for name in self._native.python_gpms(self.number)}
         self.stats = {"runs": 0, "matches": 0}
+        # a native writer (``_native.NativeWriter``): when set, released matches are written
+        # natively instead of emitted (no Python object per match)
+        self.sink = None
 
     def _kb_rows(self, name: str, element: int, bound: list) -> list[list[tuple[str, int]]]:
         """A GRAPH block's KB rows for the bound values (ids), called back natively once per
@@ -230,7 +233,11 @@ class QueryRuntime:
         return -INFINITY if ns is None else self.session.seconds(ns)
 
     def drain(self) -> None:
-        """Emit the matches the native runtime released since the last call."""
+        """Emit the matches the native runtime released since the last call (with a
+        ``sink``, write their rows natively instead)."""
+        if self.sink is not None:
+            self.stats["matches"] += self.sink.write_matches(self._native, self.number)
+            return
         matches = self._native.take_matches(self.number)
         if matches:
             match = self.session.match
