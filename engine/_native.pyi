@@ -127,9 +127,10 @@ class NativeWriter:
     text file ``out`` (``write(str)``, ``flush()``), without a Python object per match."""
 
     def __init__(self, format: str, out: object, select: list[str] | None, distinct: bool,
-                 columns: list[str], with_time: bool) -> None:
+                 columns: list[str], with_time: bool, binary: bool = False) -> None:
         """Rows of ``select`` (None: every bound variable, by name), DISTINCT or not;
-        ``columns`` the header's variables; ``with_time`` adds ``_time`` and ``_start``."""
+        ``columns`` the header's variables; ``with_time`` adds ``_time`` and ``_start``;
+        ``binary``: ``out`` takes UTF-8 bytes instead of text."""
     def start(self) -> None: ...
     def write_matches(self, engine: NativeEngine, query: int) -> int:
         """Write the rows of the matches ``query`` released since the last call (flushing

@@ -11,6 +11,8 @@ goes through the Python writers."""
 
 from __future__ import annotations
 
+import codecs
+import os
 from collections.abc import Sequence
 from typing import IO
 
@@ -42,4 +44,24 @@ def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: b
         select = None
     else:
         select = list(dict.fromkeys(query.match.variables))
-    return NativeWriter(fmt, out, select, query.match.distinct, list(columns), with_time)
+    binary = _binary(out)
+    return NativeWriter(fmt, out if binary is None else binary, select, query.match.distinct,
+                        list(columns), with_time, binary is not None)
+
+
+def _binary(out: IO[str]) -> IO[bytes] | None:
+    """The binary file under ``out`` when writing UTF-8 bytes there gives the same bytes as
+    writing text to ``out`` (a UTF-8 text file on a system whose newline is LF), flushed so
+    that nothing written earlier as text comes after; otherwise None. It saves decoding the
+    rows into a Python string and encoding them back."""
+    buffer = getattr(out, "buffer", None)
+    encoding = getattr(out, "encoding", None)
+    if buffer is None or encoding is None or os.linesep != "\n":
+        return None
+    try:
+        if codecs.lookup(encoding).name != "utf-8":
+            return None
+    except LookupError:
+        return None
+    out.flush()
+    return buffer

@@ -15,6 +15,8 @@ const CHUNK: usize = 1 << 20;
 struct NativeWriter {
     writer: Writer,
     out: Py<PyAny>,
+    /// `out` takes UTF-8 bytes rather than text.
+    binary: bool,
     buf: String,
 }
 
@@ -22,8 +24,13 @@ impl NativeWriter {
     /// Hand the buffered text to `out` (and flush it when `flush`).
     fn emit(&mut self, py: Python<'_>, flush: bool) -> PyResult<()> {
         if !self.buf.is_empty() {
-            let text = std::mem::take(&mut self.buf);
-            self.out.call_method1(py, "write", (text,))?;
+            let chunk = if self.binary {
+                pyo3::types::PyBytes::new(py, self.buf.as_bytes()).into_any()
+            } else {
+                pyo3::types::PyString::new(py, &self.buf).into_any()
+            };
+            self.buf.clear(); // its capacity is kept for the next chunk
+            self.out.call_method1(py, "write", (chunk,))?;
         }
         if flush {
             self.out.call_method0(py, "flush")?;
@@ -34,11 +41,12 @@ impl NativeWriter {
 
 #[pymethods]
 impl NativeWriter {
-    /// A writer to the text file `out`: rows of `select` (None: every bound variable, in
-    /// name order), `distinct`, `columns` the header's variables, `with_time` adding
-    /// `_time` and `_start` (JSON, CSV, TSV). ValueError for another format.
+    /// A writer to the text file `out` (a binary one taking UTF-8 when `binary`): rows of
+    /// `select` (None: every bound variable, in name order), `distinct`, `columns` the
+    /// header's variables, `with_time` adding `_time` and `_start` (JSON, CSV, TSV).
+    /// ValueError for another format.
     #[new]
-    #[pyo3(signature = (format, out, select, distinct, columns, with_time))]
+    #[pyo3(signature = (format, out, select, distinct, columns, with_time, binary = false))]
     fn new(
         format: &str,
         out: Py<PyAny>,
@@ -46,12 +54,14 @@ impl NativeWriter {
         distinct: bool,
         columns: Vec<String>,
         with_time: bool,
+        binary: bool,
     ) -> PyResult<Self> {
         let format = Format::parse(format)
             .ok_or_else(|| PyValueError::new_err(format!("no native writer for {format:?}")))?;
         Ok(NativeWriter {
             writer: Writer::new(format, select, distinct, columns, with_time),
             out,
+            binary,
             buf: String::new(),
         })
     }

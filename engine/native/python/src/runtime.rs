@@ -335,7 +335,10 @@ impl NativeEngine {
             let runtime = queries
                 .get_mut(query)
                 .ok_or_else(|| PyValueError::new_err(format!("no query {query}")))?;
-            (std::mem::take(&mut runtime.out), runtime.gpms().names.clone())
+            (
+                std::mem::take(&mut runtime.out),
+                runtime.gpms().names.clone(),
+            )
         };
         Ok(f(records, &names, &self.dict, &self.streams.borrow()))
     }

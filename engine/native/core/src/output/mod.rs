@@ -19,7 +19,10 @@ use spell::{
     canonical_seconds, csv_field, csv_value, json_seconds, json_seconds_literal, json_string,
     json_string_ascii, json_term, tsv_value, XSD_DECIMAL,
 };
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+
+/// Events whose jsonl spelling is kept (a match's events recur in many matches).
+const EVENTS_KEPT: usize = 1 << 16;
 
 /// The formats written natively.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +84,8 @@ pub struct Writer {
     terms: Vec<Option<Box<str>>>,
     /// Per stream id, its IRI as a JSON string followed by `, "time": `.
     streams: Vec<Option<Box<str>>>,
+    /// Per (GPM, event uid), the event's jsonl object (a cache, cleared when it is full).
+    events: HashMap<(usize, u64), Box<str>>,
     rows: u64,
 }
 
@@ -105,6 +110,7 @@ impl Writer {
             seen: HashSet::new(),
             terms: Vec::new(),
             streams: Vec::new(),
+            events: HashMap::new(),
             rows: 0,
         }
     }
@@ -351,19 +357,29 @@ impl Writer {
             if i > 0 {
                 out.push_str(", ");
             }
-            let resolved = self.resolved.as_ref().expect("resolved");
-            out.push_str(&resolved.atoms[taken.gpm]);
-            let e = &taken.event;
-            out.push_str(self.stream(e.stream, scope.streams));
-            json_seconds(e.time, out);
-            out.push_str(", \"graph\": ");
-            match &e.graph {
-                None => out.push_str("null"),
-                Some(Term::BlankNode(b)) => json_string(&format!("_:{}", b.as_str()), out),
-                Some(Term::NamedNode(n)) => json_string(n.as_str(), out),
-                Some(other) => json_string(&other.to_string(), out),
+            let key = (taken.gpm, taken.event.uid);
+            if let Some(spelled) = self.events.get(&key) {
+                out.push_str(spelled);
+                continue;
             }
-            out.push('}');
+            let mut s = String::new();
+            s.push_str(&self.resolved.as_ref().expect("resolved").atoms[taken.gpm]);
+            let e = &taken.event;
+            s.push_str(self.stream(e.stream, scope.streams));
+            json_seconds(e.time, &mut s);
+            s.push_str(", \"graph\": ");
+            match &e.graph {
+                None => s.push_str("null"),
+                Some(Term::BlankNode(b)) => json_string(&format!("_:{}", b.as_str()), &mut s),
+                Some(Term::NamedNode(n)) => json_string(n.as_str(), &mut s),
+                Some(other) => json_string(&other.to_string(), &mut s),
+            }
+            s.push('}');
+            out.push_str(&s);
+            if self.events.len() >= EVENTS_KEPT {
+                self.events.clear();
+            }
+            self.events.insert(key, s.into_boxed_str());
         }
         out.push_str("]}\n");
     }

@@ -13,11 +13,14 @@ const NS: i128 = 1_000_000_000;
 pub fn json_string(s: &str, out: &mut String) {
     out.push('"');
     let mut rest = s;
-    while let Some(at) = rest.find(|c: char| c < ' ' || c == '"' || c == '\\') {
+    // the characters escaped are ASCII: a byte scan finds them (never inside a multi-byte one)
+    while let Some(at) = rest
+        .bytes()
+        .position(|b| b < b' ' || b == b'"' || b == b'\\')
+    {
         out.push_str(&rest[..at]);
-        let c = rest[at..].chars().next().expect("a char at a found index");
-        escape(c, out);
-        rest = &rest[at + c.len_utf8()..];
+        escape(char::from(rest.as_bytes()[at]), out);
+        rest = &rest[at + 1..];
     }
     out.push_str(rest);
     out.push('"');
@@ -63,14 +66,50 @@ pub fn canonical_seconds(ns: i128, out: &mut String) {
     if ns < 0 {
         out.push('-');
     }
-    let abs = ns.unsigned_abs();
-    let (whole, frac) = (abs / NS as u128, abs % NS as u128);
-    let _ = write!(out, "{whole}");
-    if frac != 0 {
-        let digits = format!("{frac:09}");
-        out.push('.');
-        out.push_str(digits.trim_end_matches('0'));
+    let (whole, frac) = split(ns);
+    match u64::try_from(whole) {
+        Ok(whole) => push_u64(whole, out),
+        Err(_) => {
+            let _ = write!(out, "{whole}");
+        }
     }
+    if frac != 0 {
+        let mut digits = [b'0'; 9];
+        let mut rest = frac;
+        for d in digits.iter_mut().rev() {
+            *d = b'0' + (rest % 10) as u8;
+            rest /= 10;
+        }
+        let len = 9 - digits.iter().rev().take_while(|&&d| d == b'0').count();
+        out.push('.');
+        out.push_str(std::str::from_utf8(&digits[..len]).expect("ASCII digits"));
+    }
+}
+
+/// |ns| as whole seconds and the nanoseconds left (in 64 bits when they fit: 128-bit
+/// division is a library call).
+fn split(ns: i128) -> (u128, u64) {
+    const NS64: u64 = NS as u64;
+    let abs = ns.unsigned_abs();
+    match u64::try_from(abs) {
+        Ok(abs) => (u128::from(abs / NS64), abs % NS64),
+        Err(_) => (abs / u128::from(NS64), (abs % u128::from(NS64)) as u64),
+    }
+}
+
+/// A number in decimal digits (what `write!` does, without the formatting machinery).
+fn push_u64(mut n: u64, out: &mut String) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
 }
 
 /// Seconds as a JSON number, as the jsonl writer writes a time (`writers.seconds` and
@@ -80,9 +119,10 @@ pub fn canonical_seconds(ns: i128, out: &mut String) {
 /// exponent (`1.5e-05`): there the value has at most 5 significant digits, so its float's
 /// shortest `repr` is always the exact value.
 pub fn json_seconds(ns: i128, out: &mut String) {
-    if ns % NS == 0 {
-        let _ = write!(out, "{}", ns / NS);
-    } else if ns.unsigned_abs() < 100_000 {
+    let (whole, frac) = split(ns);
+    if frac == 0 || whole > 0 || frac >= 100_000 {
+        canonical_seconds(ns, out);
+    } else {
         // 0.0000abcde: digits "abcde" (trailing zeros trimmed), exponent -(leading zeros + 1)
         if ns < 0 {
             out.push('-');
@@ -96,8 +136,6 @@ pub fn json_seconds(ns: i128, out: &mut String) {
             out.push_str(&significant[1..]);
         }
         let _ = write!(out, "e-{:02}", zeros + 1);
-    } else {
-        canonical_seconds(ns, out);
     }
 }
 
