@@ -1,4 +1,5 @@
-"""One measurement, run in a fresh process: the engine, the reference, the baseline or the ceiling.
+"""One measurement, run in a fresh process: ``spaseq run`` (a whole process), the engine API in
+process, the reference, the baseline or the ceiling.
 
 ``child_main(spec, conn)`` is the target of a ``multiprocessing`` spawn process: it runs one
 measurement described by ``spec`` (a plain dict) and sends back a plain dict with events,
@@ -202,6 +203,78 @@ def _run_engine(spec: dict, setup_start: float) -> dict:
                    capped or events < dataset.events)
 
 
+def _run_cli(spec: dict, setup_start: float) -> dict:
+    """A whole ``spaseq run QUERY --stream IRI=FILE ... [--kb GRAPH=FILE] --format jsonl
+    --output FILE`` process, what the issue measures: start-up, KB loading, reading, the
+    engine and writing every match in the jsonl contract to a file, all timed (wall clock
+    from start to exit; CPU and peak RSS are the process's own). The matches are the lines
+    written. ``startup_s`` is the same command over empty files (start-up and KB loading
+    alone), measured after, for the analysis; the rate does not subtract it. The output file
+    is deleted afterwards (vshape-any writes ~1 KB per match)."""
+    import os
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from benchmarks.generators import Dataset
+    from benchmarks.workloads import WORKLOADS
+
+    dataset = Dataset.from_json(spec["dataset"])
+    text = WORKLOADS[spec["workload"]].query_text(spec["window_minutes"])
+    with tempfile.TemporaryDirectory(prefix="spaseq-bench-", dir=spec.get("scratch_dir")) as tmp:
+        query, out = Path(tmp) / "query.rq", Path(tmp) / "out.jsonl"
+        query.write_text(text, encoding="utf-8")
+
+        def command(streams: dict[str, str]) -> list[str]:
+            args = [sys.executable, "-m", "spaseq.engine.cli", "run", str(query)]
+            for iri, path in streams.items():
+                args += ["--stream", f"{iri}={path}"]
+            if dataset.kb is not None:
+                args += ["--kb", f"{dataset.kb_graph}={dataset.kb}" if dataset.kb_graph else dataset.kb]
+            return [*args, "--format", "jsonl", "--output", str(out), *spec.get("cli_args", ())]
+
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        timeout = spec["budget_s"] + 100
+        setup_s = time.perf_counter() - setup_start
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(command(dataset.streams), capture_output=True, text=True,
+                                  env=env, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return {"status": "timeout", "reason": f"spaseq run killed after {timeout:.0f} s"}
+        elapsed = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if proc.returncode != 0:
+            return {"status": "error", "reason": f"spaseq run exited {proc.returncode}: "
+                                                 f"{proc.stderr.strip()[-300:]}"}
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        peak = after.ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
+        output_bytes = out.stat().st_size
+        matches = _count_lines(out)
+        out.unlink()
+        empty = {}
+        for iri, path in dataset.streams.items():
+            empty[iri] = str(Path(tmp) / f"empty-{len(empty)}{Path(path).suffix}")
+            Path(empty[iri]).write_bytes(b"")
+        t0 = time.perf_counter()
+        subprocess.run(command(empty), capture_output=True, env=env, timeout=timeout, check=False)
+        startup_s = time.perf_counter() - t0
+    result = _result(dataset.events, dataset.triples, matches, elapsed, cpu, setup_s, None, False)
+    result.update({"peak_rss_mb": peak, "startup_s": startup_s, "output_bytes": output_bytes,
+                   "stderr": proc.stderr.strip()[-300:] or None})
+    return result
+
+
+def _count_lines(path) -> int:
+    """Lines in a file (the jsonl output: one match each), read in large blocks."""
+    count = 0
+    with open(path, "rb") as f:
+        while block := f.read(1 << 24):
+            count += block.count(b"\n")
+    return count
+
+
 def _run_reference(spec: dict, setup_start: float) -> dict:
     """The reference evaluator on the first ``max_events`` events (it is batch: no budget)."""
     from benchmarks.generators import Dataset
@@ -293,6 +366,7 @@ def _run_pyflink(spec: dict, setup_start: float) -> dict:
 
 
 RUNNERS = {
+    "cli": _run_cli,
     "engine": _run_engine,
     "reference": _run_reference,
     "baseline": _run_baseline,

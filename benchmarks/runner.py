@@ -1,9 +1,10 @@
 """The benchmark runner: plan workload x window x size, measure every system, report.
 
 Each measurement runs in a fresh ``multiprocessing`` spawn process (so peak RSS is its own)
-with a time budget and a hard timeout. Per (workload, window, size) it measures the spaseq
-engine (``spaseq.engine.api``; when that does not exist yet, the reference evaluator on a
-small prefix, labelled "reference"), the engine with each optimisation off, the window-store
+with a time budget and a hard timeout. Per (workload, window, size) it measures spaseq as a
+whole ``spaseq run --format jsonl`` process writing to a file (when the engine API does not
+exist, the reference evaluator on a small prefix, labelled "reference"), the engine API in
+process (``api``), the engine with each optimisation off (in process), the window-store
 SPARQL baseline and the parse-only ceiling, then writes ``<out>/<timestamp>.json``, a chart
 ``<out>/<timestamp>.png`` if matplotlib is importable, and a table on stdout.
 """
@@ -31,8 +32,11 @@ from benchmarks.workloads import WORKLOADS, Workload
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "results"
 DEFAULT_DATA = HERE / "data"
-SYSTEMS = ("spaseq", "ablations", "reference", "baseline", "ceiling", "pyflink")
-DEFAULT_SYSTEMS = ("spaseq", "ablations", "baseline", "ceiling")
+SYSTEMS = ("spaseq", "api", "ablations", "reference", "baseline", "ceiling", "pyflink")
+DEFAULT_SYSTEMS = ("spaseq", "api", "ablations", "baseline", "ceiling")
+API_LABEL = "spaseq api (in-process)"
+"""The label of the ``api`` rows: the engine API in the measuring process, matches counted by a
+callback (the ``spaseq`` rows are whole ``spaseq run --format jsonl`` processes)."""
 PYFLINK_PARALLELISM = (1, 2)
 """The PyFlink peer (optional, ``pip install .[bench-peers]``) runs at each of these parallelisms."""
 SCHEMA = "spaseq-bench/1"
@@ -383,13 +387,17 @@ def _measure_group(
         return result
 
     if "spaseq" in config.systems:
-        if probe.available:
-            spec = {**base, "kind": "engine", "budget_s": config.budget_s, "max_events": None}
-            result = run_one("spaseq", spec, config.budget_s + 120)
+        if probe.available:  # a whole `spaseq run --format jsonl` process, writing to a file
+            spec = {**base, "kind": "cli", "budget_s": config.budget_s}
+            result = run_one("spaseq", spec, config.budget_s + 240)
         else:
             spec = {**base, "kind": "reference", "max_events": config.reference_max_events}
             result = run_one("reference", spec, config.reference_timeout_s)
         rows.append(_row(workload, window, size, engine_label, engine_label, result))
+    if "api" in config.systems and probe.available:
+        spec = {**base, "kind": "engine", "budget_s": config.budget_s, "max_events": None}
+        rows.append(_row(workload, window, size, "api", API_LABEL,
+                         run_one(API_LABEL, spec, config.budget_s + 120)))
     if "reference" in config.systems and probe.available:
         spec = {**base, "kind": "reference", "max_events": config.reference_max_events}
         rows.append(_row(workload, window, size, "reference", "reference",
@@ -485,7 +493,7 @@ def _add_ratios(group: list[dict]) -> None:
     base_row = next((r for r in group if r["system"] == "baseline" and r["status"] == "ok"), None)
     engine_row = next((r for r in group if r["system"] in ("spaseq", "reference") and r["status"] == "ok"), None)
     for r in group:
-        exact = r["workload"] in BASELINE_EXACT and r["system"] in ("spaseq", "reference", "ablation")
+        exact = r["workload"] in BASELINE_EXACT and r["system"] in ("spaseq", "api", "reference", "ablation")
         if exact and base_row is not None and r["status"] == "ok" and r["events"] == base_row["events"]:
             r["matches_agree"] = r["matches"] == base_row["matches"]
         if r["system"] == "pyflink" and r["status"] == "ok":

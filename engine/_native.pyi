@@ -134,3 +134,22 @@ def gpm_paths(plan_json: str) -> list[tuple[str, str, str | None]]:
     """Per GPM of a plan: (name, path, why): path "native" (the compiled path's programs),
     "spareval" (the SPARQL path natively; why it is not compiled) or "python" (called back;
     why), as ``spaseq explain`` prints it."""
+
+class NativeWriter:
+    """One query's results written natively (``spaseq_core::output``): ``jsonl``, ``json``,
+    ``csv`` or ``tsv``, byte for byte as ``engine/output/writers.py`` writes them, to the
+    text file ``out`` (``write(str)``, ``flush()``), without a Python object per match."""
+
+    def __init__(self, format: str, out: object, select: list[str] | None, distinct: bool,
+                 columns: list[str], with_time: bool, binary: bool = False) -> None:
+        """Rows of ``select`` (None: every bound variable, by name), DISTINCT or not;
+        ``columns`` the header's variables; ``with_time`` adds ``_time`` and ``_start``;
+        ``binary``: ``out`` takes UTF-8 bytes instead of text."""
+    def start(self) -> None: ...
+    def write_matches(self, engine: NativeEngine, query: int) -> int:
+        """Write the rows of the matches ``query`` released since the last call (flushing
+        ``out`` when any was written); the number of matches taken (before DISTINCT)."""
+    def finish(self) -> None: ...
+    @property
+    def rows(self) -> int:
+        """Rows written so far (after DISTINCT)."""

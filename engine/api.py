@@ -72,7 +72,7 @@ class QueryHandle:
             self.callback(match)
         if self.keep:
             self._pending.append(match)
-        if self.output is not None:
+        if self.output is not None and self.output.listeners:  # no call per match otherwise
             self.output(match)
 
     def matches(self) -> Iterator[Match]:

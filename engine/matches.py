@@ -28,9 +28,12 @@ class Taken(NamedTuple):
     bindings: tuple[tuple[str, Term], ...] = ()
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True, init=False, eq=False)
 class Match:
-    """A complete match: the mapping mu, the events each atom took, start and end time."""
+    """A complete match: the mapping mu, the events each atom took, start and end time.
+
+    Equal to any match (of any subclass: the engine's are read lazily from native ones) with
+    the same four fields; pickled as a plain Match with its fields built."""
 
     bindings: tuple[tuple[str, Term], ...]
     taken: tuple[Taken, ...]
@@ -71,6 +74,20 @@ class Match:
             d["taken"] = d["_taken"]()
             return d["taken"]
         raise AttributeError(name)
+
+    def _fields(self) -> tuple:
+        return (self.bindings, self.taken, self.start, self.time)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Match):
+            return NotImplemented
+        return self is other or self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __reduce__(self) -> tuple:
+        return (Match, self._fields())
 
     @property
     def mapping(self) -> dict[str, Term]:

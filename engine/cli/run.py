@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import queue
 import stat
@@ -30,6 +31,7 @@ from spaseq.engine.reference.evaluator import evaluate
 if TYPE_CHECKING:
     from spaseq.engine.output.derived import Derived
 
+log = logging.getLogger("spaseq.cli.run")
 
 
 def add_run_parser(sub: argparse._SubParsersAction) -> None:
@@ -69,6 +71,13 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--drop-late", action="store_true",
                      help="drop events that arrive out of time order on their stream (counted on "
                           "stderr) instead of stopping with an error")
+    run.add_argument("--writer", choices=("auto", "native", "python"), default="auto",
+                     help="who writes the results: auto (default) writes jsonl, json, csv and tsv "
+                          "natively (no Python object per match) for a query run alone by the nfa "
+                          "engine without --materialize, and everything else in Python (table, "
+                          "trig, --with, --materialize, --engine reference); native: the same, but "
+                          "an error where it does not apply; python: always the Python writers "
+                          "(the same bytes). The choice is logged at debug level (SPASEQ_LOG=debug)")
     add_engine_options(run)
 
 
@@ -90,6 +99,9 @@ class Input:
 
 
 def run_run(args: argparse.Namespace) -> int:
+    if os.environ.get("SPASEQ_LOG", "").lower() == "debug":
+        logging.basicConfig(format="spaseq: %(message)s")
+        log.setLevel(logging.DEBUG)
     query = load_query(args.query)
     warn(query.warnings)
     withs = _load_with(args)
@@ -103,13 +115,15 @@ def run_run(args: argparse.Namespace) -> int:
     kb = _load_kb(args, query)
     events, complete = inp.usable()
     with _open_output(args.output) as out:
-        writer, write = _sink(args, query, out)
+        native = ("--engine reference is written in Python" if args.engine == "reference"
+                  else _why_not_native_run(args, withs))
+        writer, write = _sink(args, query, out, native)
         writer.start()
         if args.engine == "reference":
             _run_reference(args, query, withs, evaluate(query, events, kb, end_of_input=complete),
                            write)
         else:
-            engine = _engine(args, query, withs, kb, write)
+            engine = _engine(args, query, withs, kb, write, writer=writer)
             engine.run(sorted(events, key=Event.sort_key), end_of_input=complete)
         writer.finish()
     if inp.errors:
@@ -162,12 +176,15 @@ def _output_iri(args: argparse.Namespace) -> str:
     return Path(args.query).resolve().as_uri()
 
 
-def _sink(args: argparse.Namespace, query: A.Query, out: IO[str]):
-    """The writer for ``--format`` and the function that writes one result (``Derived``)."""
+def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], native: str | None = None):
+    """The writer for ``--format`` and the function that writes one result (``Derived``);
+    the function is None when the rows are written natively (``_native_writer``), which
+    ``native`` (None: it cannot be) says why not when the run itself excludes it."""
     fmt = args.format or ("trig" if query.match.is_construct else "table")
     if fmt == "trig":
         from spaseq.engine.output.trig import TrigWriter
 
+        _python_writer(args, native or "the trig format is written in Python")
         trig = TrigWriter(out, query.prefixes)
         return trig, trig.event
     if query.match.is_construct:  # solutions of the template's variables
@@ -178,6 +195,16 @@ def _sink(args: argparse.Namespace, query: A.Query, out: IO[str]):
         variables = list(query.match.variables)
     else:
         variables = sorted({v for ev in query.events.values() for v in ev.variables})
+    if args.writer != "python":
+        from spaseq.engine.output.native import native_writer, why_not_native
+
+        why = native or why_not_native(fmt, query, variables, args.with_time)
+        if why is None:
+            log.debug("results written natively (--format %s)", fmt)
+            return native_writer(fmt, query, variables, args.with_time, out), None
+        _python_writer(args, why)
+    else:
+        log.debug("results written in Python (--writer python)")
     writer = make_writer(fmt, out, variables, args.with_time, query.prefixes)
 
     def write(derived: Derived) -> None:
@@ -189,15 +216,35 @@ def _sink(args: argparse.Namespace, query: A.Query, out: IO[str]):
     return writer, write
 
 
+def _python_writer(args: argparse.Namespace, why: str) -> None:
+    """The results go through the Python writers because of ``why``: an error under
+    ``--writer native``, a debug note otherwise."""
+    if args.writer == "native":
+        raise UsageError(f"--writer native: {why}")
+    log.debug("results written in Python: %s", why)
+
+
+def _why_not_native_run(args: argparse.Namespace, withs: list) -> str | None:
+    """Why this run's results cannot be written natively, whatever the format."""
+    if withs:
+        return "composed queries (--with) are written in Python"
+    if args.materialize:
+        return "--materialize is written in Python"
+    return None
+
+
 def _engine(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]], kb,
-            write, drop_late: bool = False) -> Engine:
+            write, drop_late: bool = False, writer=None) -> Engine:
     """The engine of a run: the --with queries and the main query registered, the main
-    query's results going to ``write``."""
+    query's results going to ``write``, or written natively by ``writer`` when ``write`` is
+    None."""
     engine = Engine(kb, options=engine_options(args), drop_late=drop_late,
                     materialize=args.materialize)
     for q, iri in withs:
         engine.register(q, keep=False, output=iri)
-    engine.register(query, keep=False, output=_output_iri(args), on_output=write)
+    handle = engine.register(query, keep=False, output=_output_iri(args), on_output=write)
+    if write is None:
+        handle.runtime.sink = writer
     return engine
 
 
@@ -297,9 +344,9 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
     for t in threads:
         t.start()
     with _open_output(args.output) as out:
-        writer, write = _sink(args, query, out)
+        writer, write = _sink(args, query, out, _why_not_native_run(args, withs))
         writer.start()
-        engine = _engine(args, query, withs, kb, write, drop_late=args.drop_late)
+        engine = _engine(args, query, withs, kb, write, drop_late=args.drop_late, writer=writer)
         error = engine.run(arrivals())
         writer.finish()
     if engine.dropped_late:
@@ -329,9 +376,9 @@ def _run_replay(args: argparse.Namespace, query: A.Query) -> int:
     _warn_missing(query, {iri for iri, _ in specs})
     kb = _load_kb(args, query)
     with _open_output(args.output) as out:
-        writer, write = _sink(args, query, out)
+        writer, write = _sink(args, query, out, _why_not_native_run(args, []))
         writer.start()
-        engine = _engine(args, query, [], kb, write)
+        engine = _engine(args, query, [], kb, write, writer=writer)
         error = engine.run_replay(specs, time_predicate=args.time_predicate or PROV_GENERATED_AT)
         writer.finish()
     if error is not None:

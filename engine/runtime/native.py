@@ -44,22 +44,37 @@ def _term(kind: str, value: str, datatype: str | None, language: str | None) -> 
     return Literal(value, datatype=NamedNode(datatype)) if datatype else Literal(value)
 
 
-class _Deferred:
-    """A native match's mapping and taken events as ``Match.deferred`` reads them, once each:
-    ``items()`` for the bindings, a call for the taken events."""
+class _Released(Match):
+    """A released match read from its native one (``_native``) only when a field is touched,
+    each field once: a counter or a callback reading ``time`` converts nothing else. The
+    engine's session is ``_session``, a class attribute of one subclass per session (so a
+    match costs one object and one dict entry)."""
 
-    __slots__ = ("session", "native")
+    _session: NativeSession
 
-    def __init__(self, session: NativeSession, native: object) -> None:
-        self.session = session
-        self.native = native
+    def __init__(self, native: object) -> None:
+        self.__dict__["_native"] = native
 
-    def items(self) -> list[tuple[str, Term]]:
-        term = self.session.term
-        return [(v, term(i)) for v, i in self.native.bindings()]
+    def __getattr__(self, name: str) -> object:
+        d = self.__dict__
+        native, session = d.get("_native"), self._session
+        if native is None:
+            return Match.__getattr__(self, name)
+        if name in ("start", "time"):
+            start, time = native.span
+            d["start"], d["time"] = session.seconds(start), session.seconds(time)
+        elif name == "bindings":
+            term = session.term
+            d["bindings"] = tuple(sorted(((v, term(i)) for v, i in native.bindings()), key=_name))
+        elif name == "taken":
+            d["taken"] = session.taken(native.taken())
+        else:
+            return Match.__getattr__(self, name)
+        return d[name]
 
-    def __call__(self) -> tuple[Taken, ...]:
-        return self.session.taken(self.native.taken())
+
+def _name(binding: tuple[str, Term]) -> str:
+    return binding[0]
 
 
 class NativeSession:
@@ -75,6 +90,8 @@ class NativeSession:
         self._current: tuple[EventContext, object] | None = None
         self._kb_version = 0
         self._seconds: dict[int, Decimal] = {}  # ns -> seconds, for times no live event holds
+        # the class of this session's released matches (``_Released`` knowing the session)
+        self.released = type("Match", (_Released,), {"_session": self, "__module__": __name__})
 
     def term_id(self, term: Term) -> int:
         i = self._ids.get(term)
@@ -136,11 +153,9 @@ class NativeSession:
         return tuple(Taken(g, context(uid).event, tuple((v, term(i)) for v, i in bs)) for g, uid, bs in taken)
 
     def match(self, native: object) -> Match:
-        """A released match whose bindings and taken events are read from the native one
-        when first touched (``Match.deferred``): counting matches costs no conversion."""
-        deferred = _Deferred(self, native)
-        start, time = native.span
-        return Match.deferred(deferred, deferred, self.seconds(start), self.seconds(time))
+        """A released match whose fields are read from the native one when first touched:
+        counting matches costs no conversion."""
+        return self.released(native)
 
     def seconds(self, ns: int) -> Decimal:
         """Nanoseconds as the Decimal seconds events at that time carry (exact either way)."""
@@ -212,6 +227,9 @@ class QueryRuntime:
                          GpmMatcher(plan.gpms[name], plan.query, graphs, plan.options)
                          for name in self._native.python_gpms(self.number)}
         self.stats = {"runs": 0, "matches": 0}
+        # a native writer (``_native.NativeWriter``): when set, released matches are written
+        # natively instead of emitted (no Python object per match)
+        self.sink = None
 
     def _kb_rows(self, name: str, element: int, bound: list) -> list[list[tuple[str, int]]]:
         """A GRAPH block's KB rows for the bound values (ids), called back natively once per
@@ -246,13 +264,17 @@ class QueryRuntime:
         return -INFINITY if ns is None else self.session.seconds(ns)
 
     def drain(self) -> None:
-        """Emit the matches the native runtime released since the last call."""
+        """Emit the matches the native runtime released since the last call (with a
+        ``sink``, write their rows natively instead)."""
+        if self.sink is not None:
+            self.stats["matches"] += self.sink.write_matches(self._native, self.number)
+            return
         matches = self._native.take_matches(self.number)
         if matches:
-            match = self.session.match
+            released, emit = self.session.released, self.emit
             self.stats["matches"] += len(matches)
-            for ids in matches:
-                self.emit(match(ids))
+            for native in matches:
+                emit(released(native))
 
     def on_event(self, ctx: EventContext) -> None:
         self._native.on_event(self.number, self.session.event(ctx))

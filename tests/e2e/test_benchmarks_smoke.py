@@ -136,6 +136,9 @@ def test_runner_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert ceiling["status"] == "ok" and ceiling["vs_ceiling"] == pytest.approx(1.0)
     main = rows[report["engine"]["label"]]
     assert main["status"] == "ok" and main["vs_baseline"] is not None
+    assert main["startup_s"] > 0 and main["output_bytes"] > 0  # a whole `spaseq run` process
+    api = rows[runner.API_LABEL]
+    assert api["status"] == "ok" and api["matches"] == main["matches"]
     if main["events"] == base["events"]:
         assert main["matches_agree"] is True
     ablations = [row for row in report["runs"] if row["system"] == "ablation"]

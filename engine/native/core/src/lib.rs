@@ -8,6 +8,7 @@ pub mod algebra;
 pub mod dictionary;
 pub mod gpm;
 pub mod json;
+pub mod output;
 pub mod plan;
 pub mod replay;
 pub mod runtime;

@@ -5,6 +5,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 mod gpm;
+mod output;
 mod runtime;
 mod stream;
 use spaseq_core::dictionary::Dictionary;
@@ -83,6 +84,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_replay, m)?)?;
     m.add_function(wrap_pyfunction!(count_replay, m)?)?;
     gpm::register(m)?;
+    output::register(m)?;
     runtime::register(m)?;
     stream::register(m)?;
     Ok(())

@@ -271,9 +271,9 @@ struct NativeMatch {
 }
 
 /// What a query's matches need to name their variables and GPMs.
-struct Names {
-    vars: VarTable,
-    gpms: Vec<String>,
+pub(crate) struct Names {
+    pub(crate) vars: VarTable,
+    pub(crate) gpms: Vec<String>,
     locals: Vec<Vec<Slot>>,
 }
 
@@ -333,7 +333,7 @@ type Restoring = (Vec<QueryState>, HashMap<u64, EventRef>);
 
 /// Term dictionary, streams and the registered queries' native runtimes.
 #[pyclass(unsendable, module = "spaseq.engine._native")]
-struct NativeEngine {
+pub(crate) struct NativeEngine {
     dict: Dictionary,
     streams: RefCell<Streams>,
     queries: RefCell<Vec<QueryRuntime<Programs>>>,
@@ -399,6 +399,26 @@ impl NativeEngine {
         let out = f(runtime, &self.dict);
         runtime.gpms().raise_kept()?;
         Ok(out)
+    }
+
+    /// `f` on the matches query `query` released since the last take, with what names
+    /// them (the native writers, `output.rs`).
+    pub(crate) fn with_released<T>(
+        &self,
+        query: usize,
+        f: impl FnOnce(Vec<MatchRecord>, &Names, &Dictionary, &Streams) -> T,
+    ) -> PyResult<T> {
+        let (records, names) = {
+            let mut queries = self.queries.borrow_mut();
+            let runtime = queries
+                .get_mut(query)
+                .ok_or_else(|| PyValueError::new_err(format!("no query {query}")))?;
+            (
+                std::mem::take(&mut runtime.out),
+                runtime.gpms().names.clone(),
+            )
+        };
+        Ok(f(records, &names, &self.dict, &self.streams.borrow()))
     }
 }
 

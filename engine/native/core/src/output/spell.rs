@@ -1,0 +1,270 @@
+//! How the Python writers spell things (engine/output/writers.py), reproduced byte for byte:
+//! JSON strings as `json.dumps` writes them, times as `writers.seconds` and
+//! `timestamps.seconds_literal` do, CSV cells as Python's `csv` module quotes them.
+
+use oxrdf::Term;
+use std::fmt::Write;
+
+const NS: i128 = 1_000_000_000;
+
+/// A string as a JSON string, as `json.dumps(..., ensure_ascii=False)` writes it: `"` and
+/// `\` escaped, `\b \f \n \r \t` by name, other control characters as `\u00xx` (lower-case
+/// hex), everything else (non-ASCII, DEL) as it is.
+pub fn json_string(s: &str, out: &mut String) {
+    out.push('"');
+    let mut rest = s;
+    // the characters escaped are ASCII: a byte scan finds them (never inside a multi-byte one)
+    while let Some(at) = rest
+        .bytes()
+        .position(|b| b < b' ' || b == b'"' || b == b'\\')
+    {
+        out.push_str(&rest[..at]);
+        escape(char::from(rest.as_bytes()[at]), out);
+        rest = &rest[at + 1..];
+    }
+    out.push_str(rest);
+    out.push('"');
+}
+
+/// A string as `json.dumps` writes it by default (`ensure_ascii=True`): as `json_string`,
+/// and every non-ASCII character as `\uxxxx` (a surrogate pair above U+FFFF).
+pub fn json_string_ascii(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        if c < ' ' || c == '"' || c == '\\' {
+            escape(c, out);
+        } else if c.is_ascii() && c != '\u{7f}' {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        }
+    }
+    out.push('"');
+}
+
+fn escape(c: char, out: &mut String) {
+    match c {
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\u{8}' => out.push_str("\\b"),
+        '\u{c}' => out.push_str("\\f"),
+        c => {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        }
+    }
+}
+
+/// Seconds (`ns` nanoseconds) in the XSD 1.1 canonical decimal spelling
+/// (`lexical.canonical_decimal`): no exponent, no trailing zeros, no point when integral.
+pub fn canonical_seconds(ns: i128, out: &mut String) {
+    if ns < 0 {
+        out.push('-');
+    }
+    let (whole, frac) = split(ns);
+    match u64::try_from(whole) {
+        Ok(whole) => push_u64(whole, out),
+        Err(_) => {
+            let _ = write!(out, "{whole}");
+        }
+    }
+    if frac != 0 {
+        let mut digits = [b'0'; 9];
+        let mut rest = frac;
+        for d in digits.iter_mut().rev() {
+            *d = b'0' + (rest % 10) as u8;
+            rest /= 10;
+        }
+        let len = 9 - digits.iter().rev().take_while(|&&d| d == b'0').count();
+        out.push('.');
+        out.push_str(std::str::from_utf8(&digits[..len]).expect("ASCII digits"));
+    }
+}
+
+/// |ns| as whole seconds and the nanoseconds left (in 64 bits when they fit: 128-bit
+/// division is a library call).
+fn split(ns: i128) -> (u128, u64) {
+    const NS64: u64 = NS as u64;
+    let abs = ns.unsigned_abs();
+    match u64::try_from(abs) {
+        Ok(abs) => (u128::from(abs / NS64), abs % NS64),
+        Err(_) => (abs / u128::from(NS64), (abs % u128::from(NS64)) as u64),
+    }
+}
+
+/// A number in decimal digits (what `write!` does, without the formatting machinery).
+fn push_u64(mut n: u64, out: &mut String) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+}
+
+/// Seconds as a JSON number, as the jsonl writer writes a time (`writers.seconds` and
+/// `dumps_exact`): integral ones as integers; others as the float they read as when that
+/// float's `repr` is the exact value, else the exact decimal digits. With at most nine
+/// fractional digits the two spellings differ only below 1e-4, where `repr` switches to an
+/// exponent (`1.5e-05`): there the value has at most 5 significant digits, so its float's
+/// shortest `repr` is always the exact value.
+pub fn json_seconds(ns: i128, out: &mut String) {
+    let (whole, frac) = split(ns);
+    if frac == 0 || whole > 0 || frac >= 100_000 {
+        canonical_seconds(ns, out);
+    } else {
+        // 0.0000abcde: digits "abcde" (trailing zeros trimmed), exponent -(leading zeros + 1)
+        if ns < 0 {
+            out.push('-');
+        }
+        let digits = format!("{:09}", ns.unsigned_abs());
+        let zeros = digits.len() - digits.trim_start_matches('0').len();
+        let significant = digits[zeros..].trim_end_matches('0');
+        out.push_str(&significant[..1]);
+        if significant.len() > 1 {
+            out.push('.');
+            out.push_str(&significant[1..]);
+        }
+        let _ = write!(out, "e-{:02}", zeros + 1);
+    }
+}
+
+/// A term in the SPARQL 1.1 Query Results JSON format (`writers.json_term`).
+pub fn json_term(term: &Term, out: &mut String) {
+    match term {
+        Term::NamedNode(n) => {
+            out.push_str("{\"type\": \"uri\", \"value\": ");
+            json_string(n.as_str(), out);
+        }
+        Term::BlankNode(b) => {
+            out.push_str("{\"type\": \"bnode\", \"value\": ");
+            json_string(b.as_str(), out);
+        }
+        Term::Literal(l) => {
+            out.push_str("{\"type\": \"literal\", \"value\": ");
+            json_string(l.value(), out);
+            if let Some(language) = l.language() {
+                out.push_str(", \"xml:lang\": ");
+                json_string(language, out);
+            } else if !is_plain(l.datatype().as_str()) {
+                out.push_str(", \"datatype\": ");
+                json_string(l.datatype().as_str(), out);
+            }
+        }
+        #[allow(unreachable_patterns)]
+        other => {
+            out.push_str("{\"type\": \"literal\", \"value\": ");
+            json_string(&other.to_string(), out);
+        }
+    }
+    out.push('}');
+}
+
+const XSD_STRING: &str = "http://www.w3.org/2001/XMLSchema#string";
+const RDF_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
+pub const XSD_DECIMAL: &str = "http://www.w3.org/2001/XMLSchema#decimal";
+
+fn is_plain(datatype: &str) -> bool {
+    datatype == XSD_STRING || datatype == RDF_LANG_STRING
+}
+
+/// A time as the `xsd:decimal` literal `seconds_literal` makes, in the JSON results format.
+pub fn json_seconds_literal(ns: i128, out: &mut String) {
+    out.push_str("{\"type\": \"literal\", \"value\": \"");
+    canonical_seconds(ns, out);
+    out.push_str("\", \"datatype\": \"");
+    out.push_str(XSD_DECIMAL);
+    out.push_str("\"}");
+}
+
+/// A term's plain value for the CSV results format (`writers._csv_value`), unquoted.
+pub fn csv_value(term: &Term) -> String {
+    match term {
+        Term::NamedNode(n) => n.as_str().to_owned(),
+        Term::BlankNode(b) => format!("_:{}", b.as_str()),
+        Term::Literal(l) => l.value().to_owned(),
+        #[allow(unreachable_patterns)]
+        other => other.to_string(),
+    }
+}
+
+/// A field as Python's `csv.writer` (QUOTE_MINIMAL, `"` doubled, lines ended by CRLF)
+/// writes it: quoted when it holds `,`, `"`, CR or LF.
+pub fn csv_field(value: &str, out: &mut String) {
+    if value.contains([',', '"', '\r', '\n']) {
+        out.push('"');
+        out.push_str(&value.replace('"', "\"\""));
+        out.push('"');
+    } else {
+        out.push_str(value);
+    }
+}
+
+/// A term for the TSV results format (`writers._tsv_value`): N-Triples, tab and newline
+/// escaped.
+pub fn tsv_value(term: &Term, out: &mut String) {
+    out.push_str(&term.to_string().replace('\t', "\\t").replace('\n', "\\n"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seconds(ns: i128) -> String {
+        let mut s = String::new();
+        json_seconds(ns, &mut s);
+        s
+    }
+
+    fn canonical(ns: i128) -> String {
+        let mut s = String::new();
+        canonical_seconds(ns, &mut s);
+        s
+    }
+
+    #[test]
+    fn times_are_spelled_as_python_writes_them() {
+        assert_eq!(seconds(3 * NS), "3");
+        assert_eq!(seconds(-2 * NS), "-2");
+        assert_eq!(seconds(2_500_000_000), "2.5");
+        assert_eq!(seconds(1_793_527_200_123_456_789), "1793527200.123456789");
+        assert_eq!(seconds(100_000), "0.0001"); // repr(0.0001) is positional
+        assert_eq!(seconds(10_000), "1e-05");
+        assert_eq!(seconds(15_000), "1.5e-05");
+        assert_eq!(seconds(1), "1e-09");
+        assert_eq!(seconds(-99_999), "-9.9999e-05");
+        assert_eq!(canonical(0), "0");
+        assert_eq!(canonical(-500_000_000), "-0.5");
+        assert_eq!(canonical(10_000), "0.00001");
+    }
+
+    #[test]
+    fn json_strings_escape_as_json_dumps() {
+        let mut s = String::new();
+        json_string("a\"b\\c\n\t\u{1}\u{7f}é😀", &mut s);
+        assert_eq!(s, "\"a\\\"b\\\\c\\n\\t\\u0001\u{7f}é😀\"");
+        let mut a = String::new();
+        json_string_ascii("é😀x", &mut a);
+        assert_eq!(a, "\"\\u00e9\\ud83d\\ude00x\"");
+    }
+
+    #[test]
+    fn csv_fields_quote_as_the_csv_module() {
+        let mut s = String::new();
+        csv_field("a,b \"c\"", &mut s);
+        assert_eq!(s, "\"a,b \"\"c\"\"\"");
+        let mut plain = String::new();
+        csv_field("a b", &mut plain);
+        assert_eq!(plain, "a b");
+    }
+}

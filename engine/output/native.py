@@ -1,0 +1,67 @@
+"""Rows written by the native core (issue 12): which outputs the native writers cover and
+the writer for them.
+
+``_native.NativeWriter`` takes a query's released matches straight from the native runtime
+and writes them as the Python writers of ``writers.py`` do, byte for byte (they are its
+oracle: ``tests/output/test_native_writers.py``), with no Python object per match. It covers
+the machine-readable formats (jsonl, json, csv, tsv) of a SELECT query (projection and
+DISTINCT done natively) and of a CONSTRUCT query written as solutions of its template's
+variables. Everything else (the table for people, TriG, materialisation, composed queries)
+goes through the Python writers."""
+
+from __future__ import annotations
+
+import codecs
+import os
+from collections.abc import Sequence
+from typing import IO
+
+from spaseq.engine._native import NativeWriter
+from spaseq.engine.algebra import operators as A
+
+NATIVE_FORMATS = ("jsonl", "json", "csv", "tsv")
+
+
+def why_not_native(fmt: str, query: A.Query, columns: Sequence[str], with_time: bool) -> str | None:
+    """Why the rows of ``query`` in ``fmt`` cannot be written natively (None: they can)."""
+    if fmt not in NATIVE_FORMATS:
+        return f"the {fmt} format is written in Python"
+    if query.match.is_construct and query.match.distinct:
+        return "a DISTINCT CONSTRUCT query is written in Python"
+    if with_time and {"_time", "_start"} & {*columns, *(query.match.variables or ())}:
+        return "a variable named _time or _start with --with-time is written in Python"
+    return None
+
+
+def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: bool,
+                  out: IO[str]) -> NativeWriter:
+    """The native writer of ``query``'s rows in ``fmt`` to ``out`` (a text file), with
+    ``columns`` the header's variables (as ``writers.make_writer`` takes them). Only for
+    what ``why_not_native`` accepts."""
+    if query.match.is_construct:  # solutions of the template's variables (the columns)
+        select: list[str] | None = list(columns)
+    elif query.match.variables is None:  # SELECT *: every bound variable, by name
+        select = None
+    else:
+        select = list(dict.fromkeys(query.match.variables))
+    binary = _binary(out)
+    return NativeWriter(fmt, out if binary is None else binary, select, query.match.distinct,
+                        list(columns), with_time, binary is not None)
+
+
+def _binary(out: IO[str]) -> IO[bytes] | None:
+    """The binary file under ``out`` when writing UTF-8 bytes there gives the same bytes as
+    writing text to ``out`` (a UTF-8 text file on a system whose newline is LF), flushed so
+    that nothing written earlier as text comes after; otherwise None. It saves decoding the
+    rows into a Python string and encoding them back."""
+    buffer = getattr(out, "buffer", None)
+    encoding = getattr(out, "encoding", None)
+    if buffer is None or encoding is None or os.linesep != "\n":
+        return None
+    try:
+        if codecs.lookup(encoding).name != "utf-8":
+            return None
+    except LookupError:
+        return None
+    out.flush()
+    return buffer
