@@ -1,2 +1,4 @@
-"""From algebra to an executable plan: SEQ to NFA_scep (``nfa``), GPM bodies to join plans and
-filter code (``gpm_codegen``), and views of the result for people (``explain``)."""
+"""From algebra to an executable plan: SEQ to NFA_scep (``nfa``), GPM bodies to their
+evaluation path (``gpm_shape``, ``gpm_texts``), the plan (``planner``, ``plan_json``), and views
+of the result for people (``explain``). ``gpm_codegen`` is the former compiled-Python GPM path,
+kept as the tests' Python expression evaluator."""

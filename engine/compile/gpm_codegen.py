@@ -1,5 +1,8 @@
 """A compiled matcher for the common shape of GPM bodies: top-level triple patterns and
-top-level FILTERs, evaluated on an ``EventIndex`` in plain Python.
+top-level FILTERs, evaluated on an ``EventIndex`` in plain Python. The engine no longer runs
+it (the native core evaluates GPMs; the bodies it calls back go to pyoxigraph, decision 37):
+it remains the Python expression evaluator the value-semantics tests (``values``, both
+dialects) check against pyoxigraph, until those tests read the dialect tables directly.
 
 ``compile_pattern(group)`` turns such a body into Python source (one join function with
 nested loops in a join order fixed at compile time, and the FILTER expressions inlined as
@@ -29,6 +32,7 @@ from pyoxigraph import Literal, NamedNode
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.event_index import EventIndex
+from spaseq.engine.compile.gpm_shape import conjuncts, join_order, term_vars
 from spaseq.engine.functions.registry import call_values
 from spaseq.engine.functions.run_functions import expr_calls_run
 from spaseq.engine.values.casts import CASTS
@@ -484,13 +488,6 @@ class _ExprCompiler:
         return f"regex_match({self.src.const(compiled)}, {text})"
 
 
-def _conjuncts(e: A.Expr) -> list[A.Expr]:
-    """FILTER(a && b) holds iff FILTER(a) and FILTER(b) hold."""
-    if isinstance(e, A.ECall) and e.op == "&&" and len(e.args) == 2:
-        return _conjuncts(e.args[0]) + _conjuncts(e.args[1])
-    return [e]
-
-
 def _emit_filter(
     src: _Source, names: _Vars, base_iri: str | None, expr: A.Expr, on_false: str
 ) -> None:
@@ -508,38 +505,6 @@ def _emit_filter(
 
 
 # ---------------------------------------------------------------- the join
-
-
-def _term_vars(tp: A.TriplePattern) -> list[str]:
-    out = []
-    for t in (tp.subject, tp.predicate, tp.object):
-        if isinstance(t, A.Var) and t.name not in out:
-            out.append(t.name)
-    return out
-
-
-def join_order(triples: list[A.TriplePattern]) -> list[A.TriplePattern]:
-    """The plan's join order of a BGP: most bound positions first (constants or variables bound by earlier
-    patterns), constant predicates before variable ones, then written order."""
-    remaining = list(enumerate(triples))
-    bound: set[str] = set()
-    order = []
-
-    def score(item):
-        i, tp = item
-        n = 0
-        for t in (tp.subject, tp.object):
-            if not isinstance(t, A.Var) or t.name in bound:
-                n += 1
-        pred_free = isinstance(tp.predicate, A.Var) and tp.predicate.name not in bound
-        return (-n, pred_free, i)
-
-    while remaining:
-        best = min(remaining, key=score)
-        remaining.remove(best)
-        order.append(best[1])
-        bound.update(_term_vars(best[1]))
-    return order
 
 
 class _JoinWriter:
@@ -581,7 +546,7 @@ class _JoinWriter:
                         f"D{i} = index.by_{key}({src.const(tp.predicate)}) "
                         f"if len(L{i}) > {HASH_JOIN_THRESHOLD} else None"
                     )
-            bound_after.update(_term_vars(tp))
+            bound_after.update(term_vars(tp))
         src.emit("out = []")
         src.emit("append = out.append")
         base_depth = src.depth
@@ -769,7 +734,7 @@ def compile_pattern(
         if isinstance(el, A.BGP):
             triples.extend(el.triples)
         elif isinstance(el, A.Filter):
-            filters.extend(_conjuncts(el.expr))
+            filters.extend(conjuncts(el.expr))
         elif isinstance(el, A.GraphPattern) and allow_graph:
             graphs.append(el)
         else:
@@ -787,7 +752,7 @@ def _build(triples, filters, graphs, dialect, base_iri, order=None) -> CompiledP
     variables: list[str] = []
     blank_vars: list[str] = []
     for tp in triples:
-        for name in _term_vars(tp):
+        for name in term_vars(tp):
             target = blank_vars if name.startswith("_:") else variables
             if name not in target:
                 target.append(name)

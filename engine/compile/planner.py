@@ -8,7 +8,7 @@ from __future__ import annotations
 from pyoxigraph import NamedNode
 
 from spaseq.engine.algebra import operators as A
-from spaseq.engine.compile.gpm_codegen import compile_pattern, join_order
+from spaseq.engine.compile.gpm_shape import compiled_shape, join_order
 from spaseq.engine.compile.gpm_texts import GpmTexts
 from spaseq.engine.compile.nfa import Step, compile_query
 from spaseq.engine.compile.plan import (
@@ -54,8 +54,7 @@ def plan_gpm(ev: A.EventPattern, query: A.Query, options: EngineOptions) -> GpmP
     compiled = None
     # run functions outside the top-level FILTERs make even the join per run: SPARQL path
     if options.compiled_gpm and not (run_aware and not texts.join_shaped):
-        compiled = compile_pattern(ev.pattern, allow_graph=True, dialect="oxigraph",
-                                   base_iri=query.base, order=order)
+        compiled = compiled_shape(ev.pattern)
     local_vars = tuple(sorted(ev.variables))
     required = tuple(sorted({tp.predicate for tp in triples if isinstance(tp.predicate, NamedNode)},
                             key=lambda p: p.value))

@@ -2,17 +2,16 @@
 
 Each pushed event gets one ``EventContext`` shared by every run and every query: its
 predicate set (for the pre-filter), its index by predicate, and per-GPM caches of the
-context-independent solutions. A ``GpmMatcher`` evaluates one GPM on a context:
-
-- compiled path (``compile.gpm_codegen``): top-level triples and FILTERs as Python code; GRAPH
-  blocks are joined against the knowledge base with one cached pyoxigraph query per
-  distinct binding of their join variables;
-- fallback: pyoxigraph's SPARQL engine on a store holding the events being processed as
-  named graphs (``EventGraphs``, a ``sparql_store.SparqlStore``: the same store, spellings
-  and queries as the reference evaluator's ``sparql_eval``).
+context-independent solutions. A ``GpmMatcher`` evaluates one GPM on a context for the
+native runtime, which calls it back for the bodies its own evaluators leave (GRAPH blocks
+inside SPARQL-path constructs, ``spaseq:`` functions there, docs/decisions.md 37), with
+pyoxigraph's SPARQL engine on a store holding the events being processed as named graphs
+(``EventGraphs``, a ``sparql_store.SparqlStore``: the same store, spellings and queries as
+the reference evaluator's ``sparql_eval``); and answers the KB rows of a compiled body's
+GRAPH blocks (``kb_rows``), one pyoxigraph query per distinct binding of their variables.
 
 Join-shaped bodies (see ``compile.gpm_texts``) are split into a context-free part evaluated
-once per event (``base``) and a per-run part (``extend``: compatibility, KB join, FILTERs).
+once per event (``base``) and a per-run part (``extend``: compatibility, FILTERs).
 """
 
 from __future__ import annotations
@@ -23,11 +22,9 @@ from decimal import Decimal
 from pyoxigraph import NamedNode, Store
 
 from spaseq.engine.algebra import operators as A
-from spaseq.engine.compile.event_index import EventIndex
-from spaseq.engine.compile.gpm_codegen import compile_pattern
 from spaseq.engine.compile.gpm_texts import GpmTexts
 from spaseq.engine.compile.kb_relevance import QuadFilter, query_filter
-from spaseq.engine.compile.plan import COMPILED, EngineOptions, GpmPlan
+from spaseq.engine.compile.plan import EngineOptions, GpmPlan
 from spaseq.engine.events import Event
 from spaseq.engine.functions.run_functions import RunContext
 from spaseq.engine.gpm_eval.kb_source import KbSource, kb_source
@@ -44,12 +41,11 @@ from spaseq.engine.matches import Term
 class EventContext:
     """One event as the engine sees it, with caches shared by all runs and queries."""
 
-    __slots__ = ("event", "_predicates", "_index", "graph", "cache")
+    __slots__ = ("event", "_predicates", "graph", "cache")
 
     def __init__(self, event: Event) -> None:
         self.event = event
         self._predicates: frozenset | None = None
-        self._index: object | None = None
         self.graph: NamedNode | None = None
         self.cache: dict = {}
 
@@ -58,12 +54,6 @@ class EventContext:
         if self._predicates is None:
             self._predicates = frozenset(t.predicate for t in self.event.triples)
         return self._predicates
-
-    @property
-    def index(self):
-        if self._index is None:
-            self._index = EventIndex.of(self.event.triples)
-        return self._index
 
 
 class EventGraphs(SparqlStore):
@@ -150,18 +140,10 @@ class GpmMatcher:
         self.text = GpmTexts.of(ev)
         # run functions (functions.run_functions) make results per run: no shared hot path
         self.run_aware = plan.run_aware
-        self.compiled = None
-        if plan.path == COMPILED:
-            self.compiled = compile_pattern(ev.pattern, allow_graph=True, dialect="oxigraph",
-                                            base_iri=query.base, order=plan.join_order)
-            if self.compiled is None or self.compiled.variables != plan.variables:
-                raise ValueError(f"the plan of GPM {plan.name} does not match its query")
-        self.join_shaped = plan.join_shaped
+        self.join_shaped = self.text.join_shaped
         self.key_vars = plan.key_vars
         self.local_vars = frozenset(plan.local_vars)
         self.required = frozenset(plan.required)
-        self._kb_cache: dict[tuple, list[Solution]] = {}  # per KB version (_kb_version)
-        self._kb_version = graphs.kb_version
         graphs.use(query)
         self._graph_parts = []
         for el in plan.graph_elements:
@@ -169,8 +151,6 @@ class GpmMatcher:
                 {el.graph.name} if isinstance(el.graph, A.Var) else set()))
             self._graph_parts.append((el, shared, _graph_text(el)))
         self.cost = plan.cost
-        # the hot path: one generated function per run (join, compatibility, FILTERs, merge)
-        self.solve = self.compiled.solutions if plan.solver else None
 
     def can_match(self, ctx: EventContext) -> bool:
         """The SummaryGraph pre-filter: an event lacking a constant predicate never matches."""
@@ -183,8 +163,6 @@ class GpmMatcher:
             return ctx.cache[key]
         if not self.can_match(ctx):
             sols: list[Solution] = []
-        elif self.compiled is not None:
-            sols = self.compiled.base(ctx.index)
         else:
             sols = self.graphs.filterless(self.text, self.graphs.graph_of(ctx), self.query)
         if self.share:
@@ -193,25 +171,18 @@ class GpmMatcher:
 
     def extend(self, ctx: EventContext, mu: Mapping[str, Term], nu: Solution,
                run: RunContext | None = None) -> list[Solution]:
-        """mu ∪ nu (and the KB's matching rows) where the FILTERs hold; [] if incompatible.
-        ``run``: what run functions see (bodies calling them only)."""
+        """mu ∪ nu where the FILTERs hold; [] if incompatible (``nu`` from ``base``, GRAPH
+        blocks joined). ``run``: what run functions see (bodies calling them only)."""
         if not compatible(nu, mu):
             return []
         merged = {**mu, **nu}
-        candidates = self._join_kb(merged) if self._graph_parts else [merged]
-        out = []
-        for m in candidates:
-            if self._check(ctx, m, run):
-                out.append(m)
-        return out
+        return [merged] if self._check(ctx, merged, run) else []
 
     def results(self, ctx: EventContext, mu: Mapping[str, Term],
                 run: RunContext | None = None) -> list[Solution]:
         """eval(A, e, mu): every mu ∪ nu of SEMANTICS section 2 (``run``: see ``extend``)."""
         if self.prefilter and not self.required <= ctx.predicates:
             return []
-        if self.solve is not None:
-            return self.solve(ctx.index, mu)
         if self.join_shaped:
             out: list[Solution] = []
             for nu in self.base(ctx):
@@ -230,33 +201,9 @@ class GpmMatcher:
         return [{**nu, **mu} for nu in local]
 
     def _check(self, ctx: EventContext, merged: Solution, run: RunContext | None = None) -> bool:
-        if self.compiled is not None:
-            return self.compiled.check(merged, run) if self.run_aware else self.compiled.check(merged)
         if not self.text.filters:
             return True
         return self.graphs.filters_hold(self.text, self.graphs.graph_of(ctx), self.query, merged, run)
-
-    def _join_kb(self, merged: Solution) -> list[Solution]:
-        """Join with the KB rows of each top-level GRAPH element: one query per KB version
-        and distinct binding of its join variables, cached."""
-        self.graphs.sync_kb()
-        if self._kb_version != self.graphs.kb_version:
-            self._kb_cache.clear()
-            self._kb_version = self.graphs.kb_version
-        rows = [merged]
-        for i, (_el, shared, _text) in enumerate(self._graph_parts):
-            nxt = []
-            for row in rows:
-                bound = {v: row[v] for v in shared if v in row}
-                key = (i, tuple(sorted(bound.items(), key=lambda kv: kv[0])))
-                kb_rows = self._kb_cache.get(key)
-                if kb_rows is None:
-                    kb_rows = self._kb_cache[key] = self.kb_rows(i, bound)
-                for kb_row in kb_rows:
-                    if compatible(kb_row, row):
-                        nxt.append({**row, **kb_row})
-            rows = nxt
-        return rows
 
     @property
     def graph_vars(self) -> list[list[str]]:
