@@ -32,7 +32,7 @@ from pyoxigraph import Literal, NamedNode
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.event_index import EventIndex
-from spaseq.engine.compile.gpm_shape import conjuncts, join_order, term_vars
+from spaseq.engine.compile.gpm_shape import compiled_shape, join_order, term_vars
 from spaseq.engine.functions.registry import call_values
 from spaseq.engine.functions.run_functions import expr_calls_run
 from spaseq.engine.values.casts import CASTS
@@ -727,21 +727,10 @@ def compile_pattern(
     ``base_iri``: the query's BASE; bodies calling IRI()/URI() are then left to pyoxigraph.
     ``order``: the join order of the triple patterns (a plan's; default ``join_order``).
     """
-    triples: list[A.TriplePattern] = []
-    filters: list[A.Expr] = []
-    graphs: list[A.GraphPattern] = []
-    for el in pattern.elements:
-        if isinstance(el, A.BGP):
-            triples.extend(el.triples)
-        elif isinstance(el, A.Filter):
-            filters.extend(conjuncts(el.expr))
-        elif isinstance(el, A.GraphPattern) and allow_graph:
-            graphs.append(el)
-        else:
-            return None
-    for tp in triples:
-        if isinstance(tp.predicate, A.Path):
-            return None
+    shape = compiled_shape(pattern)
+    if shape is None or (shape.graph_elements and not allow_graph):
+        return None
+    triples, filters, graphs = list(shape.triples), list(shape.filters), list(shape.graph_elements)
     try:
         return _build(triples, filters, tuple(graphs), dialect, base_iri, order)
     except _Unsupported:

@@ -78,6 +78,28 @@ fn runtime(plan: &str, dict: &mut Dictionary, streams: &mut Streams) -> QueryRun
 /// A match as (start s, end s, [(GPM, event time s)]).
 type Found = (i128, i128, Vec<(String, i128)>);
 
+/// The event `uid` of one triple `<s> <p> v` at `time` seconds on `stream`.
+fn event_of(
+    dict: &Dictionary,
+    stream: u32,
+    uid: u64,
+    (time, s, p, v): (i128, &str, &str, i64),
+) -> Rc<EventData> {
+    let triple = [
+        dict.intern(NamedNode::new(format!("http://ex.org/{s}")).unwrap().into()),
+        dict.intern(NamedNode::new(format!("http://ex.org/{p}")).unwrap().into()),
+        dict.intern(Term::from(Literal::from(v))),
+    ];
+    Rc::new(EventData {
+        uid,
+        stream,
+        time: time * 1_000_000_000,
+        seq: uid,
+        graph: None,
+        triples: vec![triple],
+    })
+}
+
 /// Push `(time in s, subject, predicate local name, integer)` events on `stream`; the
 /// matches as (start s, end s, [(GPM, event time s)]) in release order.
 fn run(plan: &str, events: &[(i128, &str, &str, i64)]) -> Vec<Found> {
@@ -96,19 +118,7 @@ fn run(plan: &str, events: &[(i128, &str, &str, i64)]) -> Vec<Found> {
         }
     };
     for (uid, &(time, s, p, v)) in events.iter().enumerate() {
-        let triple = [
-            dict.intern(NamedNode::new(format!("http://ex.org/{s}")).unwrap().into()),
-            dict.intern(NamedNode::new(format!("http://ex.org/{p}")).unwrap().into()),
-            dict.intern(Term::from(Literal::from(v))),
-        ];
-        let event = Rc::new(EventData {
-            uid: uid as u64,
-            stream,
-            time: time * 1_000_000_000,
-            seq: uid as u64,
-            graph: None,
-            triples: vec![triple],
-        });
+        let event = event_of(&dict, stream, uid as u64, (time, s, p, v));
         let index = Rc::new(event.triples.clone());
         rt.on_event(&event, &index, &dict);
         take(&mut rt);
@@ -219,19 +229,7 @@ fn run_split(plan: &str, events: &[(i128, &str, &str, i64)], cut: usize) -> Vec<
             rt.load(state.queries.into_iter().next().unwrap(), &restored, &index)
                 .expect("loaded");
         }
-        let triple = [
-            dict.intern(NamedNode::new(format!("http://ex.org/{s}")).unwrap().into()),
-            dict.intern(NamedNode::new(format!("http://ex.org/{p}")).unwrap().into()),
-            dict.intern(Term::from(Literal::from(v))),
-        ];
-        let event = Rc::new(EventData {
-            uid: uid as u64,
-            stream,
-            time: time * 1_000_000_000,
-            seq: uid as u64,
-            graph: None,
-            triples: vec![triple],
-        });
+        let event = event_of(&dict, stream, uid as u64, (time, s, p, v));
         made.insert(uid as u64, event.clone());
         let index = Rc::new(event.triples.clone());
         rt.on_event(&event, &index, &dict);
