@@ -57,10 +57,10 @@ impl EventState {
     }
 }
 
-/// One engine's native state.
+/// One engine's native state; term ids are the snapshot's own (dense, over `terms`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct EngineState {
-    /// Every term by id, in N-Triples.
+    /// The terms the state refers to, by id, in N-Triples.
     pub terms: Vec<String>,
     /// Stream IRIs by id.
     pub streams: Vec<String>,
@@ -96,17 +96,36 @@ impl EngineState {
                     .ok_or_else(|| format!("event {uid} is referred to but no longer held"))
             })
             .collect::<Result<_, String>>()?;
-        Ok(EngineState {
-            terms: (0..dict.len())
-                .map(|i| dict.get(i as TermId).to_string())
-                .collect(),
+        let mut state = EngineState {
+            terms: Vec::new(),
             streams: (0..streams.len())
                 .map(|i| streams.iri(i as u32).to_owned())
                 .collect(),
             last_uid,
             events,
             queries,
-        })
+        };
+        // only the terms the state refers to, renumbered densely in their order: a snapshot
+        // is as large as what the open windows hold, not as the stream read so far
+        let mut used = vec![false; dict.len()];
+        state.terms_mut(&mut |id| used[*id as usize] = true);
+        let mut number = vec![TermId::MAX; dict.len()];
+        for (old, _) in used.iter().enumerate().filter(|(_, u)| **u) {
+            number[old] = state.terms.len() as TermId;
+            state.terms.push(dict.get(old as TermId).to_string());
+        }
+        state.terms_mut(&mut |id| *id = number[*id as usize]);
+        Ok(state)
+    }
+
+    /// Visit every term id of the events and query states.
+    fn terms_mut(&mut self, f: &mut dyn FnMut(&mut TermId)) {
+        for e in &mut self.events {
+            e.triples.iter_mut().flatten().for_each(&mut *f);
+        }
+        for q in &mut self.queries {
+            q.terms_mut(f);
+        }
     }
 
     pub fn encode(&self) -> Result<Vec<u8>, String> {

@@ -116,6 +116,41 @@ pub struct QueryState {
 }
 
 impl QueryState {
+    /// Visit every term id the state holds (to renumber them).
+    pub fn terms_mut(&mut self, f: &mut dyn FnMut(&mut TermId)) {
+        let row = |r: &mut Row, f: &mut dyn FnMut(&mut TermId)| {
+            r.iter_mut().flatten().for_each(&mut *f);
+        };
+        for n in &mut self.nodes {
+            row(&mut n.taken.bindings, f);
+        }
+        for run in &mut self.runs {
+            row(&mut run.mu, f);
+            if let Some(ctx) = &mut run.ctx {
+                row(ctx, f);
+            }
+            for p in &mut run.pending {
+                row(&mut p.mu, f);
+            }
+            for home in &mut run.homes {
+                if let HomeState::Partition(_, _, key) = home {
+                    key.iter_mut().for_each(&mut *f);
+                }
+            }
+            for (_, _, operands) in &mut run.conj {
+                for (r, taken) in operands.iter_mut().flatten() {
+                    row(r, f);
+                    for t in taken {
+                        row(&mut t.bindings, f);
+                    }
+                }
+            }
+        }
+        for ((_, _, key), _) in &mut self.partitioned {
+            key.iter_mut().for_each(&mut *f);
+        }
+    }
+
     /// The uids of the events the state refers to (the engine writes them once).
     pub fn events(&self) -> Vec<u64> {
         let mut uids: Vec<u64> = self.nodes.iter().map(|n| n.taken.event).collect();
