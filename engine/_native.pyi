@@ -125,6 +125,8 @@ class NativeEngine:
         """How many query states the snapshot being restored holds."""
     def resume(self, queries: list[int]) -> None:
         """Load the snapshot's query states into the runtimes ``queries``, in its order."""
+    def terms(self) -> int:
+        """The number of terms in the dictionary."""
     def held(self) -> list[int]:
         """The uids of the events something native still holds, oldest first."""
     def take_matches(self, query: int) -> list[NativeMatch]:
@@ -145,6 +147,8 @@ class NativeWriter:
         """Rows of ``select`` (None: every bound variable, by name), DISTINCT or not;
         ``columns`` the header's variables; ``with_time`` adds ``_time`` and ``_start``;
         ``binary``: ``out`` takes UTF-8 bytes instead of text."""
+    def forget_terms(self) -> None:
+        """Forget what is cached by term id (the engine's dictionary was compacted)."""
     def start(self) -> None: ...
     def write_matches(self, engine: NativeEngine, query: int) -> int:
         """Write the rows of the matches ``query`` released since the last call (flushing

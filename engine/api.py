@@ -112,6 +112,8 @@ class Engine:
         self._stream_clock: dict[str, Decimal] = {}
         self._native: NativeSession | None = None  # the native runtime's side, on first use
         self._resuming = False  # registering a snapshot's queries again (Engine.restore)
+        self._compact_at = 0     # dictionary size that triggers the next compaction
+        self.compactions = 0
 
     def register(self, query: str | A.Query | Plan, on_match: Callable[[Match], None] | None = None,
                  file: str = "<query>", keep: bool = True, output: str | None = None,
@@ -208,6 +210,42 @@ class Engine:
         if self._composer.gates:
             self._composer.on_input(event)
             self._composer.pump(self._clock)
+        if self._seq % 1024 == 0:
+            self._maybe_compact()
+
+    #: The native dictionary is compacted (``_compact``) when it holds this many terms and
+    #: twice as many as after the last compaction, so that on an endless stream of fresh
+    #: terms (event IRIs, values) memory follows what the windows hold.
+    COMPACT_MIN_TERMS = 1 << 20
+
+    def _maybe_compact(self) -> None:
+        native = self._native
+        if native is not None and native.engine.terms() >= max(self._compact_at, self.COMPACT_MIN_TERMS):
+            self._compact()
+
+    def _compact(self) -> None:
+        """Rebuild the native side from a snapshot of itself: the same runs, windows and
+        clocks over a dictionary of only the terms they refer to (decision 38). Handles,
+        callbacks and native writers carry over; matches released before keep the old
+        dictionary alive for as long as they are referenced."""
+        handles = list(self._composer.handles.values())
+        for h in handles:
+            h.runtime.drain()
+        old = self._native
+        assert old is not None
+        data, times = old.snapshot([h.runtime.number for h in handles])
+        session = NativeSession(NativeEngine.from_snapshot(data))
+        for h in handles:
+            before = h.runtime
+            h.runtime = QueryRuntime(before.plan, session, h._emit, before.graphs)
+            h.runtime.stats = before.stats
+            h.runtime.sink = before.sink
+            if before.sink is not None:
+                before.sink.forget_terms()
+        session.resume([h.runtime.number for h in handles], times)
+        self._native = session
+        self.compactions += 1
+        self._compact_at = 2 * session.engine.terms()
 
     def advance_to(self, time: float | int | Decimal | str) -> None:
         """A heartbeat: no event earlier than ``time`` will come; windows may close."""
@@ -376,10 +414,11 @@ class Engine:
             print(f"spaseq: {note}", file=sys.stderr)
         if self._native is None:
             self._native = NativeSession()
-        native, runtime = self._native, self.handles[0].runtime
         error = None
         while True:
             self._poll_kb()
+            self._maybe_compact()
+            native, runtime = self._native, self.handles[0].runtime
             try:
                 fed, last, ended, message = native.engine.feed(stream, batch)
             except ValueError as exc:

@@ -3,9 +3,10 @@
 //!
 //! Interning takes `&self` (the table only grows, and a term, once given an id, stays where
 //! it is: `elsa::FrozenVec`), so terms met while evaluating (a knowledge base's answers, a
-//! SPARQL engine's solutions) are interned while FILTERs read others. (Dropping terms that
-//! no live event, run or cache entry refers to, for endless streams, comes with the
-//! runtime's state management.)
+//! SPARQL engine's solutions) are interned while FILTERs read others. A dictionary never
+//! drops a term: on endless streams the engine replaces it by a compacted one, rebuilt from
+//! a snapshot of the state (which writes only the terms it refers to; `snapshot`,
+//! docs/decisions.md 38).
 
 use elsa::FrozenVec;
 use oxrdf::Term;

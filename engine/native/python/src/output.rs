@@ -66,6 +66,11 @@ impl NativeWriter {
         })
     }
 
+    /// Forget what is cached by term id: the engine's dictionary was compacted.
+    fn forget_terms(&mut self) {
+        self.writer.forget_terms();
+    }
+
     /// Write what precedes the rows.
     fn start(&mut self, py: Python<'_>) -> PyResult<()> {
         self.writer.start(&mut self.buf);

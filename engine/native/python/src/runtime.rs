@@ -480,6 +480,11 @@ impl NativeEngine {
         Ok(engine)
     }
 
+    /// The number of terms in the dictionary (what compaction bounds).
+    fn terms(&self) -> usize {
+        self.dict.len()
+    }
+
     /// The uids of the events something native still holds, oldest first.
     fn held(&self) -> Vec<u64> {
         self.handed

@@ -79,7 +79,8 @@ pub struct Writer {
     columns: Vec<String>,
     with_time: bool,
     resolved: Option<Resolved>,
-    seen: HashSet<Vec<Option<TermId>>>,
+    /// DISTINCT's rows written, as terms (term ids do not outlive a dictionary compaction).
+    seen: HashSet<Vec<Option<oxrdf::Term>>>,
     /// Per term id, its spelling in this format (a cache: built on first use).
     terms: Vec<Option<Box<str>>>,
     /// Per stream id, its IRI as a JSON string followed by `, "time": `.
@@ -113,6 +114,12 @@ impl Writer {
             events: HashMap::new(),
             rows: 0,
         }
+    }
+
+    /// Forget what is cached by term id (the engine's dictionary was compacted: ids now
+    /// name other terms).
+    pub fn forget_terms(&mut self) {
+        self.terms.clear();
     }
 
     /// Rows written so far (after DISTINCT).
@@ -215,7 +222,11 @@ impl Writer {
         let resolved = self.resolved.as_ref().expect("resolved above");
         let value = |slot: Option<Slot>| slot.and_then(|s| m.mu.get(s).copied().flatten());
         if self.distinct {
-            let key: Vec<Option<TermId>> = resolved.row.iter().map(|(s, _)| value(*s)).collect();
+            let key: Vec<Option<oxrdf::Term>> = resolved
+                .row
+                .iter()
+                .map(|(s, _)| value(*s).map(|id| scope.dict.get(id).clone()))
+                .collect();
             if !self.seen.insert(key) {
                 return false;
             }
