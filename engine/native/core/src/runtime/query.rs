@@ -17,7 +17,7 @@ use super::gpms::{GpmEval, RunView};
 use super::lazy_chain::PrefixBuffer;
 use super::operand::Op;
 use super::order::{sort_batch, MatchRecord};
-use super::range_index::{order_key, Partition, Request};
+use super::range_index::{KeyCache, Partition, Request};
 use super::window::Span;
 use crate::dictionary::{Dictionary, TermId};
 use crate::plan::{Modifier, Plan, Strategy};
@@ -239,6 +239,8 @@ pub struct QueryRuntime<G: GpmEval> {
     /// The lazy chain: steps before `lazy_trigger` buffered, evaluated when its events come.
     prefix: Option<PrefixBuffer<G::Index>>,
     lazy_trigger: usize,
+    /// Range keys of terms (range_index), parsed once.
+    keys: KeyCache,
 }
 
 impl<G: GpmEval> QueryRuntime<G> {
@@ -386,6 +388,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             runs_created: 0,
             prefix,
             lazy_trigger: plan.lazy_chain,
+            keys: KeyCache::default(),
         })
     }
 
@@ -432,7 +435,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                     .range
                     .as_ref()
                     .and_then(|rng| context[rng.run_var])
-                    .and_then(|id| order_key(id, dict));
+                    .and_then(|id| self.keys.key(id, dict));
                 (values, range_key)
             };
             if let Some(values) = values {
@@ -772,7 +775,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                     };
                     let request = match range {
                         Some(&(slot, below)) => {
-                            (row[slot].and_then(|id| order_key(id, dict)), below)
+                            (row[slot].and_then(|id| self.keys.key(id, dict)), below)
                         }
                         None => (None, true),
                     };
