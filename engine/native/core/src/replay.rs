@@ -13,11 +13,23 @@
 //! Lines cost: they need the parser fed a line at a time. A reader that can read its input
 //! again reads it at full speed without them (`Quads::without_lines`, every line 0) and, as
 //! the Python reader does, again with them only when the file has an error to locate.
+//!
+//! Checking costs too: oxiri's validation of every IRI is half of parsing N-Quads, though
+//! most IRIs of a replay file (predicates, datatypes, subjects, a graph's name on each of its
+//! lines) repeat. `Quads::verified` parses N-Quads leniently and checks each quad's terms
+//! itself, remembering the IRIs found valid: a quad that the strict parser might have
+//! refused (an IRI not valid, a language tag, `rdf:langString` as a datatype, a line break or
+//! a character beyond U+FFFF, which a lenient `\u` surrogate pair could have made), or any
+//! error at all, stops it, `unverified`: the caller reads the file again strictly, so the
+//! errors and their places are the strict parser's. `Quads::trusted` reads again a file
+//! already read: leniently, no checks, up to the number of quads the first reading had, then
+//! that reading's error if it had one.
 
 use crate::dictionary::{Dictionary, TermId};
 use crate::time::{py_repr, timestamp_nanos};
 use flate2::read::MultiGzDecoder;
-use oxrdf::{GraphName, NamedNode, Quad, Term, Triple};
+use oxrdf::vocab::rdf;
+use oxrdf::{GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term, Triple};
 use oxttl::nquads::LowLevelNQuadsParser;
 use oxttl::trig::LowLevelTriGParser;
 use oxttl::{NQuadsParser, TriGParser};
@@ -211,6 +223,93 @@ pub struct Quads<R> {
     line: u64,
     newlines: u64,
     done: bool,
+    check: Check,
+    /// Quads read so far.
+    count: u64,
+}
+
+/// How far the parser's own checks are trusted.
+enum Check {
+    /// The parser checks (strict).
+    Strict,
+    /// Lenient, each quad checked here (N-Quads only); `failed` once one was not.
+    Verified { valid: IriCache, failed: bool },
+    /// Lenient, unchecked: an earlier strict or verified reading read `quads` quads, then
+    /// ended with `error` if any.
+    Trusted {
+        quads: u64,
+        error: Option<ReplayError>,
+    },
+}
+
+/// IRIs found valid, at most `IRIS_KEPT` (then it starts again).
+#[derive(Default)]
+struct IriCache(HashSet<Box<str>, Fast>);
+
+const IRIS_KEPT: usize = 1 << 14;
+
+/// Whether a UTF-8 text has a character beyond U+FFFF (its first byte is 0xF0 or more).
+fn astral(text: &str) -> bool {
+    text.bytes().any(|b| b >= 0xF0)
+}
+
+impl IriCache {
+    /// Whether the strict parser accepts `iri` as the IRI it read (no base: absolute).
+    fn valid(&mut self, iri: &str) -> bool {
+        if self.0.contains(iri) {
+            return true;
+        }
+        if astral(iri) || NamedNode::new(iri).is_err() {
+            return false;
+        }
+        if self.0.len() >= IRIS_KEPT {
+            self.0.clear();
+        }
+        self.0.insert(iri.into());
+        true
+    }
+
+    fn literal(&mut self, literal: &Literal) -> bool {
+        let value = literal.value();
+        if value.contains(['\n', '\r']) || astral(value) {
+            return false;
+        }
+        match literal.language() {
+            // the strict parser validates the tag as written, oxrdf after lowercasing it:
+            // the same when it is lowercase already
+            Some(tag) => {
+                !tag.bytes().any(|b| b.is_ascii_uppercase())
+                    && Literal::new_language_tagged_literal("", tag).is_ok()
+            }
+            None => {
+                let datatype = literal.datatype();
+                datatype != rdf::LANG_STRING
+                    && datatype.as_str()
+                        != "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString"
+                    && self.valid(datatype.as_str())
+            }
+        }
+    }
+
+    /// Whether the strict parser would have read `quad` as the lenient one did.
+    fn quad(&mut self, quad: &Quad) -> bool {
+        let subject = match &quad.subject {
+            NamedOrBlankNode::NamedNode(n) => self.valid(n.as_str()),
+            NamedOrBlankNode::BlankNode(_) => true,
+        };
+        #[allow(unreachable_patterns)]
+        let object = match &quad.object {
+            Term::NamedNode(n) => self.valid(n.as_str()),
+            Term::BlankNode(_) => true,
+            Term::Literal(l) => self.literal(l),
+            _ => false,
+        };
+        let graph = match &quad.graph_name {
+            GraphName::NamedNode(n) => self.valid(n.as_str()),
+            _ => true,
+        };
+        subject && object && graph && self.valid(quad.predicate.as_str())
+    }
 }
 
 enum Parser {
@@ -231,6 +330,8 @@ impl<R: BufRead> Quads<R> {
             line: 0,
             newlines: 0,
             done: false,
+            check: Check::Strict,
+            count: 0,
         }
     }
 
@@ -238,6 +339,46 @@ impl<R: BufRead> Quads<R> {
     pub fn without_lines(mut self) -> Self {
         self.lines = false;
         self
+    }
+
+    fn lenient(&mut self) {
+        self.parser = match self.parser {
+            Parser::TriG(_) => Parser::TriG(TriGParser::new().lenient().low_level()),
+            Parser::NQuads(_) => Parser::NQuads(NQuadsParser::new().lenient().low_level()),
+        };
+    }
+
+    /// N-Quads parsed leniently, each quad checked here (see the module's notes); stops,
+    /// `unverified`, at the first quad it cannot vouch for or at any error. TriG is parsed
+    /// strictly (a lenient TriG parser accepts prefixed names no check here can tell).
+    pub fn verified(mut self) -> Self {
+        if matches!(self.parser, Parser::NQuads(_)) {
+            self.lenient();
+            self.check = Check::Verified {
+                valid: IriCache::default(),
+                failed: false,
+            };
+        }
+        self
+    }
+
+    /// The input read again, as a strict or verified reading read it: `quads` quads, then
+    /// that reading's `error` if it had one; parsed leniently, unchecked.
+    pub fn trusted(mut self, quads: u64, error: Option<ReplayError>) -> Self {
+        self.lenient();
+        self.check = Check::Trusted { quads, error };
+        self
+    }
+
+    /// Whether a verified reading stopped at something it could not vouch for (its quads and
+    /// error are then to be ignored: read the input strictly).
+    pub fn unverified(&self) -> bool {
+        matches!(self.check, Check::Verified { failed: true, .. })
+    }
+
+    /// Quads read so far.
+    pub fn read(&self) -> u64 {
+        self.count
     }
 
     fn parse_next(&mut self) -> Option<Result<Quad, oxttl::TurtleSyntaxError>> {
@@ -288,9 +429,33 @@ impl<R: BufRead> Iterator for Quads<R> {
     type Item = Result<(Quad, u64), ReplayError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if let Check::Trusted { quads, error } = &mut self.check {
+            if self.count >= *quads {
+                self.done = true;
+                return error.take().map(Err);
+            }
+        }
         while !self.done {
             match self.parse_next() {
-                Some(Ok(quad)) => return Some(Ok((quad, self.line))),
+                Some(Ok(quad)) => {
+                    if let Check::Verified { valid, failed } = &mut self.check {
+                        if !valid.quad(&quad) {
+                            *failed = true;
+                            self.done = true;
+                            return None;
+                        }
+                    }
+                    self.count += 1;
+                    return Some(Ok((quad, self.line)));
+                }
+                Some(Err(_)) if matches!(self.check, Check::Verified { .. }) => {
+                    self.check = Check::Verified {
+                        valid: IriCache::default(),
+                        failed: true,
+                    };
+                    self.done = true;
+                    return None;
+                }
                 Some(Err(e)) => {
                     self.done = true;
                     let at = e.location().start;
@@ -306,6 +471,14 @@ impl<R: BufRead> Iterator for Quads<R> {
                 }
                 None => match self.feed() {
                     Ok(_) => self.done = self.done || self.parser_is_end(),
+                    Err(_) if matches!(self.check, Check::Verified { .. }) => {
+                        self.check = Check::Verified {
+                            valid: IriCache::default(),
+                            failed: true,
+                        };
+                        self.done = true;
+                        return None;
+                    }
                     Err(e) => {
                         self.done = true;
                         return Some(Err(read_failure(&e, None)));
@@ -701,6 +874,28 @@ impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Graphs<R, T, F> {
     pub fn without_lines(mut self) -> Self {
         self.quads = self.quads.without_lines();
         self
+    }
+
+    /// Read at full speed, N-Quads checked here (`Quads::verified`).
+    pub fn verified(mut self) -> Self {
+        self.quads = self.quads.without_lines().verified();
+        self
+    }
+
+    /// Read again at full speed as an earlier reading read it (`Quads::trusted`).
+    pub fn trusted(mut self, quads: u64, error: Option<ReplayError>) -> Self {
+        self.quads = self.quads.without_lines().trusted(quads, error);
+        self
+    }
+
+    /// Whether a verified reading stopped short: read the input strictly instead.
+    pub fn unverified(&self) -> bool {
+        self.quads.unverified()
+    }
+
+    /// Quads read so far.
+    pub fn quads_read(&self) -> u64 {
+        self.quads.read()
     }
 }
 
