@@ -2,6 +2,7 @@
 //! appearance of the graph): a first pass (`prepare`) reads it in bounded memory, applies
 //! the reader's error rules and picks a `Mode`; `Prepared::events` then delivers.
 
+use super::prefetch::{Prefetched, BATCH, DEPTH};
 use super::spill::{Record, Sorted, Sorter};
 use crate::replay::{self, Closed, Format, Graphs, Judge, Outcome, ReplayError, Stamp};
 use oxrdf::{NamedNode, NamedOrBlankNode, Term, Triple};
@@ -284,7 +285,21 @@ fn read_whole(path: &str, format: Format, s: &Settings, lines: bool) -> (Outcome
 pub enum FileEvents {
     Memory(std::vec::IntoIter<FileEvent>),
     Stream(Box<Delivery>),
+    /// A streamed file read ahead on a thread of its own (when several files are merged).
+    Ahead(Prefetched<io::Result<FileEvent>>),
     Sorted(Sorted<ByTime>),
+}
+
+impl FileEvents {
+    /// A streamed file's second pass moved to a thread of its own (the others as they are).
+    pub fn ahead(self) -> Self {
+        match self {
+            FileEvents::Stream(delivery) => {
+                FileEvents::Ahead(Prefetched::spawn(delivery.map(Ok), BATCH, DEPTH))
+            }
+            other => other,
+        }
+    }
 }
 
 impl Iterator for FileEvents {
@@ -294,6 +309,7 @@ impl Iterator for FileEvents {
         match self {
             FileEvents::Memory(events) => events.next().map(Ok),
             FileEvents::Stream(delivery) => delivery.next().map(Ok),
+            FileEvents::Ahead(events) => events.next(),
             FileEvents::Sorted(sorted) => sorted.next().map(|r| r.map(|ByTime(e)| e)),
         }
     }

@@ -227,12 +227,24 @@ impl ReplayStream {
         Ok(stream)
     }
 
-    /// Read the first event of each streamed file (which cannot fail: only reading spilled
-    /// runs back can).
-    fn prime(&mut self) {
-        for i in std::mem::take(&mut self.unprimed) {
-            let _ = self.advance(i);
+    /// Read the first event of each streamed file; when several are, each is read ahead on
+    /// a thread of its own. (A streamed file's second pass fails only if its reader thread
+    /// does: that error then ends the stream.)
+    fn prime(&mut self) -> Result<(), StreamError> {
+        let unprimed = std::mem::take(&mut self.unprimed);
+        if unprimed.len() > 1 {
+            for &i in &unprimed {
+                let events = std::mem::replace(
+                    &mut self.sources[i],
+                    FileEvents::Memory(Vec::new().into_iter()),
+                );
+                self.sources[i] = events.ahead();
+            }
         }
+        for i in unprimed {
+            self.advance(i)?;
+        }
+        Ok(())
     }
 
     /// Take the next event of file `i` into the heads.
@@ -243,6 +255,10 @@ impl ReplayStream {
                 self.pending[i] = Some(e);
                 Ok(())
             }
+            Some(Err(e)) if matches!(self.sources[i], FileEvents::Ahead(_)) => Err(setup_error(
+                Some(&self.paths[i]),
+                spill_error(e.to_string()),
+            )),
             Some(Err(e)) => Err(setup_error(
                 Some(&self.paths[i]),
                 spill_error(format!("cannot read back its sorted events: {e}")),
@@ -265,7 +281,11 @@ impl Iterator for ReplayStream {
 
     fn next(&mut self) -> Option<Self::Item> {
         if !self.unprimed.is_empty() {
-            self.prime();
+            if let Err(err) = self.prime() {
+                self.heads.clear();
+                self.cutoff = Some(None);
+                self.error = Some(err);
+            }
         }
         let usable = |time: i128, cutoff: Option<Option<i128>>| match cutoff {
             None => true,

@@ -1,37 +1,69 @@
-//! A stream of events read ahead on a thread of its own: the reader thread takes events from
+//! A stream of events read ahead on a thread of its own: the reader thread takes items from
 //! the source and sends them in batches through a bounded channel, so that reading (parsing
-//! the second pass, merging) runs on another core while the caller processes the events
-//! already read. The events, their order and the error after them are the source's; memory
+//! the second pass, merging) runs on another core while the caller processes the items
+//! already read. The items, their order and the error after them are the source's; memory
 //! grows by at most `depth + 2` batches.
 
 use super::{StreamError, StreamEvent};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::thread::JoinHandle;
 
-type Item = Result<StreamEvent, StreamError>;
+/// What a source yields: an item, an error after which it yields nothing more, and the
+/// error standing for a reader that could not start or stopped.
+pub trait Fallible: Send + 'static {
+    fn is_error(&self) -> bool;
+    fn stopped(message: String) -> Self;
+}
+
+impl Fallible for Result<StreamEvent, StreamError> {
+    fn is_error(&self) -> bool {
+        self.is_err()
+    }
+
+    fn stopped(message: String) -> Self {
+        Err(StreamError {
+            path: None,
+            error: crate::replay::ReplayError {
+                line: None,
+                column: None,
+                message,
+            },
+        })
+    }
+}
+
+impl<T: Send + 'static> Fallible for std::io::Result<T> {
+    fn is_error(&self) -> bool {
+        self.is_err()
+    }
+
+    fn stopped(message: String) -> Self {
+        Err(std::io::Error::other(message))
+    }
+}
 
 /// Events per batch sent by the reader thread, by default.
 pub const BATCH: usize = 256;
 /// Batches the reader thread may be ahead by, by default.
 pub const DEPTH: usize = 8;
 
-enum Message {
+enum Message<Item> {
     Items(Vec<Item>),
     End,
 }
 
 /// The source's items in the source's order, read on a thread.
-pub struct Prefetched {
-    receiver: Receiver<Message>,
+pub struct Prefetched<Item: Fallible = Result<StreamEvent, StreamError>> {
+    receiver: Receiver<Message<Item>>,
     batch: std::vec::IntoIter<Item>,
     reader: Option<JoinHandle<()>>,
     ended: bool,
 }
 
-impl Prefetched {
+impl<Item: Fallible> Prefetched<Item> {
     /// Start reading `source` on a new thread, `batch` items at a time, at most `depth`
     /// batches ahead of the caller.
-    pub fn spawn<S>(source: S, batch: usize, depth: usize) -> Prefetched
+    pub fn spawn<S>(source: S, batch: usize, depth: usize) -> Self
     where
         S: Iterator<Item = Item> + Send + 'static,
     {
@@ -48,7 +80,7 @@ impl Prefetched {
                         match source.next() {
                             Some(item) => {
                                 // after an error the source has nothing more
-                                last = item.is_err();
+                                last = item.is_error();
                                 items.push(item);
                                 if last {
                                     break;
@@ -78,8 +110,10 @@ impl Prefetched {
             },
             Err(e) => Prefetched {
                 receiver,
-                batch: vec![Err(stopped(format!("cannot start the replay reader: {e}")))]
-                    .into_iter(),
+                batch: vec![Item::stopped(format!(
+                    "cannot start the replay reader: {e}"
+                ))]
+                .into_iter(),
                 reader: None,
                 ended: true,
             },
@@ -87,18 +121,7 @@ impl Prefetched {
     }
 }
 
-fn stopped(message: String) -> StreamError {
-    StreamError {
-        path: None,
-        error: crate::replay::ReplayError {
-            line: None,
-            column: None,
-            message,
-        },
-    }
-}
-
-impl Iterator for Prefetched {
+impl<Item: Fallible> Iterator for Prefetched<Item> {
     type Item = Item;
 
     fn next(&mut self) -> Option<Item> {
@@ -125,14 +148,16 @@ impl Iterator for Prefetched {
                                 .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
                         })
                         .unwrap_or_else(|| "unknown reason".to_owned());
-                    return Some(Err(stopped(format!("the replay reader stopped: {reason}"))));
+                    return Some(Item::stopped(format!(
+                        "the replay reader stopped: {reason}"
+                    )));
                 }
             }
         }
     }
 }
 
-impl Drop for Prefetched {
+impl<Item: Fallible> Drop for Prefetched<Item> {
     fn drop(&mut self) {
         // unblock the reader (its sends fail once the receiver is gone), then wait for it,
         // so that its files are closed when the stream is
