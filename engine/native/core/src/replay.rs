@@ -240,11 +240,169 @@ enum Check {
         quads: u64,
         error: Option<ReplayError>,
     },
+    /// N-Quads read a line at a time by `scan_line`, not by oxttl: each line's terms checked
+    /// (`valid`), or not (`None`: read again after a scanned first reading); `failed` once
+    /// a line was not one it reads.
+    Scanned {
+        valid: Option<IriCache>,
+        failed: bool,
+        line: Vec<u8>,
+    },
+}
+
+/// One line of N-Quads in the plainest form (`<iri>` and `_:label` terms, `"text"` and
+/// `"text"^^<iri>` literals without escapes, one statement, spaces and tabs between terms):
+/// Ok(None) for a blank line, Err(()) for anything else (the caller then reads the file with
+/// oxttl). The quad is the one oxttl reads from that line; `valid` checks its IRIs as the
+/// strict parser does (None: they are trusted).
+#[allow(clippy::result_unit_err)]
+pub fn scan_line(line: &[u8], valid: Option<&mut IriCache>) -> Result<Option<Quad>, ()> {
+    let text = std::str::from_utf8(line).map_err(|_| ())?;
+    let text = text.trim_end_matches('\n');
+    let text = text.strip_suffix('\r').unwrap_or(text);
+    let mut scan = Scan {
+        rest: text.as_bytes(),
+        text,
+        at: 0,
+        valid,
+    };
+    scan.space();
+    if scan.at == text.len() {
+        return Ok(None);
+    }
+    let subject: NamedOrBlankNode = match scan.peek() {
+        Some(b'<') => scan.iri()?.into(),
+        Some(b'_') => scan.blank()?.into(),
+        _ => return Err(()),
+    };
+    scan.space();
+    if scan.peek() != Some(b'<') {
+        return Err(());
+    }
+    let predicate = scan.iri()?;
+    scan.space();
+    let object: Term = match scan.peek() {
+        Some(b'<') => scan.iri()?.into(),
+        Some(b'_') => scan.blank()?.into(),
+        Some(b'"') => scan.literal()?.into(),
+        _ => return Err(()),
+    };
+    scan.space();
+    let graph: GraphName = match scan.peek() {
+        Some(b'<') => scan.iri()?.into(),
+        Some(b'_') => scan.blank()?.into(),
+        _ => GraphName::DefaultGraph,
+    };
+    scan.space();
+    if scan.peek() != Some(b'.') {
+        return Err(());
+    }
+    scan.at += 1;
+    scan.space();
+    if scan.at != text.len() {
+        return Err(());
+    }
+    Ok(Some(Quad::new(subject, predicate, object, graph)))
+}
+
+struct Scan<'a, 'c> {
+    text: &'a str,
+    rest: &'a [u8],
+    at: usize,
+    valid: Option<&'c mut IriCache>,
+}
+
+impl<'a> Scan<'a, '_> {
+    fn peek(&self) -> Option<u8> {
+        self.rest.get(self.at).copied()
+    }
+
+    fn space(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t')) {
+            self.at += 1;
+        }
+    }
+
+    /// The text up to the next `end` (excluded, skipped), from `self.at`; Err at a backslash
+    /// (an escape) or if there is none.
+    fn until(&mut self, end: u8) -> Result<&'a str, ()> {
+        let text: &'a str = self.text;
+        let from = self.at;
+        let len = self.rest[from..]
+            .iter()
+            .position(|&b| b == end || b == b'\\')
+            .ok_or(())?;
+        if self.rest[from + len] != end {
+            return Err(());
+        }
+        self.at = from + len + 1;
+        Ok(&text[from..from + len])
+    }
+
+    fn iri(&mut self) -> Result<NamedNode, ()> {
+        self.at += 1; // '<'
+        let iri = self.until(b'>')?;
+        if let Some(valid) = self.valid.as_deref_mut() {
+            if !valid.valid(iri) {
+                return Err(());
+            }
+        }
+        Ok(NamedNode::new_unchecked(iri))
+    }
+
+    fn blank(&mut self) -> Result<oxrdf::BlankNode, ()> {
+        if self.rest.get(self.at + 1) != Some(&b':') {
+            return Err(());
+        }
+        let from = self.at + 2;
+        let len = self.rest[from..]
+            .iter()
+            .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-'))
+            .unwrap_or(self.rest.len() - from);
+        if len == 0 || self.rest[from] == b'-' {
+            return Err(());
+        }
+        self.at = from + len;
+        if !matches!(self.peek(), None | Some(b' ' | b'\t' | b'<' | b'.')) {
+            return Err(());
+        }
+        Ok(oxrdf::BlankNode::new_unchecked(
+            &self.text[from..from + len],
+        ))
+    }
+
+    fn literal(&mut self) -> Result<Literal, ()> {
+        self.at += 1; // '"'
+        let value = self.until(b'"')?;
+        if value.contains('\r') {
+            return Err(());
+        }
+        match self.peek() {
+            Some(b'^') => {
+                if self.rest.get(self.at + 1) != Some(&b'^')
+                    || self.rest.get(self.at + 2) != Some(&b'<')
+                {
+                    return Err(());
+                }
+                self.at += 2;
+                let datatype = self.iri()?;
+                if datatype == rdf::LANG_STRING
+                    || datatype.as_str()
+                        == "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString"
+                {
+                    return Err(());
+                }
+                Ok(Literal::new_typed_literal(value, datatype))
+            }
+            Some(b'@') => Err(()),
+            _ => Ok(Literal::new_simple_literal(value)),
+        }
+    }
 }
 
 /// IRIs found valid, at most `IRIS_KEPT` (then it starts again).
 #[derive(Default)]
-struct IriCache(HashSet<Box<str>, Fast>);
+pub struct IriCache(HashSet<Box<str>, Fast>);
 
 const IRIS_KEPT: usize = 1 << 14;
 
@@ -370,10 +528,85 @@ impl<R: BufRead> Quads<R> {
         self
     }
 
-    /// Whether a verified reading stopped at something it could not vouch for (its quads and
-    /// error are then to be ignored: read the input strictly).
+    /// N-Quads read by `scan_line`, each line's IRIs checked; stops, `unverified`, at the
+    /// first line it does not read (then read it with oxttl: `verified`). TriG is parsed
+    /// strictly.
+    pub fn scanned(mut self) -> Self {
+        if matches!(self.parser, Parser::NQuads(_)) {
+            self.check = Check::Scanned {
+                valid: Some(IriCache::default()),
+                failed: false,
+                line: Vec::new(),
+            };
+        }
+        self
+    }
+
+    /// The input read again by `scan_line`, unchecked, after a scanned reading read it whole
+    /// (a line it cannot read now is an error: the file changed).
+    pub fn scanned_again(mut self) -> Self {
+        self.check = Check::Scanned {
+            valid: None,
+            failed: false,
+            line: Vec::new(),
+        };
+        self
+    }
+
+    /// Whether this reading is a scanned one (N-Quads, by `scan_line`).
+    pub fn is_scanned(&self) -> bool {
+        matches!(self.check, Check::Scanned { .. })
+    }
+
+    /// Whether a verified or scanned reading stopped at something it could not vouch for
+    /// (its quads and error are then to be ignored: read the input another way).
     pub fn unverified(&self) -> bool {
-        matches!(self.check, Check::Verified { failed: true, .. })
+        matches!(
+            self.check,
+            Check::Verified { failed: true, .. } | Check::Scanned { failed: true, .. }
+        )
+    }
+
+    /// The next quad of a scanned reading.
+    fn scan_next(&mut self) -> Option<Result<(Quad, u64), ReplayError>> {
+        let Check::Scanned {
+            valid,
+            failed,
+            line,
+        } = &mut self.check
+        else {
+            return None;
+        };
+        while !self.done {
+            line.clear();
+            let read = self.source.read_until(b'\n', line);
+            let scanned = match read {
+                Ok(0) => {
+                    self.done = true;
+                    return None;
+                }
+                Ok(_) => scan_line(line, valid.as_mut()),
+                Err(_) => Err(()),
+            };
+            match scanned {
+                Ok(Some(quad)) => {
+                    self.count += 1;
+                    return Some(Ok((quad, 0)));
+                }
+                Ok(None) => {}
+                Err(()) => {
+                    self.done = true;
+                    if valid.is_some() {
+                        *failed = true;
+                        return None;
+                    }
+                    return Some(Err(error(
+                        "cannot read the file: it changed while it was read",
+                    )));
+                }
+            }
+        }
+        None
     }
 
     /// Quads read so far.
@@ -429,6 +662,9 @@ impl<R: BufRead> Iterator for Quads<R> {
     type Item = Result<(Quad, u64), ReplayError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if self.is_scanned() {
+            return self.scan_next();
+        }
         if let Check::Trusted { quads, error } = &mut self.check {
             if self.count >= *quads {
                 self.done = true;
@@ -888,7 +1124,24 @@ impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Graphs<R, T, F> {
         self
     }
 
-    /// Whether a verified reading stopped short: read the input strictly instead.
+    /// Read at full speed, N-Quads by `scan_line` (`Quads::scanned`).
+    pub fn scanned(mut self) -> Self {
+        self.quads = self.quads.without_lines().scanned();
+        self
+    }
+
+    /// Read again by `scan_line`, unchecked (`Quads::scanned_again`).
+    pub fn scanned_again(mut self) -> Self {
+        self.quads = self.quads.without_lines().scanned_again();
+        self
+    }
+
+    /// Whether this reading is a scanned one.
+    pub fn is_scanned(&self) -> bool {
+        self.quads.is_scanned()
+    }
+
+    /// Whether a verified or scanned reading stopped short: read the input another way.
     pub fn unverified(&self) -> bool {
         self.quads.unverified()
     }
@@ -1134,6 +1387,80 @@ mod tests {
             }
         }
         assert!(usual > 10_000, "{usual}");
+    }
+
+    /// Every line `scan_line` reads, oxttl's strict N-Quads parser reads as the same quad
+    /// (and a blank line as none); the lines it refuses are left to oxttl.
+    #[test]
+    fn scanned_lines_are_read_as_the_strict_parser_reads_them() {
+        let iris = [
+            "<http://ex.org/a>",
+            "<http://ex.org/a b>",
+            "<rel>",
+            "<http://ex.org/%zz>",
+            "<http://ex.org/\\u0041>",
+            "<http://[::1]:8080/x?q=1#f>",
+            "<urn:x>",
+            "<http://ex.org/é>",
+            "<http://ex.org/\u{1F600}>",
+            "<>",
+            "<http://ex.org/a{b}>",
+            "<http://ex.org/a",
+        ];
+        let blanks = ["_:b1", "_:b.c", "_:-b", "_:b-", "_:", "_:é", "_:b_c9"];
+        let literals = [
+            "\"x\"",
+            "\"\"",
+            "\"a\\nb\"",
+            "\"a\rb\"",
+            "\"caf\u{e9} \u{1F600}\"",
+            "\"x\"^^<http://www.w3.org/2001/XMLSchema#integer>",
+            "\"x\"^^<http://www.w3.org/2001/XMLSchema#string>",
+            "\"x\"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#langString>",
+            "\"x\"^^<bad iri>",
+            "\"x\"^ ^<http://ex.org/d>",
+            "\"x\" ^^<http://ex.org/d>",
+            "\"x\"@en",
+            "\"x",
+            "\"x\"\"y\"",
+        ];
+        let ends = [" .", ".", " . ", "\t.\t", " . # c", " .\r", " . <http://ex.org/z> .", ""];
+        let terms: Vec<&str> = iris.iter().chain(&blanks).copied().collect();
+        let objects: Vec<&str> = terms.iter().chain(&literals).copied().collect();
+        let graphs: Vec<&str> = std::iter::once("").chain(terms.iter().copied()).collect();
+        let mut lines: Vec<String> = vec![String::new(), "  ".into(), "# c".into(), "\r".into()];
+        for (i, s) in terms.iter().enumerate() {
+            for (j, o) in objects.iter().enumerate() {
+                let p = iris[(i + j) % iris.len()];
+                let g = graphs[(i * 7 + j) % graphs.len()];
+                let end = ends[(i + j * 3) % ends.len()];
+                lines.push(format!("{s} {p} {o} {g}{end}"));
+                lines.push(format!("{s} <http://ex.org/p> {o}{end}"));
+                lines.push(format!("{s}\t<http://ex.org/p>  {o} <http://ex.org/g> ."));
+                lines.push(format!("{s}<http://ex.org/p>{o}{g}."));
+            }
+        }
+        let mut scanned = 0;
+        for line in &lines {
+            let text = format!("{line}\n");
+            let mut valid = IriCache::default();
+            let Ok(quad) = scan_line(text.as_bytes(), Some(&mut valid)) else {
+                continue;
+            };
+            scanned += 1;
+            let strict: Vec<Result<Quad, String>> = NQuadsParser::new()
+                .for_slice(text.as_bytes())
+                .map(|r| r.map_err(|e| e.to_string()))
+                .collect();
+            assert_eq!(strict, quad.into_iter().map(Ok).collect::<Vec<_>>(), "{line:?}");
+            // and unchecked, the same quad
+            let again = scan_line(text.as_bytes(), None).map_err(|()| line.clone());
+            assert_eq!(
+                again,
+                scan_line(text.as_bytes(), Some(&mut valid)).map_err(|()| line.clone())
+            );
+        }
+        assert!(scanned > 100, "{scanned} of {}", lines.len());
     }
 
     #[test]

@@ -54,9 +54,10 @@ pub struct Prepared {
     format: Format,
     kept: Vec<FileEvent>,
     /// The quads the first pass read, and the error that ended its reading, if any: the
-    /// second pass reads as much again (`Reading::Again`).
+    /// second pass reads as much again (`Reading::Again`), by `scan_line` if the first did.
     quads: u64,
     read_error: Option<ReplayError>,
+    scanned: bool,
 }
 
 type Reader = BufReader<Box<dyn Read + Send>>;
@@ -69,10 +70,15 @@ enum Reading {
     Lines,
     /// Strictly, at full speed.
     Fast,
+    /// At full speed, N-Quads read line by line by the reader itself (it may give up: then
+    /// `Verified`).
+    Scanned,
     /// At full speed, N-Quads checked by the reader (it may give up: then `Fast`).
     Verified,
     /// Again, as the first pass read it: `quads` quads, then its error.
     Again(u64, Option<ReplayError>),
+    /// Again, by `scan_line`, as the first pass read it.
+    ScannedAgain,
 }
 
 /// The file's closed graphs, read as `reading` says.
@@ -89,8 +95,10 @@ fn graphs(
     Ok(match reading {
         Reading::Lines => graphs,
         Reading::Fast => graphs.without_lines(),
+        Reading::Scanned => graphs.scanned(),
         Reading::Verified => graphs.verified(),
         Reading::Again(quads, error) => graphs.trusted(quads, error),
+        Reading::ScannedAgain => graphs.scanned_again(),
     })
 }
 
@@ -149,6 +157,7 @@ fn failed(path: &str, error: ReplayError) -> Prepared {
         kept: Vec::new(),
         quads: 0,
         read_error: None,
+        scanned: false,
     }
 }
 
@@ -162,13 +171,17 @@ fn plain(message: &str) -> ReplayError {
 
 /// The first pass over `path`: its outcome, and the mode its events are delivered in. It
 /// reads at full speed, keeping triples only while the file may fit in memory, N-Quads
-/// checked by the reader (`Reading::Verified`), strictly if that gives up (at an error, or
-/// a term it cannot vouch for), and reads again with lines only if the outcome has an error
-/// to locate (as the Python reader does).
+/// read line by line by the reader (`Reading::Scanned`), or parsed leniently and checked
+/// (`Reading::Verified`) if a line is not in the plain form it reads, strictly if that gives
+/// up too (at an error, or a term it cannot vouch for), and reads again with lines only if
+/// the outcome has an error to locate (as the Python reader does).
 pub fn prepare(path: &str, s: &Settings) -> io::Result<Prepared> {
-    let fast = match prepare_with(path, s, Reading::Verified)? {
-        Some(verified) => verified,
-        None => prepare_with(path, s, Reading::Fast)?.expect("a strict reading always ends"),
+    let fast = match prepare_with(path, s, Reading::Scanned)? {
+        Some(scanned) => scanned,
+        None => match prepare_with(path, s, Reading::Verified)? {
+            Some(verified) => verified,
+            None => prepare_with(path, s, Reading::Fast)?.expect("a strict reading always ends"),
+        },
     };
     if to_locate(&fast.outcome) {
         drop(fast);
@@ -230,6 +243,7 @@ fn prepare_with(path: &str, s: &Settings, reading: Reading) -> io::Result<Option
     let bounded = graphs.assembler().bounded;
     let quads = graphs.quads_read();
     let read_error = graphs.read_error().cloned();
+    let scanned = graphs.is_scanned();
     let mut outcome = judge.finish(graphs.read_error());
     let mut note = None;
     let mode = if bounded && clash(names.finish()?)? {
@@ -261,6 +275,7 @@ fn prepare_with(path: &str, s: &Settings, reading: Reading) -> io::Result<Option
         kept,
         quads,
         read_error,
+        scanned,
     }))
 }
 
@@ -345,7 +360,11 @@ impl Prepared {
             let kept = std::mem::take(&mut self.kept);
             return Ok((FileEvents::Memory(kept.into_iter()), 0));
         }
-        let again = Reading::Again(self.quads, self.read_error.clone());
+        let again = if self.scanned {
+            Reading::ScannedAgain
+        } else {
+            Reading::Again(self.quads, self.read_error.clone())
+        };
         let delivery = Delivery {
             graphs: graphs(&self.path, self.format, s, s.window, again)?,
             count: self.outcome.delivered,
