@@ -183,6 +183,11 @@ impl Hasher for FastHasher {
     }
 
     #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.word(u64::from(i));
+    }
+
+    #[inline]
     fn write_u64(&mut self, i: u64) {
         self.word(i);
     }
@@ -1424,7 +1429,16 @@ mod tests {
             "\"x",
             "\"x\"\"y\"",
         ];
-        let ends = [" .", ".", " . ", "\t.\t", " . # c", " .\r", " . <http://ex.org/z> .", ""];
+        let ends = [
+            " .",
+            ".",
+            " . ",
+            "\t.\t",
+            " . # c",
+            " .\r",
+            " . <http://ex.org/z> .",
+            "",
+        ];
         let terms: Vec<&str> = iris.iter().chain(&blanks).copied().collect();
         let objects: Vec<&str> = terms.iter().chain(&literals).copied().collect();
         let graphs: Vec<&str> = std::iter::once("").chain(terms.iter().copied()).collect();
@@ -1452,7 +1466,11 @@ mod tests {
                 .for_slice(text.as_bytes())
                 .map(|r| r.map_err(|e| e.to_string()))
                 .collect();
-            assert_eq!(strict, quad.into_iter().map(Ok).collect::<Vec<_>>(), "{line:?}");
+            assert_eq!(
+                strict,
+                quad.into_iter().map(Ok).collect::<Vec<_>>(),
+                "{line:?}"
+            );
             // and unchecked, the same quad
             let again = scan_line(text.as_bytes(), None).map_err(|()| line.clone());
             assert_eq!(
