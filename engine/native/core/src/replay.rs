@@ -262,6 +262,83 @@ enum Check {
 /// strict parser does (None: they are trusted).
 #[allow(clippy::result_unit_err)]
 pub fn scan_line(line: &[u8], valid: Option<&mut IriCache>) -> Result<Option<Quad>, ()> {
+    Ok(scan_terms(line, valid)?.map(|terms| terms.quad()))
+}
+
+/// A term of a scanned line, still a piece of the line.
+#[derive(Clone, Copy)]
+enum Piece<'a> {
+    Iri(&'a str),
+    Blank(&'a str),
+    /// The text and the datatype's IRI (None: a simple literal).
+    Literal(&'a str, Option<&'a str>),
+}
+
+impl Piece<'_> {
+    fn term(self) -> Term {
+        match self {
+            Piece::Iri(iri) => NamedNode::new_unchecked(iri).into(),
+            Piece::Blank(label) => oxrdf::BlankNode::new_unchecked(label).into(),
+            Piece::Literal(value, None) => Literal::new_simple_literal(value).into(),
+            Piece::Literal(value, Some(datatype)) => {
+                Literal::new_typed_literal(value, NamedNode::new_unchecked(datatype)).into()
+            }
+        }
+    }
+
+    fn subject(self) -> NamedOrBlankNode {
+        match self {
+            Piece::Iri(iri) => NamedNode::new_unchecked(iri).into(),
+            Piece::Blank(label) => oxrdf::BlankNode::new_unchecked(label).into(),
+            Piece::Literal(..) => unreachable!("a scanned subject is never a literal"),
+        }
+    }
+}
+
+/// The terms of a scanned line (checked already).
+struct Terms<'a> {
+    subject: Piece<'a>,
+    predicate: &'a str,
+    object: Piece<'a>,
+    graph: Option<Piece<'a>>,
+}
+
+impl Terms<'_> {
+    fn quad(self) -> Quad {
+        let graph: GraphName = match self.graph.map(Piece::subject) {
+            None => GraphName::DefaultGraph,
+            Some(NamedOrBlankNode::NamedNode(n)) => n.into(),
+            Some(NamedOrBlankNode::BlankNode(b)) => b.into(),
+        };
+        Quad::new(
+            self.subject.subject(),
+            NamedNode::new_unchecked(self.predicate),
+            self.object.term(),
+            graph,
+        )
+    }
+
+    /// What an assembler that keeps no triples needs of it (`time`: the time predicate).
+    fn sketch(self, time: &NamedNode) -> Sketch {
+        match self.graph {
+            Some(graph) => Sketch::Named(graph.term()),
+            None if self.predicate == time.as_str() => {
+                Sketch::Stamp(self.subject.term(), self.object.term())
+            }
+            None => Sketch::Other,
+        }
+    }
+}
+
+/// A quad as an assembler that keeps no triples sees it: a named graph's name, a timestamp
+/// (name and value), or another triple of the default graph.
+pub enum Sketch {
+    Named(Term),
+    Stamp(Term, Term),
+    Other,
+}
+
+fn scan_terms<'a>(line: &'a [u8], valid: Option<&mut IriCache>) -> Result<Option<Terms<'a>>, ()> {
     let text = std::str::from_utf8(line).map_err(|_| ())?;
     let text = text.trim_end_matches('\n');
     let text = text.strip_suffix('\r').unwrap_or(text);
@@ -275,28 +352,30 @@ pub fn scan_line(line: &[u8], valid: Option<&mut IriCache>) -> Result<Option<Qua
     if scan.at == text.len() {
         return Ok(None);
     }
-    let subject: NamedOrBlankNode = match scan.peek() {
-        Some(b'<') => scan.iri()?.into(),
-        Some(b'_') => scan.blank()?.into(),
+    let subject = match scan.peek() {
+        Some(b'<') => scan.iri()?,
+        Some(b'_') => scan.blank()?,
         _ => return Err(()),
     };
     scan.space();
     if scan.peek() != Some(b'<') {
         return Err(());
     }
-    let predicate = scan.iri()?;
+    let Piece::Iri(predicate) = scan.iri()? else {
+        return Err(());
+    };
     scan.space();
-    let object: Term = match scan.peek() {
-        Some(b'<') => scan.iri()?.into(),
-        Some(b'_') => scan.blank()?.into(),
-        Some(b'"') => scan.literal()?.into(),
+    let object = match scan.peek() {
+        Some(b'<') => scan.iri()?,
+        Some(b'_') => scan.blank()?,
+        Some(b'"') => scan.literal()?,
         _ => return Err(()),
     };
     scan.space();
-    let graph: GraphName = match scan.peek() {
-        Some(b'<') => scan.iri()?.into(),
-        Some(b'_') => scan.blank()?.into(),
-        _ => GraphName::DefaultGraph,
+    let graph = match scan.peek() {
+        Some(b'<') => Some(scan.iri()?),
+        Some(b'_') => Some(scan.blank()?),
+        _ => None,
     };
     scan.space();
     if scan.peek() != Some(b'.') {
@@ -307,7 +386,12 @@ pub fn scan_line(line: &[u8], valid: Option<&mut IriCache>) -> Result<Option<Qua
     if scan.at != text.len() {
         return Err(());
     }
-    Ok(Some(Quad::new(subject, predicate, object, graph)))
+    Ok(Some(Terms {
+        subject,
+        predicate,
+        object,
+        graph,
+    }))
 }
 
 struct Scan<'a, 'c> {
@@ -333,10 +417,7 @@ impl<'a> Scan<'a, '_> {
     fn until(&mut self, end: u8) -> Result<&'a str, ()> {
         let text: &'a str = self.text;
         let from = self.at;
-        let len = self.rest[from..]
-            .iter()
-            .position(|&b| b == end || b == b'\\')
-            .ok_or(())?;
+        let len = memchr::memchr2(end, b'\\', &self.rest[from..]).ok_or(())?;
         if self.rest[from + len] != end {
             return Err(());
         }
@@ -344,7 +425,7 @@ impl<'a> Scan<'a, '_> {
         Ok(&text[from..from + len])
     }
 
-    fn iri(&mut self) -> Result<NamedNode, ()> {
+    fn iri_text(&mut self) -> Result<&'a str, ()> {
         self.at += 1; // '<'
         let iri = self.until(b'>')?;
         if let Some(valid) = self.valid.as_deref_mut() {
@@ -352,10 +433,15 @@ impl<'a> Scan<'a, '_> {
                 return Err(());
             }
         }
-        Ok(NamedNode::new_unchecked(iri))
+        Ok(iri)
     }
 
-    fn blank(&mut self) -> Result<oxrdf::BlankNode, ()> {
+    fn iri(&mut self) -> Result<Piece<'a>, ()> {
+        self.iri_text().map(Piece::Iri)
+    }
+
+    fn blank(&mut self) -> Result<Piece<'a>, ()> {
+        let text: &'a str = self.text;
         if self.rest.get(self.at + 1) != Some(&b':') {
             return Err(());
         }
@@ -371,12 +457,10 @@ impl<'a> Scan<'a, '_> {
         if !matches!(self.peek(), None | Some(b' ' | b'\t' | b'<' | b'.')) {
             return Err(());
         }
-        Ok(oxrdf::BlankNode::new_unchecked(
-            &self.text[from..from + len],
-        ))
+        Ok(Piece::Blank(&text[from..from + len]))
     }
 
-    fn literal(&mut self) -> Result<Literal, ()> {
+    fn literal(&mut self) -> Result<Piece<'a>, ()> {
         self.at += 1; // '"'
         let value = self.until(b'"')?;
         if value.contains('\r') {
@@ -390,17 +474,16 @@ impl<'a> Scan<'a, '_> {
                     return Err(());
                 }
                 self.at += 2;
-                let datatype = self.iri()?;
-                if datatype == rdf::LANG_STRING
-                    || datatype.as_str()
-                        == "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString"
+                let datatype = self.iri_text()?;
+                if datatype == rdf::LANG_STRING.as_str()
+                    || datatype == "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString"
                 {
                     return Err(());
                 }
-                Ok(Literal::new_typed_literal(value, datatype))
+                Ok(Piece::Literal(value, Some(datatype)))
             }
             Some(b'@') => Err(()),
-            _ => Ok(Literal::new_simple_literal(value)),
+            _ => Ok(Piece::Literal(value, None)),
         }
     }
 }
@@ -416,13 +499,46 @@ fn astral(text: &str) -> bool {
     text.bytes().any(|b| b >= 0xF0)
 }
 
+/// Whether `iri` has the plainest form of an absolute IRI, `http(s)://host/path#fragment`
+/// with a host of letters, digits, dots and hyphens and a path and fragment of unreserved
+/// characters and slashes: every such text is a valid IRI (RFC 3987), so oxiri need not look
+/// (tested against it). Anything else is left to oxiri.
+fn plain_iri(iri: &str) -> bool {
+    let Some(rest) = iri
+        .strip_prefix("http://")
+        .or_else(|| iri.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let rest = rest.as_bytes();
+    let host = rest
+        .iter()
+        .position(|&b| b == b'/' || b == b'#')
+        .unwrap_or(rest.len());
+    if host == 0
+        || !rest[..host]
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+    {
+        return false;
+    }
+    let unreserved = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'~' | b'-');
+    let rest = &rest[host..];
+    let (path, fragment) = match rest.iter().position(|&b| b == b'#') {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    path.iter().all(|&b| unreserved(b) || b == b'/')
+        && fragment.is_none_or(|f| f.iter().all(|&b| unreserved(b) || b == b'/'))
+}
+
 impl IriCache {
     /// Whether the strict parser accepts `iri` as the IRI it read (no base: absolute).
     fn valid(&mut self, iri: &str) -> bool {
         if self.0.contains(iri) {
             return true;
         }
-        if astral(iri) || NamedNode::new(iri).is_err() {
+        if !plain_iri(iri) && (astral(iri) || NamedNode::new(iri).is_err()) {
             return false;
         }
         if self.0.len() >= IRIS_KEPT {
@@ -574,6 +690,22 @@ impl<R: BufRead> Quads<R> {
 
     /// The next quad of a scanned reading.
     fn scan_next(&mut self) -> Option<Result<(Quad, u64), ReplayError>> {
+        self.scan_with(|terms| terms.quad())
+    }
+
+    /// The next quad of a scanned reading as an assembler that keeps no triples needs it
+    /// (`time`: the time predicate); None if the reading is not a scanned one.
+    pub fn next_sketch(&mut self, time: &NamedNode) -> Option<Result<(Sketch, u64), ReplayError>> {
+        if !self.is_scanned() {
+            return None;
+        }
+        self.scan_with(|terms| terms.sketch(time))
+    }
+
+    fn scan_with<T>(
+        &mut self,
+        make: impl Fn(Terms<'_>) -> T,
+    ) -> Option<Result<(T, u64), ReplayError>> {
         let Check::Scanned {
             valid,
             failed,
@@ -590,13 +722,13 @@ impl<R: BufRead> Quads<R> {
                     self.done = true;
                     return None;
                 }
-                Ok(_) => scan_line(line, valid.as_mut()),
+                Ok(_) => scan_terms(line, valid.as_mut()),
                 Err(_) => Err(()),
             };
             match scanned {
-                Ok(Some(quad)) => {
+                Ok(Some(terms)) => {
                     self.count += 1;
-                    return Some(Ok((quad, 0)));
+                    return Some(Ok((make(terms), 0)));
                 }
                 Ok(None) => {}
                 Err(()) => {
@@ -947,15 +1079,35 @@ impl<T: Hash + Eq> Assembler<T> {
             GraphName::NamedNode(n) => n.into(),
             GraphName::BlankNode(b) => b.into(),
         };
+        let index = self.named(name, line);
+        if self.keep {
+            let triple = convert(Triple::new(quad.subject, quad.predicate, quad.object));
+            self.open[(index - self.first) as usize].insert(triple);
+        }
+    }
+
+    /// Take in a quad sketched (`Quads::next_sketch`) while keeping no triples: as `add`.
+    pub fn add_sketch(&mut self, sketch: Sketch, line: u64) {
+        match sketch {
+            Sketch::Named(name) => {
+                self.named(name, line);
+            }
+            Sketch::Stamp(name, value) => {
+                self.last_graph = None;
+                self.stamp(name, value, line);
+            }
+            Sketch::Other => self.last_graph = None,
+        }
+    }
+
+    /// A triple of graph `name` was read on `line`: the graph's index (opened if need be).
+    fn named(&mut self, name: Term, line: u64) -> u64 {
         let index = match self.slots.get(&name) {
             Some(&i) => i,
             None => self.open_graph(name, line),
         };
         self.last_graph = Some(index);
-        if self.keep {
-            let triple = convert(Triple::new(quad.subject, quad.predicate, quad.object));
-            self.open[(index - self.first) as usize].insert(triple);
-        }
+        index
     }
 
     fn open_graph(&mut self, name: Term, line: u64) -> u64 {
@@ -1167,6 +1319,22 @@ impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Iterator for Graphs<R, T, 
             }
             if self.finished {
                 return None;
+            }
+            if !self.assembler.keep && self.quads.is_scanned() {
+                // names and timestamps are all the assembler takes: no triple is built
+                match self.quads.next_sketch(&self.assembler.predicate) {
+                    Some(Ok((sketch, line))) => self.assembler.add_sketch(sketch, line),
+                    Some(Err(e)) => {
+                        self.read_error = Some(e);
+                        self.finished = true;
+                        self.assembler.finish(true);
+                    }
+                    None => {
+                        self.finished = true;
+                        self.assembler.finish(false);
+                    }
+                }
+                continue;
             }
             match self.quads.next() {
                 Some(Ok((quad, line))) => self.assembler.add(quad, line, &mut self.convert),
@@ -1468,9 +1636,29 @@ mod tests {
                 .collect();
             assert_eq!(
                 strict,
-                quad.into_iter().map(Ok).collect::<Vec<_>>(),
+                quad.clone().into_iter().map(Ok).collect::<Vec<_>>(),
                 "{line:?}"
             );
+            // a sketch says what the quad says to an assembler that keeps no triples
+            if let Some(quad) = &quad {
+                let time = NamedNode::new_unchecked("http://ex.org/p");
+                let terms = scan_terms(text.as_bytes(), None).unwrap().unwrap();
+                match (terms.sketch(&time), &quad.graph_name) {
+                    (Sketch::Named(name), GraphName::NamedNode(n)) => {
+                        assert_eq!(name, Term::from(n.clone()))
+                    }
+                    (Sketch::Named(name), GraphName::BlankNode(b)) => {
+                        assert_eq!(name, Term::from(b.clone()))
+                    }
+                    (Sketch::Stamp(name, value), GraphName::DefaultGraph) => {
+                        assert_eq!(quad.predicate, time);
+                        assert_eq!(name, Term::from(quad.subject.clone()));
+                        assert_eq!(value, quad.object);
+                    }
+                    (Sketch::Other, GraphName::DefaultGraph) => assert_ne!(quad.predicate, time),
+                    _ => panic!("{line:?}: the sketch is not the quad's"),
+                }
+            }
             // and unchecked, the same quad
             let again = scan_line(text.as_bytes(), None).map_err(|()| line.clone());
             assert_eq!(
@@ -1479,6 +1667,51 @@ mod tests {
             );
         }
         assert!(scanned > 100, "{scanned} of {}", lines.len());
+    }
+
+    /// Every text `plain_iri` vouches for, oxiri accepts; texts drawn from its alphabet and
+    /// a few others (a small deterministic generator: no dependency).
+    #[test]
+    fn plain_iris_are_valid_iris() {
+        let alphabet = b"aZ09.-_~/#:?%@[]! ";
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut plain = 0;
+        for i in 0..200_000 {
+            let len = (next() % 12) as usize;
+            let tail: String = (0..len)
+                .map(|_| char::from(alphabet[(next() % alphabet.len() as u64) as usize]))
+                .collect();
+            let head = ["http://", "https://", "http:/", "ftp://", "http://a"][i % 5];
+            let iri = format!("{head}{tail}");
+            if plain_iri(&iri) {
+                plain += 1;
+                assert!(NamedNode::new(iri.as_str()).is_ok(), "{iri:?}");
+            }
+        }
+        assert!(plain > 1000, "{plain}");
+        for iri in [
+            "http://stockmarket.org/event/12",
+            "http://www.w3.org/2001/XMLSchema#integer",
+            "https://a-b.c/d_e~f/#g",
+        ] {
+            assert!(plain_iri(iri), "{iri}");
+        }
+        for iri in [
+            "http://",
+            "http:///x",
+            "http://a b",
+            "http://[::1]/",
+            "http://a/%zz",
+            "http://a#b#c",
+        ] {
+            assert!(!plain_iri(iri), "{iri}");
+        }
     }
 
     #[test]
