@@ -209,7 +209,8 @@ impl Hasher for FastHasher {
     }
 }
 
-type Fast = BuildHasherDefault<FastHasher>;
+/// The reader's fast hasher as a map's `BuildHasher`.
+pub type Fast = BuildHasherDefault<FastHasher>;
 
 fn fast_hash(value: &impl Hash) -> u64 {
     let mut hasher = FastHasher::default();

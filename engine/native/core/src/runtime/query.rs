@@ -24,8 +24,12 @@ use crate::plan::{Modifier, Plan, Strategy};
 use crate::vars::{Row, Slot, VarTable};
 use std::cell::RefCell;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap};
 use std::rc::Rc;
+
+/// The runtime's maps are keyed by ids, steps and term ids: hashed by the reader's fast
+/// hasher, not SipHash (a tenth of the engine's instructions went to SipHash).
+type HashMap<K, V> = std::collections::HashMap<K, V, crate::replay::Fast>;
 
 const INF: i128 = i128::MAX;
 const NEG_INF: i128 = i128::MIN;
@@ -115,7 +119,7 @@ impl Run {
             looping,
             dead: false,
             homes: Vec::new(),
-            conj: HashMap::new(),
+            conj: HashMap::default(),
             strategy: None,
             last: false,
         }
@@ -227,7 +231,7 @@ pub struct QueryRuntime<G: GpmEval> {
     expiry: BinaryHeap<Reverse<Due>>,
     closing: BinaryHeap<Reverse<Due>>,
     lazy: Vec<(RunRef, Offered<G>)>,
-    lazy_ids: std::collections::HashSet<u64>,
+    lazy_ids: std::collections::HashSet<u64, crate::replay::Fast>,
     doomed: Vec<RunRef>,
     start_run: RunRef,
     /// Positions of the events at the current timestamp, by `uid`.
@@ -275,7 +279,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             };
             let range = match &plan.run_indexes[i].range {
                 Some(r) => {
-                    let mut by_gpm = HashMap::new();
+                    let mut by_gpm = HashMap::default();
                     for (g, key) in &r.by_gpm {
                         let g = gpm_index(g).ok_or_else(|| Unsupported(format!("no GPM {g}")))?;
                         by_gpm.insert(g, (slot(&key.event_var)?, key.below));
@@ -296,7 +300,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 range,
             });
         }
-        let mut probes = HashMap::new();
+        let mut probes = HashMap::default();
         for (stream, list) in &plan.probes {
             let list = list
                 .iter()
@@ -371,9 +375,9 @@ impl<G: GpmEval> QueryRuntime<G> {
             time: NEG_INF,
             position: -1,
             next_id: 2,
-            by_stream: HashMap::new(),
-            partitioned: HashMap::new(),
-            watchers: HashMap::new(),
+            by_stream: HashMap::default(),
+            partitioned: HashMap::default(),
+            watchers: HashMap::default(),
             strict_new: Vec::new(),
             death: BTreeMap::new(),
             expiry: BinaryHeap::new(),
@@ -382,7 +386,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             lazy_ids: Default::default(),
             doomed: Vec::new(),
             start_run,
-            positions: HashMap::new(),
+            positions: HashMap::default(),
             batch: Vec::new(),
             out: Vec::new(),
             runs_created: 0,
@@ -1031,7 +1035,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             return;
         }
         let mut groups: Vec<(RunRef, Vec<Offered<G>>)> = Vec::new();
-        let mut at: HashMap<u64, usize> = HashMap::new();
+        let mut at: HashMap<u64, usize> = HashMap::default();
         for (run, offered) in std::mem::take(&mut self.lazy) {
             let id = run.borrow().id;
             let i = *at.entry(id).or_insert_with(|| {
