@@ -215,3 +215,37 @@ def test_an_out_of_order_file_is_sorted_on_disk_with_bounded_memory(tmp_path: Pa
 def test_a_bad_time_predicate_is_refused_at_once() -> None:
     with pytest.raises(ValueError, match="bad time predicate"):
         _native.ReplayStream([], time_predicate="not an iri")
+
+
+# Terms the strict parser accepts or refuses in ways a lenient parse does not show: the
+# native first pass parses N-Quads leniently and checks each quad itself, reading the file
+# strictly again when it cannot vouch for one (replay.rs, `Quads::verified`).
+OBJECTS = [
+    f"<{EX}o>", "_:b1", '"plain"', '"x"@en', '"x"@en-US', '"x"@EN', '"x"@en-', '"x"@1234567890',
+    f'"x"^^<{XSD}string>', '"x"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#langString>',
+    '"a\\nb"', '"a\\rb"', '"\\uD83D\\uDE00"', '"\\U0001F600"', '"\U0001F600"', '"caf\\u00E9"',
+    '"x"^^<not an iri>', '"x"^^<rel>', "<rel>", f"<{EX}a b>", f"<{EX}\\u0020>", f"<{EX}%zz>",
+    f"<{EX}\\u00E9>", f"<{EX}\U0001F600>", "<http://[::1]/x>", "<http://ex.org:80/x?q#f>",
+    "<urn:x:y>", "<http://ex.org/a|b>", '"x" oops',
+]
+GRAPHS = [f"<{EX}g{{}}>", "_:g{}", f"<{EX}g{{}}%zz>", "<g{}>"]
+
+
+@settings(max_examples=EXAMPLES)
+@given(lines=st.lists(st.tuples(st.integers(0, 4), st.sampled_from(OBJECTS),
+                                st.sampled_from(GRAPHS), st.booleans()), min_size=1, max_size=8),
+       memory_events=st.sampled_from([1, 2, 100]))
+@example(lines=[(0, "<rel>", GRAPHS[0], True), (1, f"<{EX}o>", GRAPHS[0], True)], memory_events=1)
+def test_terms_a_lenient_parse_would_let_through(tmp_path_factory, lines, memory_events) -> None:
+    directory = tmp_path_factory.mktemp("terms")
+    spill = directory / "spill"
+    spill.mkdir()
+    text = []
+    for g, obj, graph, stamped in lines:
+        name = graph.format(g)
+        if stamped:
+            text.append(f'{name} <{PROV_GENERATED_AT}> "{g}"^^<{XSD}integer> .')
+        text.append(f"<{EX}s> <{EX}p> {obj} {name} .")
+    path = directory / "f.nq"
+    path.write_text("\n".join(text) + "\n", encoding="utf-8")
+    assert_agree([(EX + "s", str(path))], spill, memory_events)

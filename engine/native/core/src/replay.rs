@@ -13,11 +13,23 @@
 //! Lines cost: they need the parser fed a line at a time. A reader that can read its input
 //! again reads it at full speed without them (`Quads::without_lines`, every line 0) and, as
 //! the Python reader does, again with them only when the file has an error to locate.
+//!
+//! Checking costs too: oxiri's validation of every IRI is half of parsing N-Quads, though
+//! most IRIs of a replay file (predicates, datatypes, subjects, a graph's name on each of its
+//! lines) repeat. `Quads::verified` parses N-Quads leniently and checks each quad's terms
+//! itself, remembering the IRIs found valid: a quad that the strict parser might have
+//! refused (an IRI not valid, a language tag, `rdf:langString` as a datatype, a line break or
+//! a character beyond U+FFFF, which a lenient `\u` surrogate pair could have made), or any
+//! error at all, stops it, `unverified`: the caller reads the file again strictly, so the
+//! errors and their places are the strict parser's. `Quads::trusted` reads again a file
+//! already read: leniently, no checks, up to the number of quads the first reading had, then
+//! that reading's error if it had one.
 
 use crate::dictionary::{Dictionary, TermId};
 use crate::time::{py_repr, timestamp_nanos};
 use flate2::read::MultiGzDecoder;
-use oxrdf::{GraphName, NamedNode, Quad, Term, Triple};
+use oxrdf::vocab::rdf;
+use oxrdf::{GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term, Triple};
 use oxttl::nquads::LowLevelNQuadsParser;
 use oxttl::trig::LowLevelTriGParser;
 use oxttl::{NQuadsParser, TriGParser};
@@ -171,6 +183,11 @@ impl Hasher for FastHasher {
     }
 
     #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.word(u64::from(i));
+    }
+
+    #[inline]
     fn write_u64(&mut self, i: u64) {
         self.word(i);
     }
@@ -192,7 +209,8 @@ impl Hasher for FastHasher {
     }
 }
 
-type Fast = BuildHasherDefault<FastHasher>;
+/// The reader's fast hasher as a map's `BuildHasher`.
+pub type Fast = BuildHasherDefault<FastHasher>;
 
 fn fast_hash(value: &impl Hash) -> u64 {
     let mut hasher = FastHasher::default();
@@ -211,6 +229,367 @@ pub struct Quads<R> {
     line: u64,
     newlines: u64,
     done: bool,
+    check: Check,
+    /// Quads read so far.
+    count: u64,
+}
+
+/// How far the parser's own checks are trusted.
+enum Check {
+    /// The parser checks (strict).
+    Strict,
+    /// Lenient, each quad checked here (N-Quads only); `failed` once one was not.
+    Verified { valid: IriCache, failed: bool },
+    /// Lenient, unchecked: an earlier strict or verified reading read `quads` quads, then
+    /// ended with `error` if any.
+    Trusted {
+        quads: u64,
+        error: Option<ReplayError>,
+    },
+    /// N-Quads read a line at a time by `scan_line`, not by oxttl: each line's terms checked
+    /// (`valid`), or not (`None`: read again after a scanned first reading); `failed` once
+    /// a line was not one it reads.
+    Scanned {
+        valid: Option<IriCache>,
+        failed: bool,
+        line: Vec<u8>,
+    },
+}
+
+/// One line of N-Quads in the plainest form (`<iri>` and `_:label` terms, `"text"` and
+/// `"text"^^<iri>` literals without escapes, one statement, spaces and tabs between terms):
+/// Ok(None) for a blank line, Err(()) for anything else (the caller then reads the file with
+/// oxttl). The quad is the one oxttl reads from that line; `valid` checks its IRIs as the
+/// strict parser does (None: they are trusted).
+#[allow(clippy::result_unit_err)]
+pub fn scan_line(line: &[u8], valid: Option<&mut IriCache>) -> Result<Option<Quad>, ()> {
+    Ok(scan_terms(line, valid)?.map(|terms| terms.quad()))
+}
+
+/// A term of a scanned line, still a piece of the line.
+#[derive(Clone, Copy)]
+enum Piece<'a> {
+    Iri(&'a str),
+    Blank(&'a str),
+    /// The text and the datatype's IRI (None: a simple literal).
+    Literal(&'a str, Option<&'a str>),
+}
+
+impl Piece<'_> {
+    fn term(self) -> Term {
+        match self {
+            Piece::Iri(iri) => NamedNode::new_unchecked(iri).into(),
+            Piece::Blank(label) => oxrdf::BlankNode::new_unchecked(label).into(),
+            Piece::Literal(value, None) => Literal::new_simple_literal(value).into(),
+            Piece::Literal(value, Some(datatype)) => {
+                Literal::new_typed_literal(value, NamedNode::new_unchecked(datatype)).into()
+            }
+        }
+    }
+
+    fn subject(self) -> NamedOrBlankNode {
+        match self {
+            Piece::Iri(iri) => NamedNode::new_unchecked(iri).into(),
+            Piece::Blank(label) => oxrdf::BlankNode::new_unchecked(label).into(),
+            Piece::Literal(..) => unreachable!("a scanned subject is never a literal"),
+        }
+    }
+}
+
+/// The terms of a scanned line (checked already).
+struct Terms<'a> {
+    subject: Piece<'a>,
+    predicate: &'a str,
+    object: Piece<'a>,
+    graph: Option<Piece<'a>>,
+}
+
+impl Terms<'_> {
+    fn quad(self) -> Quad {
+        let graph: GraphName = match self.graph.map(Piece::subject) {
+            None => GraphName::DefaultGraph,
+            Some(NamedOrBlankNode::NamedNode(n)) => n.into(),
+            Some(NamedOrBlankNode::BlankNode(b)) => b.into(),
+        };
+        Quad::new(
+            self.subject.subject(),
+            NamedNode::new_unchecked(self.predicate),
+            self.object.term(),
+            graph,
+        )
+    }
+
+    /// What an assembler that keeps no triples needs of it (`time`: the time predicate).
+    fn sketch(self, time: &NamedNode) -> Sketch {
+        match self.graph {
+            Some(graph) => Sketch::Named(graph.term()),
+            None if self.predicate == time.as_str() => {
+                Sketch::Stamp(self.subject.term(), self.object.term())
+            }
+            None => Sketch::Other,
+        }
+    }
+}
+
+/// A quad as an assembler that keeps no triples sees it: a named graph's name, a timestamp
+/// (name and value), or another triple of the default graph.
+pub enum Sketch {
+    Named(Term),
+    Stamp(Term, Term),
+    Other,
+}
+
+fn scan_terms<'a>(line: &'a [u8], valid: Option<&mut IriCache>) -> Result<Option<Terms<'a>>, ()> {
+    let text = std::str::from_utf8(line).map_err(|_| ())?;
+    let text = text.trim_end_matches('\n');
+    let text = text.strip_suffix('\r').unwrap_or(text);
+    let mut scan = Scan {
+        rest: text.as_bytes(),
+        text,
+        at: 0,
+        valid,
+    };
+    scan.space();
+    if scan.at == text.len() {
+        return Ok(None);
+    }
+    let subject = match scan.peek() {
+        Some(b'<') => scan.iri()?,
+        Some(b'_') => scan.blank()?,
+        _ => return Err(()),
+    };
+    scan.space();
+    if scan.peek() != Some(b'<') {
+        return Err(());
+    }
+    let Piece::Iri(predicate) = scan.iri()? else {
+        return Err(());
+    };
+    scan.space();
+    let object = match scan.peek() {
+        Some(b'<') => scan.iri()?,
+        Some(b'_') => scan.blank()?,
+        Some(b'"') => scan.literal()?,
+        _ => return Err(()),
+    };
+    scan.space();
+    let graph = match scan.peek() {
+        Some(b'<') => Some(scan.iri()?),
+        Some(b'_') => Some(scan.blank()?),
+        _ => None,
+    };
+    scan.space();
+    if scan.peek() != Some(b'.') {
+        return Err(());
+    }
+    scan.at += 1;
+    scan.space();
+    if scan.at != text.len() {
+        return Err(());
+    }
+    Ok(Some(Terms {
+        subject,
+        predicate,
+        object,
+        graph,
+    }))
+}
+
+struct Scan<'a, 'c> {
+    text: &'a str,
+    rest: &'a [u8],
+    at: usize,
+    valid: Option<&'c mut IriCache>,
+}
+
+impl<'a> Scan<'a, '_> {
+    fn peek(&self) -> Option<u8> {
+        self.rest.get(self.at).copied()
+    }
+
+    fn space(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t')) {
+            self.at += 1;
+        }
+    }
+
+    /// The text up to the next `end` (excluded, skipped), from `self.at`; Err at a backslash
+    /// (an escape) or if there is none.
+    fn until(&mut self, end: u8) -> Result<&'a str, ()> {
+        let text: &'a str = self.text;
+        let from = self.at;
+        let len = memchr::memchr2(end, b'\\', &self.rest[from..]).ok_or(())?;
+        if self.rest[from + len] != end {
+            return Err(());
+        }
+        self.at = from + len + 1;
+        Ok(&text[from..from + len])
+    }
+
+    fn iri_text(&mut self) -> Result<&'a str, ()> {
+        self.at += 1; // '<'
+        let iri = self.until(b'>')?;
+        if let Some(valid) = self.valid.as_deref_mut() {
+            if !valid.valid(iri) {
+                return Err(());
+            }
+        }
+        Ok(iri)
+    }
+
+    fn iri(&mut self) -> Result<Piece<'a>, ()> {
+        self.iri_text().map(Piece::Iri)
+    }
+
+    fn blank(&mut self) -> Result<Piece<'a>, ()> {
+        let text: &'a str = self.text;
+        if self.rest.get(self.at + 1) != Some(&b':') {
+            return Err(());
+        }
+        let from = self.at + 2;
+        let len = self.rest[from..]
+            .iter()
+            .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-'))
+            .unwrap_or(self.rest.len() - from);
+        if len == 0 || self.rest[from] == b'-' {
+            return Err(());
+        }
+        self.at = from + len;
+        if !matches!(self.peek(), None | Some(b' ' | b'\t' | b'<' | b'.')) {
+            return Err(());
+        }
+        Ok(Piece::Blank(&text[from..from + len]))
+    }
+
+    fn literal(&mut self) -> Result<Piece<'a>, ()> {
+        self.at += 1; // '"'
+        let value = self.until(b'"')?;
+        if value.contains('\r') {
+            return Err(());
+        }
+        match self.peek() {
+            Some(b'^') => {
+                if self.rest.get(self.at + 1) != Some(&b'^')
+                    || self.rest.get(self.at + 2) != Some(&b'<')
+                {
+                    return Err(());
+                }
+                self.at += 2;
+                let datatype = self.iri_text()?;
+                if datatype == rdf::LANG_STRING.as_str()
+                    || datatype == "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString"
+                {
+                    return Err(());
+                }
+                Ok(Piece::Literal(value, Some(datatype)))
+            }
+            Some(b'@') => Err(()),
+            _ => Ok(Piece::Literal(value, None)),
+        }
+    }
+}
+
+/// IRIs found valid, at most `IRIS_KEPT` (then it starts again).
+#[derive(Default)]
+pub struct IriCache(HashSet<Box<str>, Fast>);
+
+const IRIS_KEPT: usize = 1 << 14;
+
+/// Whether a UTF-8 text has a character beyond U+FFFF (its first byte is 0xF0 or more).
+fn astral(text: &str) -> bool {
+    text.bytes().any(|b| b >= 0xF0)
+}
+
+/// Whether `iri` has the plainest form of an absolute IRI, `http(s)://host/path#fragment`
+/// with a host of letters, digits, dots and hyphens and a path and fragment of unreserved
+/// characters and slashes: every such text is a valid IRI (RFC 3987), so oxiri need not look
+/// (tested against it). Anything else is left to oxiri.
+fn plain_iri(iri: &str) -> bool {
+    let Some(rest) = iri
+        .strip_prefix("http://")
+        .or_else(|| iri.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let rest = rest.as_bytes();
+    let host = rest
+        .iter()
+        .position(|&b| b == b'/' || b == b'#')
+        .unwrap_or(rest.len());
+    if host == 0
+        || !rest[..host]
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+    {
+        return false;
+    }
+    let unreserved = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'~' | b'-');
+    let rest = &rest[host..];
+    let (path, fragment) = match rest.iter().position(|&b| b == b'#') {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    path.iter().all(|&b| unreserved(b) || b == b'/')
+        && fragment.is_none_or(|f| f.iter().all(|&b| unreserved(b) || b == b'/'))
+}
+
+impl IriCache {
+    /// Whether the strict parser accepts `iri` as the IRI it read (no base: absolute).
+    fn valid(&mut self, iri: &str) -> bool {
+        if self.0.contains(iri) {
+            return true;
+        }
+        if !plain_iri(iri) && (astral(iri) || NamedNode::new(iri).is_err()) {
+            return false;
+        }
+        if self.0.len() >= IRIS_KEPT {
+            self.0.clear();
+        }
+        self.0.insert(iri.into());
+        true
+    }
+
+    fn literal(&mut self, literal: &Literal) -> bool {
+        let value = literal.value();
+        if value.contains(['\n', '\r']) || astral(value) {
+            return false;
+        }
+        match literal.language() {
+            // the strict parser validates the tag as written, oxrdf after lowercasing it:
+            // the same when it is lowercase already
+            Some(tag) => {
+                !tag.bytes().any(|b| b.is_ascii_uppercase())
+                    && Literal::new_language_tagged_literal("", tag).is_ok()
+            }
+            None => {
+                let datatype = literal.datatype();
+                datatype != rdf::LANG_STRING
+                    && datatype.as_str()
+                        != "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString"
+                    && self.valid(datatype.as_str())
+            }
+        }
+    }
+
+    /// Whether the strict parser would have read `quad` as the lenient one did.
+    fn quad(&mut self, quad: &Quad) -> bool {
+        let subject = match &quad.subject {
+            NamedOrBlankNode::NamedNode(n) => self.valid(n.as_str()),
+            NamedOrBlankNode::BlankNode(_) => true,
+        };
+        #[allow(unreachable_patterns)]
+        let object = match &quad.object {
+            Term::NamedNode(n) => self.valid(n.as_str()),
+            Term::BlankNode(_) => true,
+            Term::Literal(l) => self.literal(l),
+            _ => false,
+        };
+        let graph = match &quad.graph_name {
+            GraphName::NamedNode(n) => self.valid(n.as_str()),
+            _ => true,
+        };
+        subject && object && graph && self.valid(quad.predicate.as_str())
+    }
 }
 
 enum Parser {
@@ -231,6 +610,8 @@ impl<R: BufRead> Quads<R> {
             line: 0,
             newlines: 0,
             done: false,
+            check: Check::Strict,
+            count: 0,
         }
     }
 
@@ -238,6 +619,137 @@ impl<R: BufRead> Quads<R> {
     pub fn without_lines(mut self) -> Self {
         self.lines = false;
         self
+    }
+
+    fn lenient(&mut self) {
+        self.parser = match self.parser {
+            Parser::TriG(_) => Parser::TriG(TriGParser::new().lenient().low_level()),
+            Parser::NQuads(_) => Parser::NQuads(NQuadsParser::new().lenient().low_level()),
+        };
+    }
+
+    /// N-Quads parsed leniently, each quad checked here (see the module's notes); stops,
+    /// `unverified`, at the first quad it cannot vouch for or at any error. TriG is parsed
+    /// strictly (a lenient TriG parser accepts prefixed names no check here can tell).
+    pub fn verified(mut self) -> Self {
+        if matches!(self.parser, Parser::NQuads(_)) {
+            self.lenient();
+            self.check = Check::Verified {
+                valid: IriCache::default(),
+                failed: false,
+            };
+        }
+        self
+    }
+
+    /// The input read again, as a strict or verified reading read it: `quads` quads, then
+    /// that reading's `error` if it had one; parsed leniently, unchecked.
+    pub fn trusted(mut self, quads: u64, error: Option<ReplayError>) -> Self {
+        self.lenient();
+        self.check = Check::Trusted { quads, error };
+        self
+    }
+
+    /// N-Quads read by `scan_line`, each line's IRIs checked; stops, `unverified`, at the
+    /// first line it does not read (then read it with oxttl: `verified`). TriG is parsed
+    /// strictly.
+    pub fn scanned(mut self) -> Self {
+        if matches!(self.parser, Parser::NQuads(_)) {
+            self.check = Check::Scanned {
+                valid: Some(IriCache::default()),
+                failed: false,
+                line: Vec::new(),
+            };
+        }
+        self
+    }
+
+    /// The input read again by `scan_line`, unchecked, after a scanned reading read it whole
+    /// (a line it cannot read now is an error: the file changed).
+    pub fn scanned_again(mut self) -> Self {
+        self.check = Check::Scanned {
+            valid: None,
+            failed: false,
+            line: Vec::new(),
+        };
+        self
+    }
+
+    /// Whether this reading is a scanned one (N-Quads, by `scan_line`).
+    pub fn is_scanned(&self) -> bool {
+        matches!(self.check, Check::Scanned { .. })
+    }
+
+    /// Whether a verified or scanned reading stopped at something it could not vouch for
+    /// (its quads and error are then to be ignored: read the input another way).
+    pub fn unverified(&self) -> bool {
+        matches!(
+            self.check,
+            Check::Verified { failed: true, .. } | Check::Scanned { failed: true, .. }
+        )
+    }
+
+    /// The next quad of a scanned reading.
+    fn scan_next(&mut self) -> Option<Result<(Quad, u64), ReplayError>> {
+        self.scan_with(|terms| terms.quad())
+    }
+
+    /// The next quad of a scanned reading as an assembler that keeps no triples needs it
+    /// (`time`: the time predicate); None if the reading is not a scanned one.
+    pub fn next_sketch(&mut self, time: &NamedNode) -> Option<Result<(Sketch, u64), ReplayError>> {
+        if !self.is_scanned() {
+            return None;
+        }
+        self.scan_with(|terms| terms.sketch(time))
+    }
+
+    fn scan_with<T>(
+        &mut self,
+        make: impl Fn(Terms<'_>) -> T,
+    ) -> Option<Result<(T, u64), ReplayError>> {
+        let Check::Scanned {
+            valid,
+            failed,
+            line,
+        } = &mut self.check
+        else {
+            return None;
+        };
+        while !self.done {
+            line.clear();
+            let read = self.source.read_until(b'\n', line);
+            let scanned = match read {
+                Ok(0) => {
+                    self.done = true;
+                    return None;
+                }
+                Ok(_) => scan_terms(line, valid.as_mut()),
+                Err(_) => Err(()),
+            };
+            match scanned {
+                Ok(Some(terms)) => {
+                    self.count += 1;
+                    return Some(Ok((make(terms), 0)));
+                }
+                Ok(None) => {}
+                Err(()) => {
+                    self.done = true;
+                    if valid.is_some() {
+                        *failed = true;
+                        return None;
+                    }
+                    return Some(Err(error(
+                        "cannot read the file: it changed while it was read",
+                    )));
+                }
+            }
+        }
+        None
+    }
+
+    /// Quads read so far.
+    pub fn read(&self) -> u64 {
+        self.count
     }
 
     fn parse_next(&mut self) -> Option<Result<Quad, oxttl::TurtleSyntaxError>> {
@@ -288,9 +800,36 @@ impl<R: BufRead> Iterator for Quads<R> {
     type Item = Result<(Quad, u64), ReplayError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if self.is_scanned() {
+            return self.scan_next();
+        }
+        if let Check::Trusted { quads, error } = &mut self.check {
+            if self.count >= *quads {
+                self.done = true;
+                return error.take().map(Err);
+            }
+        }
         while !self.done {
             match self.parse_next() {
-                Some(Ok(quad)) => return Some(Ok((quad, self.line))),
+                Some(Ok(quad)) => {
+                    if let Check::Verified { valid, failed } = &mut self.check {
+                        if !valid.quad(&quad) {
+                            *failed = true;
+                            self.done = true;
+                            return None;
+                        }
+                    }
+                    self.count += 1;
+                    return Some(Ok((quad, self.line)));
+                }
+                Some(Err(_)) if matches!(self.check, Check::Verified { .. }) => {
+                    self.check = Check::Verified {
+                        valid: IriCache::default(),
+                        failed: true,
+                    };
+                    self.done = true;
+                    return None;
+                }
                 Some(Err(e)) => {
                     self.done = true;
                     let at = e.location().start;
@@ -306,6 +845,14 @@ impl<R: BufRead> Iterator for Quads<R> {
                 }
                 None => match self.feed() {
                     Ok(_) => self.done = self.done || self.parser_is_end(),
+                    Err(_) if matches!(self.check, Check::Verified { .. }) => {
+                        self.check = Check::Verified {
+                            valid: IriCache::default(),
+                            failed: true,
+                        };
+                        self.done = true;
+                        return None;
+                    }
                     Err(e) => {
                         self.done = true;
                         return Some(Err(read_failure(&e, None)));
@@ -533,15 +1080,35 @@ impl<T: Hash + Eq> Assembler<T> {
             GraphName::NamedNode(n) => n.into(),
             GraphName::BlankNode(b) => b.into(),
         };
+        let index = self.named(name, line);
+        if self.keep {
+            let triple = convert(Triple::new(quad.subject, quad.predicate, quad.object));
+            self.open[(index - self.first) as usize].insert(triple);
+        }
+    }
+
+    /// Take in a quad sketched (`Quads::next_sketch`) while keeping no triples: as `add`.
+    pub fn add_sketch(&mut self, sketch: Sketch, line: u64) {
+        match sketch {
+            Sketch::Named(name) => {
+                self.named(name, line);
+            }
+            Sketch::Stamp(name, value) => {
+                self.last_graph = None;
+                self.stamp(name, value, line);
+            }
+            Sketch::Other => self.last_graph = None,
+        }
+    }
+
+    /// A triple of graph `name` was read on `line`: the graph's index (opened if need be).
+    fn named(&mut self, name: Term, line: u64) -> u64 {
         let index = match self.slots.get(&name) {
             Some(&i) => i,
             None => self.open_graph(name, line),
         };
         self.last_graph = Some(index);
-        if self.keep {
-            let triple = convert(Triple::new(quad.subject, quad.predicate, quad.object));
-            self.open[(index - self.first) as usize].insert(triple);
-        }
+        index
     }
 
     fn open_graph(&mut self, name: Term, line: u64) -> u64 {
@@ -702,6 +1269,45 @@ impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Graphs<R, T, F> {
         self.quads = self.quads.without_lines();
         self
     }
+
+    /// Read at full speed, N-Quads checked here (`Quads::verified`).
+    pub fn verified(mut self) -> Self {
+        self.quads = self.quads.without_lines().verified();
+        self
+    }
+
+    /// Read again at full speed as an earlier reading read it (`Quads::trusted`).
+    pub fn trusted(mut self, quads: u64, error: Option<ReplayError>) -> Self {
+        self.quads = self.quads.without_lines().trusted(quads, error);
+        self
+    }
+
+    /// Read at full speed, N-Quads by `scan_line` (`Quads::scanned`).
+    pub fn scanned(mut self) -> Self {
+        self.quads = self.quads.without_lines().scanned();
+        self
+    }
+
+    /// Read again by `scan_line`, unchecked (`Quads::scanned_again`).
+    pub fn scanned_again(mut self) -> Self {
+        self.quads = self.quads.without_lines().scanned_again();
+        self
+    }
+
+    /// Whether this reading is a scanned one.
+    pub fn is_scanned(&self) -> bool {
+        self.quads.is_scanned()
+    }
+
+    /// Whether a verified or scanned reading stopped short: read the input another way.
+    pub fn unverified(&self) -> bool {
+        self.quads.unverified()
+    }
+
+    /// Quads read so far.
+    pub fn quads_read(&self) -> u64 {
+        self.quads.read()
+    }
 }
 
 impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Iterator for Graphs<R, T, F> {
@@ -714,6 +1320,22 @@ impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Iterator for Graphs<R, T, 
             }
             if self.finished {
                 return None;
+            }
+            if !self.assembler.keep && self.quads.is_scanned() {
+                // names and timestamps are all the assembler takes: no triple is built
+                match self.quads.next_sketch(&self.assembler.predicate) {
+                    Some(Ok((sketch, line))) => self.assembler.add_sketch(sketch, line),
+                    Some(Err(e)) => {
+                        self.read_error = Some(e);
+                        self.finished = true;
+                        self.assembler.finish(true);
+                    }
+                    None => {
+                        self.finished = true;
+                        self.assembler.finish(false);
+                    }
+                }
+                continue;
             }
             match self.quads.next() {
                 Some(Ok((quad, line))) => self.assembler.add(quad, line, &mut self.convert),
@@ -939,6 +1561,158 @@ mod tests {
             }
         }
         assert!(usual > 10_000, "{usual}");
+    }
+
+    /// Every line `scan_line` reads, oxttl's strict N-Quads parser reads as the same quad
+    /// (and a blank line as none); the lines it refuses are left to oxttl.
+    #[test]
+    fn scanned_lines_are_read_as_the_strict_parser_reads_them() {
+        let iris = [
+            "<http://ex.org/a>",
+            "<http://ex.org/a b>",
+            "<rel>",
+            "<http://ex.org/%zz>",
+            "<http://ex.org/\\u0041>",
+            "<http://[::1]:8080/x?q=1#f>",
+            "<urn:x>",
+            "<http://ex.org/é>",
+            "<http://ex.org/\u{1F600}>",
+            "<>",
+            "<http://ex.org/a{b}>",
+            "<http://ex.org/a",
+        ];
+        let blanks = ["_:b1", "_:b.c", "_:-b", "_:b-", "_:", "_:é", "_:b_c9"];
+        let literals = [
+            "\"x\"",
+            "\"\"",
+            "\"a\\nb\"",
+            "\"a\rb\"",
+            "\"caf\u{e9} \u{1F600}\"",
+            "\"x\"^^<http://www.w3.org/2001/XMLSchema#integer>",
+            "\"x\"^^<http://www.w3.org/2001/XMLSchema#string>",
+            "\"x\"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#langString>",
+            "\"x\"^^<bad iri>",
+            "\"x\"^ ^<http://ex.org/d>",
+            "\"x\" ^^<http://ex.org/d>",
+            "\"x\"@en",
+            "\"x",
+            "\"x\"\"y\"",
+        ];
+        let ends = [
+            " .",
+            ".",
+            " . ",
+            "\t.\t",
+            " . # c",
+            " .\r",
+            " . <http://ex.org/z> .",
+            "",
+        ];
+        let terms: Vec<&str> = iris.iter().chain(&blanks).copied().collect();
+        let objects: Vec<&str> = terms.iter().chain(&literals).copied().collect();
+        let graphs: Vec<&str> = std::iter::once("").chain(terms.iter().copied()).collect();
+        let mut lines: Vec<String> = vec![String::new(), "  ".into(), "# c".into(), "\r".into()];
+        for (i, s) in terms.iter().enumerate() {
+            for (j, o) in objects.iter().enumerate() {
+                let p = iris[(i + j) % iris.len()];
+                let g = graphs[(i * 7 + j) % graphs.len()];
+                let end = ends[(i + j * 3) % ends.len()];
+                lines.push(format!("{s} {p} {o} {g}{end}"));
+                lines.push(format!("{s} <http://ex.org/p> {o}{end}"));
+                lines.push(format!("{s}\t<http://ex.org/p>  {o} <http://ex.org/g> ."));
+                lines.push(format!("{s}<http://ex.org/p>{o}{g}."));
+            }
+        }
+        let mut scanned = 0;
+        for line in &lines {
+            let text = format!("{line}\n");
+            let mut valid = IriCache::default();
+            let Ok(quad) = scan_line(text.as_bytes(), Some(&mut valid)) else {
+                continue;
+            };
+            scanned += 1;
+            let strict: Vec<Result<Quad, String>> = NQuadsParser::new()
+                .for_slice(text.as_bytes())
+                .map(|r| r.map_err(|e| e.to_string()))
+                .collect();
+            assert_eq!(
+                strict,
+                quad.clone().into_iter().map(Ok).collect::<Vec<_>>(),
+                "{line:?}"
+            );
+            // a sketch says what the quad says to an assembler that keeps no triples
+            if let Some(quad) = &quad {
+                let time = NamedNode::new_unchecked("http://ex.org/p");
+                let terms = scan_terms(text.as_bytes(), None).unwrap().unwrap();
+                match (terms.sketch(&time), &quad.graph_name) {
+                    (Sketch::Named(name), GraphName::NamedNode(n)) => {
+                        assert_eq!(name, Term::from(n.clone()))
+                    }
+                    (Sketch::Named(name), GraphName::BlankNode(b)) => {
+                        assert_eq!(name, Term::from(b.clone()))
+                    }
+                    (Sketch::Stamp(name, value), GraphName::DefaultGraph) => {
+                        assert_eq!(quad.predicate, time);
+                        assert_eq!(name, Term::from(quad.subject.clone()));
+                        assert_eq!(value, quad.object);
+                    }
+                    (Sketch::Other, GraphName::DefaultGraph) => assert_ne!(quad.predicate, time),
+                    _ => panic!("{line:?}: the sketch is not the quad's"),
+                }
+            }
+            // and unchecked, the same quad
+            let again = scan_line(text.as_bytes(), None).map_err(|()| line.clone());
+            assert_eq!(
+                again,
+                scan_line(text.as_bytes(), Some(&mut valid)).map_err(|()| line.clone())
+            );
+        }
+        assert!(scanned > 100, "{scanned} of {}", lines.len());
+    }
+
+    /// Every text `plain_iri` vouches for, oxiri accepts; texts drawn from its alphabet and
+    /// a few others (a small deterministic generator: no dependency).
+    #[test]
+    fn plain_iris_are_valid_iris() {
+        let alphabet = b"aZ09.-_~/#:?%@[]! ";
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut plain = 0;
+        for i in 0..200_000 {
+            let len = (next() % 12) as usize;
+            let tail: String = (0..len)
+                .map(|_| char::from(alphabet[(next() % alphabet.len() as u64) as usize]))
+                .collect();
+            let head = ["http://", "https://", "http:/", "ftp://", "http://a"][i % 5];
+            let iri = format!("{head}{tail}");
+            if plain_iri(&iri) {
+                plain += 1;
+                assert!(NamedNode::new(iri.as_str()).is_ok(), "{iri:?}");
+            }
+        }
+        assert!(plain > 1000, "{plain}");
+        for iri in [
+            "http://stockmarket.org/event/12",
+            "http://www.w3.org/2001/XMLSchema#integer",
+            "https://a-b.c/d_e~f/#g",
+        ] {
+            assert!(plain_iri(iri), "{iri}");
+        }
+        for iri in [
+            "http://",
+            "http:///x",
+            "http://a b",
+            "http://[::1]/",
+            "http://a/%zz",
+            "http://a#b#c",
+        ] {
+            assert!(!plain_iri(iri), "{iri}");
+        }
     }
 
     #[test]

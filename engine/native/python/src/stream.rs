@@ -1,11 +1,14 @@
 //! The binding of streaming replay (core `stream`): `ReplayStream`, a Python iterator of
 //! batches of merged events, terms in N-Triples; a file's error as ValueError
-//! `PATH:LINE:COLUMN: message` after its usable events. The GIL is released while reading.
+//! `PATH:LINE:COLUMN: message` after its usable events. The GIL is released while reading;
+//! after the first pass (at construction), the stream is read ahead on a thread of its own
+//! (`stream::prefetch`).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use spaseq_core::replay::GENERATED_AT_TIME;
 use spaseq_core::stream::file::Mode;
+use spaseq_core::stream::prefetch::{Prefetched, BATCH, DEPTH};
 use spaseq_core::stream::{Options, ReplayStream, StreamError, StreamEvent, MEMORY_EVENTS};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -15,9 +18,12 @@ type PyEvent = (String, u64, i128, String, Vec<(String, String, String)>);
 
 #[pyclass(module = "spaseq.engine._native", name = "ReplayStream")]
 pub struct PyReplayStream {
-    inner: Mutex<(ReplayStream, Option<StreamError>)>,
+    inner: Mutex<(Prefetched, Option<StreamError>)>,
     iris: Vec<String>,
     batch: usize,
+    notes: Vec<String>,
+    modes: Vec<Mode>,
+    spilled_runs: usize,
 }
 
 fn value_error(e: StreamError) -> PyErr {
@@ -66,10 +72,16 @@ impl PyReplayStream {
         let stream = py
             .detach(|| ReplayStream::open(&paths, &options))
             .map_err(value_error)?;
+        let notes = stream.notes.clone();
+        let modes = stream.modes.clone();
+        let spilled_runs = stream.spilled_runs;
         Ok(PyReplayStream {
-            inner: Mutex::new((stream, None)),
+            inner: Mutex::new((Prefetched::spawn(stream, BATCH, DEPTH), None)),
             iris,
             batch: batch.max(1),
+            notes,
+            modes,
+            spilled_runs,
         })
     }
 
@@ -109,19 +121,13 @@ impl PyReplayStream {
     /// Notes for the user (files sorted on disk, read whole), one line each.
     #[getter]
     fn notes(&self) -> Vec<String> {
-        self.inner
-            .lock()
-            .map(|g| g.0.notes.clone())
-            .unwrap_or_default()
+        self.notes.clone()
     }
 
     /// How each file is read: "memory", "stream", "sorted" or "whole".
     #[getter]
     fn modes(&self) -> Vec<&'static str> {
-        let guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        guard
-            .0
-            .modes
+        self.modes
             .iter()
             .map(|m| match m {
                 Mode::Memory => "memory",
@@ -135,7 +141,7 @@ impl PyReplayStream {
     /// Runs spilled to disk to sort out-of-order files.
     #[getter]
     fn spilled_runs(&self) -> usize {
-        self.inner.lock().map(|g| g.0.spilled_runs).unwrap_or(0)
+        self.spilled_runs
     }
 }
 

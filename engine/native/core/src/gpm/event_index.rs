@@ -5,9 +5,14 @@
 
 use super::value::Value;
 use crate::dictionary::{Dictionary, TermId};
+use crate::replay::FastHasher;
 use oxrdf::Term;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::OnceLock;
+
+/// The index's maps are keyed by term ids: hashed fast (`replay::FastHasher`), not by SipHash.
+type Map<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 /// Pairs `(subject, object)` of one predicate.
 pub type Pairs = Vec<(TermId, TermId)>;
@@ -18,24 +23,24 @@ const LOOKUP_THRESHOLD: usize = 8;
 
 #[derive(Debug, Default)]
 pub struct EventIndex {
-    by_pred: HashMap<TermId, Pairs>,
+    by_pred: Map<TermId, Pairs>,
     /// (predicate, subject) -> the pairs with that subject
-    by_subject: OnceLock<HashMap<(TermId, TermId), Pairs>>,
+    by_subject: OnceLock<Map<(TermId, TermId), Pairs>>,
     /// (predicate, object) -> the pairs with that object
-    by_object: OnceLock<HashMap<(TermId, TermId), Pairs>>,
+    by_object: OnceLock<Map<(TermId, TermId), Pairs>>,
     /// every object's value, parsed on first use
-    values: HashMap<TermId, OnceLock<Value>>,
+    values: Map<TermId, OnceLock<Value>>,
     len: usize,
 }
 
 impl EventIndex {
     /// Index an event's triples (a graph is a set: repeated triples count once).
     pub fn new(triples: &[[TermId; 3]]) -> Self {
-        let mut by_pred: HashMap<TermId, Pairs> = HashMap::new();
-        let mut values = HashMap::new();
+        let mut by_pred: Map<TermId, Pairs> = Map::default();
+        let mut values: Map<TermId, OnceLock<Value>> = Map::default();
         for &[s, p, o] in triples {
             by_pred.entry(p).or_default().push((s, o));
-            values.entry(o).or_insert_with(OnceLock::new);
+            values.entry(o).or_default();
         }
         let mut len = 0;
         for pairs in by_pred.values_mut() {
@@ -98,7 +103,7 @@ impl EventIndex {
         };
         let by_subject = subject.is_some();
         let map = map.get_or_init(|| {
-            let mut out: HashMap<(TermId, TermId), Pairs> = HashMap::new();
+            let mut out: Map<(TermId, TermId), Pairs> = Map::default();
             for (&p, pairs) in &self.by_pred {
                 for &(s, o) in pairs {
                     let side = if by_subject { s } else { o };

@@ -115,7 +115,7 @@ impl Bgp {
     /// with only the FILTERs reading nothing but their variables (a superset of `solve`'s
     /// for any mu, restricted to the patterns' variables). Rows `width` wide.
     pub fn base(&self, index: &EventIndex, width: usize, dict: &Dictionary, out: &mut Vec<Row>) {
-        self.search(index, &vec![None; width], width, true, None, dict, out);
+        self.search(index, &[], width, true, None, dict, out); // an empty mu, widened to `width`
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -17,18 +17,22 @@ use super::gpms::{GpmEval, RunView};
 use super::lazy_chain::PrefixBuffer;
 use super::operand::Op;
 use super::order::{sort_batch, MatchRecord};
-use super::range_index::{order_key, Partition, Request};
+use super::range_index::{KeyCache, Partition, Request};
 use super::window::Span;
 use crate::dictionary::{Dictionary, TermId};
 use crate::plan::{Modifier, Plan, Strategy};
 use crate::vars::{Row, Slot, VarTable};
 use std::cell::RefCell;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap};
 use std::rc::Rc;
 
 mod snapshot;
 pub use snapshot::QueryState;
+
+/// The runtime's maps are keyed by ids, steps and term ids: hashed by the reader's fast
+/// hasher, not SipHash (a tenth of the engine's instructions went to SipHash).
+type HashMap<K, V> = std::collections::HashMap<K, V, crate::replay::Fast>;
 
 const INF: i128 = i128::MAX;
 const NEG_INF: i128 = i128::MIN;
@@ -118,7 +122,7 @@ impl Run {
             looping,
             dead: false,
             homes: Vec::new(),
-            conj: HashMap::new(),
+            conj: HashMap::default(),
             strategy: None,
             last: false,
         }
@@ -230,7 +234,7 @@ pub struct QueryRuntime<G: GpmEval> {
     expiry: BinaryHeap<Reverse<Due>>,
     closing: BinaryHeap<Reverse<Due>>,
     lazy: Vec<(RunRef, Offered<G>)>,
-    lazy_ids: std::collections::HashSet<u64>,
+    lazy_ids: std::collections::HashSet<u64, crate::replay::Fast>,
     doomed: Vec<RunRef>,
     start_run: RunRef,
     /// Positions of the events at the current timestamp, by `uid`.
@@ -242,6 +246,8 @@ pub struct QueryRuntime<G: GpmEval> {
     /// The lazy chain: steps before `lazy_trigger` buffered, evaluated when its events come.
     prefix: Option<PrefixBuffer<G::Index>>,
     lazy_trigger: usize,
+    /// Range keys of terms (range_index), parsed once.
+    keys: KeyCache,
 }
 
 impl<G: GpmEval> QueryRuntime<G> {
@@ -276,7 +282,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             };
             let range = match &plan.run_indexes[i].range {
                 Some(r) => {
-                    let mut by_gpm = HashMap::new();
+                    let mut by_gpm = HashMap::default();
                     for (g, key) in &r.by_gpm {
                         let g = gpm_index(g).ok_or_else(|| Unsupported(format!("no GPM {g}")))?;
                         by_gpm.insert(g, (slot(&key.event_var)?, key.below));
@@ -297,7 +303,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 range,
             });
         }
-        let mut probes = HashMap::new();
+        let mut probes = HashMap::default();
         for (stream, list) in &plan.probes {
             let list = list
                 .iter()
@@ -372,9 +378,9 @@ impl<G: GpmEval> QueryRuntime<G> {
             time: NEG_INF,
             position: -1,
             next_id: 2,
-            by_stream: HashMap::new(),
-            partitioned: HashMap::new(),
-            watchers: HashMap::new(),
+            by_stream: HashMap::default(),
+            partitioned: HashMap::default(),
+            watchers: HashMap::default(),
             strict_new: Vec::new(),
             death: BTreeMap::new(),
             expiry: BinaryHeap::new(),
@@ -383,12 +389,13 @@ impl<G: GpmEval> QueryRuntime<G> {
             lazy_ids: Default::default(),
             doomed: Vec::new(),
             start_run,
-            positions: HashMap::new(),
+            positions: HashMap::default(),
             batch: Vec::new(),
             out: Vec::new(),
             runs_created: 0,
             prefix,
             lazy_trigger: plan.lazy_chain,
+            keys: KeyCache::default(),
         })
     }
 
@@ -435,7 +442,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                     .range
                     .as_ref()
                     .and_then(|rng| context[rng.run_var])
-                    .and_then(|id| order_key(id, dict));
+                    .and_then(|id| self.keys.key(id, dict));
                 (values, range_key)
             };
             if let Some(values) = values {
@@ -775,7 +782,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                     };
                     let request = match range {
                         Some(&(slot, below)) => {
-                            (row[slot].and_then(|id| order_key(id, dict)), below)
+                            (row[slot].and_then(|id| self.keys.key(id, dict)), below)
                         }
                         None => (None, true),
                     };
@@ -1031,7 +1038,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             return;
         }
         let mut groups: Vec<(RunRef, Vec<Offered<G>>)> = Vec::new();
-        let mut at: HashMap<u64, usize> = HashMap::new();
+        let mut at: HashMap<u64, usize> = HashMap::default();
         for (run, offered) in std::mem::take(&mut self.lazy) {
             let id = run.borrow().id;
             let i = *at.entry(id).or_insert_with(|| {

@@ -14,8 +14,11 @@
 
 use crate::dictionary::{Dictionary, TermId};
 use crate::gpm::Value;
+use crate::replay::FastHasher;
 use oxsdatatypes::Double;
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::BuildHasherDefault;
 
 /// A numeric value, totally ordered (never NaN).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,6 +58,30 @@ pub fn order_key(id: TermId, dict: &Dictionary) -> Option<Key> {
     };
     let f = f64::from(double);
     (!f.is_nan()).then_some(Key(if f == 0.0 { 0.0 } else { f }))
+}
+
+/// Terms' order keys, each computed once (from the lexical form: a decimal's costs thousands
+/// of instructions) while the cache holds it; it forgets everything when it grows past
+/// `KEYS_KEPT` terms, so it stays small whatever the stream.
+#[derive(Debug, Default)]
+pub struct KeyCache(RefCell<HashMap<TermId, Option<Key>, BuildHasherDefault<FastHasher>>>);
+
+const KEYS_KEPT: usize = 1 << 16;
+
+impl KeyCache {
+    /// `order_key(id, dict)`, remembered.
+    pub fn key(&self, id: TermId, dict: &Dictionary) -> Option<Key> {
+        if let Some(&key) = self.0.borrow().get(&id) {
+            return key;
+        }
+        let key = order_key(id, dict);
+        let mut keys = self.0.borrow_mut();
+        if keys.len() >= KEYS_KEPT {
+            keys.clear();
+        }
+        keys.insert(id, key);
+        key
+    }
 }
 
 /// What one solution of an event asks of a partition: the runs with key <= value
@@ -166,6 +193,11 @@ mod tests {
         let one = order_key(num("1", "integer"), &dict);
         assert_eq!(one, order_key(num("1.0", "decimal"), &dict));
         assert_eq!(order_key(num("NaN", "double"), &dict), None);
+        let cache = KeyCache::default();
+        for _ in 0..2 {
+            assert_eq!(cache.key(num("1.0", "decimal"), &dict), one);
+            assert_eq!(cache.key(num("NaN", "double"), &dict), None);
+        }
         assert_eq!(
             order_key(
                 dict.intern(NamedNode::new_unchecked("http://x").into()),

@@ -2,6 +2,7 @@
 //! appearance of the graph): a first pass (`prepare`) reads it in bounded memory, applies
 //! the reader's error rules and picks a `Mode`; `Prepared::events` then delivers.
 
+use super::prefetch::{Prefetched, BATCH, DEPTH};
 use super::spill::{Record, Sorted, Sorter};
 use crate::replay::{self, Closed, Format, Graphs, Judge, Outcome, ReplayError, Stamp};
 use oxrdf::{NamedNode, NamedOrBlankNode, Term, Triple};
@@ -52,27 +53,52 @@ pub struct Prepared {
     pub note: Option<String>,
     format: Format,
     kept: Vec<FileEvent>,
+    /// The quads the first pass read, and the error that ended its reading, if any: the
+    /// second pass reads as much again (`Reading::Again`), by `scan_line` if the first did.
+    quads: u64,
+    read_error: Option<ReplayError>,
+    scanned: bool,
 }
 
 type Reader = BufReader<Box<dyn Read + Send>>;
 type FileGraphs = Graphs<Reader, Triple, fn(Triple) -> Triple>;
 
-/// The file's closed graphs; with `lines`, each quad's line (to locate an error), else at
-/// full speed.
+/// How a pass reads the file (`replay::Quads`).
+#[derive(Clone)]
+enum Reading {
+    /// Strictly, each quad's line kept (to locate an error).
+    Lines,
+    /// Strictly, at full speed.
+    Fast,
+    /// At full speed, N-Quads read line by line by the reader itself (it may give up: then
+    /// `Verified`).
+    Scanned,
+    /// At full speed, N-Quads checked by the reader (it may give up: then `Fast`).
+    Verified,
+    /// Again, as the first pass read it: `quads` quads, then its error.
+    Again(u64, Option<ReplayError>),
+    /// Again, by `scan_line`, as the first pass read it.
+    ScannedAgain,
+}
+
+/// The file's closed graphs, read as `reading` says.
 fn graphs(
     path: &str,
     format: Format,
     s: &Settings,
     window: usize,
-    lines: bool,
+    reading: Reading,
 ) -> Result<FileGraphs, ReplayError> {
     let reader = BufReader::with_capacity(1 << 16, replay::open(path)?);
     let keep: fn(Triple) -> Triple = |t| t;
     let graphs = Graphs::new(reader, format, s.predicate.clone(), window, keep);
-    Ok(if lines {
-        graphs
-    } else {
-        graphs.without_lines()
+    Ok(match reading {
+        Reading::Lines => graphs,
+        Reading::Fast => graphs.without_lines(),
+        Reading::Scanned => graphs.scanned(),
+        Reading::Verified => graphs.verified(),
+        Reading::Again(quads, error) => graphs.trusted(quads, error),
+        Reading::ScannedAgain => graphs.scanned_again(),
     })
 }
 
@@ -129,6 +155,9 @@ fn failed(path: &str, error: ReplayError) -> Prepared {
         note: None,
         format: Format::NQuads,
         kept: Vec::new(),
+        quads: 0,
+        read_error: None,
+        scanned: false,
     }
 }
 
@@ -141,34 +170,50 @@ fn plain(message: &str) -> ReplayError {
 }
 
 /// The first pass over `path`: its outcome, and the mode its events are delivered in. It
-/// reads at full speed, keeping triples only while the file may fit in memory, and reads
-/// again with lines only if the outcome has an error to locate (as the Python reader does).
+/// reads at full speed, keeping triples only while the file may fit in memory, N-Quads
+/// read line by line by the reader (`Reading::Scanned`), or parsed leniently and checked
+/// (`Reading::Verified`) if a line is not in the plain form it reads, strictly if that gives
+/// up too (at an error, or a term it cannot vouch for), and reads again with lines only if
+/// the outcome has an error to locate (as the Python reader does).
 pub fn prepare(path: &str, s: &Settings) -> io::Result<Prepared> {
-    let fast = prepare_with(path, s, false)?;
+    let fast = match prepare_with(path, s, Reading::Scanned)? {
+        Some(scanned) => scanned,
+        None => match prepare_with(path, s, Reading::Verified)? {
+            Some(verified) => verified,
+            None => prepare_with(path, s, Reading::Fast)?.expect("a strict reading always ends"),
+        },
+    };
     if to_locate(&fast.outcome) {
         drop(fast);
-        return prepare_with(path, s, true);
+        return Ok(prepare_with(path, s, Reading::Lines)?.expect("a strict reading always ends"));
     }
     Ok(fast)
 }
 
-fn prepare_with(path: &str, s: &Settings, lines: bool) -> io::Result<Prepared> {
+/// The first pass read as `reading` says; None if a verified reading gave up.
+fn prepare_with(path: &str, s: &Settings, reading: Reading) -> io::Result<Option<Prepared>> {
+    let lines = matches!(reading, Reading::Lines);
     let Some(format) = Format::of_path(path) else {
-        return Ok(failed(
+        return Ok(Some(failed(
             path,
             plain("cannot tell the replay file's format from its name: expected .trig, .nq or .nquads (optionally followed by .gz)"),
-        ));
+        )));
     };
     match std::fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Ok(failed(path, plain("no such file")))
+            return Ok(Some(failed(path, plain("no such file"))))
         }
-        Ok(m) if m.is_dir() => return Ok(failed(path, plain("is a directory, not a replay file"))),
+        Ok(m) if m.is_dir() => {
+            return Ok(Some(failed(
+                path,
+                plain("is a directory, not a replay file"),
+            )))
+        }
         _ => {}
     }
-    let mut graphs = match graphs(path, format, s, s.window, lines) {
+    let mut graphs = match graphs(path, format, s, s.window, reading) {
         Ok(g) => g,
-        Err(e) => return Ok(failed(path, e)),
+        Err(e) => return Ok(Some(failed(path, e))),
     };
     let mut judge = Judge::new(s.predicate_iri);
     let mut names = Sorter::<u64>::new(s.spill_dir, s.window.saturating_mul(16).max(1 << 12));
@@ -189,10 +234,16 @@ fn prepare_with(path: &str, s: &Settings, lines: bool) -> io::Result<Prepared> {
             }
         }
     }
+    if graphs.unverified() {
+        return Ok(None);
+    }
     for name in graphs.assembler().take_unclosed() {
         names.push(fingerprint(&name, UNCLOSED))?;
     }
     let bounded = graphs.assembler().bounded;
+    let quads = graphs.quads_read();
+    let read_error = graphs.read_error().cloned();
+    let scanned = graphs.is_scanned();
     let mut outcome = judge.finish(graphs.read_error());
     let mut note = None;
     let mode = if bounded && clash(names.finish()?)? {
@@ -215,19 +266,23 @@ fn prepare_with(path: &str, s: &Settings, lines: bool) -> io::Result<Prepared> {
     let mut kept = kept.unwrap_or_default();
     kept.retain(|e| e.rank < outcome.delivered);
     kept.sort_by_key(|e| (e.time_ns, e.rank));
-    Ok(Prepared {
+    Ok(Some(Prepared {
         path: path.to_owned(),
         mode,
         outcome,
         note,
         format,
         kept,
-    })
+        quads,
+        read_error,
+        scanned,
+    }))
 }
 
 /// The file read as the Python reader reads it: every graph kept until the end.
 fn read_whole(path: &str, format: Format, s: &Settings, lines: bool) -> (Outcome, Vec<FileEvent>) {
-    let mut graphs = match graphs(path, format, s, usize::MAX, lines) {
+    let reading = if lines { Reading::Lines } else { Reading::Fast };
+    let mut graphs = match graphs(path, format, s, usize::MAX, reading) {
         Ok(g) => g,
         Err(e) => return (failed(path, e).outcome, Vec::new()),
     };
@@ -245,7 +300,21 @@ fn read_whole(path: &str, format: Format, s: &Settings, lines: bool) -> (Outcome
 pub enum FileEvents {
     Memory(std::vec::IntoIter<FileEvent>),
     Stream(Box<Delivery>),
+    /// A streamed file read ahead on a thread of its own (when several files are merged).
+    Ahead(Prefetched<io::Result<FileEvent>>),
     Sorted(Sorted<ByTime>),
+}
+
+impl FileEvents {
+    /// A streamed file's second pass moved to a thread of its own (the others as they are).
+    pub fn ahead(self) -> Self {
+        match self {
+            FileEvents::Stream(delivery) => {
+                FileEvents::Ahead(Prefetched::spawn(delivery.map(Ok), BATCH, DEPTH))
+            }
+            other => other,
+        }
+    }
 }
 
 impl Iterator for FileEvents {
@@ -255,6 +324,7 @@ impl Iterator for FileEvents {
         match self {
             FileEvents::Memory(events) => events.next().map(Ok),
             FileEvents::Stream(delivery) => delivery.next().map(Ok),
+            FileEvents::Ahead(events) => events.next(),
             FileEvents::Sorted(sorted) => sorted.next().map(|r| r.map(|ByTime(e)| e)),
         }
     }
@@ -290,8 +360,13 @@ impl Prepared {
             let kept = std::mem::take(&mut self.kept);
             return Ok((FileEvents::Memory(kept.into_iter()), 0));
         }
+        let again = if self.scanned {
+            Reading::ScannedAgain
+        } else {
+            Reading::Again(self.quads, self.read_error.clone())
+        };
         let delivery = Delivery {
-            graphs: graphs(&self.path, self.format, s, s.window, false)?,
+            graphs: graphs(&self.path, self.format, s, s.window, again)?,
             count: self.outcome.delivered,
             rank: 0,
         };

@@ -26,10 +26,18 @@
 //! `memory_events` events in temporary files), with a note. Ties in time are broken by the
 //! file's place in the list, then by first appearance in the file, as the CLI's `seq` does.
 //!
+//! **Threads.** The first passes of several files run side by side (one thread per core at
+//! most), and `Prefetched` reads the merged stream on a thread of its own, handing events
+//! over in batches through a bounded channel: the second pass runs while the caller works
+//! on the events before. Neither changes what is delivered, nor the bound on memory (a few
+//! batches more).
+//!
 //! - `spill`: the external merge sort;
-//! - `file`: one file's first pass and its events.
+//! - `file`: one file's first pass and its events;
+//! - `prefetch`: the merged stream read ahead on a thread.
 
 pub mod file;
+pub mod prefetch;
 pub mod spill;
 
 use crate::replay::{self, ReplayError};
@@ -38,7 +46,10 @@ use oxrdf::{NamedNode, Term, Triple};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
+use std::io;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// Events held per file at most, by default (the window, and the sorter's run length).
 pub const MEMORY_EVENTS: usize = 10_000;
@@ -114,6 +125,41 @@ pub struct ReplayStream {
     pub modes: Vec<Mode>,
     /// Runs spilled to disk to sort out-of-order files.
     pub spilled_runs: usize,
+    /// Files whose first event is still to be read (streamed files: their second pass
+    /// starts at the first `next`, on the thread that reads).
+    unprimed: Vec<usize>,
+}
+
+/// The first pass of every file, several at a time (at most one thread per core), in the
+/// files' order.
+fn prepare_all(paths: &[String], settings: &Settings) -> Vec<io::Result<Prepared>> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(paths.len());
+    if workers <= 1 {
+        return paths.iter().map(|p| file::prepare(p, settings)).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<io::Result<Prepared>>>> =
+        paths.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(path) = paths.get(i) else { break };
+                let prepared = file::prepare(path, settings);
+                *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(prepared);
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| {
+            r.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_else(|| Err(io::Error::other("the first pass stopped unexpectedly")))
+        })
+        .collect()
 }
 
 impl ReplayStream {
@@ -131,8 +177,8 @@ impl ReplayStream {
             spill_dir: &spill_dir,
         };
         let mut prepared: Vec<Prepared> = Vec::with_capacity(paths.len());
-        for path in paths {
-            let p = file::prepare(path, &settings).map_err(|e| {
+        for (path, p) in paths.iter().zip(prepare_all(paths, &settings)) {
+            let p = p.map_err(|e| {
                 let message = format!("cannot spill to {}: {e}", spill_dir.display());
                 setup_error(Some(path), spill_error(message))
             })?;
@@ -162,6 +208,7 @@ impl ReplayStream {
             notes: Vec::new(),
             modes: prepared.iter().map(|p| p.mode).collect(),
             spilled_runs: 0,
+            unprimed: Vec::new(),
         };
         for (i, mut p) in prepared.into_iter().enumerate() {
             let (events, runs) = p
@@ -171,9 +218,33 @@ impl ReplayStream {
             stream.notes.extend(p.note.take());
             stream.sources.push(events);
             stream.pending.push(None);
-            stream.advance(i)?;
+            if matches!(stream.sources[i], FileEvents::Stream(_)) {
+                stream.unprimed.push(i);
+            } else {
+                stream.advance(i)?;
+            }
         }
         Ok(stream)
+    }
+
+    /// Read the first event of each streamed file; when several are, each is read ahead on
+    /// a thread of its own. (A streamed file's second pass fails only if its reader thread
+    /// does: that error then ends the stream.)
+    fn prime(&mut self) -> Result<(), StreamError> {
+        let unprimed = std::mem::take(&mut self.unprimed);
+        if unprimed.len() > 1 {
+            for &i in &unprimed {
+                let events = std::mem::replace(
+                    &mut self.sources[i],
+                    FileEvents::Memory(Vec::new().into_iter()),
+                );
+                self.sources[i] = events.ahead();
+            }
+        }
+        for i in unprimed {
+            self.advance(i)?;
+        }
+        Ok(())
     }
 
     /// Take the next event of file `i` into the heads.
@@ -184,6 +255,10 @@ impl ReplayStream {
                 self.pending[i] = Some(e);
                 Ok(())
             }
+            Some(Err(e)) if matches!(self.sources[i], FileEvents::Ahead(_)) => Err(setup_error(
+                Some(&self.paths[i]),
+                spill_error(e.to_string()),
+            )),
             Some(Err(e)) => Err(setup_error(
                 Some(&self.paths[i]),
                 spill_error(format!("cannot read back its sorted events: {e}")),
@@ -205,6 +280,13 @@ impl Iterator for ReplayStream {
     type Item = Result<StreamEvent, StreamError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if !self.unprimed.is_empty() {
+            if let Err(err) = self.prime() {
+                self.heads.clear();
+                self.cutoff = Some(None);
+                self.error = Some(err);
+            }
+        }
         let usable = |time: i128, cutoff: Option<Option<i128>>| match cutoff {
             None => true,
             Some(limit) => limit.is_some_and(|l| time <= l),

@@ -482,7 +482,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                     })
                 })
                 .collect::<Result<Vec<_>, String>>()?;
-            let mut conj = HashMap::new();
+            let mut conj = super::HashMap::default();
             for (id, tau, operands) in &s.conj {
                 let operands = operands
                     .iter()
@@ -541,15 +541,15 @@ impl<G: GpmEval> QueryRuntime<G> {
                     .collect()
             })
         };
-        let mut by_stream = HashMap::new();
+        let mut by_stream = super::HashMap::default();
         for (s, list) in &state.by_stream {
             by_stream.insert(*s, keyed(list)?);
         }
-        let mut watchers = HashMap::new();
+        let mut watchers = super::HashMap::default();
         for (s, list) in &state.watchers {
             watchers.insert(*s, keyed(list)?);
         }
-        let mut partitioned = HashMap::new();
+        let mut partitioned = super::HashMap::default();
         for (key, runs) in &state.partitioned {
             let mut p = super::Partition::default();
             for &(i, k) in runs {
