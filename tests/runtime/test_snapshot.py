@@ -33,6 +33,15 @@ def _end(engine: Engine, end_of_input: bool) -> None:
         engine.flush()
 
 
+def _uninterrupted(text, evs, opts, end_of_input: bool) -> list[tuple]:
+    """The matches of one engine over all of ``evs``."""
+    engine = api.Engine(kb(), opts)
+    engine.register(text)
+    _push(engine, evs)
+    _end(engine, end_of_input)
+    return [_identity(m) for m in engine.handles[0].matches()]
+
+
 def _split_run(text, evs, opts, cuts: list[int], end_of_input: bool) -> list[tuple]:
     """The matches of a run snapshotted and restored (into a new engine) at each cut."""
     store = kb()
@@ -53,11 +62,7 @@ def _split_run(text, evs, opts, cuts: list[int], end_of_input: bool) -> list[tup
 @settings(max_examples=EXAMPLES)
 @given(queries(), events(), options, st.booleans(), st.data())
 def test_a_restored_engine_continues_exactly(text, evs, opts, end_of_input, data) -> None:
-    engine = api.Engine(kb(), opts)
-    engine.register(text)
-    _push(engine, evs)
-    _end(engine, end_of_input)
-    expected = [_identity(m) for m in engine.handles[0].matches()]
+    expected = _uninterrupted(text, evs, opts, end_of_input)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(evs)), max_size=2), label="cuts"))
     assert _split_run(text, evs, opts, cuts, end_of_input) == expected, (text, cuts)
 
@@ -66,11 +71,7 @@ def test_a_restored_engine_continues_exactly(text, evs, opts, end_of_input, data
 @given(queries(lazy_prefix=True), events(), st.booleans(), st.data())
 def test_a_restored_lazy_chain_continues_exactly(text, evs, end_of_input, data) -> None:
     opts = api.EngineOptions(lazy_chain=True)
-    engine = api.Engine(kb(), opts)
-    engine.register(text)
-    _push(engine, evs)
-    _end(engine, end_of_input)
-    expected = [_identity(m) for m in engine.handles[0].matches()]
+    expected = _uninterrupted(text, evs, opts, end_of_input)
     cut = data.draw(st.integers(0, len(evs)), label="cut")
     assert _split_run(text, evs, opts, [cut], end_of_input) == expected, (text, cut)
 
@@ -228,11 +229,7 @@ def test_materialisation_continues_in_the_same_store() -> None:
 def test_compacting_the_dictionary_changes_no_match(text, evs, opts, end_of_input, data) -> None:
     """Engine._compact (a snapshot restored in place) at random events: the same matches,
     through the same handle."""
-    whole = api.Engine(kb(), opts)
-    whole.register(text)
-    _push(whole, evs)
-    _end(whole, end_of_input)
-    expected = [_identity(m) for m in whole.handles[0].matches()]
+    expected = _uninterrupted(text, evs, opts, end_of_input)
     cuts = set(data.draw(st.lists(st.integers(0, len(evs)), max_size=3), label="cuts"))
     engine = api.Engine(kb(), opts)
     handle = engine.register(text)

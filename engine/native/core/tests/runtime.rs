@@ -78,6 +78,17 @@ fn runtime(plan: &str, dict: &mut Dictionary, streams: &mut Streams) -> QueryRun
 /// A match as (start s, end s, [(GPM, event time s)]).
 type Found = (i128, i128, Vec<(String, i128)>);
 
+/// Move the matches the runtime released to `out`, as (start s, end s, [(GPM, time s)]).
+fn take_found(rt: &mut QueryRuntime<OnePattern>, out: &mut Vec<Found>) {
+    for m in std::mem::take(&mut rt.out) {
+        let taken = Node::chain(&m.node)
+            .iter()
+            .map(|t| (rt.gpm_names()[t.gpm].clone(), t.event.time / 1_000_000_000))
+            .collect();
+        out.push((m.start / 1_000_000_000, m.time / 1_000_000_000, taken));
+    }
+}
+
 /// The event `uid` of one triple `<s> <p> v` at `time` seconds on `stream`.
 fn event_of(
     dict: &Dictionary,
@@ -108,23 +119,14 @@ fn run(plan: &str, events: &[(i128, &str, &str, i64)]) -> Vec<Found> {
     let mut rt = runtime(plan, &mut dict, &mut streams);
     let stream = streams.id("http://ex.org/s");
     let mut out = Vec::new();
-    let mut take = |rt: &mut QueryRuntime<OnePattern>| {
-        for m in std::mem::take(&mut rt.out) {
-            let taken = Node::chain(&m.node)
-                .iter()
-                .map(|t| (rt.gpm_names()[t.gpm].clone(), t.event.time / 1_000_000_000))
-                .collect();
-            out.push((m.start / 1_000_000_000, m.time / 1_000_000_000, taken));
-        }
-    };
     for (uid, &(time, s, p, v)) in events.iter().enumerate() {
         let event = event_of(&dict, stream, uid as u64, (time, s, p, v));
         let index = Rc::new(event.triples.clone());
         rt.on_event(&event, &index, &dict);
-        take(&mut rt);
+        take_found(&mut rt, &mut out);
     }
     rt.close(&dict);
-    take(&mut rt);
+    take_found(&mut rt, &mut out);
     out
 }
 
@@ -200,15 +202,6 @@ fn run_split(plan: &str, events: &[(i128, &str, &str, i64)], cut: usize) -> Vec<
     let mut rt = runtime(plan, &mut dict, &mut streams);
     let stream = streams.id("http://ex.org/s");
     let mut out = Vec::new();
-    let take = |rt: &mut QueryRuntime<OnePattern>, out: &mut Vec<Found>| {
-        for m in std::mem::take(&mut rt.out) {
-            let taken = Node::chain(&m.node)
-                .iter()
-                .map(|t| (rt.gpm_names()[t.gpm].clone(), t.event.time / 1_000_000_000))
-                .collect();
-            out.push((m.start / 1_000_000_000, m.time / 1_000_000_000, taken));
-        }
-    };
     let mut made: HashMap<u64, EventRef> = HashMap::new();
     for (uid, &(time, s, p, v)) in events.iter().enumerate() {
         if uid == cut {
@@ -233,10 +226,10 @@ fn run_split(plan: &str, events: &[(i128, &str, &str, i64)], cut: usize) -> Vec<
         made.insert(uid as u64, event.clone());
         let index = Rc::new(event.triples.clone());
         rt.on_event(&event, &index, &dict);
-        take(&mut rt, &mut out);
+        take_found(&mut rt, &mut out);
     }
     rt.close(&dict);
-    take(&mut rt, &mut out);
+    take_found(&mut rt, &mut out);
     out
 }
 
