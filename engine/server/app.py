@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from collections.abc import AsyncIterator
 from decimal import Decimal
 from urllib.parse import parse_qs
@@ -21,6 +22,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from spaseq.engine.errors import SpaseqError
 from spaseq.engine.output.writers import json_term
 from spaseq.engine.values.timestamps import seconds_literal
 
@@ -52,7 +54,12 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await service.start()
+        try:
+            await service.start()
+        except SpaseqError as exc:  # a user mistake (a KB file, --data): said, no traceback
+            print(f"spaseq serve: {exc}" if exc.location is None else str(exc), file=sys.stderr)
+            app.state.user_error = True
+            raise
         try:
             yield
         finally:
@@ -62,6 +69,7 @@ def create_app(config: ServerConfig) -> FastAPI:
                   description="A SPARQL endpoint with streaming extensions: register SPAseq "
                               "continuous queries, push RDF graph events, receive matches live.")
     app.state.service = service
+    app.state.user_error = False
     app.state.streams = 0
     if config.cors:
         app.add_middleware(CORSMiddleware, allow_origins=list(config.cors),

@@ -4,6 +4,7 @@ server listens (and the engine service has started), a clean stop on SIGINT/SIGT
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import socket
 import sys
@@ -61,10 +62,16 @@ def serve(config: ServerConfig) -> int:
     host, port = sock.getsockname()[:2]
     address = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
     app = create_app(config)
+    # a startup refused for a user mistake was said in one line: not again with a traceback
+    logging.getLogger("uvicorn.error").addFilter(lambda record: not app.state.user_error)
     server = _Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3,
                                     lifespan="on", access_log=False), address)
-    server.run(sockets=[sock])
+    try:
+        server.run(sockets=[sock])
+    except SystemExit:  # uvicorn's exit when the lifespan failed: our status is 2
+        pass
     if not server.started:  # the lifespan failed (its error was reported)
-        print("spaseq serve: could not start", file=sys.stderr)
+        if not app.state.user_error:
+            print("spaseq serve: could not start", file=sys.stderr)
         return 2
     return 0

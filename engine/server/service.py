@@ -21,7 +21,7 @@ from pyoxigraph import DefaultGraph, Quad, RdfFormat, Store, serialize
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.api import Engine, QueryHandle
-from spaseq.engine.errors import SpaseqError
+from spaseq.engine.errors import SpaseqError, UsageError
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Row
 from spaseq.engine.output.construct import template_variables
@@ -121,6 +121,11 @@ class EngineService:
     def _start(self) -> None:
         self._kb = self._load_kb()
         data = self.config.data
+        if data:
+            try:
+                os.makedirs(data, exist_ok=True)
+            except OSError as exc:
+                raise UsageError(f"--data {data}: {exc.strerror or exc}") from None
         self.store = Store(os.path.join(data, "store")) if data else Store()
         self._copy_kb()
         self._materializer = Materializer(self.store)

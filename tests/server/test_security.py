@@ -73,3 +73,10 @@ def test_a_non_loopback_address_without_a_token_is_refused() -> None:
     assert out.returncode == 2
     assert "not a loopback address" in out.stderr and "--token" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_bad_kb_file_is_said_in_one_line() -> None:
+    out = subprocess.run([sys.executable, "-m", "spaseq.engine.cli", "serve", "--port", "0", "--kb", "missing.nt"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.strip() == "missing.nt: no such file"
