@@ -180,23 +180,13 @@ class Engine:
         """Push an already-built Event (events must come in time order per query)."""
         self._seq += 1
         self._poll_kb()
-        if self._composer.gates and (clock := self._composer.late(event)) is not None:
+        late = self._lateness(event)
+        if late is not None:
             if self.drop_late:
                 self.dropped_late += 1
                 return
-            raise LateEventError(f"event at {event.time:g} on <{event.stream}> is earlier than "
-                                 f"{clock:g}, already processed by a composed query (late event)")
+            raise LateEventError(late)
         handles = self._by_stream.get(event.stream, ())
-        for h in handles:
-            if event.time < h.runtime.clock:
-                if self.drop_late:
-                    self.dropped_late += 1
-                    return
-                raise LateEventError(
-                    f"event at {event.time:g} on <{event.stream}> is earlier than {h.runtime.clock:g}, "
-                    "already processed on this query's streams (late event)",
-                    None,
-                )
         advanced = event.time > self._clock
         self._clock = max(self._clock, event.time)
         ctx = EventContext(event)
@@ -212,6 +202,49 @@ class Engine:
             self._composer.pump(self._clock)
         if self._seq % 1024 == 0:
             self._maybe_compact()
+
+    def _lateness(self, event: Event) -> str | None:
+        """Why ``event`` is late for some query (``LateEventError``'s message), or None;
+        UsageError for an event on a query's output stream."""
+        if self._composer.gates and (clock := self._composer.late(event)) is not None:
+            return (f"event at {event.time:g} on <{event.stream}> is earlier than {clock:g}, "
+                    "already processed by a composed query (late event)")
+        for h in self._by_stream.get(event.stream, ()):
+            if event.time < h.runtime.clock:
+                return (f"event at {event.time:g} on <{event.stream}> is earlier than "
+                        f"{h.runtime.clock:g}, already processed on this query's streams (late event)")
+        return None
+
+    def late(self, stream: str, time: float | int | Decimal | str) -> str | None:
+        """Why an event at ``time`` on ``stream`` pushed now would be late (the message
+        ``push`` would raise ``LateEventError`` with), or None: lets a caller refuse a whole
+        batch before pushing any of it. UsageError for a query's output stream."""
+        return self._lateness(Event(stream, _time(time), (), 0, None))
+
+    def query(self, output: str) -> QueryHandle | None:
+        """The registered query whose output stream is ``output`` (e.g. after ``restore``)."""
+        return self._composer.handles.get(output)
+
+    def unregister(self, handle: QueryHandle) -> None:
+        """Stop evaluating a registered query: it takes no more events, its partial matches
+        are dropped (a snapshot or compaction leaves it out) and its output IRI is free again.
+        A query composed with others (reading or read by another query's output) stays:
+        UsageError."""
+        iri = handle.output.iri if handle.output is not None else None
+        if iri is None or self._composer.handles.get(iri) is not handle:
+            raise UsageError("this query is not registered in this engine")
+        if self.composition.upstream(handle.query) or self.composition.consumers(iri):
+            raise UsageError(f"<{iri}> is composed with other queries (it reads or is read by "
+                             "another query's output): unregister them together is not supported")
+        self.handles.remove(handle)
+        for s in dict.fromkeys(handle.query.streams.values()):
+            self._by_stream[s].remove(handle)
+        del self._composer.handles[iri]
+        del self.composition.nodes[iri]
+        handle.callback = None
+        handle.keep = False
+        if handle.output is not None:
+            handle.output.listeners.clear()
 
     #: The native dictionary is compacted (``_compact``) when it holds this many terms and
     #: twice as many as after the last compaction, so that on an endless stream of fresh

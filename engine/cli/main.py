@@ -1,5 +1,5 @@
 """The ``spaseq`` command line: the parser and the dispatch to one module per subcommand
-(``run``, ``explain``, ``kb``).
+(``run``, ``explain``, ``kb``, ``serve``).
 
 User mistakes print ``FILE:LINE:COLUMN: message`` on stderr and exit with status 2, never
 a traceback."""
@@ -14,6 +14,7 @@ from spaseq.engine.cli.common import EXIT_USER_ERROR
 from spaseq.engine.cli.explain import add_explain_parser, run_explain
 from spaseq.engine.cli.kb import add_kb_parser, run_kb
 from spaseq.engine.cli.run import add_run_parser, run_run
+from spaseq.engine.cli.serve import add_serve_parser, run_serve
 from spaseq.engine.errors import SpaseqError
 
 __all__ = ["EXIT_USER_ERROR", "build_parser", "main"]
@@ -27,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(sub)
     add_explain_parser(sub)
     add_kb_parser(sub)
+    add_serve_parser(sub)
     return parser
 
 
@@ -37,6 +39,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_explain(args)
         if args.command == "kb":
             return run_kb(args)
+        if args.command == "serve":
+            return run_serve(args)
         return run_run(args)
     except SpaseqError as exc:
         sys.stdout.flush()

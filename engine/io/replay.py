@@ -23,6 +23,7 @@ other readers of this package.
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import re
 import zlib
@@ -137,10 +138,12 @@ def _replay_format(path: str) -> RdfFormat | None:
     return REPLAY_FORMATS.get(extension(path))
 
 
-def _quads(path: str, fmt: RdfFormat, track_lines: bool) -> Iterator[tuple[Quad, int | None]]:
-    """Yield each quad of the file with the line it ends on (None unless ``track_lines``:
-    feeding the parser line by line costs several times the parse itself)."""
-    with open_rdf(path) as source:
+def _quads(path: str, fmt: RdfFormat, track_lines: bool,
+           data: bytes | None = None) -> Iterator[tuple[Quad, int | None]]:
+    """Yield each quad of the file (or of ``data``, read in its place) with the line it ends
+    on (None unless ``track_lines``: feeding the parser line by line costs several times the
+    parse itself)."""
+    with open_rdf(path) if data is None else io.BytesIO(data) as source:
         if not track_lines:
             for quad in parse(source, fmt):
                 yield quad, None
@@ -157,14 +160,18 @@ def read_replay(
     time_predicate: str = PROV_GENERATED_AT,
     first_seq: int = 0,
     track_lines: bool = False,
+    data: bytes | None = None,
+    data_format: RdfFormat | None = None,
 ) -> ReplayResult:
     """Read a TriG/N-Quads replay file into events of ``stream``, sorted by time (ties: file order).
 
+    ``data`` (with its ``data_format``, TriG or N-Quads) is read instead of the file, ``path``
+    then only naming it in errors: a batch of events received whole, e.g. by ``spaseq serve``.
     Problems with the file are returned in ``ReplayResult.error``; only an invalid
     ``time_predicate`` IRI raises (UsageError). The file is first read at full parser speed;
     only when it has a problem is it read again, line by line, to say where.
     """
-    fmt = _replay_format(path)
+    fmt = _replay_format(path) if data is None else data_format
     if fmt is None:
         return ReplayResult(
             [],
@@ -174,9 +181,9 @@ def read_replay(
                 Location(path),
             ),
         )
-    if not os.path.exists(path):
+    if data is None and not os.path.exists(path):
         return ReplayResult([], StreamError("no such file", Location(path)))
-    if os.path.isdir(path):
+    if data is None and os.path.isdir(path):
         return ReplayResult([], StreamError("is a directory, not a replay file", Location(path)))
 
     graphs: dict[NamedNode | BlankNode, _Graph] = {}
@@ -188,7 +195,7 @@ def read_replay(
     read_error: StreamError | None = None
     last_graph: _Graph | None = None
     try:
-        for quad, line in _quads(path, fmt, track_lines):
+        for quad, line in _quads(path, fmt, track_lines, data):
             graph_name = quad.graph_name
             if isinstance(graph_name, DefaultGraph):
                 if quad.predicate == time_pred:
@@ -254,7 +261,7 @@ def read_replay(
 
     if error is not None and not track_lines:
         return read_replay(path, stream, time_predicate=time_predicate, first_seq=first_seq,
-                           track_lines=True)
+                           track_lines=True, data=data, data_format=data_format)
     result = [
         Event(
             stream=stream,

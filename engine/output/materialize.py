@@ -79,11 +79,16 @@ class Materializer:
         if len(self._pending) >= self.BATCH:
             self.flush()
 
-    def flush(self) -> None:
-        """Write everything stored so far (one transaction) and flush it to disk."""
+    def write(self) -> None:
+        """Write everything stored so far (one transaction), visible to queries of the store
+        at once; ``flush`` also forces it to disk."""
         if self._pending:
             self.store.extend(self._pending)
             self._pending = []
+
+    def flush(self) -> None:
+        """Write everything stored so far (one transaction) and flush it to disk."""
+        self.write()
         self.store.flush()
 
     def close(self) -> None:

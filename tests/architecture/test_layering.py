@@ -29,9 +29,10 @@ RANKS: dict[str, int] = {
     "engine.reference": 8, "engine.runtime": 8, "engine.kb": 8,
     "engine.output": 9,
     "engine.composition": 10, "engine.api": 11,
-    "engine.cli": 12, "engine": 12,  # engine/__init__: the public names
-    "extension_functions": 13,
-    "plugin": 14,
+    "engine.server": 12,  # spaseq serve: the HTTP endpoint over the Engine
+    "engine.cli": 13, "engine": 13,  # engine/__init__: the public names
+    "extension_functions": 14,
+    "plugin": 15,
 }
 #: modules that must not be on the import path of the named room, even indirectly
 FORBIDDEN = {"engine.gpm_eval": {"spaseq.engine.kb.layout"}, "engine.runtime": {"spaseq.engine.kb.layout"}}

@@ -1,0 +1,48 @@
+"""``spaseq serve``: the SPARQL endpoint with streaming extensions (``engine/server``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from spaseq.engine.server.config import DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT, ServerConfig
+
+
+def add_serve_parser(sub: argparse._SubParsersAction) -> None:
+    serve = sub.add_parser("serve", help="serve a SPARQL endpoint with streaming extensions over HTTP")
+    serve.add_argument("--host", default=DEFAULT_HOST,
+                       help=f"address to listen on (default {DEFAULT_HOST}; a non-loopback address "
+                            "needs --token)")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT,
+                       help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+    serve.add_argument("--kb", action="append", default=[], metavar="[GRAPH-IRI=]FILE",
+                       help="background knowledge file loaded into memory (triples need GRAPH-IRI=); "
+                            "repeatable")
+    serve.add_argument("--kb-store", metavar="DIR",
+                       help="background knowledge: a store built by 'spaseq kb load' (read-only; "
+                            "a newer version is picked up)")
+    serve.add_argument("--data", metavar="DIR",
+                       help="keep queries, accepted events and numbered matches here: a restart on "
+                            "the same directory continues where the server stopped or crashed")
+    serve.add_argument("--token", default=None,
+                       help="writes need 'Authorization: Bearer TOKEN' (default: $SPASEQ_TOKEN)")
+    serve.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY, metavar="BYTES",
+                       help=f"largest request body taken (default {DEFAULT_MAX_BODY}); larger: 413")
+    serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
+                       help="let browser pages from ORIGIN call the server; repeatable")
+    serve.add_argument("--max-queries", type=int, default=256,
+                       help="most registered queries (default 256); more: 429")
+    serve.add_argument("--max-clients", type=int, default=256,
+                       help="most clients following matches by SSE or ndjson (default 256); more: 503")
+    serve.add_argument("--snapshot-every", type=int, default=1000, metavar="N",
+                       help="with --data: snapshot the engine every N journal records (default 1000)")
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from spaseq.engine.server.serve import serve
+
+    config = ServerConfig(host=args.host, port=args.port, kb=tuple(args.kb), kb_store=args.kb_store,
+                          data=args.data, token=args.token or os.environ.get("SPASEQ_TOKEN") or None,
+                          max_body=args.max_body, cors=tuple(args.cors), max_queries=args.max_queries,
+                          max_clients=args.max_clients, snapshot_every=args.snapshot_every)
+    return serve(config)

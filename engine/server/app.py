@@ -1,0 +1,318 @@
+"""The HTTP application: the routes of ``spaseq serve`` (README, "spaseq serve"), served
+with their OpenAPI description at ``/openapi.json`` (``/docs`` renders it).
+
+Writes (register, delete, events, heartbeat) need the Bearer token when the server has one;
+every refusal is ``{"error": message}`` with its status, a query's or a body's message as
+``LINE:COLUMN: message``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import AsyncIterator
+from decimal import Decimal
+from urllib.parse import parse_qs
+
+import anyio
+from fastapi import FastAPI, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse, StreamingResponse
+from sse_starlette.sse import EventSourceResponse, ServerSentEvent
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from spaseq.engine.errors import SpaseqError
+from spaseq.engine.output.writers import json_term
+from spaseq.engine.values.timestamps import seconds_literal
+
+from . import negotiation as mt
+from .bodies import EVENT_MEDIA_TYPES
+from .config import ServerConfig
+from .guards import error_response, read_body, require_token
+from .service import EngineService, Registered, ServiceError
+from .sparql import (
+    RESULT_FORMATS,
+    Dataset,
+    NotAcceptable,
+    SparqlError,
+    evaluate,
+    is_spaseq,
+    results_from_json,
+)
+
+_SPARQL_BODY = {"requestBody": {"content": {
+    mt.SPARQL_QUERY: {"schema": {"type": "string"}},
+    mt.FORM: {"schema": {"type": "object", "properties": {"query": {"type": "string"}}}}}}}
+_EVENTS_BODY = {"requestBody": {"required": True, "content": {
+    m: {"schema": {"type": "string"}} for m in EVENT_MEDIA_TYPES}}}
+
+
+def create_app(config: ServerConfig) -> FastAPI:
+    """The application for ``config``; its lifespan starts and stops the engine service."""
+    service = EngineService(config)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            await service.start()
+        except SpaseqError as exc:  # a user mistake (a KB file, --data): said, no traceback
+            print(f"spaseq serve: {exc}" if exc.location is None else str(exc), file=sys.stderr)
+            app.state.user_error = True
+            raise
+        try:
+            yield
+        finally:
+            await service.stop()
+
+    app = FastAPI(title="spaseq serve", version="0.1.0", lifespan=lifespan,
+                  description="A SPARQL endpoint with streaming extensions: register SPAseq "
+                              "continuous queries, push RDF graph events, receive matches live.")
+    app.state.service = service
+    app.state.user_error = False
+    app.state.streams = 0
+    if config.cors:
+        app.add_middleware(CORSMiddleware, allow_origins=list(config.cors),
+                           allow_methods=["GET", "POST", "DELETE"],
+                           allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Accept"],
+                           expose_headers=["Location"])
+
+    @app.exception_handler(ServiceError)
+    async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
+        return error_response(exc.status, exc.message, exc.headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return error_response(exc.status_code, str(exc.detail), dict(exc.headers or {}))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return error_response(400, f"{where}: {first.get('msg', 'invalid request')}")
+
+    # ------------------------------------------------------------------ index
+
+    @app.get("/", summary="What this server is and where its routes are")
+    async def index() -> dict:
+        return {"service": "spaseq serve", "sparql": "/sparql", "queries": "/queries",
+                "events": "/events?stream=IRI", "heartbeat": "/heartbeat?time=T",
+                "openapi": "/openapi.json", **service.status()}
+
+    # ------------------------------------------------------------------ SPARQL protocol
+
+    @app.get("/sparql", summary="SPARQL 1.1 query over the KB and the materialised matches")
+    async def sparql_get(request: Request, query: str | None = None) -> Response:
+        params = request.query_params
+        if query is None:
+            raise ServiceError(400, "give the query as query=")
+        if is_spaseq(query):
+            raise ServiceError(405, "a SPAseq query registers a continuous query: send it with POST",
+                               {"Allow": "POST"})
+        return await _sparql(request, query, _dataset(params.getlist("default-graph-uri"),
+                                                      params.getlist("named-graph-uri")))
+
+    @app.post("/sparql", summary="SPARQL 1.1 query, or register a SPAseq query (201)",
+              openapi_extra=_SPARQL_BODY, status_code=200)
+    async def sparql_post(request: Request) -> Response:
+        media = mt.media_type(request.headers.get("content-type"))
+        body = await read_body(request, config.max_body)
+        params = {k: request.query_params.getlist(k) for k in request.query_params}
+        if media == mt.SPARQL_QUERY:
+            query = _utf8(body)
+        elif media == mt.FORM:
+            form = parse_qs(_utf8(body), keep_blank_values=True)
+            for k, v in form.items():
+                params.setdefault(k, []).extend(v)
+            # SPARQLWrapper sends a text it takes for an update (a keyword such as LOAD in a
+            # comment is enough) as update=: a SPAseq query registers however it is sent
+            update = (form.get("update") or [None])[0]
+            if not form.get("query") and update is not None and is_spaseq(update):
+                form["query"] = [update]
+            elif update is not None:
+                raise ServiceError(501, "SPARQL Update is not supported: this endpoint's knowledge "
+                                   "base is read-only")
+            if not form.get("query"):
+                raise ServiceError(400, "give the query as query=")
+            query = form["query"][0]
+        elif media == mt.SPARQL_UPDATE:
+            raise ServiceError(501, "SPARQL Update is not supported: this endpoint's knowledge base "
+                               "is read-only")
+        else:
+            raise ServiceError(415, f"a SPARQL query is sent as {mt.SPARQL_QUERY} or {mt.FORM}, "
+                               f"not {media or 'a body without Content-Type'}")
+        if is_spaseq(query):
+            # output-stream=IRI names the query's output stream (SPARQLWrapper itself sends
+            # output=json, so the name differs)
+            return await _register(request, query, (params.get("output-stream") or [None])[0])
+        return await _sparql(request, query, _dataset(params.get("default-graph-uri", []),
+                                                      params.get("named-graph-uri", [])))
+
+    async def _sparql(request: Request, query: str, dataset: Dataset) -> Response:
+        assert service.store is not None
+        try:
+            answer = await anyio.to_thread.run_sync(evaluate, service.store, query, dataset,
+                                                    request.headers.get("accept"))
+        except SparqlError as exc:
+            raise ServiceError(400, str(exc)) from None
+        except NotAcceptable as exc:
+            raise ServiceError(406, str(exc)) from None
+        return Response(answer.body, media_type=answer.media_type)
+
+    # ------------------------------------------------------------------ queries
+
+    async def _register(request: Request, text: str, output: str | None) -> JSONResponse:
+        require_token(request, config)
+        reg = await service.register(text, output)
+        return JSONResponse(reg.describe(), status_code=201,
+                            headers={"Location": f"/queries/{reg.id}"})
+
+    @app.get("/queries", summary="The registered queries")
+    async def list_queries() -> list[dict]:
+        return [r.describe() for r in service.queries.values()]
+
+    @app.post("/queries", summary="Register a SPAseq continuous query (201 + Location)",
+              openapi_extra=_SPARQL_BODY, status_code=201)
+    async def post_query(request: Request,
+                         output: str | None = Query(None, alias="output-stream")) -> Response:
+        require_token(request, config)
+        media = mt.media_type(request.headers.get("content-type"))
+        body = await read_body(request, config.max_body)
+        if media == mt.SPARQL_QUERY:
+            text = _utf8(body)
+        elif media == mt.FORM:
+            form = parse_qs(_utf8(body), keep_blank_values=True)
+            if not form.get("query"):
+                raise ServiceError(400, "give the query as query=")
+            text = form["query"][0]
+            output = output or (form.get("output-stream") or [None])[0]
+        else:
+            raise ServiceError(415, f"a query is sent as {mt.SPARQL_QUERY} or {mt.FORM}, "
+                               f"not {media or 'a body without Content-Type'}")
+        return await _register(request, text, output)
+
+    @app.get("/queries/{qid}", summary="A registered query: description and statistics")
+    async def get_query(qid: str) -> dict:
+        return service.get(qid).details()
+
+    @app.delete("/queries/{qid}", summary="Unregister a query", status_code=204)
+    async def delete_query(request: Request, qid: str) -> Response:
+        require_token(request, config)
+        service.get(qid)
+        await service.delete(qid)
+        return Response(status_code=204)
+
+    # ------------------------------------------------------------------ events
+
+    @app.post("/events", summary="Push events on a stream (all or nothing)", openapi_extra=_EVENTS_BODY)
+    async def post_events(request: Request, stream: str, time: str | None = None,
+                          name: str | None = None) -> dict:
+        require_token(request, config)
+        media = mt.media_type(request.headers.get("content-type"))
+        if media not in EVENT_MEDIA_TYPES:
+            raise ServiceError(415, f"events are sent as {', '.join(EVENT_MEDIA_TYPES)}, "
+                               f"not {media or 'a body without Content-Type'}")
+        body = await read_body(request, config.max_body)
+        accepted = await service.push(stream, body, media, time, name)
+        return {"accepted": accepted}
+
+    @app.post("/heartbeat", summary="Advance the clock: no event before time will come")
+    async def heartbeat(request: Request, time: str) -> dict:
+        require_token(request, config)
+        await service.heartbeat(time)
+        return {"clock": service.status()["clock"]}
+
+    # ------------------------------------------------------------------ matches
+
+    @app.get("/queries/{qid}/matches", summary="A query's matches: SSE, ndjson, or SPARQL results")
+    async def matches(request: Request, qid: str, since: int = 0) -> Response:
+        reg = service.get(qid)
+        offers = [mt.SPARQL_JSON, mt.SSE, mt.NDJSON, mt.SPARQL_XML, mt.CSV, mt.TSV, mt.JSON]
+        if reg.construct:
+            offers.append(mt.TRIG)
+        media = mt.negotiate(request.headers.get("accept"), offers)
+        if media is None:
+            raise ServiceError(406, f"matches come as {', '.join(offers)}")
+        if media in (mt.SSE, mt.NDJSON):
+            if app.state.streams >= config.max_clients:
+                raise ServiceError(503, f"{app.state.streams} clients are following matches, the most "
+                                   "this server serves (--max-clients)", {"Retry-After": "5"})
+            last = request.headers.get("last-event-id")
+            start = int(last) if last is not None and last.strip().isdigit() else since
+            if media == mt.SSE:
+                return EventSourceResponse(_sse(request, reg, start), ping=config.keepalive,
+                                           send_timeout=30)
+            return StreamingResponse(_ndjson(request, reg, start), media_type=mt.NDJSON)
+        entries = reg.log.since(since)
+        headers = {"X-Spaseq-Last": str(entries[-1].seq if entries else max(since, 0))}
+        if media == mt.TRIG:
+            return Response("".join(e.trig or "" for e in entries), media_type=mt.TRIG, headers=headers)
+        document = _results(reg, entries)
+        if RESULT_FORMATS[media] is RESULT_FORMATS[mt.SPARQL_JSON]:
+            return Response(json.dumps(document, ensure_ascii=False), media_type=media, headers=headers)
+        body = await anyio.to_thread.run_sync(results_from_json, document, media)
+        return Response(body, media_type=media, headers=headers)
+
+    async def _follow(request: Request, reg: Registered, start: int) -> AsyncIterator:
+        """The query's entries after ``start`` as they come, until the client leaves, the query
+        is deleted or the server stops."""
+        app.state.streams += 1
+        try:
+            cursor = start
+            while True:
+                waiter = service.changed
+                for entry in reg.log.since(cursor):
+                    yield entry
+                    cursor = entry.seq
+                if service.queries.get(reg.id) is not reg or await request.is_disconnected():
+                    return
+                with contextlib.suppress(TimeoutError):
+                    with anyio.fail_after(1.0):
+                        await waiter.wait()
+        finally:
+            app.state.streams -= 1
+
+    async def _sse(request: Request, reg: Registered, start: int) -> AsyncIterator[ServerSentEvent]:
+        async for entry in _follow(request, reg, start):
+            yield ServerSentEvent(data=entry.line, id=str(entry.seq))
+
+    async def _ndjson(request: Request, reg: Registered, start: int) -> AsyncIterator[str]:
+        async for entry in _follow(request, reg, start):
+            yield entry.line + "\n"
+
+    return app
+
+
+def _dataset(default: list[str], named: list[str]) -> Dataset:
+    return Dataset(list(default), list(named))
+
+
+def _utf8(body: bytes) -> str:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ServiceError(400, f"the body is not UTF-8: {exc}") from None
+
+
+def _variables(reg: Registered) -> list[str]:
+    """A query's result variables, as ``spaseq run`` writes them."""
+    q = reg.query
+    if q.match.is_construct:
+        from spaseq.engine.output.construct import template_variables
+
+        return template_variables(q.match.template)
+    if q.match.variables is not None:
+        return list(q.match.variables)
+    return sorted({v for ev in q.events.values() for v in ev.variables})
+
+
+def _results(reg: Registered, entries: list) -> dict:
+    """Entries as a SPARQL 1.1 JSON results document with ``_time`` and ``_start``."""
+    rows = []
+    for entry in entries:
+        record = entry.record
+        row = {"_time": json_term(seconds_literal(Decimal(record["time"]))),
+               "_start": json_term(seconds_literal(Decimal(record["start"])))}
+        row.update(record["bindings"])
+        rows.append(row)
+    return {"head": {"vars": ["_time", "_start", *_variables(reg)]}, "results": {"bindings": rows}}

@@ -1,0 +1,52 @@
+"""The settings of ``spaseq serve`` and the checks made before anything listens."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from spaseq.engine.errors import UsageError
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 7878
+DEFAULT_MAX_BODY = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """What the command line (or a test) asks of the server."""
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    kb: tuple[str, ...] = ()             # [GRAPH=]FILE, loaded into memory
+    kb_store: str | None = None          # a `spaseq kb load` store, read-only
+    data: str | None = None              # durability directory (journal, snapshots, match logs)
+    token: str | None = None             # Bearer token for writes
+    max_body: int = DEFAULT_MAX_BODY     # bytes; larger bodies get 413
+    cors: tuple[str, ...] = ()           # allowed origins
+    max_queries: int = 256               # registered queries; more get 429
+    max_clients: int = 256               # open streaming (SSE/ndjson) responses; more get 503
+    keepalive: float = 15.0              # seconds between SSE keep-alive comments
+    snapshot_every: int = 1000           # journal records between two snapshots (with --data)
+
+    def check(self) -> None:
+        """Refuse settings that would expose the engine or cannot work (UsageError)."""
+        if not is_loopback(self.host) and not self.token:
+            raise UsageError(f"--host {self.host} is not a loopback address: refusing to listen "
+                             "there without --token (or SPASEQ_TOKEN)")
+        if self.kb and self.kb_store:
+            raise UsageError("give either --kb files or one --kb-store directory, not both")
+        if not 0 <= self.port <= 65535:
+            raise UsageError(f"--port {self.port}: not a port number")
+        if self.max_body <= 0:
+            raise UsageError(f"--max-body {self.max_body}: must be a positive number of bytes")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,399 @@
+"""The engine service: one ``Engine`` for every registered query, driven from one thread of
+its own (the native core's objects stay on the thread that made them), each query's results
+numbered in a ``MatchLog`` and materialised in the store ``/sparql`` answers over, and, with
+``--data``, every change journaled before it is acknowledged (``journal``).
+
+Routes call the ``async`` methods; waiting clients wait on ``changed`` (renewed after every
+change), so ingestion never waits for a reader."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, TypeVar
+
+from pyoxigraph import DefaultGraph, Quad, RdfFormat, Store, serialize
+
+from spaseq.engine.algebra import operators as A
+from spaseq.engine.api import Engine, QueryHandle
+from spaseq.engine.errors import SpaseqError, UsageError
+from spaseq.engine.language.query import parse_query
+from spaseq.engine.matches import Row
+from spaseq.engine.output.construct import template_variables
+from spaseq.engine.output.derived import Derived
+from spaseq.engine.output.match_rdf import QUERY, stamp_literal
+from spaseq.engine.output.materialize import Materializer
+from spaseq.engine.output.writers import dumps_exact, jsonl_record
+from spaseq.engine.vocab import GENERATED_AT_TIME, PROV_NS, SPASEQ_NS, XSD_NS
+
+from .bodies import BodyError, IncomingEvent, check_iri, located, parse_time, read_batch, read_single
+from .config import ServerConfig
+from .journal import Journal
+from .matchlog import MatchLog
+
+T = TypeVar("T")
+
+
+class ServiceError(Exception):
+    """A request the service refuses: the HTTP status and the message sent back."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
+
+
+@dataclass
+class Registered:
+    """A registered query as the server knows it."""
+
+    id: str
+    text: str
+    query: A.Query = field(repr=False)
+    output: str
+    log: MatchLog = field(repr=False)
+    handle: QueryHandle | None = field(default=None, repr=False)
+    produced: int = 0  # results the engine has given (len(log), except while the journal replays)
+
+    @property
+    def construct(self) -> bool:
+        return self.query.match.is_construct
+
+    def describe(self) -> dict[str, Any]:
+        """The registration answer: ``{"id", "query", "streams", "output", "matches"}``."""
+        return {"id": self.id, "query": self.text, "streams": list(dict.fromkeys(self.query.streams.values())),
+                "output": self.output, "matches": f"/queries/{self.id}/matches"}
+
+    def details(self) -> dict[str, Any]:
+        """The description with the form, the stream names and statistics."""
+        stats = dict(self.handle.stats) if self.handle is not None else {}
+        return {**self.describe(), "form": "construct" if self.construct else "select",
+                "stream_names": dict(self.query.streams), "results": len(self.log),
+                "statistics": {k: v for k, v in stats.items() if isinstance(v, int | float)}}
+
+
+class EngineService:
+    """The engine, the registered queries and their results, behind one thread."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.queries: dict[str, Registered] = {}
+        self.store: Store | None = None        # what /sparql answers over
+        self.changed = asyncio.Event()        # set (and renewed) after every change
+        self.clock: Decimal | None = None      # the latest event time or heartbeat
+        self.events_accepted = 0
+        self._next_id = 1
+        self._engine: Engine | None = None
+        self._kb: Any = None
+        self._materializer: Materializer | None = None
+        self._journal: Journal | None = None
+        self._replaying = False
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spaseq-engine")
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` on the engine's thread, then wake whoever waits for results."""
+        try:
+            return await asyncio.wrap_future(self._thread.submit(fn, *args))
+        finally:
+            self._notify()
+
+    def _notify(self) -> None:
+        changed, self.changed = self.changed, asyncio.Event()
+        changed.set()
+
+    async def start(self) -> None:
+        """Load the KB, recover ``--data`` (snapshot, then the journal after it), open the store."""
+        await self._run(self._start)
+
+    async def stop(self) -> None:
+        """Checkpoint (with ``--data``) and let the engine go."""
+        await self._run(self._stop)
+        self._thread.shutdown(wait=True)
+
+    def _start(self) -> None:
+        self._kb = self._load_kb()
+        data = self.config.data
+        if data:
+            try:
+                os.makedirs(data, exist_ok=True)
+            except OSError as exc:
+                raise UsageError(f"--data {data}: {exc.strerror or exc}") from None
+        self.store = Store(os.path.join(data, "store")) if data else Store()
+        self._copy_kb()
+        self._materializer = Materializer(self.store)
+        if data is None:
+            self._engine = Engine(self._kb)
+            return
+        self._journal = Journal(data)
+        found = self._journal.recover()
+        self._engine = Engine.restore(found.snapshot, kb=self._kb) if found.snapshot else Engine(self._kb)
+        server = found.server
+        self._next_id = server.get("next_id", 1)
+        self.clock = Decimal(server["clock"]) if server.get("clock") else None
+        self.events_accepted = server.get("events", 0)
+        for q in server.get("queries", []):
+            reg = self._registered(q["id"], q["text"], parse_query(q["text"]), q["output"])
+            reg.produced = q["produced"]
+            reg.handle = self._engine.query(q["output"])
+            reg.handle.output.listeners.append(self._collector(reg))  # type: ignore[union-attr]
+        self._replaying = True
+        try:
+            for record in found.records:
+                self._replay(record)
+        finally:
+            self._replaying = False
+        self._materializer.flush()
+        self._checkpoint()
+
+    def _stop(self) -> None:
+        if self._journal is not None:
+            self._checkpoint()
+            self._journal.close()
+        if self._materializer is not None:
+            self._materializer.flush()
+        for reg in self.queries.values():
+            reg.log.close()
+
+    def _load_kb(self) -> Any:
+        """The engine's KB: ``--kb`` files in memory, or the ``--kb-store`` directory."""
+        if self.config.kb_store:
+            from spaseq.engine.kb.reader import KbStore
+
+            return KbStore(self.config.kb_store)
+        if not self.config.kb:
+            return None
+        from spaseq.engine.io.kb import load_kb, parse_kb_option
+
+        return load_kb([parse_kb_option(text) for text in self.config.kb], []).store
+
+    def _copy_kb(self) -> None:
+        """The in-memory KB's named graphs, copied into the store /sparql answers over
+        (replacing what an earlier run copied there)."""
+        if not isinstance(self._kb, Store) or self.store is None:
+            return
+        for graph in self._kb.named_graphs():
+            self.store.clear_graph(graph)
+        self.store.extend(self._kb.quads_for_pattern(None, None, None, None))
+
+    # ------------------------------------------------------------------ queries
+
+    def _registered(self, qid: str, text: str, query: A.Query, output: str) -> Registered:
+        path = os.path.join(self.config.data, "matches", f"{qid}.jsonl") if self.config.data else None
+        reg = Registered(qid, text, query, output, MatchLog(path))
+        self.queries[qid] = reg
+        return reg
+
+    def _collector(self, reg: Registered) -> Callable[[Derived], None]:
+        """The listener numbering a query's results: materialised, then logged (so a result
+        logged is in the store); while the journal is replayed after a crash, results the
+        log already holds are recognised by number and not given again."""
+        variables = template_variables(reg.query.match.template) if reg.construct else None
+        prefixes = {"prov": PROV_NS, "xsd": XSD_NS, "spaseq": SPASEQ_NS, **reg.query.prefixes}
+
+        def collect(derived: Derived) -> None:
+            reg.produced += 1
+            if not self._replaying or not self._materialized(derived):
+                self._materializer(derived)  # type: ignore[misc]
+            if reg.produced <= len(reg.log):
+                return
+            row = derived.row
+            trig = None
+            if variables is not None:
+                row = Row({v: row.bindings[v] for v in variables if v in row.bindings}, row.match)
+                quads = [Quad(derived.name, GENERATED_AT_TIME, stamp_literal(derived.time), DefaultGraph())]
+                quads += [Quad(t.subject, t.predicate, t.object, derived.name) for t in derived.triples]
+                trig = serialize(quads, format=RdfFormat.TRIG, prefixes=prefixes).decode()
+            reg.log.append(dumps_exact(jsonl_record(row)), trig)
+
+        return collect
+
+    def _materialized(self, derived: Derived) -> bool:
+        assert self.store is not None and self._materializer is not None
+        self._materializer.write()
+        return next(self.store.quads_for_pattern(derived.name, QUERY, None, DefaultGraph()), None) is not None
+
+    async def register(self, text: str, output: str | None = None) -> Registered:
+        """Register a continuous query (ServiceError 400 for a bad query, 409 for a clash)."""
+        return await self._run(self._register, text, output)
+
+    def _register(self, text: str, output: str | None) -> Registered:
+        if len(self.queries) >= self.config.max_queries:
+            raise ServiceError(429, f"{len(self.queries)} queries are registered, the most this "
+                               "server takes (--max-queries); delete one first", {"Retry-After": "60"})
+        try:
+            query = parse_query(text)
+            if output is not None:
+                check_iri(output, "output-stream")
+        except SpaseqError as exc:
+            raise ServiceError(400, located(exc)) from None
+        qid = f"q{self._next_id}"
+        reg = self._apply_register(qid, text, query, output or f"urn:spaseq:query:{qid}")
+        if self._journal is not None:
+            self._journal.append({"op": "register", "id": qid, "text": text, "output": reg.output})
+            self._after_write()
+        return reg
+
+    def _apply_register(self, qid: str, text: str, query: A.Query, output: str) -> Registered:
+        assert self._engine is not None and self._materializer is not None
+        if any(r.output == output for r in self.queries.values()):
+            raise ServiceError(409, f"<{output}> is already the output stream of a registered query")
+        try:
+            if not self._replaying:
+                self._materializer.check_query(output)
+            handle = self._engine.register(query, keep=False, output=output)
+        except SpaseqError as exc:
+            raise ServiceError(409, str(exc)) from None
+        self._materializer.add_query(output, query, resume=True)
+        self._next_id = max(self._next_id, int(qid[1:]) + 1)
+        reg = self._registered(qid, text, query, output)
+        reg.handle = handle
+        handle.output.listeners.append(self._collector(reg))  # type: ignore[union-attr]
+        return reg
+
+    def get(self, qid: str) -> Registered:
+        reg = self.queries.get(qid)
+        if reg is None:
+            raise ServiceError(404, f"no query {qid} is registered")
+        return reg
+
+    async def delete(self, qid: str) -> None:
+        await self._run(self._delete, qid)
+
+    def _delete(self, qid: str) -> None:
+        self._apply_delete(qid)
+        if self._journal is not None:
+            self._journal.append({"op": "delete", "id": qid})
+            self._after_write()
+
+    def _apply_delete(self, qid: str) -> None:
+        assert self._engine is not None
+        reg = self.get(qid)
+        try:
+            self._engine.unregister(reg.handle)  # type: ignore[arg-type]
+        except SpaseqError as exc:
+            raise ServiceError(409, str(exc)) from None
+        del self.queries[qid]
+        reg.log.close(remove=True)
+
+    # ------------------------------------------------------------------ events
+
+    async def push(self, stream: str, body: bytes, media: str, time: str | None = None,
+                   name: str | None = None) -> int:
+        """Read a body of events and apply all of them or none: the number accepted."""
+        return await self._run(self._push, stream, body, media, time, name)
+
+    def _push(self, stream: str, body: bytes, media: str, time: str | None, name: str | None) -> int:
+        events = self._read(stream, body, media, time, name)
+        if events:
+            assert self._engine is not None
+            try:
+                late = self._engine.late(stream, events[0].time)
+            except SpaseqError as exc:
+                raise ServiceError(400, str(exc)) from None
+            if late is not None:
+                raise ServiceError(409, late)
+        if self._journal is not None:
+            self._journal.append({"op": "events", "stream": stream, "media": media,
+                                  "body": body.decode("utf-8"), "time": time, "name": name})
+        self._apply_events(events)
+        if self._journal is not None:
+            self._after_write()
+        return len(events)
+
+    def _read(self, stream: str, body: bytes, media: str, time: str | None,
+              name: str | None) -> list[IncomingEvent]:
+        try:
+            check_iri(stream, "stream")
+            body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ServiceError(400, f"the body is not UTF-8: {exc}") from None
+        except BodyError as exc:
+            raise ServiceError(400, str(exc)) from None
+        try:
+            if media in ("application/trig", "application/n-quads"):
+                events = read_batch(body, media, stream)
+                if not events and time is not None:  # an empty batch with a time: a heartbeat
+                    self._apply_heartbeat(time)
+                return events
+            return [read_single(body, media, stream, time, name)]
+        except BodyError as exc:
+            raise ServiceError(400, str(exc)) from None
+
+    def _apply_events(self, events: list[IncomingEvent]) -> None:
+        assert self._engine is not None
+        for e in events:
+            self._engine.push(e.stream, e.time, e.triples, name=e.name)
+            self.clock = e.time if self.clock is None else max(self.clock, e.time)
+        self.events_accepted += len(events)
+        self._materializer.write()  # type: ignore[union-attr]
+
+    async def heartbeat(self, time: str) -> None:
+        await self._run(self._heartbeat, time)
+
+    def _heartbeat(self, time: str) -> None:
+        try:
+            self._apply_heartbeat(time)
+        except BodyError as exc:
+            raise ServiceError(400, str(exc)) from None
+        if self._journal is not None:
+            self._journal.append({"op": "heartbeat", "time": time})
+            self._after_write()
+
+    def _apply_heartbeat(self, time: str) -> None:
+        assert self._engine is not None
+        seconds = parse_time(time)
+        self._engine.advance_to(seconds)
+        self.clock = seconds if self.clock is None else max(self.clock, seconds)
+        self._materializer.write()  # type: ignore[union-attr]
+
+    # ------------------------------------------------------------------ durability
+
+    def _replay(self, record: dict) -> None:
+        """Apply one journal record again after a restart (it was accepted before)."""
+        op = record["op"]
+        try:
+            if op == "register":
+                self._apply_register(record["id"], record["text"], parse_query(record["text"]),
+                                     record["output"])
+            elif op == "delete":
+                self._apply_delete(record["id"])
+            elif op == "heartbeat":
+                self._apply_heartbeat(record["time"])
+            elif op == "events":
+                self._apply_events(self._read(record["stream"], record["body"].encode(), record["media"],
+                                              record["time"], record["name"]))
+        except (ServiceError, SpaseqError) as exc:  # it was accepted once: say so, go on
+            print(f"spaseq serve: journal record {op} not applied again: {exc}", file=sys.stderr)
+
+    def _after_write(self) -> None:
+        assert self._journal is not None
+        if self._journal.appended >= self.config.snapshot_every:
+            self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        """Snapshot the engine, note what the server knows, empty the journal."""
+        assert self._engine is not None and self._journal is not None
+        snapshot = self._engine.snapshot()  # releases pending results to the collectors first
+        self._materializer.flush()  # type: ignore[union-attr]
+        server = {"next_id": self._next_id, "events": self.events_accepted,
+                  "clock": None if self.clock is None else str(self.clock),
+                  "queries": [{"id": r.id, "text": r.text, "output": r.output, "produced": r.produced}
+                              for r in self.queries.values()]}
+        self._journal.checkpoint(snapshot, server)
+
+    async def checkpoint(self) -> None:
+        if self._journal is not None:
+            await self._run(self._checkpoint)
+
+    def status(self) -> dict[str, Any]:
+        return {"queries": len(self.queries), "events": self.events_accepted,
+                "clock": None if self.clock is None else str(self.clock),
+                "durable": self.config.data is not None}

@@ -1,0 +1,102 @@
+"""The SPARQL 1.1 Protocol's query operation over a pyoxigraph store (the KB's named graphs
+and the materialised matches), with pyoxigraph's serialisers and content negotiation, and the
+test that tells a SPAseq query (the streaming extension) from plain SPARQL."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import pyoxigraph
+from pyoxigraph import NamedNode, QueryBoolean, QueryResultsFormat, QuerySolutions, RdfFormat, Store
+
+from . import negotiation as mt
+
+#: SELECT/ASK results: media type -> format (the first is the default)
+RESULT_FORMATS: dict[str, QueryResultsFormat] = {
+    mt.SPARQL_JSON: QueryResultsFormat.JSON, mt.SPARQL_XML: QueryResultsFormat.XML,
+    mt.CSV: QueryResultsFormat.CSV, mt.TSV: QueryResultsFormat.TSV, mt.JSON: QueryResultsFormat.JSON,
+    "application/xml": QueryResultsFormat.XML,
+}
+#: CONSTRUCT/DESCRIBE results
+GRAPH_FORMATS: dict[str, RdfFormat] = {
+    mt.TURTLE: RdfFormat.TURTLE, mt.NTRIPLES: RdfFormat.N_TRIPLES, mt.NQUADS: RdfFormat.N_QUADS,
+    mt.TRIG: RdfFormat.TRIG, mt.RDF_XML: RdfFormat.RDF_XML, "text/plain": RdfFormat.N_TRIPLES,
+}
+
+# A SPAseq query names streams, a window or a sequence: none of these is SPARQL 1.1.
+_SPASEQ = re.compile(r"\bFROM\s+STREAM\b|\bWITHIN\s+[0-9]|\bSEQ\s*\(", re.IGNORECASE)
+_STRINGS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|<[^<>"\s]*>|#[^\n]*')
+_PYOX_ERROR = re.compile(r"^(?:error at )?(\d+):(\d+)(?:-\d+:\d+)?: (.*)$", re.S)
+
+
+def is_spaseq(text: str) -> bool:
+    """Whether ``text`` is a SPAseq query (WITHIN, FROM STREAM or SEQ outside strings, IRIs
+    and comments) rather than a plain SPARQL one."""
+    return _SPASEQ.search(_STRINGS.sub(" ", text)) is not None
+
+
+class SparqlError(Exception):
+    """A query the store refuses (400): ``LINE:COLUMN: message`` when it says where."""
+
+
+class NotAcceptable(Exception):
+    """No result format the client accepts (406); the message lists those offered."""
+
+
+@dataclass
+class Dataset:
+    """The protocol's ``default-graph-uri`` and ``named-graph-uri`` parameters."""
+
+    default: list[str] = field(default_factory=list)
+    named: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Answer:
+    body: bytes
+    media_type: str
+
+
+def evaluate(store: Store, query: str, dataset: Dataset, accept: str | None) -> Answer:
+    """Run ``query`` on ``store`` and serialise the result as the client prefers."""
+    kwargs: dict = {}
+    try:
+        if dataset.default:
+            kwargs["default_graph"] = [NamedNode(g) for g in dataset.default]
+        if dataset.named:
+            kwargs["named_graphs"] = [NamedNode(g) for g in dataset.named]
+    except ValueError as exc:
+        raise SparqlError(f"a graph URI is not an absolute IRI: {exc}") from None
+    try:
+        result = store.query(query, **kwargs)
+    except SyntaxError as exc:
+        raise SparqlError(_located(exc.msg or str(exc))) from None
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise SparqlError(str(exc)) from None
+    if isinstance(result, QuerySolutions | QueryBoolean):
+        media = mt.negotiate(accept, list(RESULT_FORMATS))
+        if media is None:
+            raise NotAcceptable("SELECT and ASK results come as " + ", ".join(RESULT_FORMATS))
+        return Answer(result.serialize(format=RESULT_FORMATS[media]), _with_charset(media))
+    media = mt.negotiate(accept, list(GRAPH_FORMATS))
+    if media is None:
+        raise NotAcceptable("CONSTRUCT and DESCRIBE results come as " + ", ".join(GRAPH_FORMATS))
+    return Answer(result.serialize(format=GRAPH_FORMATS[media]), _with_charset(media))
+
+
+def results_from_json(document: dict, media: str) -> bytes:
+    """A SPARQL JSON results document in another results format, by pyoxigraph."""
+    import json
+
+    solutions = pyoxigraph.parse_query_results(json.dumps(document).encode(), format=QueryResultsFormat.JSON)
+    return solutions.serialize(format=RESULT_FORMATS[media])
+
+
+def _located(message: str) -> str:
+    m = _PYOX_ERROR.match(message)
+    return f"{m[1]}:{m[2]}: {m[3]}" if m else message
+
+
+def _with_charset(media: str) -> str:
+    return media if media.endswith("xml") else f"{media}; charset=utf-8"

@@ -1,0 +1,204 @@
+"""The endpoint end to end: a real server process, real clients (SPARQLWrapper, httpx).
+The smart-grid fixture pushed over HTTP gives exactly the rows ``spaseq run`` gives."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+from SPARQLWrapper import JSON, POST, SPARQLWrapper
+
+from .conftest import SG, Server, smartgrid_batches, spaseq_run
+
+QUERY = (SG / "query.rq").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def pushed(server: Server) -> dict:
+    """The smart-grid query registered through SPARQLWrapper at /sparql, its events pushed."""
+    client = SPARQLWrapper(f"{server.url}/sparql")
+    client.setMethod(POST)
+    client.setQuery(QUERY)
+    client.setReturnFormat(JSON)
+    described = client.queryAndConvert()
+    accepted = 0
+    for stream, body in smartgrid_batches():
+        r = httpx.post(f"{server.url}/events", params={"stream": stream}, content=body,
+                       headers={"Content-Type": "application/trig"})
+        assert r.status_code == 200, r.text
+        accepted += r.json()["accepted"]
+    assert accepted == 26
+    return described
+
+
+def test_sparqlwrapper_registration_returns_the_description(server: Server, pushed: dict) -> None:
+    assert set(pushed) == {"id", "query", "streams", "output", "matches"}
+    assert pushed["query"] == QUERY
+    assert pushed["streams"] == ["http://smartgrid.org/mainSource", "http://smartgrid.org/weather",
+                                 "http://smartgrid.org/storageSource"]
+    assert pushed["matches"] == f"/queries/{pushed['id']}/matches"
+    listed = httpx.get(f"{server.url}/queries").json()
+    assert pushed in listed
+    details = httpx.get(f"{server.url}/queries/{pushed['id']}").json()
+    assert details["results"] == len(spaseq_run("--format", "jsonl").splitlines())
+
+
+def test_sparql_json_matches_equal_spaseq_run(server: Server, pushed: dict) -> None:
+    expected = json.loads(spaseq_run("--format", "json", "--with-time"))
+    r = httpx.get(server.url + pushed["matches"], headers={"Accept": "application/sparql-results+json"})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/sparql-results+json")
+    got = r.json()
+    assert got["head"] == expected["head"]
+    assert got["results"]["bindings"] == expected["results"]["bindings"]
+    assert len(got["results"]["bindings"]) >= 2
+    page = httpx.get(server.url + pushed["matches"], params={"since": 1},
+                     headers={"Accept": "application/sparql-results+json"}).json()
+    assert page["results"]["bindings"] == expected["results"]["bindings"][1:]
+
+
+def test_csv_tsv_xml_matches_come_from_pyoxigraph(server: Server, pushed: dict) -> None:
+    rows = len(spaseq_run("--format", "jsonl").splitlines())
+    csv = httpx.get(server.url + pushed["matches"], headers={"Accept": "text/csv"})
+    assert csv.headers["content-type"].startswith("text/csv")
+    assert csv.text.splitlines()[0] == "_time,_start,house,fr1,fr2,house2,city,oname"
+    assert len(csv.text.splitlines()) == rows + 1
+    tsv = httpx.get(server.url + pushed["matches"], headers={"Accept": "text/tab-separated-values"})
+    assert tsv.text.splitlines()[0].split("\t")[:3] == ["?_time", "?_start", "?house"]
+    xml = httpx.get(server.url + pushed["matches"], headers={"Accept": "application/sparql-results+xml"})
+    assert xml.text.count("<result>") == rows
+
+
+def test_ndjson_is_the_jsonl_contract(server: Server, pushed: dict) -> None:
+    expected = spaseq_run("--format", "jsonl").splitlines()
+    lines = []
+    with httpx.stream("GET", server.url + pushed["matches"], headers={"Accept": "application/x-ndjson"},
+                      timeout=10) as r:
+        assert r.headers["content-type"].startswith("application/x-ndjson")
+        for line in r.iter_lines():
+            lines.append(line)
+            if len(lines) == len(expected):
+                break
+    assert lines == expected
+
+
+def _sse(url: str, headers: dict, count: int) -> list[tuple[str, str]]:
+    """(id, data) of the first ``count`` SSE events."""
+    out: list[tuple[str, str]] = []
+    event: dict[str, str] = {}
+    with httpx.stream("GET", url, headers={"Accept": "text/event-stream", **headers}, timeout=10) as r:
+        assert r.headers["content-type"].startswith("text/event-stream")
+        for line in r.iter_lines():
+            if not line:
+                if "data" in event:
+                    out.append((event["id"], event["data"]))
+                    if len(out) == count:
+                        return out
+                event = {}
+            elif not line.startswith(":"):
+                key, _, value = line.partition(":")
+                event[key] = value[1:] if value.startswith(" ") else value
+    return out
+
+
+def test_sse_numbers_matches_and_resumes_after_last_event_id(server: Server, pushed: dict) -> None:
+    expected = spaseq_run("--format", "jsonl").splitlines()
+    events = _sse(server.url + pushed["matches"], {}, len(expected))
+    assert [e[0] for e in events] == [str(i) for i in range(1, len(expected) + 1)]
+    assert [e[1] for e in events] == expected
+    resumed = _sse(server.url + pushed["matches"], {"Last-Event-ID": "1"}, len(expected) - 1)
+    assert resumed == events[1:]
+
+
+def test_sse_delivers_a_match_as_it_completes(server: Server) -> None:
+    """A live follower sees a match pushed after it connected (no polling by the client)."""
+    import threading
+
+    q = """PREFIX : <http://ex.org/>
+SELECT ?s ?v WITHIN 10 SECONDS FROM STREAM S <http://ex.org/live>
+WHERE { SEQ(A) DEFINE GPM A ON S { ?s :v ?v } }"""
+    reg = httpx.post(f"{server.url}/queries", content=q, headers={"Content-Type": "application/sparql-query"})
+    assert reg.status_code == 201 and reg.headers["location"] == f"/queries/{reg.json()['id']}"
+    got: list = []
+    follower = threading.Thread(target=lambda: got.extend(_sse(server.url + reg.json()["matches"], {}, 1)))
+    follower.start()
+    import time
+
+    time.sleep(0.5)
+    r = httpx.post(f"{server.url}/events", params={"stream": "http://ex.org/live", "time": "5"},
+                   content=b"<http://ex.org/a> <http://ex.org/v> 7 .", headers={"Content-Type": "text/turtle"})
+    assert r.json() == {"accepted": 1}
+    follower.join(10)
+    assert got and got[0][0] == "1" and json.loads(got[0][1])["bindings"]["v"]["value"] == "7"
+    assert httpx.delete(server.url + f"/queries/{reg.json()['id']}").status_code == 204
+    assert httpx.get(server.url + f"/queries/{reg.json()['id']}").status_code == 404
+
+
+def test_kb_and_materialised_matches_through_sparqlwrapper(server: Server, pushed: dict) -> None:
+    client = SPARQLWrapper(f"{server.url}/sparql")
+    client.setReturnFormat(JSON)
+    client.setQuery("SELECT (COUNT(*) AS ?n) WHERE { GRAPH <http://smartgrid.org/db> { ?s ?p ?o } }")
+    kb = client.queryAndConvert()
+    assert kb["results"]["bindings"][0]["n"]["value"] == str(len((SG / "kb.nt").read_text().splitlines()))
+    client.setQuery(f"""PREFIX spaseq: <https://w3id.org/spaseq#>
+SELECT (COUNT(?m) AS ?n) WHERE {{ ?m spaseq:query <{pushed['output']}> }}""")
+    matches = client.queryAndConvert()
+    assert matches["results"]["bindings"][0]["n"]["value"] == str(len(spaseq_run("--format", "jsonl").splitlines()))
+
+
+def test_sparql_protocol_negotiation_and_dataset(server: Server, pushed: dict) -> None:
+    construct = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"
+    r = httpx.get(f"{server.url}/sparql", params={"query": construct, "default-graph-uri": "http://smartgrid.org/db"},
+                  headers={"Accept": "application/n-triples"})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/n-triples")
+    assert len(r.text.splitlines()) == len((SG / "kb.nt").read_text().splitlines())
+    r = httpx.post(f"{server.url}/sparql", content="ASK { GRAPH ?g { ?s ?p ?o } }",
+                   headers={"Content-Type": "application/sparql-query", "Accept": "application/sparql-results+xml"})
+    assert r.status_code == 200 and "<boolean>true</boolean>" in r.text
+    r = httpx.get(f"{server.url}/sparql", params={"query": "SELECT * WHERE { ?s ?p ?o }"},
+                  headers={"Accept": "image/png"})
+    assert r.status_code == 406
+
+
+@pytest.mark.parametrize("method, path, kwargs, status, message", [
+    ("POST", "/queries", {"content": "SELECT ?x WITHIN 5 SECONDS FROM STREAM S <http://a> WHERE { SEQ(A)\n"
+                          " DEFINE GPM A ON S { ?x ?p ?o FILTER( } }",
+                          "headers": {"Content-Type": "application/sparql-query"}}, 400, "2:39: "),
+    ("GET", "/sparql", {"params": {"query": "SELECT * WHERE {"}}, 400, "1:17: "),
+    ("POST", "/events?stream=http://ex.org/s", {"content": b"<http://a> <http://b> <http://c> <http://g> .\n<http://a> <http://b",
+                                                "headers": {"Content-Type": "application/n-quads"}}, 400, "2:12: N-Quads syntax error"),
+    ("POST", "/events?stream=http://ex.org/s", {"content": b"x", "headers": {"Content-Type": "text/plain"}}, 415, "not text/plain"),
+    ("POST", "/events?stream=http://ex.org/s", {"content": b"<http://a> <http://b> 1 .",
+                                                "headers": {"Content-Type": "text/turtle"}}, 400, "&time="),
+    ("GET", "/queries/q999", {}, 404, "no query q999"),
+    ("GET", "/queries/q999/matches", {}, 404, "no query q999"),
+    ("PUT", "/queries", {}, 405, "Method Not Allowed"),
+    ("POST", "/sparql", {"content": "x", "headers": {"Content-Type": "text/plain"}}, 415, "not text/plain"),
+])
+def test_errors(server: Server, method: str, path: str, kwargs: dict, status: int, message: str) -> None:
+    r = httpx.request(method, server.url + path, **kwargs)
+    assert r.status_code == status, r.text
+    assert message in r.json()["error"]
+
+
+def test_a_bad_batch_applies_none_of_its_events(server: Server) -> None:
+    before = httpx.get(server.url + "/").json()["events"]
+    body = (b'@prefix prov: <http://www.w3.org/ns/prov#> .\n'
+            b'<http://e/1> prov:generatedAtTime 100 .\n<http://e/1> { <http://a> <http://b> 1 }\n'
+            b'<http://e/2> { <http://a> <http://b> 2 }\n')  # e/2 has no timestamp
+    r = httpx.post(f"{server.url}/events", params={"stream": "http://ex.org/batch"}, content=body,
+                   headers={"Content-Type": "application/trig"})
+    assert r.status_code == 400 and "has no timestamp" in r.json()["error"]
+    assert r.json()["error"].startswith("4: ")
+    assert httpx.get(server.url + "/").json()["events"] == before
+
+
+def test_a_late_event_is_refused_whole(server: Server, pushed: dict) -> None:
+    r = httpx.post(f"{server.url}/events", params={"stream": "http://smartgrid.org/weather", "time": "10"},
+                   content=b"<http://a> <http://b> 1 .", headers={"Content-Type": "text/turtle"})
+    assert r.status_code == 409 and "late event" in r.json()["error"]
+
+
+def test_openapi_is_served(server: Server) -> None:
+    spec = httpx.get(server.url + "/openapi.json").json()
+    assert {"/sparql", "/queries", "/queries/{qid}", "/events", "/heartbeat", "/queries/{qid}/matches"} <= set(spec["paths"])
