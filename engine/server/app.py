@@ -106,6 +106,8 @@ def create_app(config: ServerConfig) -> FastAPI:
         params = request.query_params
         if query is None:
             raise ServiceError(400, "give the query as query=")
+        if len(params.getlist("query")) > 1:  # the protocol's bad_multiple_queries
+            raise ServiceError(400, "give one query=, not several")
         if is_spaseq(query):
             raise ServiceError(405, "a SPAseq query registers a continuous query: send it with POST",
                                {"Allow": "POST"})
@@ -134,6 +136,8 @@ def create_app(config: ServerConfig) -> FastAPI:
                                    "base is read-only")
             if not form.get("query"):
                 raise ServiceError(400, "give the query as query=")
+            if len(form["query"]) > 1:
+                raise ServiceError(400, "give one query=, not several")
             query = form["query"][0]
         elif media == mt.SPARQL_UPDATE:
             raise ServiceError(501, "SPARQL Update is not supported: this endpoint's knowledge base "
