@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 SG     := fixtures/smartgrid
 SGKB   := build/smartgrid-kb
 
-.PHONY: run test lint lint-rust test-rust bench bench-quick check-java check-rust clean
+.PHONY: run test lint lint-rust test-rust bench bench-quick check-java check-rust browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -66,7 +66,18 @@ bench: $(BENCH_STAMP)
 bench-quick: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks --quick
 
-test: $(STAMP) check-java lint test-rust
+# the browser tests (tests/server/test_browser.py) drive Debian's Chromium, headless
+browser:
+	@command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null; }; \
+	  else \
+	    echo "note: chromium and chromium-driver are missing: the browser tests are skipped"; \
+	    echo "      apt-get install -y chromium chromium-driver"; \
+	  fi; }
+
+test: $(STAMP) check-java browser lint test-rust
 	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest
 
 clean:

@@ -18,7 +18,7 @@ import anyio
 from fastapi import FastAPI, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -30,6 +30,7 @@ from . import negotiation as mt
 from .bodies import EVENT_MEDIA_TYPES
 from .config import ServerConfig
 from .guards import error_response, read_body, require_token
+from .page import page
 from .service import EngineService, Registered, ServiceError
 from .sparql import (
     RESULT_FORMATS,
@@ -93,11 +94,14 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     # ------------------------------------------------------------------ index
 
-    @app.get("/", summary="What this server is and where its routes are")
-    async def index() -> dict:
-        return {"service": "spaseq serve", "sparql": "/sparql", "queries": "/queries",
-                "events": "/events?stream=IRI", "heartbeat": "/heartbeat?time=T",
-                "openapi": "/openapi.json", **service.status()}
+    @app.get("/", summary="For a browser (Accept: text/html) a page to register queries, push "
+                          "events, watch matches and run SPARQL; otherwise where the routes are")
+    async def index(request: Request) -> Response:
+        if "text/html" in request.headers.get("accept", ""):
+            return HTMLResponse(page())
+        return JSONResponse({"service": "spaseq serve", "sparql": "/sparql", "queries": "/queries",
+                             "events": "/events?stream=IRI", "heartbeat": "/heartbeat?time=T",
+                             "openapi": "/openapi.json", **service.status()})
 
     # ------------------------------------------------------------------ SPARQL protocol
 
