@@ -130,14 +130,12 @@ def create_app(config: ServerConfig) -> FastAPI:
             if not form.get("query") and update is not None and is_spaseq(update):
                 form["query"] = [update]
             elif update is not None:
-                raise ServiceError(501, "SPARQL Update is not supported: this endpoint's knowledge "
-                                   "base is read-only")
+                return await _update(request, update)
             if not form.get("query"):
                 raise ServiceError(400, "give the query as query=")
             query = form["query"][0]
         elif media == mt.SPARQL_UPDATE:
-            raise ServiceError(501, "SPARQL Update is not supported: this endpoint's knowledge base "
-                               "is read-only")
+            return await _update(request, _utf8(body))
         else:
             raise ServiceError(415, f"a SPARQL query is sent as {mt.SPARQL_QUERY} or {mt.FORM}, "
                                f"not {media or 'a body without Content-Type'}")
@@ -148,8 +146,15 @@ def create_app(config: ServerConfig) -> FastAPI:
         return await _sparql(request, query, _dataset(params.get("default-graph-uri", []),
                                                       params.get("named-graph-uri", [])))
 
+    async def _update(request: Request, text: str) -> Response:
+        """SPARQL Update on the in-memory KB: a write (token), 204 once applied (and journaled)."""
+        require_token(request, config)
+        await service.update(text)
+        return Response(status_code=204)
+
     async def _sparql(request: Request, query: str, dataset: Dataset) -> Response:
         assert service.store is not None
+        await service.follow_kb()
         try:
             answer = await anyio.to_thread.run_sync(evaluate, service.store, query, dataset,
                                                     request.headers.get("accept"))

@@ -34,6 +34,7 @@ from spaseq.engine.vocab import GENERATED_AT_TIME, PROV_NS, SPASEQ_NS, XSD_NS
 from .bodies import BodyError, IncomingEvent, check_iri, located, parse_time, read_batch, read_single
 from .config import ServerConfig
 from .journal import Journal
+from .kb import KbMirror, UpdatableKb, UpdateError
 from .matchlog import MatchLog
 
 T = TypeVar("T")
@@ -91,6 +92,8 @@ class EngineService:
         self._next_id = 1
         self._engine: Engine | None = None
         self._kb: Any = None
+        self._mirror: KbMirror | None = None
+        self._updates: list[str] = []        # SPARQL Updates applied to the in-memory KB, in order
         self._materializer: Materializer | None = None
         self._journal: Journal | None = None
         self._replaying = False
@@ -127,15 +130,21 @@ class EngineService:
             except OSError as exc:
                 raise UsageError(f"--data {data}: {exc.strerror or exc}") from None
         self.store = Store(os.path.join(data, "store")) if data else Store()
-        self._copy_kb()
         self._materializer = Materializer(self.store)
         if data is None:
+            self._mirror = KbMirror(self._kb, self.store)
+            self._mirror.sync(force=True)
             self._engine = Engine(self._kb)
             return
         self._journal = Journal(data)
         found = self._journal.recover()
-        self._engine = Engine.restore(found.snapshot, kb=self._kb) if found.snapshot else Engine(self._kb)
         server = found.server
+        if isinstance(self._kb, UpdatableKb):  # the KB files again, then the updates made since
+            for text in server.get("updates", []):
+                self._apply_update(text)
+        self._mirror = KbMirror(self._kb, self.store)
+        self._mirror.sync(force=True)
+        self._engine = Engine.restore(found.snapshot, kb=self._kb) if found.snapshot else Engine(self._kb)
         self._next_id = server.get("next_id", 1)
         self.clock = Decimal(server["clock"]) if server.get("clock") else None
         self.events_accepted = server.get("events", 0)
@@ -163,25 +172,52 @@ class EngineService:
             reg.log.close()
 
     def _load_kb(self) -> Any:
-        """The engine's KB: ``--kb`` files in memory, or the ``--kb-store`` directory."""
+        """The engine's KB: the ``--kb-store`` directory (read-only, versioned), or the
+        ``--kb`` files in an in-memory store that SPARQL Update may change (empty without
+        files)."""
         if self.config.kb_store:
             from spaseq.engine.kb.reader import KbStore
 
             return KbStore(self.config.kb_store)
         if not self.config.kb:
-            return None
+            return UpdatableKb(Store())
         from spaseq.engine.io.kb import load_kb, parse_kb_option
 
-        return load_kb([parse_kb_option(text) for text in self.config.kb], []).store
+        return UpdatableKb(load_kb([parse_kb_option(text) for text in self.config.kb], []).store)
 
-    def _copy_kb(self) -> None:
-        """The in-memory KB's named graphs, copied into the store /sparql answers over
-        (replacing what an earlier run copied there)."""
-        if not isinstance(self._kb, Store) or self.store is None:
-            return
-        for graph in self._kb.named_graphs():
-            self.store.clear_graph(graph)
-        self.store.extend(self._kb.quads_for_pattern(None, None, None, None))
+    async def follow_kb(self) -> None:
+        """Before a /sparql query: pick up a new KB store version (``spaseq kb refresh``) in
+        the /sparql copy, on the engine's thread so the engine and the copy agree."""
+        await self._run(self._follow_kb)
+
+    def _follow_kb(self) -> None:
+        if self._mirror is not None:
+            self._mirror.sync()
+
+    async def update(self, text: str) -> None:
+        """SPARQL Update on the in-memory KB (ServiceError 403 on a versioned store, 400 for
+        a bad update); journaled like every write, and kept in checkpoints."""
+        await self._run(self._update, text)
+
+    def _update(self, text: str) -> None:
+        assert self._mirror is not None
+        if self._mirror.read_only:
+            raise ServiceError(403, "the knowledge base is a versioned store (--kb-store), read-only "
+                               "here: change it with 'spaseq kb refresh', which this server follows")
+        self._apply_update(text)
+        if self._journal is not None:
+            self._journal.append({"op": "update", "text": text})
+            self._after_write()
+
+    def _apply_update(self, text: str) -> None:
+        """Change the KB; the engine sees the new version at its next event, /sparql now."""
+        try:
+            self._kb.update(text)
+        except UpdateError as exc:
+            raise ServiceError(400, str(exc)) from None
+        self._updates.append(text)
+        if self._mirror is not None:
+            self._mirror.sync()
 
     # ------------------------------------------------------------------ queries
 
@@ -334,6 +370,7 @@ class EngineService:
             self.clock = e.time if self.clock is None else max(self.clock, e.time)
         self.events_accepted += len(events)
         self._materializer.write()  # type: ignore[union-attr]
+        self._follow_kb()  # the engine may have switched to a new KB store version
 
     async def heartbeat(self, time: str) -> None:
         await self._run(self._heartbeat, time)
@@ -367,6 +404,8 @@ class EngineService:
                 self._apply_delete(record["id"])
             elif op == "heartbeat":
                 self._apply_heartbeat(record["time"])
+            elif op == "update":
+                self._apply_update(record["text"])
             elif op == "events":
                 self._apply_events(self._read(record["stream"], record["body"].encode(), record["media"],
                                               record["time"], record["name"]))
@@ -383,7 +422,7 @@ class EngineService:
         assert self._engine is not None and self._journal is not None
         snapshot = self._engine.snapshot()  # releases pending results to the collectors first
         self._materializer.flush()  # type: ignore[union-attr]
-        server = {"next_id": self._next_id, "events": self.events_accepted,
+        server = {"next_id": self._next_id, "events": self.events_accepted, "updates": self._updates,
                   "clock": None if self.clock is None else str(self.clock),
                   "queries": [{"id": r.id, "text": r.text, "output": r.output, "produced": r.produced}
                               for r in self.queries.values()]}
