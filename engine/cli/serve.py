@@ -26,6 +26,8 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
                             "the same directory continues where the server stopped or crashed")
     serve.add_argument("--token", default=None,
                        help="writes need 'Authorization: Bearer TOKEN' (default: $SPASEQ_TOKEN)")
+    serve.add_argument("--token-reads", action="store_true",
+                       help="reads (SPARQL queries, matches, descriptions) need the token too")
     serve.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY, metavar="BYTES",
                        help=f"largest request body taken (default {DEFAULT_MAX_BODY}); larger: 413")
     serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
@@ -43,6 +45,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     config = ServerConfig(host=args.host, port=args.port, kb=tuple(args.kb), kb_store=args.kb_store,
                           data=args.data, token=args.token or os.environ.get("SPASEQ_TOKEN") or None,
+                          token_reads=args.token_reads,
                           max_body=args.max_body, cors=tuple(args.cors), max_queries=args.max_queries,
                           max_clients=args.max_clients, snapshot_every=args.snapshot_every)
     return serve(config)

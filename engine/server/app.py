@@ -15,7 +15,7 @@ from decimal import Decimal
 from urllib.parse import parse_qs
 
 import anyio
-from fastapi import FastAPI, Query, Request, Response
+from fastapi import Depends, FastAPI, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -29,7 +29,7 @@ from spaseq.engine.values.timestamps import seconds_literal
 from . import negotiation as mt
 from .bodies import EVENT_MEDIA_TYPES
 from .config import ServerConfig
-from .guards import error_response, read_body, require_token
+from .guards import error_response, read_body, require_read_token, require_token
 from .service import EngineService, Registered, ServiceError
 from .sparql import (
     RESULT_FORMATS,
@@ -65,7 +65,11 @@ def create_app(config: ServerConfig) -> FastAPI:
         finally:
             await service.stop()
 
+    def read_guard(request: Request) -> None:
+        require_read_token(request, config)
+
     app = FastAPI(title="spaseq serve", version="0.1.0", lifespan=lifespan,
+                  dependencies=[Depends(read_guard)],
                   description="A SPARQL endpoint with streaming extensions: register SPAseq "
                               "continuous queries, push RDF graph events, receive matches live.")
     app.state.service = service

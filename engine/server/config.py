@@ -22,6 +22,7 @@ class ServerConfig:
     kb_store: str | None = None          # a `spaseq kb load` store, read-only
     data: str | None = None              # durability directory (journal, snapshots, match logs)
     token: str | None = None             # Bearer token for writes
+    token_reads: bool = False            # reads need the token too
     max_body: int = DEFAULT_MAX_BODY     # bytes; larger bodies get 413
     cors: tuple[str, ...] = ()           # allowed origins
     max_queries: int = 256               # registered queries; more get 429
@@ -34,6 +35,8 @@ class ServerConfig:
         if not is_loopback(self.host) and not self.token:
             raise UsageError(f"--host {self.host} is not a loopback address: refusing to listen "
                              "there without --token (or SPASEQ_TOKEN)")
+        if self.token_reads and not self.token:
+            raise UsageError("--token-reads needs a token (--token or SPASEQ_TOKEN)")
         if self.kb and self.kb_store:
             raise UsageError("give either --kb files or one --kb-store directory, not both")
         if not 0 <= self.port <= 65535:
