@@ -11,6 +11,7 @@ import contextlib
 import json
 import sys
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from decimal import Decimal
 from urllib.parse import parse_qs
 
@@ -30,6 +31,7 @@ from . import negotiation as mt
 from .bodies import EVENT_MEDIA_TYPES
 from .config import ServerConfig
 from .guards import error_response, read_body, require_read_token, require_token
+from .matchlog import Expired
 from .service import EngineService, Registered, ServiceError
 from .sparql import (
     RESULT_FORMATS,
@@ -101,7 +103,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     async def index() -> dict:
         return {"service": "spaseq serve", "sparql": "/sparql", "queries": "/queries",
                 "events": "/events?stream=IRI", "heartbeat": "/heartbeat?time=T",
-                "openapi": "/openapi.json", **service.status()}
+                "openapi": "/openapi.json", **service.status(), "followers": app.state.streams}
 
     # ------------------------------------------------------------------ SPARQL protocol
 
@@ -248,11 +250,12 @@ def create_app(config: ServerConfig) -> FastAPI:
                                    "this server serves (--max-clients)", {"Retry-After": "5"})
             last = request.headers.get("last-event-id")
             start = int(last) if last is not None and last.strip().isdigit() else since
+            _since(reg, start)  # 410 now rather than a stream that cannot start
             if media == mt.SSE:
                 return EventSourceResponse(_sse(request, reg, start), ping=config.keepalive,
                                            send_timeout=30)
             return StreamingResponse(_ndjson(request, reg, start), media_type=mt.NDJSON)
-        entries = reg.log.since(since)
+        entries = _since(reg, since)
         headers = {"X-Spaseq-Last": str(entries[-1].seq if entries else max(since, 0))}
         if media == mt.TRIG:
             return Response("".join(e.trig or "" for e in entries), media_type=mt.TRIG, headers=headers)
@@ -262,15 +265,29 @@ def create_app(config: ServerConfig) -> FastAPI:
         body = await anyio.to_thread.run_sync(results_from_json, document, media)
         return Response(body, media_type=media, headers=headers)
 
+    def _since(reg: Registered, n: int) -> list:
+        try:
+            return reg.log.since(n)
+        except Expired as exc:
+            raise ServiceError(410, f"matches up to {exc.first - 1} are no longer kept (--keep-matches): "
+                               f"ask from since={exc.first - 1}") from None
+
     async def _follow(request: Request, reg: Registered, start: int) -> AsyncIterator:
         """The query's entries after ``start`` as they come, until the client leaves, the query
-        is deleted or the server stops."""
+        is deleted or the server stops. A follower more than ``--follower-lag`` results behind
+        (or behind what is kept) gets a final ``Cutoff`` instead: it is never waited for, so
+        ingestion goes on at its own pace, and it may resume from the number it was given."""
         app.state.streams += 1
         try:
             cursor = start
             while True:
                 waiter = service.changed
-                for entry in reg.log.since(cursor):
+                for entry in list(reg.log.entries):
+                    if entry.seq <= cursor:
+                        continue
+                    if len(reg.log) - cursor > config.follower_lag or entry.seq != cursor + 1:
+                        yield Cutoff(cursor, len(reg.log))
+                        return
                     yield entry
                     cursor = entry.seq
                 if service.queries.get(reg.id) is not reg or await request.is_disconnected():
@@ -283,13 +300,29 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     async def _sse(request: Request, reg: Registered, start: int) -> AsyncIterator[ServerSentEvent]:
         async for entry in _follow(request, reg, start):
-            yield ServerSentEvent(data=entry.line, id=str(entry.seq))
+            if isinstance(entry, Cutoff):
+                yield ServerSentEvent(data=json.dumps(entry.message()), event="cutoff")
+            else:
+                yield ServerSentEvent(data=entry.line, id=str(entry.seq))
 
     async def _ndjson(request: Request, reg: Registered, start: int) -> AsyncIterator[str]:
         async for entry in _follow(request, reg, start):
-            yield entry.line + "\n"
+            yield json.dumps(entry.message()) + "\n" if isinstance(entry, Cutoff) else entry.line + "\n"
 
     return app
+
+
+@dataclass(frozen=True)
+class Cutoff:
+    """The last thing a follower that fell too far behind is sent: where it stopped."""
+
+    delivered: int   # the last number it was sent
+    last: int        # the last number there is
+
+    def message(self) -> dict:
+        return {"error": f"cut off: {self.last - self.delivered} matches behind, more than this server "
+                         "buffers for one client (--follower-lag); reconnect with Last-Event-ID or "
+                         "since= to resume", "resume": self.delivered}
 
 
 def _dataset(default: list[str], named: list[str]) -> Dataset:

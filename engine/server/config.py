@@ -27,6 +27,8 @@ class ServerConfig:
     cors: tuple[str, ...] = ()           # allowed origins
     max_queries: int = 256               # registered queries; more get 429
     max_clients: int = 256               # open streaming (SSE/ndjson) responses; more get 503
+    keep_matches: int | None = None      # results kept per query (None: all)
+    follower_lag: int = 10_000           # results a follower may lag behind before it is cut off
     keepalive: float = 15.0              # seconds between SSE keep-alive comments
     snapshot_every: int = 1000           # journal records between two snapshots (with --data)
 
@@ -41,6 +43,10 @@ class ServerConfig:
             raise UsageError("give either --kb files or one --kb-store directory, not both")
         if not 0 <= self.port <= 65535:
             raise UsageError(f"--port {self.port}: not a port number")
+        for name, value in (("--max-queries", self.max_queries), ("--max-clients", self.max_clients),
+                            ("--keep-matches", self.keep_matches), ("--follower-lag", self.follower_lag)):
+            if value is not None and value <= 0:
+                raise UsageError(f"{name} {value}: must be a positive number")
         if self.max_body <= 0:
             raise UsageError(f"--max-body {self.max_body}: must be a positive number of bytes")
 

@@ -223,7 +223,7 @@ class EngineService:
 
     def _registered(self, qid: str, text: str, query: A.Query, output: str) -> Registered:
         path = os.path.join(self.config.data, "matches", f"{qid}.jsonl") if self.config.data else None
-        reg = Registered(qid, text, query, output, MatchLog(path))
+        reg = Registered(qid, text, query, output, MatchLog(path, keep=self.config.keep_matches))
         self.queries[qid] = reg
         return reg
 
@@ -427,6 +427,8 @@ class EngineService:
                   "queries": [{"id": r.id, "text": r.text, "output": r.output, "produced": r.produced}
                               for r in self.queries.values()]}
         self._journal.checkpoint(snapshot, server)
+        for reg in self.queries.values():  # only now: the journal no longer replays dropped results
+            reg.log.trim()
 
     async def checkpoint(self) -> None:
         if self._journal is not None:
