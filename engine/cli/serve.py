@@ -42,6 +42,9 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--follower-lag", type=int, default=10_000, metavar="N",
                        help="cut off an SSE/ndjson follower more than N matches behind, with a final "
                             "message saying where to resume (default 10000)")
+    serve.add_argument("--idempotency-keys", type=int, default=100_000, metavar="N",
+                       help="remember the newest N batch keys (Idempotency-Key or batch=) so a batch "
+                            "sent again is not applied twice (default 100000)")
     serve.add_argument("--snapshot-every", type=int, default=1000, metavar="N",
                        help="with --data: snapshot the engine every N journal records (default 1000)")
 
@@ -54,5 +57,6 @@ def run_serve(args: argparse.Namespace) -> int:
                           token_reads=args.token_reads,
                           max_body=args.max_body, cors=tuple(args.cors), max_queries=args.max_queries,
                           max_clients=args.max_clients, keep_matches=args.keep_matches,
-                          follower_lag=args.follower_lag, snapshot_every=args.snapshot_every)
+                          follower_lag=args.follower_lag, idempotency_keys=args.idempotency_keys,
+                          snapshot_every=args.snapshot_every)
     return serve(config)

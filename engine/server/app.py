@@ -216,15 +216,19 @@ def create_app(config: ServerConfig) -> FastAPI:
     # ------------------------------------------------------------------ events
 
     @app.post("/events", summary="Push events on a stream (all or nothing)", openapi_extra=_EVENTS_BODY)
-    async def post_events(request: Request, stream: str, time: str | None = None,
-                          name: str | None = None) -> dict:
+    async def post_events(request: Request, response: Response, stream: str, time: str | None = None,
+                          name: str | None = None, batch: str | None = None) -> dict:
         require_token(request, config)
         media = mt.media_type(request.headers.get("content-type"))
         if media not in EVENT_MEDIA_TYPES:
             raise ServiceError(415, f"events are sent as {', '.join(EVENT_MEDIA_TYPES)}, "
                                f"not {media or 'a body without Content-Type'}")
         body = await read_body(request, config.max_body)
-        accepted = await service.push(stream, body, media, time, name)
+        # a client that may send a batch again (no answer before a crash) names it once
+        key = request.headers.get("idempotency-key") or batch
+        accepted, repeated = await service.push(stream, body, media, time, name, key)
+        if repeated:
+            response.headers["Idempotent-Replayed"] = "true"
         return {"accepted": accepted}
 
     @app.post("/heartbeat", summary="Advance the clock: no event before time will come")

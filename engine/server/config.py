@@ -29,6 +29,7 @@ class ServerConfig:
     max_clients: int = 256               # open streaming (SSE/ndjson) responses; more get 503
     keep_matches: int | None = None      # results kept per query (None: all)
     follower_lag: int = 10_000           # results a follower may lag behind before it is cut off
+    idempotency_keys: int = 100_000      # batch keys remembered (the newest)
     keepalive: float = 15.0              # seconds between SSE keep-alive comments
     snapshot_every: int = 1000           # journal records between two snapshots (with --data)
 
@@ -44,7 +45,8 @@ class ServerConfig:
         if not 0 <= self.port <= 65535:
             raise UsageError(f"--port {self.port}: not a port number")
         for name, value in (("--max-queries", self.max_queries), ("--max-clients", self.max_clients),
-                            ("--keep-matches", self.keep_matches), ("--follower-lag", self.follower_lag)):
+                            ("--keep-matches", self.keep_matches), ("--follower-lag", self.follower_lag),
+                            ("--idempotency-keys", self.idempotency_keys)):
             if value is not None and value <= 0:
                 raise UsageError(f"{name} {value}: must be a positive number")
         if self.max_body <= 0:

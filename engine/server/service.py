@@ -9,8 +9,10 @@ change), so ingestion never waits for a reader."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import sys
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -94,6 +96,8 @@ class EngineService:
         self._kb: Any = None
         self._mirror: KbMirror | None = None
         self._updates: list[str] = []        # SPARQL Updates applied to the in-memory KB, in order
+        # idempotency keys of accepted batches -> [digest of the request, events accepted]
+        self._batches: OrderedDict[str, list] = OrderedDict()
         self._materializer: Materializer | None = None
         self._journal: Journal | None = None
         self._replaying = False
@@ -148,6 +152,7 @@ class EngineService:
         self._next_id = server.get("next_id", 1)
         self.clock = Decimal(server["clock"]) if server.get("clock") else None
         self.events_accepted = server.get("events", 0)
+        self._batches = OrderedDict((k, v) for k, v in server.get("batches", []))
         for q in server.get("queries", []):
             reg = self._registered(q["id"], q["text"], parse_query(q["text"]), q["output"])
             reg.produced = q["produced"]
@@ -322,11 +327,19 @@ class EngineService:
     # ------------------------------------------------------------------ events
 
     async def push(self, stream: str, body: bytes, media: str, time: str | None = None,
-                   name: str | None = None) -> int:
-        """Read a body of events and apply all of them or none: the number accepted."""
-        return await self._run(self._push, stream, body, media, time, name)
+                   name: str | None = None, key: str | None = None) -> tuple[int, bool]:
+        """Read a body of events and apply all of them or none: the number accepted, and
+        whether ``key`` named a batch accepted before (then nothing is applied again)."""
+        return await self._run(self._push, stream, body, media, time, name, key)
 
-    def _push(self, stream: str, body: bytes, media: str, time: str | None, name: str | None) -> int:
+    def _push(self, stream: str, body: bytes, media: str, time: str | None, name: str | None,
+              key: str | None) -> tuple[int, bool]:
+        digest = _digest(stream, body, media, time, name)
+        if key is not None and key in self._batches:
+            seen, accepted = self._batches[key]
+            if seen != digest:
+                raise ServiceError(422, f"idempotency key {key!r} was used for a different batch")
+            return accepted, True
         events = self._read(stream, body, media, time, name)
         if events:
             assert self._engine is not None
@@ -338,11 +351,20 @@ class EngineService:
                 raise ServiceError(409, late)
         if self._journal is not None:
             self._journal.append({"op": "events", "stream": stream, "media": media,
-                                  "body": body.decode("utf-8"), "time": time, "name": name})
+                                  "body": body.decode("utf-8"), "time": time, "name": name, "key": key})
         self._apply_events(events)
+        self._remember(key, digest, len(events))
         if self._journal is not None:
             self._after_write()
-        return len(events)
+        return len(events), False
+
+    def _remember(self, key: str | None, digest: str, accepted: int) -> None:
+        """Note an accepted batch's key (the newest ``--idempotency-keys`` are kept)."""
+        if key is None:
+            return
+        self._batches[key] = [digest, accepted]
+        while len(self._batches) > self.config.idempotency_keys:
+            self._batches.popitem(last=False)
 
     def _read(self, stream: str, body: bytes, media: str, time: str | None,
               name: str | None) -> list[IncomingEvent]:
@@ -407,8 +429,11 @@ class EngineService:
             elif op == "update":
                 self._apply_update(record["text"])
             elif op == "events":
-                self._apply_events(self._read(record["stream"], record["body"].encode(), record["media"],
-                                              record["time"], record["name"]))
+                body = record["body"].encode()
+                events = self._read(record["stream"], body, record["media"], record["time"], record["name"])
+                self._apply_events(events)
+                self._remember(record.get("key"), _digest(record["stream"], body, record["media"],
+                                                          record["time"], record["name"]), len(events))
         except (ServiceError, SpaseqError) as exc:  # it was accepted once: say so, go on
             print(f"spaseq serve: journal record {op} not applied again: {exc}", file=sys.stderr)
 
@@ -423,6 +448,7 @@ class EngineService:
         snapshot = self._engine.snapshot()  # releases pending results to the collectors first
         self._materializer.flush()  # type: ignore[union-attr]
         server = {"next_id": self._next_id, "events": self.events_accepted, "updates": self._updates,
+                  "batches": list(self._batches.items()),
                   "clock": None if self.clock is None else str(self.clock),
                   "queries": [{"id": r.id, "text": r.text, "output": r.output, "produced": r.produced}
                               for r in self.queries.values()]}
@@ -438,3 +464,12 @@ class EngineService:
         return {"queries": len(self.queries), "events": self.events_accepted,
                 "clock": None if self.clock is None else str(self.clock),
                 "durable": self.config.data is not None}
+
+
+def _digest(stream: str, body: bytes, media: str, time: str | None, name: str | None) -> str:
+    """What identifies a batch's request, so a key reused for another batch is refused."""
+    h = hashlib.sha256()
+    for part in (stream, media, time or "", name or ""):
+        h.update(part.encode() + b"\0")
+    h.update(body)
+    return h.hexdigest()

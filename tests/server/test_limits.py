@@ -1,10 +1,11 @@
 """Limits and retries: registered queries (429), followers (503), a follower too far behind
 cut off with a final message, the match log bounded by --keep-matches (410 for what is
-gone)."""
+gone), and a batch sent again under its idempotency key applied once, across a crash."""
 
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import httpx
@@ -108,3 +109,29 @@ def test_keep_matches_bounds_the_log_and_numbers_go_on(tmp_path: Path) -> None:
     finally:
         assert srv.stop() == 0
 
+
+def test_a_batch_sent_again_under_its_key_is_applied_once_across_a_crash(tmp_path: Path) -> None:
+    args = ("--data", str(tmp_path / "d"), "--snapshot-every", "1000")
+    srv = start_server(*args)
+    try:
+        qid = register(srv).json()["id"]
+        first = push(srv, range(1, 4), **{"Idempotency-Key": "b-1"})
+        assert first.json() == {"accepted": 3} and "idempotent-replayed" not in first.headers
+        again = push(srv, range(1, 4), **{"Idempotency-Key": "b-1"})
+        assert again.json() == {"accepted": 3} and again.headers["idempotent-replayed"] == "true"
+        other = push(srv, range(5, 6), **{"Idempotency-Key": "b-1"})
+        assert other.status_code == 422 and "different batch" in other.json()["error"]
+        assert httpx.post(f"{srv.url}/events", params={"stream": f"{EX}s", "batch": "b-2"},
+                          content=batch(range(4, 5)), headers={"Content-Type": "application/n-quads"}).status_code == 200
+    finally:
+        srv.stop(signal.SIGKILL)  # the keys are in the journal only
+    for stop in (signal.SIGTERM, signal.SIGKILL):  # then in a checkpoint, then in both
+        srv = start_server(*args)
+        try:
+            assert push(srv, range(1, 4), **{"Idempotency-Key": "b-1"}).headers["idempotent-replayed"] == "true"
+            r = httpx.post(f"{srv.url}/events", params={"stream": f"{EX}s", "batch": "b-2"},
+                           content=batch(range(4, 5)), headers={"Content-Type": "application/n-quads"})
+            assert r.headers["idempotent-replayed"] == "true"
+            assert subjects(srv, qid) == ["s1", "s2", "s3", "s4"]  # none applied twice
+        finally:
+            srv.stop(stop)
