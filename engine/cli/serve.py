@@ -26,6 +26,8 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
                             "the same directory continues where the server stopped or crashed")
     serve.add_argument("--token", default=None,
                        help="writes need 'Authorization: Bearer TOKEN' (default: $SPASEQ_TOKEN)")
+    serve.add_argument("--token-reads", action="store_true",
+                       help="reads (SPARQL queries, matches, descriptions) need the token too")
     serve.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY, metavar="BYTES",
                        help=f"largest request body taken (default {DEFAULT_MAX_BODY}); larger: 413")
     serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
@@ -34,6 +36,15 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
                        help="most registered queries (default 256); more: 429")
     serve.add_argument("--max-clients", type=int, default=256,
                        help="most clients following matches by SSE or ndjson (default 256); more: 503")
+    serve.add_argument("--keep-matches", type=int, default=None, metavar="N",
+                       help="keep each query's newest N matches (default: all); older ones are "
+                            "dropped from memory and, at the next checkpoint, from --data (410 after)")
+    serve.add_argument("--follower-lag", type=int, default=10_000, metavar="N",
+                       help="cut off an SSE/ndjson follower more than N matches behind, with a final "
+                            "message saying where to resume (default 10000)")
+    serve.add_argument("--idempotency-keys", type=int, default=100_000, metavar="N",
+                       help="remember the newest N batch keys (Idempotency-Key or batch=) so a batch "
+                            "sent again is not applied twice (default 100000)")
     serve.add_argument("--snapshot-every", type=int, default=1000, metavar="N",
                        help="with --data: snapshot the engine every N journal records (default 1000)")
 
@@ -43,6 +54,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
     config = ServerConfig(host=args.host, port=args.port, kb=tuple(args.kb), kb_store=args.kb_store,
                           data=args.data, token=args.token or os.environ.get("SPASEQ_TOKEN") or None,
+                          token_reads=args.token_reads,
                           max_body=args.max_body, cors=tuple(args.cors), max_queries=args.max_queries,
-                          max_clients=args.max_clients, snapshot_every=args.snapshot_every)
+                          max_clients=args.max_clients, keep_matches=args.keep_matches,
+                          follower_lag=args.follower_lag, idempotency_keys=args.idempotency_keys,
+                          snapshot_every=args.snapshot_every)
     return serve(config)

@@ -11,11 +11,12 @@ import contextlib
 import json
 import sys
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from decimal import Decimal
 from urllib.parse import parse_qs
 
 import anyio
-from fastapi import FastAPI, Query, Request, Response
+from fastapi import Depends, FastAPI, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
@@ -29,7 +30,8 @@ from spaseq.engine.values.timestamps import seconds_literal
 from . import negotiation as mt
 from .bodies import EVENT_MEDIA_TYPES
 from .config import ServerConfig
-from .guards import error_response, read_body, require_token
+from .guards import error_response, read_body, require_read_token, require_token
+from .matchlog import Expired
 from .page import page
 from .service import EngineService, Registered, ServiceError
 from .sparql import (
@@ -66,7 +68,11 @@ def create_app(config: ServerConfig) -> FastAPI:
         finally:
             await service.stop()
 
+    def read_guard(request: Request) -> None:
+        require_read_token(request, config)
+
     app = FastAPI(title="spaseq serve", version="0.1.0", lifespan=lifespan,
+                  dependencies=[Depends(read_guard)],
                   description="A SPARQL endpoint with streaming extensions: register SPAseq "
                               "continuous queries, push RDF graph events, receive matches live.")
     app.state.service = service
@@ -101,7 +107,8 @@ def create_app(config: ServerConfig) -> FastAPI:
             return HTMLResponse(page())
         return JSONResponse({"service": "spaseq serve", "sparql": "/sparql", "queries": "/queries",
                              "events": "/events?stream=IRI", "heartbeat": "/heartbeat?time=T",
-                             "openapi": "/openapi.json", **service.status()})
+                             "openapi": "/openapi.json", **service.status(),
+                             "followers": app.state.streams})
 
     # ------------------------------------------------------------------ SPARQL protocol
 
@@ -136,16 +143,14 @@ def create_app(config: ServerConfig) -> FastAPI:
             if not form.get("query") and update is not None and is_spaseq(update):
                 form["query"] = [update]
             elif update is not None:
-                raise ServiceError(501, "SPARQL Update is not supported: this endpoint's knowledge "
-                                   "base is read-only")
+                return await _update(request, update)
             if not form.get("query"):
                 raise ServiceError(400, "give the query as query=")
             if len(form["query"]) > 1:
                 raise ServiceError(400, "give one query=, not several")
             query = form["query"][0]
         elif media == mt.SPARQL_UPDATE:
-            raise ServiceError(501, "SPARQL Update is not supported: this endpoint's knowledge base "
-                               "is read-only")
+            return await _update(request, _utf8(body))
         else:
             raise ServiceError(415, f"a SPARQL query is sent as {mt.SPARQL_QUERY} or {mt.FORM}, "
                                f"not {media or 'a body without Content-Type'}")
@@ -156,8 +161,15 @@ def create_app(config: ServerConfig) -> FastAPI:
         return await _sparql(request, query, _dataset(params.get("default-graph-uri", []),
                                                       params.get("named-graph-uri", [])))
 
+    async def _update(request: Request, text: str) -> Response:
+        """SPARQL Update on the in-memory KB: a write (token), 204 once applied (and journaled)."""
+        require_token(request, config)
+        await service.update(text)
+        return Response(status_code=204)
+
     async def _sparql(request: Request, query: str, dataset: Dataset) -> Response:
         assert service.store is not None
+        await service.follow_kb()
         try:
             answer = await anyio.to_thread.run_sync(evaluate, service.store, query, dataset,
                                                     request.headers.get("accept"))
@@ -213,15 +225,19 @@ def create_app(config: ServerConfig) -> FastAPI:
     # ------------------------------------------------------------------ events
 
     @app.post("/events", summary="Push events on a stream (all or nothing)", openapi_extra=_EVENTS_BODY)
-    async def post_events(request: Request, stream: str, time: str | None = None,
-                          name: str | None = None) -> dict:
+    async def post_events(request: Request, response: Response, stream: str, time: str | None = None,
+                          name: str | None = None, batch: str | None = None) -> dict:
         require_token(request, config)
         media = mt.media_type(request.headers.get("content-type"))
         if media not in EVENT_MEDIA_TYPES:
             raise ServiceError(415, f"events are sent as {', '.join(EVENT_MEDIA_TYPES)}, "
                                f"not {media or 'a body without Content-Type'}")
         body = await read_body(request, config.max_body)
-        accepted = await service.push(stream, body, media, time, name)
+        # a client that may send a batch again (no answer before a crash) names it once
+        key = request.headers.get("idempotency-key") or batch
+        accepted, repeated = await service.push(stream, body, media, time, name, key)
+        if repeated:
+            response.headers["Idempotent-Replayed"] = "true"
         return {"accepted": accepted}
 
     @app.post("/heartbeat", summary="Advance the clock: no event before time will come")
@@ -247,11 +263,12 @@ def create_app(config: ServerConfig) -> FastAPI:
                                    "this server serves (--max-clients)", {"Retry-After": "5"})
             last = request.headers.get("last-event-id")
             start = int(last) if last is not None and last.strip().isdigit() else since
+            _since(reg, start)  # 410 now rather than a stream that cannot start
             if media == mt.SSE:
                 return EventSourceResponse(_sse(request, reg, start), ping=config.keepalive,
                                            send_timeout=30)
             return StreamingResponse(_ndjson(request, reg, start), media_type=mt.NDJSON)
-        entries = reg.log.since(since)
+        entries = _since(reg, since)
         headers = {"X-Spaseq-Last": str(entries[-1].seq if entries else max(since, 0))}
         if media == mt.TRIG:
             return Response("".join(e.trig or "" for e in entries), media_type=mt.TRIG, headers=headers)
@@ -261,15 +278,29 @@ def create_app(config: ServerConfig) -> FastAPI:
         body = await anyio.to_thread.run_sync(results_from_json, document, media)
         return Response(body, media_type=media, headers=headers)
 
+    def _since(reg: Registered, n: int) -> list:
+        try:
+            return reg.log.since(n)
+        except Expired as exc:
+            raise ServiceError(410, f"matches up to {exc.first - 1} are no longer kept (--keep-matches): "
+                               f"ask from since={exc.first - 1}") from None
+
     async def _follow(request: Request, reg: Registered, start: int) -> AsyncIterator:
         """The query's entries after ``start`` as they come, until the client leaves, the query
-        is deleted or the server stops."""
+        is deleted or the server stops. A follower more than ``--follower-lag`` results behind
+        (or behind what is kept) gets a final ``Cutoff`` instead: it is never waited for, so
+        ingestion goes on at its own pace, and it may resume from the number it was given."""
         app.state.streams += 1
         try:
             cursor = start
             while True:
                 waiter = service.changed
-                for entry in reg.log.since(cursor):
+                for entry in list(reg.log.entries):
+                    if entry.seq <= cursor:
+                        continue
+                    if len(reg.log) - cursor > config.follower_lag or entry.seq != cursor + 1:
+                        yield Cutoff(cursor, len(reg.log))
+                        return
                     yield entry
                     cursor = entry.seq
                 if service.queries.get(reg.id) is not reg or await request.is_disconnected():
@@ -282,13 +313,29 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     async def _sse(request: Request, reg: Registered, start: int) -> AsyncIterator[ServerSentEvent]:
         async for entry in _follow(request, reg, start):
-            yield ServerSentEvent(data=entry.line, id=str(entry.seq))
+            if isinstance(entry, Cutoff):
+                yield ServerSentEvent(data=json.dumps(entry.message()), event="cutoff")
+            else:
+                yield ServerSentEvent(data=entry.line, id=str(entry.seq))
 
     async def _ndjson(request: Request, reg: Registered, start: int) -> AsyncIterator[str]:
         async for entry in _follow(request, reg, start):
-            yield entry.line + "\n"
+            yield json.dumps(entry.message()) + "\n" if isinstance(entry, Cutoff) else entry.line + "\n"
 
     return app
+
+
+@dataclass(frozen=True)
+class Cutoff:
+    """The last thing a follower that fell too far behind is sent: where it stopped."""
+
+    delivered: int   # the last number it was sent
+    last: int        # the last number there is
+
+    def message(self) -> dict:
+        return {"error": f"cut off: {self.last - self.delivered} matches behind, more than this server "
+                         "buffers for one client (--follower-lag); reconnect with Last-Event-ID or "
+                         "since= to resume", "resume": self.delivered}
 
 
 def _dataset(default: list[str], named: list[str]) -> Dataset:

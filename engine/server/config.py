@@ -22,10 +22,14 @@ class ServerConfig:
     kb_store: str | None = None          # a `spaseq kb load` store, read-only
     data: str | None = None              # durability directory (journal, snapshots, match logs)
     token: str | None = None             # Bearer token for writes
+    token_reads: bool = False            # reads need the token too
     max_body: int = DEFAULT_MAX_BODY     # bytes; larger bodies get 413
     cors: tuple[str, ...] = ()           # allowed origins
     max_queries: int = 256               # registered queries; more get 429
     max_clients: int = 256               # open streaming (SSE/ndjson) responses; more get 503
+    keep_matches: int | None = None      # results kept per query (None: all)
+    follower_lag: int = 10_000           # results a follower may lag behind before it is cut off
+    idempotency_keys: int = 100_000      # batch keys remembered (the newest)
     keepalive: float = 15.0              # seconds between SSE keep-alive comments
     snapshot_every: int = 1000           # journal records between two snapshots (with --data)
 
@@ -34,10 +38,17 @@ class ServerConfig:
         if not is_loopback(self.host) and not self.token:
             raise UsageError(f"--host {self.host} is not a loopback address: refusing to listen "
                              "there without --token (or SPASEQ_TOKEN)")
+        if self.token_reads and not self.token:
+            raise UsageError("--token-reads needs a token (--token or SPASEQ_TOKEN)")
         if self.kb and self.kb_store:
             raise UsageError("give either --kb files or one --kb-store directory, not both")
         if not 0 <= self.port <= 65535:
             raise UsageError(f"--port {self.port}: not a port number")
+        for name, value in (("--max-queries", self.max_queries), ("--max-clients", self.max_clients),
+                            ("--keep-matches", self.keep_matches), ("--follower-lag", self.follower_lag),
+                            ("--idempotency-keys", self.idempotency_keys)):
+            if value is not None and value <= 0:
+                raise UsageError(f"{name} {value}: must be a positive number")
         if self.max_body <= 0:
             raise UsageError(f"--max-body {self.max_body}: must be a positive number of bytes")
 

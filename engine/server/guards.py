@@ -36,7 +36,18 @@ def require_token(request: Request, config: ServerConfig) -> None:
     """A write needs ``Authorization: Bearer TOKEN`` when the server has a token (401)."""
     if not config.token:
         return
+    _check_bearer(request, config.token, "writes")
+
+
+def require_read_token(request: Request, config: ServerConfig) -> None:
+    """With ``--token-reads`` every route needs the token too (401), reads included (the
+    OpenAPI description stays open: it tells a client how to authenticate)."""
+    if config.token and config.token_reads:
+        _check_bearer(request, config.token, "requests")
+
+
+def _check_bearer(request: Request, token: str, what: str) -> None:
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), config.token.encode()):
-        raise ServiceError(401, "this server takes writes only with Authorization: Bearer TOKEN "
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+        raise ServiceError(401, f"this server takes {what} only with Authorization: Bearer TOKEN "
                            "(the token it was started with)", {"WWW-Authenticate": 'Bearer realm="spaseq"'})

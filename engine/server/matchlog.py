@@ -26,11 +26,25 @@ class Entry:
         return json.loads(self.line, parse_float=Decimal)
 
 
+class Expired(Exception):
+    """Results asked for are no longer kept (``--keep-matches``): the first number still kept."""
+
+    def __init__(self, first: int) -> None:
+        super().__init__(first)
+        self.first = first
+
+
 @dataclass
 class MatchLog:
-    """The results of one query; ``path`` (with ``--data``) is its append-only file."""
+    """The results of one query; ``path`` (with ``--data``) is its append-only file.
+
+    ``keep`` (``--keep-matches``) bounds what is kept: the newest ``keep`` results, in memory
+    and, from the next ``trim``, in the file (at least one is kept, so numbering survives a
+    restart); numbers go on regardless, and asking for results
+    already dropped raises ``Expired``."""
 
     path: str | None = None
+    keep: int | None = None
     entries: list[Entry] = field(default_factory=list)
     _fd: int | None = field(default=None, repr=False)
 
@@ -42,19 +56,53 @@ class MatchLog:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     def __len__(self) -> int:
-        return len(self.entries)
+        """The number of results ever given (the last number), kept or not."""
+        return self.entries[-1].seq if self.entries else 0
+
+    @property
+    def first(self) -> int:
+        """The first number still kept (``len + 1`` when none is)."""
+        return self.entries[0].seq if self.entries else len(self) + 1
 
     def append(self, line: str, trig: str | None = None) -> Entry:
         """Number and keep a result (written to the file first, whole, with one write)."""
-        entry = Entry(len(self.entries) + 1, line, trig)
+        entry = Entry(len(self) + 1, line, trig)
         if self._fd is not None:
             os.write(self._fd, f"{entry.seq}\t{line}\t{json.dumps(trig)}\n".encode())
         self.entries.append(entry)
+        if self.keep is not None and len(self.entries) > 2 * self.keep:  # amortised
+            self._drop()
         return entry
 
     def since(self, n: int) -> list[Entry]:
-        """The results numbered after ``n``."""
-        return self.entries[max(n, 0):]
+        """The results numbered after ``n`` (Expired if some of them are no longer kept)."""
+        n = max(n, 0)
+        if n + 1 < self.first:
+            raise Expired(self.first)
+        return self.entries[max(n + 1 - self.first, 0):] if self.entries else []
+
+    def _drop(self) -> None:
+        assert self.keep is not None
+        if len(self.entries) > self.keep:
+            self.entries = self.entries[len(self.entries) - self.keep:]
+
+    def trim(self) -> None:
+        """Apply ``keep`` now, to memory and to the file (rewritten atomically: a crash
+        leaves the old file or the new one, each numbered as before)."""
+        if self.keep is None:
+            return
+        self._drop()
+        if self.path is None or self._fd is None:
+            return
+        tmp = self.path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            for e in self.entries:
+                f.write(f"{e.seq}\t{e.line}\t{json.dumps(e.trig)}\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.close(self._fd)
+        os.replace(tmp, self.path)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
 
     def close(self, remove: bool = False) -> None:
         if self._fd is not None:

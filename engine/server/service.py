@@ -9,8 +9,10 @@ change), so ingestion never waits for a reader."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import sys
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -34,6 +36,7 @@ from spaseq.engine.vocab import GENERATED_AT_TIME, PROV_NS, SPASEQ_NS, XSD_NS
 from .bodies import BodyError, IncomingEvent, check_iri, located, parse_time, read_batch, read_single
 from .config import ServerConfig
 from .journal import Journal
+from .kb import KbMirror, UpdatableKb, UpdateError
 from .matchlog import MatchLog
 
 T = TypeVar("T")
@@ -91,6 +94,10 @@ class EngineService:
         self._next_id = 1
         self._engine: Engine | None = None
         self._kb: Any = None
+        self._mirror: KbMirror | None = None
+        self._updates: list[str] = []        # SPARQL Updates applied to the in-memory KB, in order
+        # idempotency keys of accepted batches -> [digest of the request, events accepted]
+        self._batches: OrderedDict[str, list] = OrderedDict()
         self._materializer: Materializer | None = None
         self._journal: Journal | None = None
         self._replaying = False
@@ -127,18 +134,25 @@ class EngineService:
             except OSError as exc:
                 raise UsageError(f"--data {data}: {exc.strerror or exc}") from None
         self.store = Store(os.path.join(data, "store")) if data else Store()
-        self._copy_kb()
         self._materializer = Materializer(self.store)
         if data is None:
+            self._mirror = KbMirror(self._kb, self.store)
+            self._mirror.sync(force=True)
             self._engine = Engine(self._kb)
             return
         self._journal = Journal(data)
         found = self._journal.recover()
-        self._engine = Engine.restore(found.snapshot, kb=self._kb) if found.snapshot else Engine(self._kb)
         server = found.server
+        if isinstance(self._kb, UpdatableKb):  # the KB files again, then the updates made since
+            for text in server.get("updates", []):
+                self._apply_update(text)
+        self._mirror = KbMirror(self._kb, self.store)
+        self._mirror.sync(force=True)
+        self._engine = Engine.restore(found.snapshot, kb=self._kb) if found.snapshot else Engine(self._kb)
         self._next_id = server.get("next_id", 1)
         self.clock = Decimal(server["clock"]) if server.get("clock") else None
         self.events_accepted = server.get("events", 0)
+        self._batches = OrderedDict((k, v) for k, v in server.get("batches", []))
         for q in server.get("queries", []):
             reg = self._registered(q["id"], q["text"], parse_query(q["text"]), q["output"])
             reg.produced = q["produced"]
@@ -163,31 +177,58 @@ class EngineService:
             reg.log.close()
 
     def _load_kb(self) -> Any:
-        """The engine's KB: ``--kb`` files in memory, or the ``--kb-store`` directory."""
+        """The engine's KB: the ``--kb-store`` directory (read-only, versioned), or the
+        ``--kb`` files in an in-memory store that SPARQL Update may change (empty without
+        files)."""
         if self.config.kb_store:
             from spaseq.engine.kb.reader import KbStore
 
             return KbStore(self.config.kb_store)
         if not self.config.kb:
-            return None
+            return UpdatableKb(Store())
         from spaseq.engine.io.kb import load_kb, parse_kb_option
 
-        return load_kb([parse_kb_option(text) for text in self.config.kb], []).store
+        return UpdatableKb(load_kb([parse_kb_option(text) for text in self.config.kb], []).store)
 
-    def _copy_kb(self) -> None:
-        """The in-memory KB's named graphs, copied into the store /sparql answers over
-        (replacing what an earlier run copied there)."""
-        if not isinstance(self._kb, Store) or self.store is None:
-            return
-        for graph in self._kb.named_graphs():
-            self.store.clear_graph(graph)
-        self.store.extend(self._kb.quads_for_pattern(None, None, None, None))
+    async def follow_kb(self) -> None:
+        """Before a /sparql query: pick up a new KB store version (``spaseq kb refresh``) in
+        the /sparql copy, on the engine's thread so the engine and the copy agree."""
+        await self._run(self._follow_kb)
+
+    def _follow_kb(self) -> None:
+        if self._mirror is not None:
+            self._mirror.sync()
+
+    async def update(self, text: str) -> None:
+        """SPARQL Update on the in-memory KB (ServiceError 403 on a versioned store, 400 for
+        a bad update); journaled like every write, and kept in checkpoints."""
+        await self._run(self._update, text)
+
+    def _update(self, text: str) -> None:
+        assert self._mirror is not None
+        if self._mirror.read_only:
+            raise ServiceError(403, "the knowledge base is a versioned store (--kb-store), read-only "
+                               "here: change it with 'spaseq kb refresh', which this server follows")
+        self._apply_update(text)
+        if self._journal is not None:
+            self._journal.append({"op": "update", "text": text})
+            self._after_write()
+
+    def _apply_update(self, text: str) -> None:
+        """Change the KB; the engine sees the new version at its next event, /sparql now."""
+        try:
+            self._kb.update(text)
+        except UpdateError as exc:
+            raise ServiceError(400, str(exc)) from None
+        self._updates.append(text)
+        if self._mirror is not None:
+            self._mirror.sync()
 
     # ------------------------------------------------------------------ queries
 
     def _registered(self, qid: str, text: str, query: A.Query, output: str) -> Registered:
         path = os.path.join(self.config.data, "matches", f"{qid}.jsonl") if self.config.data else None
-        reg = Registered(qid, text, query, output, MatchLog(path))
+        reg = Registered(qid, text, query, output, MatchLog(path, keep=self.config.keep_matches))
         self.queries[qid] = reg
         return reg
 
@@ -286,11 +327,19 @@ class EngineService:
     # ------------------------------------------------------------------ events
 
     async def push(self, stream: str, body: bytes, media: str, time: str | None = None,
-                   name: str | None = None) -> int:
-        """Read a body of events and apply all of them or none: the number accepted."""
-        return await self._run(self._push, stream, body, media, time, name)
+                   name: str | None = None, key: str | None = None) -> tuple[int, bool]:
+        """Read a body of events and apply all of them or none: the number accepted, and
+        whether ``key`` named a batch accepted before (then nothing is applied again)."""
+        return await self._run(self._push, stream, body, media, time, name, key)
 
-    def _push(self, stream: str, body: bytes, media: str, time: str | None, name: str | None) -> int:
+    def _push(self, stream: str, body: bytes, media: str, time: str | None, name: str | None,
+              key: str | None) -> tuple[int, bool]:
+        digest = _digest(stream, body, media, time, name)
+        if key is not None and key in self._batches:
+            seen, accepted = self._batches[key]
+            if seen != digest:
+                raise ServiceError(422, f"idempotency key {key!r} was used for a different batch")
+            return accepted, True
         events = self._read(stream, body, media, time, name)
         if events:
             assert self._engine is not None
@@ -302,11 +351,20 @@ class EngineService:
                 raise ServiceError(409, late)
         if self._journal is not None:
             self._journal.append({"op": "events", "stream": stream, "media": media,
-                                  "body": body.decode("utf-8"), "time": time, "name": name})
+                                  "body": body.decode("utf-8"), "time": time, "name": name, "key": key})
         self._apply_events(events)
+        self._remember(key, digest, len(events))
         if self._journal is not None:
             self._after_write()
-        return len(events)
+        return len(events), False
+
+    def _remember(self, key: str | None, digest: str, accepted: int) -> None:
+        """Note an accepted batch's key (the newest ``--idempotency-keys`` are kept)."""
+        if key is None:
+            return
+        self._batches[key] = [digest, accepted]
+        while len(self._batches) > self.config.idempotency_keys:
+            self._batches.popitem(last=False)
 
     def _read(self, stream: str, body: bytes, media: str, time: str | None,
               name: str | None) -> list[IncomingEvent]:
@@ -334,6 +392,7 @@ class EngineService:
             self.clock = e.time if self.clock is None else max(self.clock, e.time)
         self.events_accepted += len(events)
         self._materializer.write()  # type: ignore[union-attr]
+        self._follow_kb()  # the engine may have switched to a new KB store version
 
     async def heartbeat(self, time: str) -> None:
         await self._run(self._heartbeat, time)
@@ -367,9 +426,14 @@ class EngineService:
                 self._apply_delete(record["id"])
             elif op == "heartbeat":
                 self._apply_heartbeat(record["time"])
+            elif op == "update":
+                self._apply_update(record["text"])
             elif op == "events":
-                self._apply_events(self._read(record["stream"], record["body"].encode(), record["media"],
-                                              record["time"], record["name"]))
+                body = record["body"].encode()
+                events = self._read(record["stream"], body, record["media"], record["time"], record["name"])
+                self._apply_events(events)
+                self._remember(record.get("key"), _digest(record["stream"], body, record["media"],
+                                                          record["time"], record["name"]), len(events))
         except (ServiceError, SpaseqError) as exc:  # it was accepted once: say so, go on
             print(f"spaseq serve: journal record {op} not applied again: {exc}", file=sys.stderr)
 
@@ -383,11 +447,14 @@ class EngineService:
         assert self._engine is not None and self._journal is not None
         snapshot = self._engine.snapshot()  # releases pending results to the collectors first
         self._materializer.flush()  # type: ignore[union-attr]
-        server = {"next_id": self._next_id, "events": self.events_accepted,
+        server = {"next_id": self._next_id, "events": self.events_accepted, "updates": self._updates,
+                  "batches": list(self._batches.items()),
                   "clock": None if self.clock is None else str(self.clock),
                   "queries": [{"id": r.id, "text": r.text, "output": r.output, "produced": r.produced}
                               for r in self.queries.values()]}
         self._journal.checkpoint(snapshot, server)
+        for reg in self.queries.values():  # only now: the journal no longer replays dropped results
+            reg.log.trim()
 
     async def checkpoint(self) -> None:
         if self._journal is not None:
@@ -397,3 +464,12 @@ class EngineService:
         return {"queries": len(self.queries), "events": self.events_accepted,
                 "clock": None if self.clock is None else str(self.clock),
                 "durable": self.config.data is not None}
+
+
+def _digest(stream: str, body: bytes, media: str, time: str | None, name: str | None) -> str:
+    """What identifies a batch's request, so a key reused for another batch is refused."""
+    h = hashlib.sha256()
+    for part in (stream, media, time or "", name or ""):
+        h.update(part.encode() + b"\0")
+    h.update(body)
+    return h.hexdigest()

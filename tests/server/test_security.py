@@ -80,3 +80,25 @@ def test_a_bad_kb_file_is_said_in_one_line() -> None:
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert out.stderr.strip() == "missing.nt: no such file"
+
+
+def test_token_reads_closes_reads_too() -> None:
+    srv = start_server("--token", "s3cret", "--token-reads")
+    try:
+        for path in ("/", "/queries", "/sparql?query=ASK%7B%7D", "/queries/q1/matches"):
+            r = httpx.get(srv.url + path)
+            assert r.status_code == 401 and "requests only with Authorization: Bearer" in r.json()["error"], path
+        client = SPARQLWrapper(f"{srv.url}/sparql")
+        client.setQuery("ASK {}")
+        client.setReturnFormat(JSON)
+        client.addCustomHttpHeader("Authorization", "Bearer s3cret")
+        assert client.queryAndConvert() == {"head": {}, "boolean": True}
+        assert httpx.get(srv.url + "/queries", headers={"Authorization": "Bearer s3cret"}).json() == []
+    finally:
+        assert srv.stop() == 0
+
+
+def test_token_reads_without_a_token_is_refused() -> None:
+    out = subprocess.run([sys.executable, "-m", "spaseq.engine.cli", "serve", "--port", "0", "--token-reads"],
+                         capture_output=True, text=True, timeout=60, env={"PATH": ""})
+    assert out.returncode == 2 and "--token-reads needs a token" in out.stderr
