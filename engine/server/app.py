@@ -41,6 +41,7 @@ from .sparql import (
     SparqlError,
     evaluate,
     is_spaseq,
+    names_its_dataset,
     results_from_json,
 )
 
@@ -143,14 +144,16 @@ def create_app(config: ServerConfig) -> FastAPI:
             if not form.get("query") and update is not None and is_spaseq(update):
                 form["query"] = [update]
             elif update is not None:
-                return await _update(request, update)
+                if len(form["update"]) > 1:
+                    raise ServiceError(400, "give one update=, not several")
+                return await _update(request, update, params)
             if not form.get("query"):
                 raise ServiceError(400, "give the query as query=")
             if len(form["query"]) > 1:
                 raise ServiceError(400, "give one query=, not several")
             query = form["query"][0]
         elif media == mt.SPARQL_UPDATE:
-            return await _update(request, _utf8(body))
+            return await _update(request, _utf8(body), params)
         else:
             raise ServiceError(415, f"a SPARQL query is sent as {mt.SPARQL_QUERY} or {mt.FORM}, "
                                f"not {media or 'a body without Content-Type'}")
@@ -161,9 +164,17 @@ def create_app(config: ServerConfig) -> FastAPI:
         return await _sparql(request, query, _dataset(params.get("default-graph-uri", []),
                                                       params.get("named-graph-uri", [])))
 
-    async def _update(request: Request, text: str) -> Response:
-        """SPARQL Update on the in-memory KB: a write (token), 204 once applied (and journaled)."""
+    async def _update(request: Request, text: str, params: dict[str, list[str]]) -> Response:
+        """SPARQL Update on the in-memory KB: a write (token), 204 once applied (and journaled).
+        The protocol's dataset parameters: 400 when the update names its own (USING, WITH);
+        otherwise not supported here (501), rather than silently ignored."""
         require_token(request, config)
+        if params.get("using-graph-uri") or params.get("using-named-graph-uri"):
+            if names_its_dataset(text):
+                raise ServiceError(400, "using-graph-uri/using-named-graph-uri and the update's own "
+                                        "USING or WITH: give the dataset one way")
+            raise ServiceError(501, "using-graph-uri and using-named-graph-uri are not supported: "
+                                    "write USING or WITH in the update")
         await service.update(text)
         return Response(status_code=204)
 

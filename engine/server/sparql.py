@@ -36,6 +36,15 @@ def is_spaseq(text: str) -> bool:
     return _SPASEQ.search(_STRINGS.sub(" ", text)) is not None
 
 
+_DATASET_CLAUSE = re.compile(r"\bUSING\b|\bWITH\b", re.IGNORECASE)
+
+
+def names_its_dataset(update: str) -> bool:
+    """Whether a SPARQL Update gives its own dataset (USING, USING NAMED or WITH, outside
+    strings, IRIs and comments): the protocol then forbids the using-graph-uri parameters."""
+    return _DATASET_CLAUSE.search(_STRINGS.sub(" ", update)) is not None
+
+
 class SparqlError(Exception):
     """A query the store refuses (400): ``LINE:COLUMN: message`` when it says where."""
 

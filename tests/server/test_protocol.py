@@ -4,10 +4,9 @@ after it (the entry's ``mf:name`` in the docstring).
 
 The manifest's graphs ``data0.rdf`` .. ``data3.rdf`` are loaded as the KB's named graphs
 (``--kb GRAPH=FILE``), each saying it is a ``foaf:Document`` (what the tests ask of them). The
-requests are the manifest's, with the path ``/sparql`` (not ``/sparql/``). The update tests that
-expect a 2xx (``update_*``) do not apply: this endpoint's KB is read-only (README), so they are
-not here; the ``bad_update_*`` ones are, since a request the protocol calls bad must get a 4xx
-whatever the endpoint supports (four of them get 501 today: strict xfails, see ANSWERED_501)."""
+requests are the manifest's, with the path ``/sparql`` (not ``/sparql/``). The ``bad_update_*``
+entries are here: a request the protocol calls bad gets a 4xx. The update tests that expect a
+2xx (``update_*``) are not yet (tests/server/test_kb.py covers SPARQL Update on the KB)."""
 
 from __future__ import annotations
 
@@ -272,15 +271,7 @@ BAD_UPDATES = {
 }
 
 
-#: bad update requests the server answers 501 (updates unsupported) before it looks at them:
-#: the protocol wants a 4xx; strict, so a fix makes these fail until this set is emptied
-ANSWERED_501 = {"bad_multiple_updates", "bad_update_non_utf8", "bad_update_syntax",
-                "bad_update_dataset_conflict"}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="501: SPARQL Update not implemented"))
-    if n in ANSWERED_501 else n for n in BAD_UPDATES])
+@pytest.mark.parametrize("name", list(BAD_UPDATES))
 def test_bad_update(url: str, name: str) -> None:
     """The manifest's bad_update_* entries (and bad_multiple_updates): each a 4xx."""
     _, body, headers = BAD_UPDATES[name]
