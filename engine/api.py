@@ -93,9 +93,13 @@ class Engine:
     """One pass over pushed events for every registered query."""
 
     def __init__(self, kb: Store | KbStore | str | os.PathLike | None = None, options: EngineOptions | None = None,
-                 drop_late: bool = False, materialize: Store | str | None = None) -> None:
+                 drop_late: bool = False, materialize: Store | str | None = None,
+                 query_clocks: bool = False) -> None:
         """``materialize``: a pyoxigraph Store or a directory for an on-disk one, where every
-        result of every query is stored (``materialize`` module, docs/vocabulary.md)."""
+        result of every query is stored (``materialize`` module, docs/vocabulary.md).
+        ``query_clocks``: each query's clock moves only with the events of its own streams and
+        with heartbeats (``advance_to``), so streams may be pushed by independent producers,
+        each in its own time order; by default an event moves every query's clock."""
         self.options = options or EngineOptions()
         if isinstance(kb, str | os.PathLike):  # the directory of a `spaseq kb load` store
             kb = KbStore(kb)
@@ -105,6 +109,10 @@ class Engine:
         self._composer = Composer(self.composition, self.graphs.kb)  # the same KB (and version)
         self.handles: list[QueryHandle] = []
         self.drop_late = drop_late
+        # False: an event of any stream moves every query's clock (streams pushed in one time
+        # order); True: a query's clock moves with its own streams' events and heartbeats only,
+        # so producers of different streams need not wait for each other (docs/decisions.md 40)
+        self.query_clocks = query_clocks
         self.dropped_late = 0
         self._seq = 0
         self._clock = -INFINITY
@@ -192,11 +200,15 @@ class Engine:
         ctx = EventContext(event)
         for h in handles:
             h.runtime.on_event(ctx)
-        for h in self.handles:
-            if h not in handles:
-                h.runtime.advance_time(event.time)
-        if advanced:  # deferred work on earlier timestamps ran above: their graphs can go
-            self.graphs.release(event.time)
+        if self.query_clocks:
+            if handles and self.handles:  # what every query has processed can go
+                self.graphs.release(min(h.runtime.clock for h in self.handles))
+        else:
+            for h in self.handles:
+                if h not in handles:
+                    h.runtime.advance_time(event.time)
+            if advanced:  # deferred work on earlier timestamps ran above: their graphs can go
+                self.graphs.release(event.time)
         if self._composer.gates:
             self._composer.on_input(event)
             self._composer.pump(self._clock)
@@ -331,6 +343,7 @@ class Engine:
         state = {
             "options": dataclasses.asdict(self.options),
             "drop_late": self.drop_late,
+            "query_clocks": self.query_clocks,
             "dropped_late": self.dropped_late,
             "seq": self._seq,
             "clock": None if self._clock == -INFINITY else str(self._clock),
@@ -366,7 +379,8 @@ class Engine:
         try:
             native = NativeSession(NativeEngine.from_snapshot(snap.native))
             options = EngineOptions(**s["options"])
-            engine = cls(kb, options, drop_late=s["drop_late"], materialize=materialize)
+            engine = cls(kb, options, drop_late=s["drop_late"], materialize=materialize,
+                         query_clocks=s.get("query_clocks", False))
             engine._native = native
             engine._resuming = True
             for q in s["queries"]:

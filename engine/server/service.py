@@ -138,7 +138,7 @@ class EngineService:
         if data is None:
             self._mirror = KbMirror(self._kb, self.store)
             self._mirror.sync(force=True)
-            self._engine = Engine(self._kb)
+            self._engine = Engine(self._kb, query_clocks=True)
             return
         self._journal = Journal(data)
         found = self._journal.recover()
@@ -148,7 +148,7 @@ class EngineService:
                 self._apply_update(text)
         self._mirror = KbMirror(self._kb, self.store)
         self._mirror.sync(force=True)
-        self._engine = Engine.restore(found.snapshot, kb=self._kb) if found.snapshot else Engine(self._kb)
+        self._engine = Engine.restore(found.snapshot, kb=self._kb) if found.snapshot else Engine(self._kb, query_clocks=True)
         self._next_id = server.get("next_id", 1)
         self.clock = Decimal(server["clock"]) if server.get("clock") else None
         self.events_accepted = server.get("events", 0)
