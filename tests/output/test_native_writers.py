@@ -27,7 +27,7 @@ from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.events import Event
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.output.native import NATIVE_FORMATS, why_not_native
-from tests.properties.test_differential import kb, queries
+from tests.properties.test_differential import event_parts, kb, queries
 from tests.util import EX, PREFIXES
 
 EXAMPLES = int(os.environ.get("SPASEQ_DIFF_EXAMPLES", "150"))
@@ -57,12 +57,7 @@ def events(draw) -> list[Event]:
     for i in range(n):
         stream = draw(st.sampled_from(["u1", "u2"]))
         time = origin + step * draw(st.integers(min_value=0, max_value=6))
-        parts = []
-        if draw(st.integers(0, 4)):
-            parts.append(f":e{i} :key :K{draw(st.integers(0, 1))} .")
-        parts.append(f":e{i} :val {draw(VALUES)} .")
-        if draw(st.booleans()):
-            parts.append(f":e{i} :tag :T{draw(st.integers(0, 1))} .")
+        parts = event_parts(draw, i, VALUES)
         triples = tuple(q.triple for q in pyoxigraph.parse(PREFIXES + " ".join(parts),
                                                            format=pyoxigraph.RdfFormat.TURTLE))
         name = draw(st.sampled_from([None, pyoxigraph.NamedNode(f"{EX}g{i}"),

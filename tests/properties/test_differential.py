@@ -61,6 +61,18 @@ def _origin(text: str) -> Decimal:
     return to_seconds(pyoxigraph.Literal(text, datatype=pyoxigraph.NamedNode(XSD + "dateTime")))
 
 
+def event_parts(draw, i: int, values=VALUES) -> list[str]:
+    """Event ``i``'s Turtle statements: mostly a :key, always a :val (from ``values``),
+    sometimes a :tag."""
+    parts = []
+    if draw(st.integers(0, 4)):
+        parts.append(f":e{i} :key :K{draw(st.integers(0, 1))} .")
+    parts.append(f":e{i} :val {draw(values)} .")
+    if draw(st.booleans()):
+        parts.append(f":e{i} :tag :T{draw(st.integers(0, 1))} .")
+    return parts
+
+
 @st.composite
 def events(draw):
     n = draw(st.integers(min_value=0, max_value=14))
@@ -70,13 +82,7 @@ def events(draw):
     for i in range(n):
         stream = draw(st.sampled_from(["u1", "u2"]))
         time = origin + step * draw(st.integers(min_value=0, max_value=7))  # ties across streams
-        parts = []
-        if draw(st.integers(0, 4)):
-            parts.append(f":e{i} :key :K{draw(st.integers(0, 1))} .")
-        parts.append(f":e{i} :val {draw(VALUES)} .")
-        if draw(st.booleans()):
-            parts.append(f":e{i} :tag :T{draw(st.integers(0, 1))} .")
-        out.append(ev(stream, time, " ".join(parts), seq=i))
+        out.append(ev(stream, time, " ".join(event_parts(draw, i)), seq=i))
     return sorted(out, key=lambda e: (e.time, e.seq))
 
 

@@ -114,20 +114,7 @@ fn event_of(
 /// Push `(time in s, subject, predicate local name, integer)` events on `stream`; the
 /// matches as (start s, end s, [(GPM, event time s)]) in release order.
 fn run(plan: &str, events: &[(i128, &str, &str, i64)]) -> Vec<Found> {
-    let mut dict = Dictionary::new();
-    let mut streams = Streams::new();
-    let mut rt = runtime(plan, &mut dict, &mut streams);
-    let stream = streams.id("http://ex.org/s");
-    let mut out = Vec::new();
-    for (uid, &(time, s, p, v)) in events.iter().enumerate() {
-        let event = event_of(&dict, stream, uid as u64, (time, s, p, v));
-        let index = Rc::new(event.triples.clone());
-        rt.on_event(&event, &index, &dict);
-        take_found(&mut rt, &mut out);
-    }
-    rt.close(&dict);
-    take_found(&mut rt, &mut out);
-    out
+    run_split(plan, events, usize::MAX)
 }
 
 const KLEENE_STRICT: &str = include_str!("data/kleene_strict.plan.json");
@@ -190,8 +177,8 @@ fn a_gap_breaks_strict_contiguity_and_the_window_bounds_matches() {
     assert!(got.is_empty(), "{got:?}");
 }
 
-/// As `run`, but the runtime's state is saved after `cut` events, encoded, decoded into a
-/// fresh dictionary, stream table and runtime, which goes on with the rest.
+/// As `run`, but the runtime's state is saved after `cut` events (none past the end), encoded,
+/// decoded into a fresh dictionary, stream table and runtime, which goes on with the rest.
 fn run_split(plan: &str, events: &[(i128, &str, &str, i64)], cut: usize) -> Vec<Found> {
     use spaseq_core::runtime::EventRef;
     use spaseq_core::snapshot::EngineState;
