@@ -137,9 +137,11 @@ class Engine:
         q = parse_query(query, file) if isinstance(query, str) else plan.query if plan else query
         iri = output or f"urn:spaseq:query:{len(self.composition) + 1}"
         self.composition.check(q, iri)
-        composed = self.composition.upstream(q) or self.composition.consumers(iri)
-        if composed and self._seq:
-            raise UsageError("composed queries must all be registered before the first event")
+        if self.composition.consumers(iri) and self._seq:
+            # its readers would be rebuilt as gated queries, losing what they hold; a new
+            # reader of existing output streams is fine at any time: it sees what comes next
+            raise UsageError("a query whose output stream registered queries already read must be "
+                             "registered before the first event")
         if self.materializer is not None and not self._resuming:
             self.materializer.check_query(iri)
         handle = QueryHandle(q, None, callback=on_match, keep=keep, plan=plan)  # type: ignore[arg-type]

@@ -89,12 +89,30 @@ def test_consumer_may_be_registered_first_and_cycles_are_rejected():
         Engine().register(a.replace("ex.org/b", "ex.org/s"), output=EX + "s", file="a2.rq")
 
 
-def test_composition_misuse_is_a_clear_error():
+def test_a_reader_of_an_output_stream_may_come_after_the_first_event():
+    """A query reading another's output, registered once events flowed, sees the results
+    from then on; a producer whose output registered queries already read may not come
+    late (they would be rebuilt, losing what they hold)."""
     engine = Engine()
     engine.register((FIX / "alerts.rq").read_text(), output=ALERTS)
-    push_readings(engine, READINGS[:1])
+    push_readings(engine, READINGS[:2])  # no alert completes before t=3
+    repeated = engine.register((FIX / "repeated.rq").read_text())
+    push_readings(engine, READINGS[2:])
+    engine.close()
+    whole = Engine()
+    whole.register((FIX / "alerts.rq").read_text(), output=ALERTS)
+    expected = whole.register((FIX / "repeated.rq").read_text())
+    push_readings(whole, READINGS)
+    whole.close()
+    assert values(repeated.rows()) == values(expected.rows()) != []
+    reader = Engine()
+    reader.register((FIX / "repeated.rq").read_text(), output=EX + "again")
+    push_readings(reader, READINGS[:1])
     with pytest.raises(UsageError, match="before the first event"):
-        engine.register((FIX / "repeated.rq").read_text())
+        reader.register((FIX / "alerts.rq").read_text(), output=ALERTS)
+
+
+def test_composition_misuse_is_a_clear_error():
     other = Engine()
     other.register((FIX / "alerts.rq").read_text(), output=ALERTS)
     other.register((FIX / "repeated.rq").read_text())
