@@ -43,6 +43,7 @@ from .sparql import (
     is_spaseq,
     names_its_dataset,
     results_from_json,
+    with_using,
 )
 
 _SPARQL_BODY = {"requestBody": {"content": {
@@ -166,15 +167,15 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     async def _update(request: Request, text: str, params: dict[str, list[str]]) -> Response:
         """SPARQL Update on the in-memory KB: a write (token), 204 once applied (and journaled).
-        The protocol's dataset parameters: 400 when the update names its own (USING, WITH);
-        otherwise not supported here (501), rather than silently ignored."""
+        The protocol's dataset parameters are written into the update as USING clauses; 400
+        when the update names its own dataset (USING, WITH) too."""
         require_token(request, config)
-        if params.get("using-graph-uri") or params.get("using-named-graph-uri"):
+        using, named = params.get("using-graph-uri", []), params.get("using-named-graph-uri", [])
+        if using or named:
             if names_its_dataset(text):
                 raise ServiceError(400, "using-graph-uri/using-named-graph-uri and the update's own "
                                         "USING or WITH: give the dataset one way")
-            raise ServiceError(501, "using-graph-uri and using-named-graph-uri are not supported: "
-                                    "write USING or WITH in the update")
+            text = with_using(text, using, named)
         await service.update(text)
         return Response(status_code=204)
 

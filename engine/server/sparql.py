@@ -45,6 +45,33 @@ def names_its_dataset(update: str) -> bool:
     return _DATASET_CLAUSE.search(_STRINGS.sub(" ", update)) is not None
 
 
+_WORD = re.compile(r"[{}]|\b(?:WHERE|DELETE)\b", re.IGNORECASE)
+
+
+def with_using(update: str, using: list[str], using_named: list[str]) -> str:
+    """The update with the protocol's ``using-graph-uri``/``using-named-graph-uri`` written
+    into it: ``USING <g>`` / ``USING NAMED <g>`` before the WHERE of each DELETE/INSERT
+    operation (SPARQL 1.1 Protocol 2.2.3: the same as writing them there). The text is read
+    with strings, IRIs and comments masked, braces counted, so only top-level WHEREs move;
+    ``DELETE WHERE`` takes no USING and is left as it is."""
+    clauses = "".join(f"USING <{g}> " for g in using) + "".join(f"USING NAMED <{g}> " for g in using_named)
+    masked = _STRINGS.sub(lambda m: " " * len(m.group()), update)
+    depth, previous, cuts = 0, "", []
+    for m in _WORD.finditer(masked):
+        token = m.group().upper()
+        if token == "{":
+            depth += 1
+        elif token == "}":
+            depth -= 1
+        elif token == "WHERE" and depth == 0 and previous != "DELETE":
+            cuts.append(m.start())
+        if token in ("WHERE", "DELETE") or token in "{}":
+            previous = token if depth == 0 or token in "{}" else previous
+    for at in reversed(cuts):
+        update = update[:at] + clauses + update[at:]
+    return update
+
+
 class SparqlError(Exception):
     """A query the store refuses (400): ``LINE:COLUMN: message`` when it says where."""
 

@@ -5,10 +5,10 @@ after it (the entry's ``mf:name`` in the docstring).
 The manifest's graphs ``data0.rdf`` .. ``data3.rdf`` are loaded as the KB's named graphs
 (``--kb GRAPH=FILE``), each saying it is a ``foaf:Document`` (what the tests ask of them). The
 requests are the manifest's, with the path ``/sparql`` (not ``/sparql/``). The ``bad_update_*``
-entries are here: a request the protocol calls bad gets a 4xx; so are ``update_post_form`` and
-``update_post_direct``. The ``update_dataset_*`` entries are not: they give the update's dataset
-as ``using-graph-uri``/``using-named-graph-uri`` parameters, which this endpoint answers with 501
-(USING and WITH in the update text work)."""
+entries are here: a request the protocol calls bad gets a 4xx; so are ``update_post_form``,
+``update_post_direct`` and the ``update_dataset_*`` entries (the dataset given as
+``using-graph-uri``/``using-named-graph-uri``, which the server writes into the update as USING
+clauses). Their updates are the manifest's in substance, checked by ASK queries as there."""
 
 from __future__ import annotations
 
@@ -313,3 +313,32 @@ def test_update_post(fresh_url: str, how: str) -> None:
     ask = f"ASK {{ GRAPH <{ADDED}> {{ <{ADDED}s> a <http://xmlns.com/foaf/0.1/Document> }} }}"
     assert boolean(httpx.get(fresh_url, params={"query": ask},
                              headers={"Accept": "application/sparql-results+json"})) is True
+
+
+DC = "PREFIX dc: <http://purl.org/dc/terms/> PREFIX foaf: <http://xmlns.com/foaf/0.1/> "
+SETUP = (f"CLEAR ALL ; INSERT DATA {{ GRAPH <{DATA1}> {{ <{DATA1}> a foaf:Document }} "
+         f"GRAPH <{DATA2}> {{ <{DATA2}> a foaf:Document }} GRAPH <{DATA3}> {{ <{DATA3}> a foaf:Document }} }} ; ")
+UPDATE_DATASET = {
+    # entry: (using-graph-uri, using-named-graph-uri, WHERE pattern, documents that must be typed)
+    "update_dataset_default_graph": ([DATA1], [], "?s a foaf:Document", [DATA1]),
+    "update_dataset_default_graphs": ([DATA1, DATA2], [], "?s a foaf:Document", [DATA1, DATA2]),
+    "update_dataset_named_graphs": ([], [DATA1, DATA2], "GRAPH ?g { ?s a foaf:Document }", [DATA1, DATA2]),
+    "update_dataset_full": ([DATA3], [DATA1, DATA2], "{ ?s a foaf:Document } UNION { GRAPH ?g { ?s a foaf:Document } }",
+                            [DATA1, DATA2, DATA3]),
+}
+
+
+@pytest.mark.parametrize("name", list(UPDATE_DATASET))
+def test_update_dataset(fresh_url: str, name: str) -> None:
+    """update_dataset_*: the update's dataset given by using-graph-uri/using-named-graph-uri:
+    the WHERE sees exactly those graphs (the documents of the others are not typed)."""
+    using, named, where, typed = UPDATE_DATASET[name]
+    update = (DC + SETUP + f"INSERT {{ GRAPH <{ADDED}> {{ ?s a dc:BibliographicResource }} }} "
+              f"WHERE {{ {where} }}")
+    params = [("using-graph-uri", g) for g in using] + [("using-named-graph-uri", g) for g in named]
+    r = httpx.post(fresh_url, params=params, content="update=" + quote(update), headers=FORM)
+    assert 200 <= r.status_code < 300, r.text
+    for doc in (DATA1, DATA2, DATA3):
+        ask = DC + f"ASK {{ GRAPH <{ADDED}> {{ <{doc}> a dc:BibliographicResource }} }}"
+        got = boolean(httpx.get(fresh_url, params={"query": ask}, headers={"Accept": "application/sparql-results+json"}))
+        assert got is (doc in typed), (name, doc)
