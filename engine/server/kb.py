@@ -14,9 +14,11 @@ Only named graphs are copied: the default graph of ``/sparql`` is the matches'."
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
-from pyoxigraph import DefaultGraph, Store
+from pyoxigraph import BlankNode, DefaultGraph, NamedNode, Store
 
 from spaseq.engine.gpm_eval.kb_source import KbSource, StaticKb
 
@@ -47,11 +49,17 @@ class KbMirror:
     """Keeps the KB's named graphs copied into ``target`` (the ``/sparql`` store) at the KB's
     current version."""
 
-    def __init__(self, kb: KbSource | None, target: Store) -> None:
+    def __init__(self, kb: KbSource | None, target: Store, record: str | None = None) -> None:
+        """``record``: a file naming the graphs copied, for an on-disk ``target`` (``--data``):
+        a restart then removes what an earlier run copied and the KB no longer has."""
         self.kb = kb
         self.target = target
+        self.record = record
         self.version: int | None = None   # the KB version copied
         self._graphs: list[Any] = []      # the graphs copied (cleared before a new copy)
+        if record is not None and os.path.exists(record):
+            with open(record, encoding="utf-8") as f:
+                self._graphs = [BlankNode(g[2:]) if g.startswith("_:") else NamedNode(g) for g in json.load(f)]
 
     @property
     def read_only(self) -> bool:
@@ -72,4 +80,9 @@ class KbMirror:
         self.target.extend(q for q in self.kb.store.quads_for_pattern(None, None, None, None)
                            if not isinstance(q.graph_name, DefaultGraph))
         self._graphs, self.version = graphs, self.kb.version
+        if self.record is not None:
+            names = [f"_:{g.value}" if isinstance(g, BlankNode) else g.value for g in graphs]
+            with open(self.record + ".tmp", "w", encoding="utf-8") as f:
+                json.dump(names, f)
+            os.replace(self.record + ".tmp", self.record)
         return True

@@ -146,7 +146,7 @@ class EngineService:
         if isinstance(self._kb, UpdatableKb):  # the KB files again, then the updates made since
             for text in server.get("updates", []):
                 self._apply_update(text)
-        self._mirror = KbMirror(self._kb, self.store)
+        self._mirror = KbMirror(self._kb, self.store, os.path.join(data, "kb-graphs.json"))
         self._mirror.sync(force=True)
         self._engine = Engine.restore(found.snapshot, kb=self._kb) if found.snapshot else Engine(self._kb, query_clocks=True)
         self._next_id = server.get("next_id", 1)

@@ -123,3 +123,27 @@ def test_sparql_update_on_the_in_memory_kb(tmp_path: Path, data: bool) -> None:
             assert owners(srv.url) == [("H1", "Alan")]
         finally:
             assert srv.stop() == 0
+
+
+def test_a_restart_with_another_kb_leaves_no_graph_of_the_old_one(tmp_path: Path) -> None:
+    """With --data the /sparql store is on disk: a restart on a KB that no longer has a graph
+    an earlier run copied removes it (the copied graphs are recorded beside the store)."""
+    old, new = tmp_path / "old.nt", tmp_path / "new.nt"
+    old.write_text(f"<{EX}h1> <{EX}owner> \"alice\" .\n", encoding="utf-8")
+    new.write_text(f"<{EX}h2> <{EX}owner> \"bob\" .\n", encoding="utf-8")
+    graphs = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } } ORDER BY ?g"
+
+    def names(url: str) -> list[str]:
+        r = httpx.get(f"{url}/sparql", params={"query": graphs}, headers={"Accept": "application/sparql-results+json"})
+        return [b["g"]["value"] for b in r.json()["results"]["bindings"]]
+
+    srv = start_server("--kb", f"{EX}old={old}", "--data", str(tmp_path / "data"))
+    try:
+        assert names(srv.url) == [f"{EX}old"]
+    finally:
+        assert srv.stop() == 0
+    srv = start_server("--kb", f"{EX}new={new}", "--data", str(tmp_path / "data"))
+    try:
+        assert names(srv.url) == [f"{EX}new"]
+    finally:
+        assert srv.stop() == 0
