@@ -1255,6 +1255,14 @@ impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Graphs<R, T, F> {
         }
     }
 
+    /// The input ended, with its error if it broke: the assembler closes what is open.
+    fn end(&mut self, error: Option<ReplayError>) {
+        let failed = error.is_some();
+        self.read_error = error;
+        self.finished = true;
+        self.assembler.finish(failed);
+    }
+
     /// The syntax or read error that ended the input early, once it did.
     pub fn read_error(&self) -> Option<&ReplayError> {
         self.read_error.as_ref()
@@ -1325,29 +1333,15 @@ impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Iterator for Graphs<R, T, 
                 // names and timestamps are all the assembler takes: no triple is built
                 match self.quads.next_sketch(&self.assembler.predicate) {
                     Some(Ok((sketch, line))) => self.assembler.add_sketch(sketch, line),
-                    Some(Err(e)) => {
-                        self.read_error = Some(e);
-                        self.finished = true;
-                        self.assembler.finish(true);
-                    }
-                    None => {
-                        self.finished = true;
-                        self.assembler.finish(false);
-                    }
+                    Some(Err(e)) => self.end(Some(e)),
+                    None => self.end(None),
                 }
                 continue;
             }
             match self.quads.next() {
                 Some(Ok((quad, line))) => self.assembler.add(quad, line, &mut self.convert),
-                Some(Err(e)) => {
-                    self.read_error = Some(e);
-                    self.finished = true;
-                    self.assembler.finish(true);
-                }
-                None => {
-                    self.finished = true;
-                    self.assembler.finish(false);
-                }
+                Some(Err(e)) => self.end(Some(e)),
+                None => self.end(None),
             }
         }
     }
