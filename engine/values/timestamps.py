@@ -176,7 +176,7 @@ def exact_seconds(seconds: float | int | Decimal | str) -> Decimal:
     if isinstance(seconds, int):
         return checked_time(Decimal(seconds), seconds)
     if isinstance(seconds, str):
-        return number_from_lexical(seconds)
+        return checked_time(number_from_lexical(seconds), seconds)
     try:
         value = Decimal(repr(float(seconds)))
     except (TypeError, ValueError, InvalidOperation):

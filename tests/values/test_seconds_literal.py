@@ -112,3 +112,14 @@ def test_every_output_writes_the_same_term(time):
     assert _from_json_results(start, time) == expected
     assert _from_match_rdf(start, time) == expected
     assert _from_functions(start, time) == expected
+
+
+@pytest.mark.parametrize("text", ["1e400", "0.0000000001", "-1e30"])
+def test_a_time_given_as_text_is_checked_like_the_others(text: str) -> None:
+    """exact_seconds checks a numeric string as it checks Decimals, ints and floats (range,
+    nanosecond resolution): the one conversion every entry point relies on."""
+    from spaseq.engine.values.timestamps import exact_seconds
+
+    with pytest.raises(ValueError):
+        exact_seconds(text)
+    assert exact_seconds("1.5") == Decimal("1.5")
