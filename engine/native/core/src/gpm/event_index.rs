@@ -77,6 +77,11 @@ impl EventIndex {
         self.by_pred.contains_key(&p)
     }
 
+    /// Whether the event has every one of `predicates` (the GPMs' pre-filter).
+    pub fn has_predicates(&self, predicates: &[TermId]) -> bool {
+        predicates.iter().all(|p| self.has_predicate(*p))
+    }
+
     /// Every predicate with its pairs.
     pub fn predicates(&self) -> impl Iterator<Item = (TermId, &[(TermId, TermId)])> {
         self.by_pred.iter().map(|(p, pairs)| (*p, pairs.as_slice()))

@@ -228,7 +228,7 @@ impl GpmProgram {
 
     /// Constant predicates every solution needs (the pre-filter): false if the event lacks one.
     pub fn may_match(&self, index: &EventIndex) -> bool {
-        self.required.iter().all(|p| index.has_predicate(*p))
+        index.has_predicates(&self.required)
     }
 }
 

@@ -131,7 +131,7 @@ impl SparqlGpm {
 
     /// Constant predicates every solution needs (the pre-filter).
     pub fn may_match(&self, index: &EventIndex) -> bool {
-        self.required.iter().all(|p| index.has_predicate(*p))
+        index.has_predicates(&self.required)
     }
 
     pub fn local_slots(&self) -> &[Slot] {
@@ -224,7 +224,8 @@ impl SparqlGpm {
         let Ok(QueryResults::Solutions(solutions)) = prepared.execute(&dataset) else {
             return;
         };
-        let back = spellings(index, dict);
+        // the event's spellings of computed values, gathered when a literal first comes back
+        let mut back: Option<HashMap<oxrdf::Term, oxrdf::Term>> = None;
         let mut seen = HashSet::new();
         let width = mu.len().max(self.width);
         for solution in solutions.flatten() {
@@ -236,8 +237,14 @@ impl SparqlGpm {
                 };
                 if row[slot].is_none() {
                     // mu's values stay as mu spells them (the VALUES join made them equal)
-                    let c = canonical(term, dict);
-                    let term = back.get(c.as_ref().unwrap_or(term)).unwrap_or(term).clone();
+                    let term = match term {
+                        oxrdf::Term::Literal(_) => {
+                            let back = back.get_or_insert_with(|| spellings(index, dict));
+                            let c = canonical(term, dict);
+                            back.get(c.as_ref().unwrap_or(term)).unwrap_or(term).clone()
+                        }
+                        _ => term.clone(),
+                    };
                     row[slot] = Some(dict.intern(term));
                 }
             }
