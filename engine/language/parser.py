@@ -8,6 +8,7 @@ from importlib import resources
 from lark import Lark, Tree, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from spaseq.engine.errors import Location, QueryError
+from spaseq.engine.language.lexer import SharedPatternContextualLexer
 
 # Readable names for the grammar's regex terminals in "expected ..." messages.
 _TERMINAL_NAMES = {
@@ -52,18 +53,26 @@ _TERMINAL_NAMES = {
 }
 
 
-@lru_cache(maxsize=1)
-def _parser() -> Lark:
+def build_lark(*, shared_patterns: bool = True) -> Lark:
+    """The LALR parser of the SPAseq grammar; ``shared_patterns=False`` gives lark's own lexer
+    (the tests compare the two)."""
     grammar = resources.files("spaseq.engine.language").joinpath("spaseq.lark").read_text(encoding="utf-8")
+    plugins = {"ContextualLexer": SharedPatternContextualLexer} if shared_patterns else {}
     return Lark(
         grammar,
         parser="lalr",
         lexer="contextual",
         propagate_positions=True,
         maybe_placeholders=False,
-        regex=True,  # the `regex` module compiles the contextual scanners ~4x faster than `re`
+        regex=True,  # the grammar's character classes need the `regex` module
         cache=True,  # grammar analysis cached in the temp dir (lark rebuilds it if unusable)
+        _plugins=plugins,
     )
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    return build_lark()
 
 
 def _describe_terminal(name: str) -> str:
