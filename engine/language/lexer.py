@@ -11,7 +11,7 @@ pattern per terminal shared by every state, gives the same tokens. Plugged in th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from lark.lexer import (
@@ -29,7 +29,7 @@ from lark.lexer import (
 __all__ = ["SharedPatternContextualLexer"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(re_module: Any, regexp: str, flags: int) -> Any:
     """One compiled pattern per terminal regexp, shared by every state's scanner."""
     return re_module.compile(regexp, flags)
@@ -60,7 +60,7 @@ class _OrderedScanner(Scanner):
         return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _str_matched_by(re_module: Any, regexp: str, value: str, flags: int) -> bool:
     """Whether a regex terminal matches a string terminal's whole text (a keyword it spells)."""
     found = _compiled(re_module, regexp, flags).match(value)
@@ -74,7 +74,7 @@ class _SharedPatternBasicLexer(BasicLexer):
         terminals, self.callback = self._unless(list(self.terminals))
         for type_, f in self.user_callbacks.items():
             if type_ in self.callback:
-                self.callback[type_] = CallChain(self.callback[type_], f, lambda t: t.type == type_)
+                self.callback[type_] = CallChain(self.callback[type_], f, lambda t, type_=type_: t.type == type_)
             else:
                 self.callback[type_] = f
         return _OrderedScanner(terminals, self.g_regex_flags, self.re, self.use_bytes)
