@@ -139,7 +139,7 @@ def _expected_summary(plan: Plan) -> dict:
             "partition_keys": list(ix.partition_keys) if ix.partition_keys is not None else None,
             "range": None if ix.range is None else {
                 "run_var": ix.range.run_var,
-                "by_gpm": {g: [k.event_var, k.below] for g, k in sorted(ix.range.by_gpm.items())}},
+                "by_gpm": {g: [k.event_var, k.below, k.scale, k.offset] for g, k in sorted(ix.range.by_gpm.items())}},
             "row_slots": {g: [list(k), r] for g, (k, r) in sorted(ix.row_slots.items())},
         })
     gpms = {}

@@ -34,6 +34,10 @@ BODIES = [
     "{{ ?s{i} :val ?v{i} FILTER(?v{i} > ?v{j}) }}",
     "{{ ?s{i} :key ?k ; :val ?v{i} FILTER(?v{j} >= ?v{i}) }}",
     "{{ ?s{i} :key ?k ; :val ?v{i} FILTER(?v{i} != ?v{j}) }}",
+    # lines of an earlier variable (range keys through f(?r)), on their boundaries too
+    "{{ ?s{i} :val ?v{i} FILTER(?v{i} >= ?v{j} * 0.5 + 1) }}",
+    "{{ ?s{i} :key ?k ; :val ?v{i} FILTER((3 - ?v{j}) / 2 >= ?v{i}) }}",
+    "{{ ?s{i} :val ?v{i} FILTER(?v{i} <= ?v{j} * 0.3 / 0.1) }}",
     "{{ ?s{i} :tag ?t{i} }}",
     "{{ ?s{i} :key ?k GRAPH :kb {{ ?k :owner ?o{i} }} }}",
     "{{ ?s{i} :val ?v{i} OPTIONAL {{ ?s{i} :tag ?t{i} }} FILTER(!BOUND(?t{i}) || ?v{i} < 3) }}",

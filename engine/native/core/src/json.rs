@@ -118,6 +118,19 @@ impl<'a> At<'a> {
         }
     }
 
+    /// A number member, `default` when the object does not have it (a field added later).
+    pub fn f64_or(&self, name: &str, default: f64) -> Result<f64> {
+        match self.object()?.get(name) {
+            None => Ok(default),
+            Some(value) => match value.as_f64() {
+                Some(x) => Ok(x),
+                None => self
+                    .member(name, value)
+                    .error(format!("expected a number, found {}", kind(value))),
+            },
+        }
+    }
+
     pub fn usize(&self) -> Result<usize> {
         match self.value.as_u64().map(usize::try_from) {
             Some(Ok(n)) => Ok(n),

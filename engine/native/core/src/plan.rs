@@ -91,22 +91,25 @@ pub struct GpmPlan {
     pub direct_solver: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RangeKey {
     pub run_var: String,
     pub event_var: String,
-    /// Visit runs whose key is at most the event's value (else at least).
+    /// Visit runs whose key is at most `(value - offset) / scale` of the event's value (else
+    /// at least): the FILTER compares the event's variable with `scale * run_var + offset`.
     pub below: bool,
+    pub scale: f64,
+    pub offset: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StepRange {
     pub run_var: String,
     pub by_gpm: BTreeMap<String, RangeKey>,
 }
 
 /// How runs waiting at one step are indexed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunIndex {
     pub partition_keys: Option<Vec<String>>,
     pub range: Option<StepRange>,
@@ -421,6 +424,8 @@ fn read_range(at: &At<'_>) -> Result<StepRange> {
                 run_var: key.get("run_var")?.string()?,
                 event_var: key.get("event_var")?.string()?,
                 below: key.get("below")?.bool()?,
+                scale: key.f64_or("scale", 1.0)?,
+                offset: key.f64_or("offset", 0.0)?,
             },
         );
     }

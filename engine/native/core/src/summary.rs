@@ -26,7 +26,7 @@ pub fn summary(plan: &Plan) -> Value {
                 "partition_keys": ix.partition_keys,
                 "range": ix.range.as_ref().map(|r| json!({
                     "run_var": r.run_var,
-                    "by_gpm": r.by_gpm.iter().map(|(g, k)| (g.clone(), json!([k.event_var, k.below]))).collect::<serde_json::Map<_, _>>(),
+                    "by_gpm": r.by_gpm.iter().map(|(g, k)| (g.clone(), json!([k.event_var, k.below, k.scale, k.offset]))).collect::<serde_json::Map<_, _>>(),
                 })),
                 "row_slots": ix.row_slots.iter().map(|(g, (keys, at))| (g.clone(), json!([keys, at]))).collect::<serde_json::Map<_, _>>(),
             })

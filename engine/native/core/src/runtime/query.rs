@@ -17,7 +17,7 @@ use super::gpms::{GpmEval, RunView};
 use super::lazy_chain::PrefixBuffer;
 use super::operand::Op;
 use super::order::{sort_batch, MatchRecord};
-use super::range_index::{KeyCache, Partition, Request};
+use super::range_index::{KeyCache, Line, Partition, Request};
 use super::window::Span;
 use crate::dictionary::{Dictionary, TermId};
 use crate::plan::{Modifier, Plan, Strategy};
@@ -172,11 +172,11 @@ struct StepInfo {
 }
 
 /// How runs waiting at a step are sorted within a partition: by `run_var`, which GPMs of
-/// the step compare with a variable of their own (`by_gpm`: GPM -> (its slot, below)).
+/// the step compare with a variable of their own (`by_gpm`: GPM -> its slot and the line).
 #[derive(Debug, Clone)]
 struct RangeInfo {
     run_var: Slot,
-    by_gpm: HashMap<usize, (Slot, bool)>,
+    by_gpm: HashMap<usize, (Slot, Line)>,
 }
 
 impl StepInfo {
@@ -285,7 +285,12 @@ impl<G: GpmEval> QueryRuntime<G> {
                     let mut by_gpm = HashMap::default();
                     for (g, key) in &r.by_gpm {
                         let g = gpm_index(g).ok_or_else(|| Unsupported(format!("no GPM {g}")))?;
-                        by_gpm.insert(g, (slot(&key.event_var)?, key.below));
+                        let line = Line {
+                            below: key.below,
+                            scale: key.scale,
+                            offset: key.offset,
+                        };
+                        by_gpm.insert(g, (slot(&key.event_var)?, line));
                     }
                     Some(RangeInfo {
                         run_var: slot(&r.run_var)?,
@@ -781,9 +786,12 @@ impl<G: GpmEval> QueryRuntime<G> {
                         continue;
                     };
                     let request = match range {
-                        Some(&(slot, below)) => {
-                            (row[slot].and_then(|id| self.keys.key(id, dict)), below)
-                        }
+                        Some(&(slot, line)) => (
+                            row[slot]
+                                .and_then(|id| self.keys.key(id, dict))
+                                .and_then(|v| line.bound(v)),
+                            line.below,
+                        ),
                         None => (None, true),
                     };
                     match requests.iter_mut().find(|(v, _)| *v == values) {

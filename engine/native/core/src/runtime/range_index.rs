@@ -84,6 +84,41 @@ impl KeyCache {
     }
 }
 
+/// How a GPM's FILTER compares its event's variable with a run's key: with `scale * key +
+/// offset`, visiting the runs on the `below` side of the event value taken back through it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Line {
+    pub below: bool,
+    pub scale: f64,
+    pub offset: f64,
+}
+
+/// Relative slack of a bound computed through a line: far above the few roundings of the
+/// f64 arithmetic (and of xsd:float's, 6e-8 each) between it and the exact bound.
+const SLACK: f64 = 1e-6;
+
+impl Line {
+    /// The key bound for an event value `v`: `(v - offset) / scale`, widened by `SLACK` on
+    /// the side that visits more runs, so that no run the exact comparison accepts is left
+    /// out; None (visit every run) when it is not a finite number.
+    pub fn bound(self, v: Key) -> Option<Key> {
+        if self.scale == 1.0 && self.offset == 0.0 {
+            return Some(v);
+        }
+        let v = v.value();
+        let exact = (v - self.offset) / self.scale;
+        let slack = SLACK * (exact.abs() + (v.abs() + self.offset.abs()) / self.scale.abs());
+        let bound = if self.below {
+            exact + slack
+        } else {
+            exact - slack
+        };
+        bound
+            .is_finite()
+            .then_some(Key(if bound == 0.0 { 0.0 } else { bound }))
+    }
+}
+
 /// What one solution of an event asks of a partition: the runs with key <= value
 /// (`below`) or >= value; a None value (not a number, or the GPM has no range) asks for all.
 pub type Request = (Option<Key>, bool);
