@@ -12,7 +12,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use spaseq_core::dictionary::{Dictionary, TermId};
-use spaseq_core::gpm::{EventIndex, GpmProgram, KbLookup, RunEnv, SparqlGpm};
+use spaseq_core::gpm::{EventIndex, GpmProgram, KbLookup, RunEnv, SparqlGpm, ValueCache};
 use spaseq_core::runtime::{
     EventData, EventRef, GpmEval, MatchRecord, Node, QueryRuntime, QueryState, RunView, Streams,
 };
@@ -335,6 +335,8 @@ type Restoring = (Vec<QueryState>, HashMap<u64, EventRef>);
 #[pyclass(unsendable, module = "spaseq.engine._native")]
 pub(crate) struct NativeEngine {
     dict: Dictionary,
+    /// values of the dictionary's terms read by FILTERs from runs' bindings
+    values: Rc<ValueCache>,
     streams: RefCell<Streams>,
     queries: RefCell<Vec<QueryRuntime<Programs>>>,
     events: Cell<u64>,
@@ -358,7 +360,7 @@ impl NativeEngine {
         let uid = self.events.get() + 1;
         self.events.set(uid);
         let prepared = Rc::new(Prepared {
-            index: EventIndex::new(&triples),
+            index: EventIndex::with_values(&triples, self.values.clone()),
             uid,
             time,
         });
@@ -428,6 +430,7 @@ impl NativeEngine {
     fn new() -> Self {
         NativeEngine {
             dict: Dictionary::new(),
+            values: Rc::default(),
             streams: RefCell::new(Streams::new()),
             queries: RefCell::new(Vec::new()),
             events: Cell::new(0),
@@ -517,7 +520,7 @@ impl NativeEngine {
         }
         let index = |e: &EventRef| {
             Rc::new(Prepared {
-                index: EventIndex::new(&e.triples),
+                index: EventIndex::with_values(&e.triples, self.values.clone()),
                 uid: e.uid,
                 time: e.time,
             })

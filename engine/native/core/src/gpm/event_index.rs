@@ -7,8 +7,10 @@ use super::value::Value;
 use crate::dictionary::{Dictionary, TermId};
 use crate::replay::FastHasher;
 use oxrdf::Term;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::rc::Rc;
 use std::sync::OnceLock;
 
 /// The index's maps are keyed by term ids: hashed fast (`replay::FastHasher`), not by SipHash.
@@ -21,6 +23,30 @@ pub type Pairs = Vec<(TermId, TermId)>;
 /// the pattern is bound (shorter lists are scanned).
 const LOOKUP_THRESHOLD: usize = 8;
 
+/// Values of terms that FILTERs read from a run's bindings rather than from the event (the
+/// `?p1` of `?p2 < ?p1 * 0.975`): parsed once each (a decimal's lexical form costs hundreds
+/// of instructions), not once per run and event; it forgets everything past `VALUES_KEPT`
+/// terms. One per term dictionary: ids mean nothing in another.
+#[derive(Debug, Default)]
+pub struct ValueCache(RefCell<Map<TermId, Value>>);
+
+const VALUES_KEPT: usize = 1 << 16;
+
+impl ValueCache {
+    fn value(&self, id: TermId, literal: &oxrdf::Literal) -> Value {
+        if let Some(value) = self.0.borrow().get(&id) {
+            return value.clone();
+        }
+        let value = Value::of_literal(literal);
+        let mut values = self.0.borrow_mut();
+        if values.len() >= VALUES_KEPT {
+            values.clear();
+        }
+        values.insert(id, value.clone());
+        value
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct EventIndex {
     by_pred: Map<TermId, Pairs>,
@@ -31,9 +57,20 @@ pub struct EventIndex {
     /// every object's value, parsed on first use
     values: Map<TermId, OnceLock<Value>>,
     len: usize,
+    /// values of other terms (None: parsed on every use)
+    others: Option<Rc<ValueCache>>,
 }
 
 impl EventIndex {
+    /// Index an event's triples (a graph is a set: repeated triples count once), with the
+    /// values of other terms taken from `others` (the engine's, for its dictionary).
+    pub fn with_values(triples: &[[TermId; 3]], others: Rc<ValueCache>) -> Self {
+        EventIndex {
+            others: Some(others),
+            ..Self::new(triples)
+        }
+    }
+
     /// Index an event's triples (a graph is a set: repeated triples count once).
     pub fn new(triples: &[[TermId; 3]]) -> Self {
         let mut by_pred: Map<TermId, Pairs> = Map::default();
@@ -54,6 +91,7 @@ impl EventIndex {
             by_object: OnceLock::new(),
             values,
             len,
+            others: None,
         }
     }
 
@@ -125,9 +163,38 @@ impl EventIndex {
         match dict.get(id) {
             Term::Literal(lit) => match self.values.get(&id) {
                 Some(cell) => cell.get_or_init(|| Value::of_literal(lit)).clone(),
-                None => Value::of_literal(lit),
+                None => match &self.others {
+                    Some(cache) => cache.value(id, lit),
+                    None => Value::of_literal(lit),
+                },
             },
             _ => Value::Node(id),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxrdf::{Literal, NamedNode};
+
+    #[test]
+    fn a_run_s_values_are_parsed_once_and_read_alike_from_every_event() {
+        let dict = Dictionary::new();
+        let decimal = NamedNode::new_unchecked("http://www.w3.org/2001/XMLSchema#decimal");
+        let price = dict.intern(Literal::new_typed_literal("124.92", decimal).into());
+        let word = dict.intern(Literal::new_simple_literal("x").into());
+        let cache = Rc::new(ValueCache::default());
+        for _ in 0..3 {
+            let event = EventIndex::with_values(&[], cache.clone());
+            let value = format!("{:?}", event.value(price, &dict));
+            assert_eq!(
+                value,
+                format!("{:?}", EventIndex::new(&[]).value(price, &dict))
+            );
+            assert!(value.contains("12492"), "{value}");
+            assert!(matches!(event.value(word, &dict), Value::Str(s) if &*s == "x"));
+        }
+        assert_eq!(cache.0.borrow().len(), 2);
     }
 }

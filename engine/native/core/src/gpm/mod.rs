@@ -13,7 +13,7 @@ pub mod run_functions;
 pub mod sparql;
 pub mod value;
 
-pub use event_index::EventIndex;
+pub use event_index::{EventIndex, ValueCache};
 pub use expr::{Compiled, Env};
 pub use run_functions::RunEnv;
 pub use sparql::SparqlGpm;
