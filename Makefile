@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 SG     := fixtures/smartgrid
 SGKB   := build/smartgrid-kb
 
-.PHONY: run test lint lint-rust test-rust bench bench-quick check-java check-rust browser clean
+.PHONY: run test lint lint-rust test-rust docs bench bench-quick check-java check-rust browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,7 +46,7 @@ run: $(STAMP) check-java $(SGKB)/CURRENT
 	  --kb-store $(SGKB) --format table
 
 lint: $(STAMP) lint-rust
-	$(BIN)/ruff check engine plugin extension_functions tests benchmarks
+	$(BIN)/ruff check engine plugin extension_functions tests benchmarks examples docs
 
 lint-rust: $(STAMP)
 	cd $(NATIVE) && cargo fmt --check && cargo clippy --all-targets --quiet -- -D warnings
@@ -77,7 +77,11 @@ browser:
 	    echo "      apt-get install -y chromium chromium-driver"; \
 	  fi; }
 
-test: $(STAMP) check-java browser lint test-rust
+# the API reference (pdoc) built from the docstrings into build/docs; any warning fails it
+docs: $(STAMP)
+	$(BIN)/python docs/api_reference.py build/docs
+
+test: $(STAMP) check-java browser lint test-rust docs
 	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest
 
 clean:

@@ -1,4 +1,5 @@
-"""The README's CONSTRUCT / composition / materialisation examples run as written."""
+"""The README's CONSTRUCT / composition / materialisation examples run as written, writing
+only to temporary directories."""
 
 from __future__ import annotations
 
@@ -23,12 +24,20 @@ def blocks(lang: str) -> list[str]:
     return out
 
 
+def files(root: Path) -> set[Path]:
+    return {p.relative_to(root) for p in root.rglob("*")}
+
+
 def test_readme_examples_run(tmp_path):
-    shutil.copytree(ROOT / "fixtures" / "composition", tmp_path / "fixtures" / "composition")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    tree, scratch = tmp_path / "tree", tmp_path / "tmp"   # a clone's work tree, and $TMPDIR
+    shutil.copytree(ROOT / "fixtures" / "composition", tree / "fixtures" / "composition")
+    scratch.mkdir()
+    before = files(tree)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "TMPDIR": str(scratch)}
     outputs = []
     for script in blocks("sh"):
-        done = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env,
+        done = subprocess.run(["bash", "-e", "-c", script], cwd=tree, env=env,
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout)
@@ -37,7 +46,10 @@ def test_readme_examples_run(tmp_path):
     assert [line.split()[0] for line in printed] == [f"<http://ex.org/alerts#match-{k}>" for k in range(1, 5)]
     assert printed[1].endswith("<http://ex.org/h2>")
     (python,) = blocks("python")
-    done = subprocess.run([sys.executable, "-c", python], cwd=tmp_path, capture_output=True,
+    done = subprocess.run([sys.executable, "-c", python], cwd=tree, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "3 {'s': 'http://ex.org/h1', 'l1': '70', 'p2': '70', 'l2': '80'}\n"
+    # the examples' outputs went to temporary directories, never into the work tree
+    assert files(tree) == before
+    assert any(scratch.iterdir())
