@@ -309,9 +309,10 @@ class Engine:
         self.compactions += 1
         self._compact_at = 2 * session.engine.terms()
 
-    def advance_to(self, time: float | int | Decimal | str) -> None:
-        """A heartbeat: no event earlier than ``time`` will come; windows may close."""
-        time = _time(time)
+    def advance_to(self, time: float | int | Decimal | str | datetime | object) -> None:
+        """A heartbeat: no event earlier than ``time`` (given as ``push`` takes it) will come;
+        windows may close."""
+        time = _stamp(time)[0]
         self._clock = max(self._clock, time)
         self._poll_kb(force=True)
         for h in self.handles:
@@ -580,26 +581,18 @@ def evaluate(query: A.Query, events: Iterable[Event], kb: Store | None = None,
     return list(handle.matches())
 
 
-def _time(value: float | int | Decimal | str) -> Decimal:
-    """A caller's time in seconds as the engine keeps it (``values.timestamps.exact_seconds``)."""
-    try:
-        return exact_seconds(value)
-    except ValueError as err:
-        raise UsageError(f"bad time: {err}") from None
-
-
 def _stamp(value: object) -> tuple[Decimal, bool]:
-    """A pushed event's time as the engine keeps it and whether it was an xsd:dateTime: a
-    number of seconds (``_time``), an aware ``datetime``, or a timestamp literal (pyoxigraph,
-    or rdflib: read by its N-Triples spelling)."""
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            raise UsageError(f"bad time: {value!r} has no time zone (give an aware datetime)")
-        return datetime_to_seconds(value.isoformat()), True
-    literal = value if isinstance(value, pyoxigraph.Literal) else _rdflib_literal(value)
-    if literal is None:
-        return _time(value), False  # type: ignore[arg-type]
+    """A caller's time as the engine keeps it and whether it was an xsd:dateTime: a number of
+    seconds (``values.timestamps.exact_seconds``), an aware ``datetime``, or a timestamp
+    literal (pyoxigraph, or rdflib: read as its lexical form and datatype); UsageError else."""
+    if isinstance(value, datetime) and value.tzinfo is None:
+        raise UsageError(f"bad time: {value!r} has no time zone (give an aware datetime)")
     try:
+        if isinstance(value, datetime):
+            return datetime_to_seconds(value.isoformat()), True
+        literal = value if isinstance(value, pyoxigraph.Literal) else _rdflib_literal(value)
+        if literal is None:
+            return exact_seconds(value), False  # type: ignore[arg-type]
         return to_seconds(literal), is_datetime(literal)
     except ValueError as err:
         raise UsageError(f"bad time: {err}") from None
