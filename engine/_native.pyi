@@ -98,12 +98,15 @@ class NativeEngine:
     def intern(self, ntriples: str) -> int: ...
     def term(self, id: int) -> str: ...
     def term_parts(self, id: int) -> tuple[str, str, str | None, str | None]: ...
-    def event(self, stream: str, time: int, seq: int, graph: str | None, triples: list[int]) -> NativeEvent:
-        """Prepare an event: graph name in N-Triples, triples as a flat list of term ids."""
+    def event(self, stream: str, time: int, seq: int, graph: str | None, triples: list[int],
+              dated: bool = False) -> NativeEvent:
+        """Prepare an event: graph name in N-Triples, triples as a flat list of term ids,
+        ``dated``: its timestamp was written as an xsd:dateTime."""
     def feed(self, stream: ReplayStream, max: int) -> tuple[int, int | None, bool, str | None]:
         """Feed up to ``max`` events of a replay stream to the queries: (events fed, last time
         ns, ended, the stream's error text)."""
-    def event_parts(self, uid: int) -> tuple[str, int, int, tuple[str, str, str | None, str | None] | None, list[int]] | None: ...
+    def event_parts(self, uid: int) -> tuple[str, int, bool, int, tuple[str, str, str | None, str | None] | None, list[int]] | None:
+        """(stream, time ns, dated, seq, graph name's parts, triples as ids), or None."""
     def forget(self) -> list[int]:
         """uids of the oldest events nothing native holds any more."""
     def on_event(self, query: int, event: NativeEvent) -> None: ...
@@ -143,10 +146,12 @@ class NativeWriter:
     text file ``out`` (``write(str)``, ``flush()``), without a Python object per match."""
 
     def __init__(self, format: str, out: object, select: list[str] | None, distinct: bool,
-                 columns: list[str], with_time: bool, binary: bool = False) -> None:
+                 columns: list[str], with_time: bool, binary: bool = False,
+                 time_format: str = "input") -> None:
         """Rows of ``select`` (None: every bound variable, by name), DISTINCT or not;
         ``columns`` the header's variables; ``with_time`` adds ``_time`` and ``_start``;
-        ``binary``: ``out`` takes UTF-8 bytes instead of text."""
+        ``binary``: ``out`` takes UTF-8 bytes instead of text; ``time_format``: ``input``,
+        ``dateTime`` or ``epoch`` (docs/decisions.md 43)."""
     def forget_terms(self) -> None:
         """Forget what is cached by term id (the engine's dictionary was compacted)."""
     def start(self) -> None: ...

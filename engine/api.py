@@ -5,6 +5,7 @@
                                                     # KbStore / directory made by `spaseq kb load`
     handle = engine.register(query_text, on_match=print)
     engine.push("http://example.org/stream", 10.0, triples_or_graph, name=None)
+                                                    # (time: seconds, a datetime or a literal)
     engine.advance_to(20.0)                         # heartbeat: closes windows
     engine.close()                                  # end of input
     rows = handle.rows()                            # projected result rows so far
@@ -26,6 +27,7 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 
 import pyoxigraph
@@ -44,9 +46,16 @@ from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Match, Row, Term, project
 from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.output.materialize import Materializer
+from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, check_time_format
 from spaseq.engine.runtime.native import NativeEngine, NativeSession, QueryRuntime
 from spaseq.engine.runtime.snapshot import Snapshot, SnapshotError
-from spaseq.engine.values.timestamps import INFINITY, exact_seconds
+from spaseq.engine.values.timestamps import (
+    INFINITY,
+    datetime_to_seconds,
+    exact_seconds,
+    is_datetime,
+    to_seconds,
+)
 
 __all__ = ["Engine", "EngineOptions", "LateEventError", "QueryHandle", "SnapshotError"]
 
@@ -94,9 +103,10 @@ class Engine:
 
     def __init__(self, kb: Store | KbStore | str | os.PathLike | None = None, options: EngineOptions | None = None,
                  drop_late: bool = False, materialize: Store | str | None = None,
-                 query_clocks: bool = False) -> None:
+                 query_clocks: bool = False, time_format: str = DEFAULT_TIME_FORMAT) -> None:
         """``materialize``: a pyoxigraph Store or a directory for an on-disk one, where every
-        result of every query is stored (``materialize`` module, docs/vocabulary.md).
+        result of every query is stored (``materialize`` module, docs/vocabulary.md), its
+        times as ``time_format`` says (``input``, ``dateTime``, ``epoch``: ``output.times``).
         ``query_clocks``: each query's clock moves only with the events of its own streams and
         with heartbeats (``advance_to``), so streams may be pushed by independent producers,
         each in its own time order; by default an event moves every query's clock."""
@@ -104,7 +114,8 @@ class Engine:
         if isinstance(kb, str | os.PathLike):  # the directory of a `spaseq kb load` store
             kb = KbStore(kb)
         self.graphs = EventGraphs(kb)
-        self.materializer = Materializer(materialize) if materialize is not None else None
+        self.time_format = check_time_format(time_format)
+        self.materializer = Materializer(materialize, time_format) if materialize is not None else None
         self.composition = Composition()
         self._composer = Composer(self.composition, self.graphs.kb)  # the same KB (and version)
         self.handles: list[QueryHandle] = []
@@ -175,16 +186,20 @@ class Engine:
             self._native = NativeSession()
         handle.runtime = QueryRuntime(plan, self._native, handle._emit, graphs)
 
-    def push(self, stream: str, time: float | int | Decimal | str,
+    def push(self, stream: str, time: float | int | Decimal | str | datetime | object,
              graph: Iterable[Triple | Quad] | str | bytes | object,
              name: NamedNode | BlankNode | str | None = None, format: str = "trig") -> None:
         """Push one event: ``graph`` is an rdflib Graph, pyoxigraph triples/quads, or
         serialized TriG/N-Quads/Turtle text (``format``). ``time`` is in seconds, kept exactly
-        (a float as the decimal it prints as, to the nanosecond: ``values.timestamps``)."""
+        (a float as the decimal it prints as, to the nanosecond: ``values.timestamps``), or an
+        aware ``datetime`` or a timestamp literal (pyoxigraph or rdflib; an xsd:dateTime or a
+        number), as a replay file stamps events: a dateTime makes the event's results give
+        their times as xsd:dateTime (docs/decisions.md 43)."""
         if isinstance(name, str):
             name = NamedNode(name)
         triples = _triples(graph, format)
-        self.push_event(Event(stream, _time(time), triples, self._seq, name))
+        seconds, dated = _stamp(time)
+        self.push_event(Event(stream, seconds, triples, self._seq, name, dated=dated))
 
     def push_event(self, event: Event) -> None:
         """Push an already-built Event (events must come in time order per query)."""
@@ -229,11 +244,11 @@ class Engine:
                         f"{h.runtime.clock:g}, already processed on this query's streams (late event)")
         return None
 
-    def late(self, stream: str, time: float | int | Decimal | str) -> str | None:
+    def late(self, stream: str, time: float | int | Decimal | str | datetime | object) -> str | None:
         """Why an event at ``time`` on ``stream`` pushed now would be late (the message
         ``push`` would raise ``LateEventError`` with), or None: lets a caller refuse a whole
         batch before pushing any of it. UsageError for a query's output stream."""
-        return self._lateness(Event(stream, _time(time), (), 0, None))
+        return self._lateness(Event(stream, _stamp(time)[0], (), 0, None))
 
     def query(self, output: str) -> QueryHandle | None:
         """The registered query whose output stream is ``output`` (e.g. after ``restore``)."""
@@ -294,9 +309,10 @@ class Engine:
         self.compactions += 1
         self._compact_at = 2 * session.engine.terms()
 
-    def advance_to(self, time: float | int | Decimal | str) -> None:
-        """A heartbeat: no event earlier than ``time`` will come; windows may close."""
-        time = _time(time)
+    def advance_to(self, time: float | int | Decimal | str | datetime | object) -> None:
+        """A heartbeat: no event earlier than ``time`` (given as ``push`` takes it) will come;
+        windows may close."""
+        time = _stamp(time)[0]
         self._clock = max(self._clock, time)
         self._poll_kb(force=True)
         for h in self.handles:
@@ -488,7 +504,7 @@ class Engine:
 
 def _event_state(event: Event) -> dict:
     """An event buffered by composition as a snapshot writes it (terms in N-Triples)."""
-    return {"stream": event.stream, "time": str(event.time), "seq": event.seq,
+    return {"stream": event.stream, "time": str(event.time), "dated": event.dated, "seq": event.seq,
             "name": None if event.name is None else str(event.name), "origin": event.origin,
             "triples": [[str(t.subject), str(t.predicate), str(t.object)] for t in event.triples]}
 
@@ -501,7 +517,8 @@ def _term_reader(native: NativeSession) -> Callable[[str], Term]:
 def _event_of(state: dict, term: Callable[[str], Term]) -> Event:
     triples = tuple(Triple(term(s), term(p), term(o)) for s, p, o in state["triples"])
     name = term(state["name"]) if state["name"] is not None else None
-    return Event(state["stream"], Decimal(state["time"]), triples, state["seq"], name, state["origin"])
+    return Event(state["stream"], Decimal(state["time"]), triples, state["seq"], name, state["origin"],
+                 state.get("dated", False))
 
 
 def _stream_error(message: str, paths: Iterable[str]) -> StreamError:
@@ -564,9 +581,28 @@ def evaluate(query: A.Query, events: Iterable[Event], kb: Store | None = None,
     return list(handle.matches())
 
 
-def _time(value: float | int | Decimal | str) -> Decimal:
-    """A caller's time in seconds as the engine keeps it (``values.timestamps.exact_seconds``)."""
+def _stamp(value: object) -> tuple[Decimal, bool]:
+    """A caller's time as the engine keeps it and whether it was an xsd:dateTime: a number of
+    seconds (``values.timestamps.exact_seconds``), an aware ``datetime``, or a timestamp
+    literal (pyoxigraph, or rdflib: read as its lexical form and datatype); UsageError else."""
+    if isinstance(value, datetime) and value.tzinfo is None:
+        raise UsageError(f"bad time: {value!r} has no time zone (give an aware datetime)")
     try:
-        return exact_seconds(value)
+        if isinstance(value, datetime):
+            return datetime_to_seconds(value.isoformat()), True
+        literal = value if isinstance(value, pyoxigraph.Literal) else _rdflib_literal(value)
+        if literal is None:
+            return exact_seconds(value), False  # type: ignore[arg-type]
+        return to_seconds(literal), is_datetime(literal)
     except ValueError as err:
         raise UsageError(f"bad time: {err}") from None
+
+
+def _rdflib_literal(value: object) -> pyoxigraph.Literal | None:
+    """An rdflib Literal as a pyoxigraph one; None for anything else (rdflib is not imported
+    for this: a caller holding an rdflib Literal has imported it)."""
+    rdflib = sys.modules.get("rdflib")
+    if rdflib is None or not isinstance(value, rdflib.Literal):
+        return None
+    datatype = value.datatype
+    return pyoxigraph.Literal(str(value), datatype=NamedNode(str(datatype)) if datatype else None)

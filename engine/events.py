@@ -18,8 +18,9 @@ class Event:
     ``time`` is in seconds, exact (``Decimal``; any other number is converted once here by
     ``values.timestamps.exact_seconds``). ``seq`` is the arrival index: ties in time are ordered by it. ``name`` is the graph's
     name in the source (a TriG/N-Quads graph label) or None. ``origin`` says where it was
-    read from (``FILE:LINE``), for error messages. Events compare by identity: two events
-    with equal content are still distinct events.
+    read from (``FILE:LINE``), for error messages. ``dated``: its timestamp was written as an
+    ``xsd:dateTime``, so results give their times in that form (docs/decisions.md 43).
+    Events compare by identity: two events with equal content are still distinct events.
     """
 
     stream: str
@@ -28,9 +29,11 @@ class Event:
     seq: int = 0
     name: NamedNode | BlankNode | None = None
     origin: str | None = None
+    dated: bool = False
 
     def __init__(self, stream: str, time: Decimal | float | int, triples: tuple[Triple, ...], seq: int = 0,
-                 name: NamedNode | BlankNode | None = None, origin: str | None = None) -> None:
+                 name: NamedNode | BlankNode | None = None, origin: str | None = None,
+                 dated: bool = False) -> None:
         # written straight into __dict__: a frozen dataclass's generated __init__ costs
         # twice as much, and the engine builds one Event per pushed event
         d = self.__dict__
@@ -41,6 +44,7 @@ class Event:
         d["order"] = (time, seq)  # sort_key(), built once: match ordering reads it per match
         d["name"] = name
         d["origin"] = origin
+        d["dated"] = dated
 
     def sort_key(self) -> tuple[Decimal, int]:
         return self.__dict__["order"]

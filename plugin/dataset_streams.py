@@ -29,7 +29,7 @@ from rdflib.graph import ConjunctiveGraph
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import StreamError, UsageError
 from spaseq.engine.events import Event
-from spaseq.engine.values.timestamps import to_seconds
+from spaseq.engine.values.timestamps import is_datetime, to_seconds
 from spaseq.engine.vocab import GENERATED_AT_TIME, SPASEQ_NS
 from spaseq.plugin.terms import TermCache, to_oxigraph
 
@@ -78,8 +78,9 @@ def _name(term: object) -> str:
     return term.n3() if hasattr(term, "n3") else repr(term)
 
 
-def _timestamp(graph: GraphName, values: list[object]) -> Decimal:
-    """The one timestamp of an event graph; StreamError when it is not a time or not one."""
+def _timestamp(graph: GraphName, values: list[object]) -> tuple[Decimal, bool]:
+    """The one timestamp of an event graph and whether it was first written as an
+    xsd:dateTime; StreamError when it is not a time or not one."""
     times: dict[Decimal, object] = {}
     for value in values:
         try:
@@ -89,7 +90,7 @@ def _timestamp(graph: GraphName, values: list[object]) -> Decimal:
     if len(times) > 1:
         shown = " and ".join(_name(v) for v in times.values())
         raise StreamError(f"event {_name(graph)} has two different timestamps: {shown}")
-    return next(iter(times))
+    return next(iter(times)), is_datetime(to_oxigraph(values[0]))  # type: ignore[arg-type]
 
 
 def _stream(graph: GraphName, values: list[object], query: A.Query) -> str:
@@ -121,22 +122,23 @@ def read_dataset(dataset: Graph, query: A.Query, time_predicate: str | None = No
     stamps = _by_subject(default, predicate)
     stream_of = _by_subject(default, STREAM_PREDICATE)
     wanted = set(query.stream_iris)
-    found: list[tuple[Decimal, str, Graph, str]] = []
+    found: list[tuple[Decimal, str, Graph, str, bool]] = []
     kb_graphs: list[Graph] = []
     for graph in graphs:
         name = graph.identifier
         if name not in stamps:
             kb_graphs.append(graph)
             continue
-        time = _timestamp(name, stamps[name])
+        time, dated = _timestamp(name, stamps[name])
         stream = _stream(name, stream_of.get(name, []), query)
         if stream in wanted:
-            found.append((time, _name(name), graph, stream))
+            found.append((time, _name(name), graph, stream, dated))
     found.sort(key=lambda item: (item[0], item[1]))
     terms = TermCache()
     events = [
-        Event(stream, time, _triples(graph, terms), seq, terms[graph.identifier])  # type: ignore[arg-type]
-        for seq, (time, _, graph, stream) in enumerate(found)
+        Event(stream, time, _triples(graph, terms), seq, terms[graph.identifier],  # type: ignore[arg-type]
+              dated=dated)
+        for seq, (time, _, graph, stream, dated) in enumerate(found)
     ]
     kb = _kb_store(kb_graphs, terms) if kb_graphs else None
     names = [g.identifier for g in kb_graphs]

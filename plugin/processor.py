@@ -8,6 +8,9 @@ needed. Keyword arguments of ``Graph.query`` reach the processor:
   implementation of the semantics, for checking);
 * ``time_predicate``: the timestamp predicate IRI (default ``prov:generatedAtTime``);
 * ``with_time=True``: add the variables ``_time`` and ``_start`` (as ``spaseq run --with-time``);
+* ``time_format``: how those times are written (as ``spaseq run --time-format``): ``"input"``
+  (default: xsd:dateTime for a match whose events were all stamped with one, xsd:decimal
+  seconds otherwise), ``"dateTime"`` or ``"epoch"``;
 * ``file``: the name used for the query in error locations (default ``<query>``).
 
 ``initNs`` are predeclared prefixes (the query's PREFIX lines win); ``initBindings`` are an
@@ -31,13 +34,14 @@ from spaseq.engine.api import Engine
 from spaseq.engine.errors import UsageError
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Match, Row, project
+from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, check_time_format
 from spaseq.engine.reference.evaluator import evaluate as reference_evaluate
 from spaseq.plugin.dataset_streams import Recording, read_dataset
 from spaseq.plugin.init_bindings import bind_initial
 from spaseq.plugin.result import result_mapping
 
 ENGINES = ("nfa", "reference")
-OPTIONS = ("engine", "time_predicate", "with_time", "file")
+OPTIONS = ("engine", "time_predicate", "with_time", "time_format", "file")
 _PREFIX_NAME = re.compile(r"(?:[A-Za-z][A-Za-z0-9_.\-]*)?")
 
 
@@ -111,6 +115,7 @@ class SpaseqProcessor(Processor):
         engine = kwargs.get("engine", "nfa")
         if engine not in ENGINES:
             raise UsageError(f"engine={engine!r}: expected one of {', '.join(ENGINES)}")
+        time_format = check_time_format(kwargs.get("time_format", DEFAULT_TIME_FORMAT))
         query = prepare(strOrQuery, initNs, initBindings, kwargs.get("file", "<query>"))
         if getattr(query.match, "is_construct", False):
             raise UsageError("processor='spaseq' answers SELECT queries; CONSTRUCT output is written by"
@@ -120,4 +125,5 @@ class SpaseqProcessor(Processor):
         recording = read_dataset(self.graph, query, kwargs.get("time_predicate"))
         matches = run(query, recording, engine)
         rows: list[Row] = list(project(matches, query.match.variables, query.match.distinct))
-        return result_mapping(rows, output_variables(query), bool(kwargs.get("with_time", False)))
+        return result_mapping(rows, output_variables(query), bool(kwargs.get("with_time", False)),
+                              time_format)

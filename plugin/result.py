@@ -22,8 +22,8 @@ from rdflib.query import ResultException, ResultSerializer
 from rdflib.term import Identifier
 
 from spaseq.engine.matches import Match, MatchTimes, Row
+from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, dated, time_literal
 from spaseq.engine.output.writers import dumps_exact, jsonl_record
-from spaseq.engine.values.timestamps import seconds_literal
 from spaseq.plugin.terms import to_rdflib
 
 
@@ -39,11 +39,14 @@ class TakenEvent:
 
 class MatchBindings(MatchTimes, dict):
     """One result row's bindings (``Variable -> term``, like every rdflib binding), plus the
-    match it came from: ``time`` (its end, seconds), ``start`` and the ``events`` it took."""
+    match it came from: ``time`` (its end, seconds), ``start`` and the ``events`` it took;
+    ``time_format`` says how serializing it writes times (``output.times``)."""
 
-    def __init__(self, values: Mapping[Variable, Identifier], row: Row) -> None:
+    def __init__(self, values: Mapping[Variable, Identifier], row: Row,
+                 time_format: str = DEFAULT_TIME_FORMAT) -> None:
         super().__init__(values)
         self.row = row
+        self.time_format = time_format
 
     @property
     def match(self) -> Match:
@@ -59,17 +62,20 @@ class MatchBindings(MatchTimes, dict):
         )
 
 
-def result_mapping(rows: Sequence[Row], variables: Sequence[str], with_time: bool) -> dict[str, Any]:
+def result_mapping(rows: Sequence[Row], variables: Sequence[str], with_time: bool,
+                   time_format: str = DEFAULT_TIME_FORMAT) -> dict[str, Any]:
     """What ``Graph.query`` hands to the result plugin: type, vars and one MatchBindings per row
-    (``with_time`` adds the variables ``_time`` and ``_start`` as xsd:decimal seconds)."""
+    (``with_time`` adds the variables ``_time`` and ``_start``, written as ``time_format``
+    says: xsd:dateTime or xsd:decimal seconds)."""
     names = (["_time", "_start"] if with_time else []) + list(variables)
     bindings = []
     for row in rows:
         values = {Variable(v): to_rdflib(t) for v, t in row.bindings.items()}
         if with_time:
-            values[Variable("_time")] = to_rdflib(seconds_literal(row.time))
-            values[Variable("_start")] = to_rdflib(seconds_literal(row.start))
-        bindings.append(MatchBindings(values, row))
+            as_datetime = dated(row.match, time_format)
+            values[Variable("_time")] = to_rdflib(time_literal(row.time, as_datetime))
+            values[Variable("_start")] = to_rdflib(time_literal(row.start, as_datetime))
+        bindings.append(MatchBindings(values, row, time_format))
     return {"type_": "SELECT", "vars_": [Variable(v) for v in names], "bindings": bindings}
 
 
@@ -94,7 +100,7 @@ class JsonlResultSerializer(ResultSerializer):
                 raise ResultException(
                     "jsonl needs the time and events of each match: serialize a result of processor='spaseq'"
                 )
-            line = dumps_exact(jsonl_record(binding.row)) + "\n"
+            line = dumps_exact(jsonl_record(binding.row, binding.time_format)) + "\n"
             try:  # as rdflib's own serializers: bytes, or text for a text stream
                 stream.write(line.encode(encoding or "utf-8"))
             except (TypeError, ValueError):

@@ -25,6 +25,7 @@ from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.language.query import load_query
 from spaseq.engine.matches import Row
+from spaseq.engine.output.times import TIME_FORMATS
 from spaseq.engine.output.writers import FORMATS, make_writer
 from spaseq.engine.reference.evaluator import evaluate
 
@@ -60,6 +61,11 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--output", metavar="FILE", help="write results here instead of stdout")
     run.add_argument("--with-time", action="store_true",
                      help="json/csv/tsv: add _time and _start columns")
+    run.add_argument("--time-format", choices=TIME_FORMATS, default="input",
+                     help="how results write times (_time/_start, jsonl's time_iso/start_iso, "
+                          "--materialize's spaseq:time): input (default): xsd:dateTime in UTC for "
+                          "a match whose events were all stamped with xsd:dateTime, xsd:decimal "
+                          "seconds otherwise; dateTime or epoch: always that form")
     run.add_argument("--engine", choices=("nfa", "reference"), default="nfa",
                      help="nfa: the incremental automaton engine (default); reference: the direct, "
                           "slow implementation of the semantics, for checking")
@@ -201,11 +207,11 @@ def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], native: str | 
         why = native or why_not_native(fmt, query, variables, args.with_time)
         if why is None:
             log.debug("results written natively (--format %s)", fmt)
-            return native_writer(fmt, query, variables, args.with_time, out), None
+            return native_writer(fmt, query, variables, args.with_time, out, args.time_format), None
         _python_writer(args, why)
     else:
         log.debug("results written in Python (--writer python)")
-    writer = make_writer(fmt, out, variables, args.with_time, query.prefixes)
+    writer = make_writer(fmt, out, variables, args.with_time, query.prefixes, args.time_format)
 
     def write(derived: Derived) -> None:
         row = derived.row
@@ -239,7 +245,7 @@ def _engine(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query,
     query's results going to ``write``, or written natively by ``writer`` when ``write`` is
     None."""
     engine = Engine(kb, options=engine_options(args), drop_late=drop_late,
-                    materialize=args.materialize)
+                    materialize=args.materialize, time_format=args.time_format)
     for q, iri in withs:
         engine.register(q, keep=False, output=iri)
     handle = engine.register(query, keep=False, output=_output_iri(args), on_output=write)
@@ -260,7 +266,7 @@ def _run_reference(args: argparse.Namespace, query: A.Query, withs: list, matche
     if args.materialize:
         from spaseq.engine.output.materialize import Materializer
 
-        materializer = Materializer(args.materialize)
+        materializer = Materializer(args.materialize, args.time_format)
         materializer.add_query(output.iri, query)
         output.listeners.append(materializer)
     for match in matches:

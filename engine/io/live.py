@@ -57,7 +57,7 @@ from pyoxigraph import BlankNode, DefaultGraph, NamedNode, Quad, Triple
 
 from spaseq.engine.errors import Location, StreamError
 from spaseq.engine.events import Event
-from spaseq.engine.values.timestamps import to_seconds
+from spaseq.engine.values.timestamps import is_datetime, to_seconds
 
 _PREFIX_LINE = re.compile(r"^\s*(@prefix|@base|PREFIX|BASE)\b", re.IGNORECASE)
 _READ_ERRORS = (OSError, UnicodeDecodeError)
@@ -252,9 +252,10 @@ class LiveReader:
 
     def _event(self, g, entry: _Graph) -> Event:
         self.seq += 1
-        return Event(self.stream, self.times.pop(g).seconds, tuple(entry.triples), self.seq,
+        stamp = self.times.pop(g)
+        return Event(self.stream, stamp.seconds, tuple(entry.triples), self.seq,
                      g if isinstance(g, NamedNode | BlankNode) else None,
-                     f"{self.path}:{entry.line}")
+                     f"{self.path}:{entry.line}", is_datetime(stamp.term))
 
 
 def _scan(line: str) -> tuple[int, str]:

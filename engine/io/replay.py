@@ -36,7 +36,7 @@ from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFor
 
 from spaseq.engine.errors import Location, StreamError, UsageError
 from spaseq.engine.events import Event
-from spaseq.engine.values.timestamps import to_seconds
+from spaseq.engine.values.timestamps import is_datetime, to_seconds
 from spaseq.engine.vocab import GENERATED_AT_TIME
 
 PROV_GENERATED_AT = GENERATED_AT_TIME.value
@@ -214,7 +214,7 @@ def read_replay(
         read_error = StreamError(f"cannot read the file: {err}", Location(path))
 
     # Build events; remember the first bad graph (by first appearance) to cut the result there.
-    events: list[tuple[_Graph, Decimal]] = []
+    events: list[tuple[_Graph, Decimal, bool]] = []
     bad_index = len(graphs)
     error = read_error
     if read_error is not None and last_graph is not None:
@@ -225,6 +225,7 @@ def read_replay(
         graph_stamps = stamps.get(graph.name)
         problem: StreamError | None = None
         time = 0.0
+        dated = False
         if not graph_stamps:
             if read_error is not None:
                 continue  # its timestamp may come after the syntax error: not an error of its own
@@ -254,10 +255,11 @@ def read_replay(
                 seen.append((value, stamp))
             if problem is None:
                 time = seen[0][0]
+                dated = is_datetime(seen[0][1].value)
         if problem is not None:
             error = problem
             break
-        events.append((graph, time))
+        events.append((graph, time, dated))
 
     if error is not None and not track_lines:
         return read_replay(path, stream, time_predicate=time_predicate, first_seq=first_seq,
@@ -270,8 +272,9 @@ def read_replay(
             seq=first_seq + rank,
             name=graph.name,
             origin=f"{path}:{graph.line}" if graph.line is not None else path,
+            dated=dated,
         )
-        for rank, (graph, time) in enumerate(events)
+        for rank, (graph, time, dated) in enumerate(events)
     ]
     result.sort(key=Event.sort_key)
     return ReplayResult(result, error)

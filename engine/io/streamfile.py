@@ -33,7 +33,7 @@ from pyoxigraph import Literal, NamedNode, RdfFormat, Triple, parse
 from spaseq.engine.errors import Location, StreamError
 from spaseq.engine.events import Event
 from spaseq.engine.io.replay import READ_ERRORS, LineTrackingReader, open_rdf, syntax_error_location
-from spaseq.engine.values.timestamps import number_from_lexical, to_seconds
+from spaseq.engine.values.timestamps import is_datetime, number_from_lexical, to_seconds
 from spaseq.engine.vocab import XSD_DATETIME, XSD_DATETIMESTAMP
 
 _LINE_RE = re.compile(r"(<[^<>]*>|[^\s<>]+)\s+(<[^<>]*>|[^\s<>]+)\s+(\S+)")
@@ -62,11 +62,13 @@ class StreamSource:
 
 @dataclass
 class _Chunk:
-    """N consecutive triples of a data file, with the time its occursat triple gives, if any."""
+    """N consecutive triples of a data file, with the time its occursat triple gives, if any
+    (``dated``: given as an xsd:dateTime)."""
 
     triples: tuple[Triple, ...]
     time: Decimal | None
     line: int
+    dated: bool = False
 
 
 def _unbracket(text: str) -> str:
@@ -141,6 +143,7 @@ def _make_chunk(items: list[tuple[Triple, int]], data_path: str) -> _Chunk:
     """An event's chunk from its triples and their lines, taking out the occursat triples."""
     time: Decimal | None = None
     time_line = 0
+    dated = False
     kept: dict[Triple, None] = {}
     for triple, line in items:
         if not _is_occursat(triple):
@@ -158,8 +161,10 @@ def _make_chunk(items: list[tuple[Triple, int]], data_path: str) -> _Chunk:
                 f"event has two different occursat times, {time} (line {time_line}) and {value}",
                 Location(data_path, line),
             )
+        if time is None:
+            dated = is_datetime(triple.object)
         time, time_line = value, line
-    return _Chunk(tuple(kept), time, items[0][1])
+    return _Chunk(tuple(kept), time, items[0][1], dated)
 
 
 def _chunks(source: StreamSource) -> Iterator[_Chunk]:
@@ -232,6 +237,7 @@ def read_stream_description(path: str, *, drop_late: bool = False) -> StreamFile
                         seq=arrivals - 1,
                         name=None,
                         origin=f"{source.data_path}:{chunk.line}",
+                        dated=chunk.dated,
                     )
                 )
             active = still_active

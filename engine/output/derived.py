@@ -21,6 +21,7 @@ from spaseq.engine.events import Event
 from spaseq.engine.matches import Match, MatchTimes, Projector, Row
 from spaseq.engine.output.construct import instantiate
 from spaseq.engine.output.match_rdf import describe
+from spaseq.engine.output.times import input_dated
 
 
 def match_name(output: str, k: int) -> NamedNode:
@@ -52,8 +53,10 @@ class Derived(MatchTimes):
         return tuple(describe(self.row.match, self.row.bindings, self.name, NamedNode(self.stream)))
 
     def event(self, seq: int = 0) -> Event:
-        """The derived event, for queries that consume this output stream."""
-        return Event(self.stream, self.time, self.triples, seq, self.name, f"<{self.stream}>")
+        """The derived event, for queries that consume this output stream (dated as its
+        match's times are in the input's form)."""
+        return Event(self.stream, self.time, self.triples, seq, self.name, f"<{self.stream}>",
+                     input_dated(self.match))
 
 
 class QueryOutput:

@@ -3,23 +3,26 @@ stores and what a SELECT query's output events hold, so that matches can be quer
 plain SPARQL and consumed by other queries.
 
     <m> a spaseq:Match ; spaseq:query <q> ;
-        spaseq:time "τ"^^xsd:decimal ; spaseq:start "τ0"^^xsd:decimal ;
+        spaseq:time "τ"^^xsd:dateTime ; spaseq:start "τ0"^^xsd:dateTime ;
         spaseq:event [ spaseq:atom "A" ; spaseq:stream <s> ; spaseq:graph <g> ;
-                       spaseq:eventTime "τ"^^xsd:decimal ; spaseq:position 1 ; spaseq:iteration 1 ] ;
+                       spaseq:eventTime "τ"^^xsd:dateTime ; spaseq:position 1 ; spaseq:iteration 1 ] ;
         spaseq:binding [ spaseq:variable "x" ; spaseq:value term ] .
+
+Times are in the input's form (``times``, docs/decisions.md 43): ``xsd:dateTime`` in UTC for
+events stamped with one, ``xsd:decimal`` seconds otherwise.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timezone
 from decimal import Decimal
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from spaseq.engine.matches import Match, Term
-from spaseq.engine.values.timestamps import exact_seconds, seconds_literal
-from spaseq.engine.vocab import RDF_TYPE, XSD_DATETIME, XSD_INTEGER, spaseq
+from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, dated, event_dated, time_literal
+from spaseq.engine.values.timestamps import datetime_literal, exact_seconds, seconds_literal
+from spaseq.engine.vocab import RDF_TYPE, XSD_INTEGER, spaseq
 
 MATCH = spaseq("Match")
 QUERY_CLASS = spaseq("Query")
@@ -49,21 +52,19 @@ def stamp_literal(value: Decimal) -> Literal:
     read back to the same number of seconds."""
     if abs(value) < EPOCH_LIKE:
         return seconds_literal(value)
-    exact = exact_seconds(value)
-    whole = int(exact.to_integral_value(rounding="ROUND_FLOOR"))
-    fraction = format(exact - whole, "f").lstrip("0").rstrip("0").rstrip(".")
-    stamp = datetime.fromtimestamp(whole, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-    return Literal(f"{stamp}{fraction}Z", datatype=XSD_DATETIME)
+    return datetime_literal(exact_seconds(value))
 
 
 def describe(match: Match, bindings: Mapping[str, Term], subject: NamedNode | BlankNode,
-             query: NamedNode) -> list[Triple]:
-    """One match in the spaseq vocabulary: its query, times, events taken and ``bindings``."""
+             query: NamedNode, time_format: str = DEFAULT_TIME_FORMAT) -> list[Triple]:
+    """One match in the spaseq vocabulary: its query, times (as ``time_format`` says),
+    events taken and ``bindings``."""
+    as_datetime = dated(match, time_format)
     out = [
         Triple(subject, RDF_TYPE, MATCH),
         Triple(subject, QUERY, query),
-        Triple(subject, TIME, seconds_literal(match.time)),
-        Triple(subject, START, seconds_literal(match.start)),
+        Triple(subject, TIME, time_literal(match.time, as_datetime)),
+        Triple(subject, START, time_literal(match.start, as_datetime)),
     ]
     iterations: dict[str, int] = {}
     for position, taken in enumerate(match.taken, 1):
@@ -74,7 +75,7 @@ def describe(match: Match, bindings: Mapping[str, Term], subject: NamedNode | Bl
             Triple(subject, EVENT, node),
             Triple(node, ATOM, Literal(taken.atom)),
             Triple(node, STREAM, NamedNode(e.stream)),
-            Triple(node, EVENT_TIME, seconds_literal(e.time)),
+            Triple(node, EVENT_TIME, time_literal(e.time, event_dated(e, time_format))),
             Triple(node, POSITION, Literal(str(position), datatype=XSD_INTEGER)),
             Triple(node, ITERATION, Literal(str(iterations[taken.atom]), datatype=XSD_INTEGER)),
         ]

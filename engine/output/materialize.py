@@ -18,6 +18,7 @@ from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import UsageError
 from spaseq.engine.output.derived import Derived
 from spaseq.engine.output.match_rdf import FORM, QUERY, TEXT, describe, describe_query, stamp_literal
+from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, check_time_format
 from spaseq.engine.vocab import GENERATED_AT_TIME
 
 DEFAULT = DefaultGraph()
@@ -37,11 +38,13 @@ def open_store(target: Store | str | os.PathLike) -> Store:
 
 
 class Materializer:
-    """Stores the output events of queries; writes in batches, all of them by ``flush``."""
+    """Stores the output events of queries, their times as ``time_format`` says (``times``);
+    writes in batches, all of them by ``flush``."""
 
     BATCH = 4096
 
-    def __init__(self, target: Store | str | os.PathLike) -> None:
+    def __init__(self, target: Store | str | os.PathLike, time_format: str = DEFAULT_TIME_FORMAT) -> None:
+        self.time_format = check_time_format(time_format)
         self.store = open_store(target)
         self._pending: list[Quad] = []
         self._queries: set[str] = set()
@@ -72,7 +75,8 @@ class Materializer:
     def __call__(self, derived: Derived) -> None:
         """Store one result (and, for CONSTRUCT, the graph it built)."""
         query = NamedNode(derived.stream)
-        self._pending += _quads(describe(derived.row.match, derived.row.bindings, derived.name, query))
+        self._pending += _quads(describe(derived.row.match, derived.row.bindings, derived.name, query,
+                                         self.time_format))
         if derived.query.match.is_construct:
             self._pending += _quads(derived.triples, derived.name)
             self._pending.append(Quad(derived.name, GENERATED_AT_TIME, stamp_literal(derived.time)))

@@ -18,6 +18,7 @@ from typing import IO
 
 from spaseq.engine._native import NativeWriter
 from spaseq.engine.algebra import operators as A
+from spaseq.engine.output.times import DEFAULT_TIME_FORMAT
 
 NATIVE_FORMATS = ("jsonl", "json", "csv", "tsv")
 
@@ -34,10 +35,10 @@ def why_not_native(fmt: str, query: A.Query, columns: Sequence[str], with_time: 
 
 
 def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: bool,
-                  out: IO[str]) -> NativeWriter:
+                  out: IO[str], time_format: str = DEFAULT_TIME_FORMAT) -> NativeWriter:
     """The native writer of ``query``'s rows in ``fmt`` to ``out`` (a text file), with
-    ``columns`` the header's variables (as ``writers.make_writer`` takes them). Only for
-    what ``why_not_native`` accepts."""
+    ``columns`` the header's variables and times as ``time_format`` says (as
+    ``writers.make_writer`` takes them). Only for what ``why_not_native`` accepts."""
     if query.match.is_construct:  # solutions of the template's variables (the columns)
         select: list[str] | None = list(columns)
     elif query.match.variables is None:  # SELECT *: every bound variable, by name
@@ -46,7 +47,7 @@ def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: b
         select = list(dict.fromkeys(query.match.variables))
     binary = _binary(out)
     return NativeWriter(fmt, out if binary is None else binary, select, query.match.distinct,
-                        list(columns), with_time, binary is not None)
+                        list(columns), with_time, binary is not None, time_format)
 
 
 def _binary(out: IO[str]) -> IO[bytes] | None:

@@ -1,6 +1,7 @@
 """Result writers: jsonl (spaseq's streaming contract), SPARQL 1.1 JSON/CSV/TSV results and
 a table for people. Every writer is incremental: a row is written (and flushed) as soon as
-its match completes, except the table, which needs every row to size its columns."""
+its match completes, except the table, which needs every row to size its columns. Times are
+written in the input's form unless ``time_format`` says otherwise (``times``)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from typing import IO
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from spaseq.engine.matches import Row, Term
+from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, dated, time_literal
 from spaseq.engine.values.lexical import canonical_decimal
-from spaseq.engine.values.timestamps import seconds_literal
+from spaseq.engine.values.timestamps import datetime_text
 from spaseq.engine.vocab import RDF_LANGSTRING, XSD_NS, XSD_STRING
 
 _PLAIN_TYPES = (XSD_STRING.value, RDF_LANGSTRING.value)
@@ -82,11 +84,15 @@ def dumps_exact(obj: object) -> str:
     return text
 
 
-def jsonl_record(row: Row) -> dict:
-    """The jsonl contract: time, start, projected bindings and the events taken."""
-    return {
-        "time": seconds(row.time),
-        "start": seconds(row.start),
+def jsonl_record(row: Row, time_format: str = DEFAULT_TIME_FORMAT) -> dict:
+    """The jsonl contract: time, start (numbers), ``time_iso`` and ``start_iso`` when the
+    match's times are written as xsd:dateTime (``times.dated``), projected bindings and the
+    events taken."""
+    record: dict = {"time": seconds(row.time), "start": seconds(row.start)}
+    if dated(row.match, time_format):
+        record["time_iso"] = datetime_text(row.time)
+        record["start_iso"] = datetime_text(row.start)
+    return record | {
         "bindings": {v: json_term(t) for v, t in row.bindings.items()},
         "events": [
             {
@@ -108,11 +114,12 @@ class Writer:
     """Base writer: ``start`` once, ``row`` per match, ``finish`` once."""
 
     def __init__(self, out: IO[str], variables: Sequence[str], with_time: bool = False,
-                 prefixes: dict[str, str] | None = None) -> None:
+                 prefixes: dict[str, str] | None = None, time_format: str = DEFAULT_TIME_FORMAT) -> None:
         self.out = out
         self.variables = list(variables)
         self.with_time = with_time
         self.prefixes = prefixes or {}
+        self.time_format = time_format
 
     def start(self) -> None:
         """Write whatever precedes the rows."""
@@ -129,14 +136,15 @@ class Writer:
     def _terms(self, row: Row) -> dict[str, Term]:
         terms = dict(row.bindings)
         if self.with_time:
-            terms["_time"] = seconds_literal(row.time)
-            terms["_start"] = seconds_literal(row.start)
+            as_datetime = dated(row.match, self.time_format)
+            terms["_time"] = time_literal(row.time, as_datetime)
+            terms["_start"] = time_literal(row.start, as_datetime)
         return terms
 
 
 class JsonlWriter(Writer):
     def row(self, row: Row) -> None:
-        self.out.write(dumps_exact(jsonl_record(row)) + "\n")
+        self.out.write(dumps_exact(jsonl_record(row, self.time_format)) + "\n")
         self.out.flush()
 
 
@@ -252,15 +260,16 @@ _WRITERS = {"jsonl": JsonlWriter, "json": JsonWriter, "csv": CsvWriter, "tsv": T
 
 
 def make_writer(fmt: str, out: IO[str], variables: Sequence[str], with_time: bool = False,
-                prefixes: dict[str, str] | None = None) -> Writer:
+                prefixes: dict[str, str] | None = None, time_format: str = DEFAULT_TIME_FORMAT) -> Writer:
     """The writer for one of FORMATS."""
-    return _WRITERS[fmt](out, variables, with_time, prefixes)
+    return _WRITERS[fmt](out, variables, with_time, prefixes, time_format)
 
 
-def render(fmt: str, rows: Sequence[Row], variables: Sequence[str], with_time: bool = False) -> str:
+def render(fmt: str, rows: Sequence[Row], variables: Sequence[str], with_time: bool = False,
+           time_format: str = DEFAULT_TIME_FORMAT) -> str:
     """All rows in one format, as a string (for tests and the Python API)."""
     buf = io.StringIO()
-    w = make_writer(fmt, buf, variables, with_time)
+    w = make_writer(fmt, buf, variables, with_time, time_format=time_format)
     w.start()
     for r in rows:
         w.row(r)

@@ -119,7 +119,7 @@ class NativeSession:
         ns = nanoseconds(e.time)
         # the name travels as text: names are usually unique, so neither side keeps it by id
         graph = str(e.name) if e.name is not None else None
-        prepared = self.engine.event(e.stream, ns, e.seq, graph, ids)
+        prepared = self.engine.event(e.stream, ns, e.seq, graph, ids, e.dated)
         self._current = (ctx, prepared)
         self._remember(prepared.uid, ctx, ns)
         return prepared
@@ -132,12 +132,12 @@ class NativeSession:
             parts = self.engine.event_parts(uid)
             if parts is None:
                 raise KeyError(f"event {uid} is no longer held")
-            stream, ns, seq, graph, ids = parts
+            stream, ns, dated, seq, graph, ids = parts
             term = self.term
             triples = tuple(Triple(term(ids[i]), term(ids[i + 1]), term(ids[i + 2]))
                             for i in range(0, len(ids), 3))
             ctx = EventContext(Event(stream, self.seconds(ns), triples, seq,
-                                     _term(*graph) if graph is not None else None))
+                                     _term(*graph) if graph is not None else None, dated=dated))
             self._remember(uid, ctx, ns)
         return ctx
 

@@ -20,12 +20,14 @@ from fastapi import Depends, FastAPI, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from pyoxigraph import Literal
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from spaseq.engine.errors import SpaseqError
 from spaseq.engine.output.writers import json_term
 from spaseq.engine.values.timestamps import seconds_literal
+from spaseq.engine.vocab import XSD_DATETIME
 
 from . import negotiation as mt
 from .bodies import EVENT_MEDIA_TYPES
@@ -374,12 +376,18 @@ def _variables(reg: Registered) -> list[str]:
 
 
 def _results(reg: Registered, entries: list) -> dict:
-    """Entries as a SPARQL 1.1 JSON results document with ``_time`` and ``_start``."""
+    """Entries as a SPARQL 1.1 JSON results document with ``_time`` and ``_start``: as
+    xsd:dateTime when the logged record has them so (``time_iso``, ``start_iso``: the
+    server's --time-format applied to the match), else as xsd:decimal seconds."""
     rows = []
     for entry in entries:
         record = entry.record
-        row = {"_time": json_term(seconds_literal(Decimal(record["time"]))),
-               "_start": json_term(seconds_literal(Decimal(record["start"])))}
+        if "time_iso" in record:
+            row = {"_time": json_term(Literal(record["time_iso"], datatype=XSD_DATETIME)),
+                   "_start": json_term(Literal(record["start_iso"], datatype=XSD_DATETIME))}
+        else:
+            row = {"_time": json_term(seconds_literal(Decimal(record["time"]))),
+                   "_start": json_term(seconds_literal(Decimal(record["start"])))}
         row.update(record["bindings"])
         rows.append(row)
     return {"head": {"vars": ["_time", "_start", *_variables(reg)]}, "results": {"bindings": rows}}

@@ -31,12 +31,14 @@ class BodyError(SpaseqError):
 
 @dataclass(frozen=True)
 class IncomingEvent:
-    """One event read from a request, ready to push (plain data: no engine object)."""
+    """One event read from a request, ready to push (plain data: no engine object); ``dated``:
+    its time was given as an xsd:dateTime (docs/decisions.md 43)."""
 
     stream: str
     time: Decimal
     triples: tuple[Triple, ...]
     name: NamedNode | BlankNode | None
+    dated: bool = False
 
 
 def located(error: SpaseqError) -> str:
@@ -75,7 +77,7 @@ def read_batch(body: bytes, media: str, stream: str) -> list[IncomingEvent]:
                          data_format=BATCH_FORMATS[media])
     if result.error is not None:
         raise BodyError(located(result.error))
-    return [IncomingEvent(stream, e.time, e.triples, e.name) for e in result.events]
+    return [IncomingEvent(stream, e.time, e.triples, e.name, e.dated) for e in result.events]
 
 
 def read_single(body: bytes, media: str, stream: str, time: str | None,
@@ -93,4 +95,4 @@ def read_single(body: bytes, media: str, stream: str, time: str | None,
                                             location))) from None
     except UnicodeDecodeError as err:
         raise BodyError(f"the body is not UTF-8: {err}") from None
-    return IncomingEvent(stream, seconds, triples, node)
+    return IncomingEvent(stream, seconds, triples, node, "T" in time)

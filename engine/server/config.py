@@ -32,6 +32,7 @@ class ServerConfig:
     idempotency_keys: int = 100_000      # batch keys remembered (the newest)
     keepalive: float = 15.0              # seconds between SSE keep-alive comments
     snapshot_every: int = 1000           # journal records between two snapshots (with --data)
+    time_format: str = "input"           # how results write times (output.times, decision 43)
 
     def check(self) -> None:
         """Refuse settings that would expose the engine or cannot work (UsageError)."""

@@ -31,6 +31,7 @@ from spaseq.engine.output.derived import Derived
 from spaseq.engine.output.match_rdf import QUERY, stamp_literal
 from spaseq.engine.output.materialize import Materializer
 from spaseq.engine.output.writers import dumps_exact, jsonl_record
+from spaseq.engine.values.timestamps import datetime_literal
 from spaseq.engine.vocab import GENERATED_AT_TIME, PROV_NS, SPASEQ_NS, XSD_NS
 
 from .bodies import BodyError, IncomingEvent, check_iri, located, parse_time, read_batch, read_single
@@ -134,7 +135,7 @@ class EngineService:
             except OSError as exc:
                 raise UsageError(f"--data {data}: {exc.strerror or exc}") from None
         self.store = Store(os.path.join(data, "store")) if data else Store()
-        self._materializer = Materializer(self.store)
+        self._materializer = Materializer(self.store, self.config.time_format)
         if data is None:
             self._mirror = KbMirror(self._kb, self.store)
             self._mirror.sync(force=True)
@@ -252,7 +253,7 @@ class EngineService:
                 quads = [Quad(derived.name, GENERATED_AT_TIME, stamp_literal(derived.time), DefaultGraph())]
                 quads += [Quad(t.subject, t.predicate, t.object, derived.name) for t in derived.triples]
                 trig = serialize(quads, format=RdfFormat.TRIG, prefixes=prefixes).decode()
-            reg.log.append(dumps_exact(jsonl_record(row)), trig)
+            reg.log.append(dumps_exact(jsonl_record(row, self.config.time_format)), trig)
 
         return collect
 
@@ -388,7 +389,8 @@ class EngineService:
     def _apply_events(self, events: list[IncomingEvent]) -> None:
         assert self._engine is not None
         for e in events:
-            self._engine.push(e.stream, e.time, e.triples, name=e.name)
+            self._engine.push(e.stream, datetime_literal(e.time) if e.dated else e.time, e.triples,
+                              name=e.name)
             self.clock = e.time if self.clock is None else max(self.clock, e.time)
         self.events_accepted += len(events)
         self._materializer.write()  # type: ignore[union-attr]

@@ -13,7 +13,10 @@ an error; a float handed to the Python API is read as the decimal it prints as a
 the nanosecond (``exact_seconds``, the one conversion at the door). Window membership and
 tumbling boundaries are computed on these exactly (docs/decisions.md, 34).
 
-``seconds_literal`` writes a time the one way every output spells it.
+``seconds_literal`` writes a time as ``xsd:decimal`` seconds, ``datetime_literal`` as an
+``xsd:dateTime`` in UTC (exact to the nanosecond): the two ways outputs spell times
+(``output/times.py`` picks one, docs/decisions.md 43); ``is_datetime`` says which form a
+timestamp literal was written in.
 """
 
 from __future__ import annotations
@@ -165,6 +168,12 @@ def to_seconds(term: object) -> Decimal:
     )
 
 
+def is_datetime(term: object) -> bool:
+    """Whether a timestamp literal is an ``xsd:dateTime`` (or ``xsd:dateTimeStamp``): results
+    then give their times in that form (docs/decisions.md 43)."""
+    return isinstance(term, Literal) and term.datatype.value in (_DATETIME, _DATETIMESTAMP)
+
+
 def exact_seconds(seconds: float | int | Decimal | str) -> Decimal:
     """The one conversion of a time given by a caller to the engine's exact seconds: a Decimal
     or an int as it is, a numeric string as written (all checked like timestamps), a float as
@@ -191,3 +200,30 @@ def seconds_literal(seconds: Decimal | float | int) -> Literal:
     ("10", "0.5", "-3.25"; never an exponent), pyoxigraph's: every output writes times with it."""
     value = seconds if isinstance(seconds, Decimal) else Decimal(repr(float(seconds)))
     return Literal(canonical_decimal(value), datatype=XSD_DECIMAL)
+
+
+def datetime_text(seconds: Decimal) -> str:
+    """Seconds since the Unix epoch as an ``xsd:dateTime`` in UTC: ``YYYY-MM-DDThh:mm:ss``, the
+    fraction only when nonzero (exact, trailing zeros trimmed), ``Z``; the proleptic Gregorian
+    calendar, years of at least four digits, negative ones with ``-`` (XSD 1.1: year 0 is
+    1 BCE), so any time the engine keeps has a spelling (``datetime`` stops at year 9999)."""
+    whole, fraction = divmod(to_nanoseconds(seconds), 1_000_000_000)
+    days, time = divmod(whole, 86_400)
+    # the civil date of a day count (Howard Hinnant's civil_from_days)
+    era, doe = divmod(days + 719_468, 146_097)
+    yoe = (doe - doe // 1_460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    year = yoe + era * 400 + (month <= 2)
+    text = (f"{'-' if year < 0 else ''}{abs(year):04d}-{month:02d}-{day:02d}"
+            f"T{time // 3600:02d}:{time // 60 % 60:02d}:{time % 60:02d}")
+    if fraction:
+        text += "." + f"{fraction:09d}".rstrip("0")
+    return text + "Z"
+
+
+def datetime_literal(seconds: Decimal) -> Literal:
+    """A time (seconds since the epoch) as an ``xsd:dateTime`` literal (``datetime_text``)."""
+    return Literal(datetime_text(seconds), datatype=XSD_DATETIME)

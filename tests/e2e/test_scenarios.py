@@ -19,6 +19,7 @@ from spaseq.engine.io.streamfile import read_stream_description
 from spaseq.engine.language.query import load_query
 from spaseq.engine.matches import Row, project
 from spaseq.engine.reference.evaluator import evaluate
+from spaseq.engine.values.timestamps import datetime_text
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SCENARIOS = sorted(
@@ -90,7 +91,11 @@ def cli_bag(args: list[str]) -> Counter:
     bag: Counter = Counter()
     for line in proc.stdout.splitlines():
         rec = json.loads(line)
-        assert set(rec) == {"time", "start", "bindings", "events"}
+        # time_iso/start_iso for dateTime-stamped events (decision 43), the same instants
+        iso = {"time_iso", "start_iso"} if "time_iso" in rec else set()
+        assert set(rec) == {"time", "start", *iso, "bindings", "events"}
+        for name in iso:
+            assert rec[name] == datetime_text(Decimal(str(rec[name[:-4]])))
         bindings = {v: _nt(t) for v, t in rec["bindings"].items()}
         bag[key(rec["time"], rec["start"], bindings,
                 [(e["atom"], e["time"]) for e in rec["events"]])] += 1

@@ -1,6 +1,7 @@
 """The native writers (``_native.NativeWriter``, engine/native/core/src/output) against the
 Python writers, their oracle: the same run must give the same bytes in every format they
-cover (jsonl, SPARQL JSON, CSV, TSV, with and without ``--with-time``).
+cover (jsonl, SPARQL JSON, CSV, TSV, with and without ``--with-time``, times in every
+``--time-format``, events stamped as xsd:dateTime or as numbers).
 
 Two levels: random queries (the differential suite's generator, with projections, DISTINCT
 and CONSTRUCT added) over random events with awkward terms, names and times, through the
@@ -27,6 +28,7 @@ from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.events import Event
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.output.native import NATIVE_FORMATS, why_not_native
+from spaseq.engine.output.times import TIME_FORMATS
 from tests.properties.test_differential import event_parts, kb, queries
 from tests.util import EX, PREFIXES
 
@@ -62,7 +64,9 @@ def events(draw) -> list[Event]:
                                                            format=pyoxigraph.RdfFormat.TURTLE))
         name = draw(st.sampled_from([None, pyoxigraph.NamedNode(f"{EX}g{i}"),
                                      pyoxigraph.BlankNode(f"g{i}")]))
-        out.append(Event(EX + stream, time, triples, i, name))
+        # stamped as an xsd:dateTime or as a number: a stream may mix them (decision 43)
+        dated = draw(st.booleans())
+        out.append(Event(EX + stream, time, triples, i, name, dated=dated))
     return sorted(out, key=Event.sort_key)
 
 
@@ -76,10 +80,11 @@ HEADS = [
 
 
 def run(text: str, evs: list[Event], fmt: str, with_time: bool, writer: str,
-        options: EngineOptions | None = None, end_of_input: bool = True) -> str:
+        options: EngineOptions | None = None, end_of_input: bool = True,
+        time_format: str = "input") -> str:
     """The output of ``text`` over ``evs`` as ``spaseq run`` writes it (its ``_sink``)."""
     query = parse_query(text)
-    args = argparse.Namespace(format=fmt, with_time=with_time, writer=writer)
+    args = argparse.Namespace(format=fmt, with_time=with_time, writer=writer, time_format=time_format)
     out = io.StringIO()
     sink, write = _sink(args, query, out)
     assert (write is None) == (writer == "native")
@@ -95,12 +100,13 @@ def run(text: str, evs: list[Event], fmt: str, with_time: bool, writer: str,
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(queries(), st.sampled_from(HEADS), events(), st.sampled_from(NATIVE_FORMATS),
-       st.booleans(), st.booleans(), st.booleans())
-def test_native_writers_write_the_python_bytes(text, head, evs, fmt, with_time, lazy, end) -> None:
+       st.booleans(), st.booleans(), st.booleans(), st.sampled_from(TIME_FORMATS))
+def test_native_writers_write_the_python_bytes(text, head, evs, fmt, with_time, lazy, end,
+                                               time_format) -> None:
     text = text.replace("SELECT *", head)
     options = EngineOptions(lazy_conjunction=lazy, lazy_chain=lazy)
-    expected = run(text, evs, fmt, with_time, "python", options, end)
-    assert run(text, evs, fmt, with_time, "native", options, end) == expected, text
+    expected = run(text, evs, fmt, with_time, "python", options, end, time_format)
+    assert run(text, evs, fmt, with_time, "native", options, end, time_format) == expected, text
 
 
 def test_the_comparison_can_fail() -> None:
@@ -115,6 +121,11 @@ def test_the_comparison_can_fail() -> None:
         f'"value": "{EX}x"}}}}, "events": [{{"atom": "A", "stream": "{EX}u1", "time": 1, '
         f'"graph": null}}, {{"atom": "B", "stream": "{EX}u1", "time": 2, "graph": null}}]}}\n')
     assert run(text, evs, "csv", True, "native") == "_time,_start,a,b,s\r\n2,1,1,1,http://ex.org/x\r\n"
+    dated = [Event(e.stream, e.time, e.triples, e.seq, dated=True) for e in evs]
+    assert run(text, dated, "csv", True, "native") == (
+        "_time,_start,a,b,s\r\n1970-01-01T00:00:02Z,1970-01-01T00:00:01Z,1,1,http://ex.org/x\r\n")
+    assert run(text, dated, "csv", True, "native", time_format="epoch") == (
+        "_time,_start,a,b,s\r\n2,1,1,1,http://ex.org/x\r\n")
 
 
 def test_what_is_left_to_python() -> None:
@@ -157,7 +168,8 @@ def cli(args: list[str], tmp_path: Path, writer: str, capsys) -> tuple[int, byte
 @pytest.mark.parametrize("fmt", NATIVE_FORMATS)
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_spaseq_run_writes_the_python_bytes(case, fmt, tmp_path, capsys) -> None:
-    for with_time in ([], ["--with-time"]):
+    for with_time in ([], ["--with-time"], ["--with-time", "--time-format", "dateTime"],
+                      ["--with-time", "--time-format", "epoch"]):
         args = [*CASES[case], "--format", fmt, *with_time]
         status, python, err = cli(args, tmp_path, "python", capsys)
         assert status == 0, err

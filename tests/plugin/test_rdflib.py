@@ -162,13 +162,37 @@ def test_csv_and_txt(sg_result):
 
 
 def test_with_time_adds_time_and_start_variables():
+    """The smart-grid events are stamped with xsd:dateTime: so are the rows' times
+    (decision 43); ``time_format="epoch"`` gives xsd:decimal seconds."""
     res = smartgrid().query(SG_QUERY, processor="spaseq", with_time=True)
     assert res.vars[:2] == [Variable("_time"), Variable("_start")]
     first = next(iter(res))
-    assert first["_time"] == Literal("1793527380", datatype=URIRef(XSD + "decimal"))
-    assert first["_start"].toPython() == 1793527200
+    assert (str(first["_time"]), first["_time"].datatype) == ("2026-11-01T10:03:00Z", URIRef(XSD + "dateTime"))
+    assert str(first["_start"]) == "2026-11-01T10:00:00Z"
     back = json.loads(res.serialize(format="json"))
     assert back["head"]["vars"][:2] == ["_time", "_start"]
+    assert back["results"]["bindings"][0]["_time"]["datatype"] == XSD + "dateTime"
+    epoch = next(iter(smartgrid().query(SG_QUERY, processor="spaseq", with_time=True,
+                                        time_format="epoch")))
+    assert epoch["_time"] == Literal("1793527380", datatype=URIRef(XSD + "decimal"))
+    assert epoch["_start"].toPython() == 1793527200
+
+
+def test_times_follow_the_input_form_in_rows_and_jsonl():
+    """Numerically stamped events give xsd:decimal times (and jsonl no time_iso); dateTime
+    ones give xsd:dateTime, and jsonl's time_iso/start_iso beside the numbers."""
+    numbers = next(iter(trades().query(SEQ_AB, processor="spaseq", with_time=True)))
+    assert numbers["_time"].datatype == URIRef(XSD + "decimal")
+    forced = next(iter(trades().query(SEQ_AB, processor="spaseq", with_time=True, time_format="dateTime")))
+    assert str(forced["_time"]) == "1970-01-01T00:00:03Z"
+    jsonl = [json.loads(line) for line in smartgrid().query(
+        SG_QUERY, processor="spaseq", result="spaseq").serialize(format="jsonl").decode().splitlines()]
+    assert (jsonl[0]["time"], jsonl[0]["time_iso"], jsonl[0]["start_iso"]) == (
+        1793527380, "2026-11-01T10:03:00Z", "2026-11-01T10:00:00Z")
+    plain = trades().query(SEQ_AB, processor="spaseq", result="spaseq").serialize(format="jsonl")
+    assert b"time_iso" not in plain
+    with pytest.raises(UsageError, match="unknown time format"):
+        trades().query(SEQ_AB, processor="spaseq", time_format="iso")
 
 
 def test_result_spaseq_plugin_gives_matches():

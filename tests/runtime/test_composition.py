@@ -171,9 +171,11 @@ def test_cli_with_and_materialize(capsys, tmp_path):
              spaseq:binding [ spaseq:variable "p2" ; spaseq:value ?p2 ] .
           ?e spaseq:atom ?atom ; spaseq:graph ?g ; spaseq:iteration ?it ; spaseq:position ?pos .
           FILTER(?q != <http://ex.org/alerts> && ?p2 = 55) } ORDER BY ?pos"""))
+    # readings.trig is stamped with xsd:dateTime, so are the alerts (derived events) and the
+    # matches over them (decision 43)
     assert [(r["time"].value, r["atom"].value, r["g"].value, r["it"].value, r["p2"].value)
-            for r in rows] == [("1767261605", "X", ALERTS + "#match-1", "1", "55"),
-                               ("1767261605", "Y", ALERTS + "#match-4", "1", "55")]
+            for r in rows] == [("2026-01-01T10:00:05Z", "X", ALERTS + "#match-1", "1", "55"),
+                               ("2026-01-01T10:00:05Z", "Y", ALERTS + "#match-4", "1", "55")]
     # the graph a CONSTRUCT query built is stored too, stamped like a replay file's event
     built = list(store.query("""PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX : <http://ex.org/>
         SELECT ?t ?level WHERE { <http://ex.org/alerts#match-2> prov:generatedAtTime ?t

@@ -202,3 +202,52 @@ def test_a_late_event_is_refused_whole(server: Server, pushed: dict) -> None:
 def test_openapi_is_served(server: Server) -> None:
     spec = httpx.get(server.url + "/openapi.json").json()
     assert {"/sparql", "/queries", "/queries/{qid}", "/events", "/heartbeat", "/queries/{qid}/matches"} <= set(spec["paths"])
+
+
+def test_times_are_given_as_the_input_wrote_them(server: Server, pushed: dict) -> None:
+    """The smart-grid events are stamped with xsd:dateTime: the results' _time/_start are
+    xsd:dateTime in every format, the match log's records carry time_iso/start_iso beside the
+    numbers, and the materialised spaseq:time is an xsd:dateTime (decision 43)."""
+    xsd = "http://www.w3.org/2001/XMLSchema#"
+    got = httpx.get(server.url + pushed["matches"], headers={"Accept": "application/sparql-results+json"}).json()
+    first = got["results"]["bindings"][0]
+    assert first["_time"] == {"type": "literal", "value": "2026-11-01T10:03:00Z", "datatype": xsd + "dateTime"}
+    assert first["_start"]["value"] == "2026-11-01T10:00:00Z"
+    csv = httpx.get(server.url + pushed["matches"], headers={"Accept": "text/csv"}).text.splitlines()
+    assert csv[1].startswith("2026-11-01T10:03:00Z,2026-11-01T10:00:00Z,")
+    xml = httpx.get(server.url + pushed["matches"], headers={"Accept": "application/sparql-results+xml"}).text
+    assert f'<literal datatype="{xsd}dateTime">2026-11-01T10:03:00Z</literal>' in xml
+    with httpx.stream("GET", server.url + pushed["matches"], headers={"Accept": "application/x-ndjson"},
+                      timeout=10) as r:
+        record = json.loads(next(r.iter_lines()))
+    assert (record["time"], record["time_iso"], record["start_iso"]) == (
+        1793527380, "2026-11-01T10:03:00Z", "2026-11-01T10:00:00Z")
+    client = SPARQLWrapper(f"{server.url}/sparql")
+    client.setReturnFormat(JSON)
+    client.setQuery(f"""PREFIX spaseq: <https://w3id.org/spaseq#>
+SELECT DISTINCT (DATATYPE(?t) AS ?d) WHERE {{ ?m spaseq:query <{pushed['output']}> ; spaseq:time ?t }}""")
+    rows = client.queryAndConvert()["results"]["bindings"]
+    assert [row["d"]["value"] for row in rows] == [xsd + "dateTime"]
+
+
+def test_time_format_epoch_restores_decimal_seconds() -> None:
+    """``spaseq serve --time-format epoch``: the same events, times as xsd:decimal seconds and
+    no time_iso, exactly as ``spaseq run --time-format epoch``."""
+    from .conftest import SG_KB, start_server
+
+    srv = start_server("--kb", SG_KB, "--time-format", "epoch")
+    try:
+        r = httpx.post(f"{srv.url}/queries", content=QUERY, headers={"Content-Type": "application/sparql-query"})
+        assert r.status_code in (200, 201), r.text
+        matches = r.json()["matches"]
+        for stream, body in smartgrid_batches():
+            httpx.post(f"{srv.url}/events", params={"stream": stream}, content=body,
+                       headers={"Content-Type": "application/trig"}).raise_for_status()
+        got = httpx.get(srv.url + matches, headers={"Accept": "application/sparql-results+json"}).json()
+        expected = json.loads(spaseq_run("--format", "json", "--with-time", "--time-format", "epoch"))
+        assert got["results"]["bindings"] == expected["results"]["bindings"]
+        assert got["results"]["bindings"][0]["_time"]["datatype"].endswith("#decimal")
+        with httpx.stream("GET", srv.url + matches, headers={"Accept": "application/x-ndjson"}, timeout=10) as s:
+            assert "time_iso" not in json.loads(next(s.iter_lines()))
+    finally:
+        assert srv.stop() == 0

@@ -26,7 +26,7 @@
 //! that reading's error if it had one.
 
 use crate::dictionary::{Dictionary, TermId};
-use crate::time::{py_repr, timestamp_nanos};
+use crate::time::{is_datetime, py_repr, timestamp_nanos};
 use flate2::read::MultiGzDecoder;
 use oxrdf::vocab::rdf;
 use oxrdf::{GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term, Triple};
@@ -966,11 +966,12 @@ impl Stamps {
     }
 }
 
-/// A closed graph's time: none was read, a time, or the problem with its timestamps.
+/// A closed graph's time: none was read, a time (nanoseconds, and whether its first
+/// timestamp was written as an `xsd:dateTime`), or the problem with its timestamps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stamp {
     Missing,
-    At(i128),
+    At(i128, bool),
     Bad(ReplayError),
 }
 
@@ -1144,7 +1145,7 @@ impl<T: Hash + Eq> Assembler<T> {
         self.first += 1;
         let stamp = match (graph.stamps.problem, graph.stamps.first) {
             (Some(problem), _) => Stamp::Bad(problem),
-            (None, Some((t, _, _))) => Stamp::At(t),
+            (None, Some((t, value, _))) => Stamp::At(t, is_datetime(&value)),
             (None, None) => Stamp::Missing,
         };
         self.closed.push_back(Closed {
@@ -1397,7 +1398,7 @@ impl Judge {
             ..running.clone()
         };
         match &graph.stamp {
-            Stamp::At(t) => {
+            Stamp::At(t, _) => {
                 let rank = self.running.delivered;
                 self.running.delivered += 1;
                 self.running.max_time = self.running.max_time.max(Some(*t));
@@ -1467,7 +1468,7 @@ pub fn read_events(
         intern,
     );
     for graph in graphs.by_ref() {
-        if let (Some(_), Stamp::At(time_ns)) = (judge.judge(&graph), &graph.stamp) {
+        if let (Some(_), Stamp::At(time_ns, _)) = (judge.judge(&graph), &graph.stamp) {
             events.push((*time_ns, graph.name, graph.triples));
         }
     }

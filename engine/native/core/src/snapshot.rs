@@ -18,7 +18,7 @@ use std::str::FromStr;
 
 /// Bumped whenever the encoding of any state changes; older snapshots are refused with a
 /// message rather than misread.
-pub const SNAPSHOT_VERSION: u32 = 1;
+pub const SNAPSHOT_VERSION: u32 = 2;
 const MAGIC: &[u8; 12] = b"spaseq-core\n";
 
 /// An event as a snapshot writes it (its graph name and terms in N-Triples / by id).
@@ -26,6 +26,7 @@ const MAGIC: &[u8; 12] = b"spaseq-core\n";
 pub struct EventState {
     pub uid: u64,
     pub stream: u32,
+    pub dated: bool,
     pub time: i128,
     pub seq: u64,
     pub graph: Option<String>,
@@ -37,6 +38,7 @@ impl EventState {
         EventState {
             uid: e.uid,
             stream: e.stream,
+            dated: e.dated,
             time: e.time,
             seq: e.seq,
             graph: e.graph.as_ref().map(Term::to_string),
@@ -49,6 +51,7 @@ impl EventState {
         Ok(Rc::new(EventData {
             uid: self.uid,
             stream: self.stream,
+            dated: self.dated,
             time: self.time,
             seq: self.seq,
             graph,

@@ -391,6 +391,13 @@ pub fn timestamp_nanos(term: &Term) -> Result<i128, String> {
     }
 }
 
+/// Whether a timestamp was written as an `xsd:dateTime` (or `xsd:dateTimeStamp`): results
+/// then give their times in that form (docs/decisions.md 43).
+pub fn is_datetime(term: &Term) -> bool {
+    matches!(term, Term::Literal(l)
+        if l.datatype() == xsd::DATE_TIME || l.datatype() == xsd::DATE_TIME_STAMP)
+}
+
 fn literal_nanos(literal: &Literal) -> Result<i128, String> {
     let text = literal.value();
     let datatype = literal.datatype();

@@ -104,6 +104,7 @@ fn event_of(
     Rc::new(EventData {
         uid,
         stream,
+        dated: false,
         time: time * 1_000_000_000,
         seq: uid,
         graph: None,

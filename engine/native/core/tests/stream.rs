@@ -359,3 +359,45 @@ fn a_graph_written_again_then_broken_cuts_at_its_first_appearance() {
         }
     }
 }
+
+#[test]
+fn whether_a_stamp_was_a_datetime_survives_every_mode() {
+    // odd graphs stamped with an xsd:dateTime, even ones with a number (decision 43)
+    let d = dir();
+    let stamp = |i: i64| {
+        if i % 2 == 1 {
+            format!("\"1970-01-01T00:00:{i:02}Z\"^^<http://www.w3.org/2001/XMLSchema#dateTime>")
+        } else {
+            format!("\"{i}\"^^<http://www.w3.org/2001/XMLSchema#integer>")
+        }
+    };
+    let file = |order: &[i64]| {
+        order
+            .iter()
+            .map(|i| {
+                format!(
+                    "<http://ex.org/g{i}> {AT} {} .\n<http://ex.org/s> <http://ex.org/v> \"{i}\" <http://ex.org/g{i}> .\n",
+                    stamp(*i)
+                )
+            })
+            .collect::<String>()
+    };
+    let in_order: Vec<i64> = (1..=30).collect();
+    let shuffled: Vec<i64> = (1..=30).map(|i| (i * 7) % 31).collect();
+    for (name, order, memory, mode) in [
+        ("memory.nq", &in_order, 1000, Mode::Memory),
+        ("stream.nq", &in_order, 3, Mode::Stream),
+        ("sorted.nq", &shuffled, 3, Mode::Sorted),
+    ] {
+        let path = write(&d, name, &file(order));
+        let (stream, events, error) = read(&[path], memory);
+        assert_eq!(error, None);
+        assert_eq!(stream.modes, vec![mode]);
+        let dated: Vec<(i128, bool)> = events
+            .iter()
+            .map(|e| (e.time_ns / 1_000_000_000, e.dated))
+            .collect();
+        let expected: Vec<(i128, bool)> = (1..=30).map(|i| (i, i % 2 == 1)).collect();
+        assert_eq!(dated, expected, "{name}");
+    }
+}

@@ -5,7 +5,7 @@
 use crate::runtime::NativeEngine;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use spaseq_core::output::{Format, Scope, Writer};
+use spaseq_core::output::{Format, Scope, TimeFormat, Writer};
 
 /// Text kept before it is handed to `out.write` (a batch of matches can be large).
 const CHUNK: usize = 1 << 20;
@@ -43,10 +43,12 @@ impl NativeWriter {
 impl NativeWriter {
     /// A writer to the text file `out` (a binary one taking UTF-8 when `binary`): rows of
     /// `select` (None: every bound variable, in name order), `distinct`, `columns` the
-    /// header's variables, `with_time` adding `_time` and `_start` (JSON, CSV, TSV).
-    /// ValueError for another format.
+    /// header's variables, `with_time` adding `_time` and `_start` (JSON, CSV, TSV),
+    /// times as `time_format` (`input`, `dateTime`, `epoch`) says. ValueError for another
+    /// format or time format.
     #[new]
-    #[pyo3(signature = (format, out, select, distinct, columns, with_time, binary = false))]
+    #[pyo3(signature = (format, out, select, distinct, columns, with_time, binary = false, time_format = "input"))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         format: &str,
         out: Py<PyAny>,
@@ -55,11 +57,14 @@ impl NativeWriter {
         columns: Vec<String>,
         with_time: bool,
         binary: bool,
+        time_format: &str,
     ) -> PyResult<Self> {
         let format = Format::parse(format)
             .ok_or_else(|| PyValueError::new_err(format!("no native writer for {format:?}")))?;
+        let times = TimeFormat::parse(time_format)
+            .ok_or_else(|| PyValueError::new_err(format!("no time format {time_format:?}")))?;
         Ok(NativeWriter {
-            writer: Writer::new(format, select, distinct, columns, with_time),
+            writer: Writer::new(format, select, distinct, columns, with_time, times),
             out,
             binary,
             buf: String::new(),

@@ -352,7 +352,7 @@ impl NativeEngine {
     fn prepare(
         &self,
         stream: &str,
-        time: i128,
+        (time, dated): (i128, bool),
         seq: u64,
         graph: Option<oxrdf::Term>,
         triples: Vec<[TermId; 3]>,
@@ -367,6 +367,7 @@ impl NativeEngine {
         let event = Rc::new(EventData {
             uid,
             stream: self.streams.borrow_mut().id(stream),
+            dated,
             time,
             seq,
             graph,
@@ -681,8 +682,9 @@ impl NativeEngine {
     }
 
     /// Prepare an event: its stream IRI, time (ns), seq (order among events of one time),
-    /// graph name in N-Triples and triples as a flat list of ids (s, p, o, s, p, o, ...).
-    #[pyo3(signature = (stream, time, seq, graph, triples))]
+    /// graph name in N-Triples, triples as a flat list of ids (s, p, o, s, p, o, ...) and
+    /// whether its timestamp was written as an xsd:dateTime (`Event.dated`).
+    #[pyo3(signature = (stream, time, seq, graph, triples, dated = false))]
     fn event(
         &self,
         stream: &str,
@@ -690,6 +692,7 @@ impl NativeEngine {
         seq: u64,
         graph: Option<&str>,
         triples: Vec<TermId>,
+        dated: bool,
     ) -> PyResult<NativeEvent> {
         if !triples.len().is_multiple_of(3) {
             return Err(PyValueError::new_err("triples: a multiple of 3 ids"));
@@ -699,7 +702,7 @@ impl NativeEngine {
             .map(|t| [t[0], t[1], t[2]])
             .collect();
         let graph = graph.map(parse_term).transpose()?;
-        Ok(self.prepare(stream, time, seq, graph, triples))
+        Ok(self.prepare(stream, (time, dated), seq, graph, triples))
     }
 
     /// Feed up to `max` events of a replay stream straight to the queries (no Python object
@@ -734,7 +737,7 @@ impl NativeEngine {
                 })
                 .collect();
             let graph = Some(e.graph);
-            let prepared = self.prepare(iri, e.time_ns, e.seq, graph, triples);
+            let prepared = self.prepare(iri, (e.time_ns, e.dated), e.seq, graph, triples);
             let mut queries = self.queries.borrow_mut();
             for rt in queries.iter_mut() {
                 if rt.reads(prepared.event.stream) {
@@ -750,15 +753,15 @@ impl NativeEngine {
         Ok((fed, last, false, None))
     }
 
-    /// An event the engine holds, to build it in Python: (stream IRI, time ns, seq, graph
-    /// name's parts as `term_parts` gives them, triples as a flat list of ids); None once
-    /// nothing native holds it.
-    #[allow(clippy::type_complexity)]
-    fn event_parts(&self, uid: u64) -> Option<(String, i128, u64, Option<TermParts>, Vec<TermId>)> {
+    /// An event the engine holds, to build it in Python: (stream IRI, time ns, dated, seq,
+    /// graph name's parts as `term_parts` gives them, triples as a flat list of ids); None
+    /// once nothing native holds it.
+    fn event_parts(&self, uid: u64) -> Option<EventParts> {
         let e = self.held_event(uid)?;
         Some((
             self.streams.borrow().iri(e.stream).to_owned(),
             e.time,
+            e.dated,
             e.seq,
             e.graph.as_ref().map(term_parts),
             e.triples.iter().flatten().copied().collect(),
@@ -868,6 +871,8 @@ pub fn compile_gpm(
 
 /// A term as (kind, value, datatype, language), what Python builds its terms from.
 type TermParts = (&'static str, String, Option<String>, Option<String>);
+/// An event's parts (`NativeEngine.event_parts`).
+type EventParts = (String, i128, bool, u64, Option<TermParts>, Vec<TermId>);
 
 fn term_parts(term: &oxrdf::Term) -> TermParts {
     match term {

@@ -7,7 +7,8 @@
 //! match, in release order (docs/decisions.md 4): SELECT's projection (the listed variables
 //! that are bound, or every bound variable by name for `*`), DISTINCT (the first match of
 //! each projected row is kept), then the row in the format. Terms are spelled once per term
-//! id and kept (the dictionary only grows, so an id keeps its term).
+//! id and kept (the dictionary only grows, so an id keeps its term). Times are written in
+//! the input's form unless `TimeFormat` says otherwise (docs/decisions.md 43).
 
 pub mod spell;
 
@@ -16,8 +17,8 @@ use crate::runtime::{MatchRecord, Streams};
 use crate::vars::{Slot, VarTable};
 use oxrdf::Term;
 use spell::{
-    canonical_seconds, csv_field, csv_value, json_seconds, json_seconds_literal, json_string,
-    json_string_ascii, json_term, tsv_value, XSD_DECIMAL,
+    csv_field, csv_value, datetime_seconds, json_seconds, json_string, json_string_ascii,
+    json_term, json_time_literal, time_datatype, time_value, tsv_value,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -45,6 +46,49 @@ impl Format {
             "csv" => Some(Format::Csv),
             "tsv" => Some(Format::Tsv),
             _ => None,
+        }
+    }
+}
+
+/// How results write times (`output/times.py`, docs/decisions.md 43).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeFormat {
+    /// As the input wrote them: `xsd:dateTime` for a match whose every event was stamped
+    /// with one, `xsd:decimal` seconds otherwise.
+    Input,
+    /// Always `xsd:dateTime` (UTC).
+    DateTime,
+    /// Always `xsd:decimal` seconds (jsonl: no `time_iso`/`start_iso`).
+    Epoch,
+}
+
+impl TimeFormat {
+    pub fn parse(name: &str) -> Option<TimeFormat> {
+        match name {
+            "input" => Some(TimeFormat::Input),
+            "dateTime" => Some(TimeFormat::DateTime),
+            "epoch" => Some(TimeFormat::Epoch),
+            _ => None,
+        }
+    }
+
+    /// Whether `m`'s times are written as `xsd:dateTime`s (`times.dated`).
+    pub fn dated(self, m: &MatchRecord) -> bool {
+        match self {
+            TimeFormat::DateTime => true,
+            TimeFormat::Epoch => false,
+            TimeFormat::Input => {
+                let mut at = m.node.as_deref();
+                let mut any = false;
+                while let Some(n) = at {
+                    if !n.taken.event.dated {
+                        return false;
+                    }
+                    any = true;
+                    at = n.parent.as_deref();
+                }
+                any
+            }
         }
     }
 }
@@ -78,6 +122,7 @@ pub struct Writer {
     /// The variables of the header (CSV, TSV, JSON), without `_time`/`_start`.
     columns: Vec<String>,
     with_time: bool,
+    time_format: TimeFormat,
     resolved: Option<Resolved>,
     /// DISTINCT's rows written, as terms (term ids do not outlive a dictionary compaction).
     seen: HashSet<Vec<Option<oxrdf::Term>>>,
@@ -93,13 +138,14 @@ pub struct Writer {
 impl Writer {
     /// A writer of `format`: rows of `select` (None: every bound variable by name), DISTINCT
     /// or not, `columns` the header's variables, `with_time` adding `_time` and `_start`
-    /// (JSON, CSV, TSV).
+    /// (JSON, CSV, TSV), times written as `time_format` says.
     pub fn new(
         format: Format,
         select: Option<Vec<String>>,
         distinct: bool,
         columns: Vec<String>,
         with_time: bool,
+        time_format: TimeFormat,
     ) -> Writer {
         Writer {
             format,
@@ -107,6 +153,7 @@ impl Writer {
             distinct,
             columns,
             with_time,
+            time_format,
             resolved: None,
             seen: HashSet::new(),
             terms: Vec::new(),
@@ -238,9 +285,10 @@ impl Writer {
             Format::Csv => {
                 let mut cells: Vec<String> = Vec::new();
                 if self.with_time {
+                    let dated = self.time_format.dated(m);
                     for ns in [m.time, m.start] {
                         let mut s = String::new();
-                        canonical_seconds(ns, &mut s);
+                        time_value(ns, dated, &mut s);
                         cells.push(s);
                     }
                 }
@@ -262,12 +310,13 @@ impl Writer {
                     }
                 };
                 if self.with_time {
+                    let dated = self.time_format.dated(m);
                     for ns in [m.time, m.start] {
                         sep(out);
                         out.push('"');
-                        canonical_seconds(ns, out);
+                        time_value(ns, dated, out);
                         out.push_str("\"^^<");
-                        out.push_str(XSD_DECIMAL);
+                        out.push_str(time_datatype(dated));
                         out.push('>');
                     }
                 }
@@ -355,6 +404,13 @@ impl Writer {
         json_seconds(m.time, out);
         out.push_str(", \"start\": ");
         json_seconds(m.start, out);
+        if self.time_format.dated(m) {
+            out.push_str(", \"time_iso\": \"");
+            datetime_seconds(m.time, out);
+            out.push_str("\", \"start_iso\": \"");
+            datetime_seconds(m.start, out);
+            out.push('"');
+        }
         out.push_str(", \"bindings\": {");
         self.bindings(m, scope.dict, out);
         out.push_str("}, \"events\": [");
@@ -405,10 +461,11 @@ impl Writer {
             if any {
                 out.push_str(", ");
             }
+            let dated = self.time_format.dated(m);
             out.push_str("\"_time\": ");
-            json_seconds_literal(m.time, out);
+            json_time_literal(m.time, dated, out);
             out.push_str(", \"_start\": ");
-            json_seconds_literal(m.start, out);
+            json_time_literal(m.start, dated, out);
         }
         out.push('}');
     }

@@ -1,6 +1,7 @@
 //! How the Python writers spell things (engine/output/writers.py), reproduced byte for byte:
-//! JSON strings as `json.dumps` writes them, times as `writers.seconds` and
-//! `timestamps.seconds_literal` do, CSV cells as Python's `csv` module quotes them.
+//! JSON strings as `json.dumps` writes them, times as `writers.seconds`,
+//! `timestamps.seconds_literal` and `timestamps.datetime_text` do, CSV cells as Python's
+//! `csv` module quotes them.
 
 use oxrdf::Term;
 use std::fmt::Write;
@@ -73,6 +74,11 @@ pub fn canonical_seconds(ns: i128, out: &mut String) {
             let _ = write!(out, "{whole}");
         }
     }
+    push_fraction(frac, out);
+}
+
+/// `.` and the nanoseconds `frac` as nine digits without trailing zeros; nothing for 0.
+fn push_fraction(frac: u64, out: &mut String) {
     if frac != 0 {
         let mut digits = [b'0'; 9];
         let mut rest = frac;
@@ -83,6 +89,55 @@ pub fn canonical_seconds(ns: i128, out: &mut String) {
         let len = 9 - digits.iter().rev().take_while(|&&d| d == b'0').count();
         out.push('.');
         out.push_str(std::str::from_utf8(&digits[..len]).expect("ASCII digits"));
+    }
+}
+
+/// Seconds since the epoch (`ns` nanoseconds) as an `xsd:dateTime` in UTC
+/// (`timestamps.datetime_text`): `YYYY-MM-DDThh:mm:ss`, the fraction only when nonzero
+/// (exact, trailing zeros trimmed), `Z`; the proleptic Gregorian calendar, years of at
+/// least four digits, negative ones with `-` (XSD 1.1: year 0 is 1 BCE).
+pub fn datetime_seconds(ns: i128, out: &mut String) {
+    let (seconds, frac) = (ns.div_euclid(NS), ns.rem_euclid(NS) as u64);
+    let (days, time) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    // the civil date of a day count (Howard Hinnant's civil_from_days)
+    let z = days + 719_468;
+    let (era, doe) = (z.div_euclid(146_097), z.rem_euclid(146_097));
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i128::from(month <= 2);
+    if year < 0 {
+        out.push('-');
+    }
+    let _ = write!(
+        out,
+        "{:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+        year.unsigned_abs(),
+        time / 3_600,
+        time / 60 % 60,
+        time % 60
+    );
+    push_fraction(frac, out);
+    out.push('Z');
+}
+
+/// A time's lexical form: `datetime_seconds` when `dated`, else `canonical_seconds`.
+pub fn time_value(ns: i128, dated: bool, out: &mut String) {
+    if dated {
+        datetime_seconds(ns, out);
+    } else {
+        canonical_seconds(ns, out);
+    }
+}
+
+/// The datatype of a time written `dated` or not (`time_value`).
+pub fn time_datatype(dated: bool) -> &'static str {
+    if dated {
+        XSD_DATE_TIME
+    } else {
+        XSD_DECIMAL
     }
 }
 
@@ -173,17 +228,19 @@ pub fn json_term(term: &Term, out: &mut String) {
 const XSD_STRING: &str = "http://www.w3.org/2001/XMLSchema#string";
 const RDF_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
 pub const XSD_DECIMAL: &str = "http://www.w3.org/2001/XMLSchema#decimal";
+pub const XSD_DATE_TIME: &str = "http://www.w3.org/2001/XMLSchema#dateTime";
 
 fn is_plain(datatype: &str) -> bool {
     datatype == XSD_STRING || datatype == RDF_LANG_STRING
 }
 
-/// A time as the `xsd:decimal` literal `seconds_literal` makes, in the JSON results format.
-pub fn json_seconds_literal(ns: i128, out: &mut String) {
+/// A time as the literal `times.time_literal` makes (`xsd:dateTime` when `dated`, else
+/// `xsd:decimal`), in the JSON results format.
+pub fn json_time_literal(ns: i128, dated: bool, out: &mut String) {
     out.push_str("{\"type\": \"literal\", \"value\": \"");
-    canonical_seconds(ns, out);
+    time_value(ns, dated, out);
     out.push_str("\", \"datatype\": \"");
-    out.push_str(XSD_DECIMAL);
+    out.push_str(time_datatype(dated));
     out.push_str("\"}");
 }
 
@@ -246,6 +303,31 @@ mod tests {
         assert_eq!(canonical(0), "0");
         assert_eq!(canonical(-500_000_000), "-0.5");
         assert_eq!(canonical(10_000), "0.00001");
+    }
+
+    fn datetime(ns: i128) -> String {
+        let mut s = String::new();
+        datetime_seconds(ns, &mut s);
+        s
+    }
+
+    #[test]
+    fn datetimes_are_spelled_in_utc_exactly() {
+        assert_eq!(datetime(0), "1970-01-01T00:00:00Z");
+        assert_eq!(datetime(1_704_103_200 * NS), "2024-01-01T10:00:00Z");
+        assert_eq!(
+            datetime(1_704_103_220 * NS + 100_000_000),
+            "2024-01-01T10:00:20.1Z"
+        );
+        assert_eq!(
+            datetime(1_709_164_800 * NS + 1),
+            "2024-02-29T00:00:00.000000001Z"
+        );
+        assert_eq!(datetime(-500_000_000), "1969-12-31T23:59:59.5Z");
+        assert_eq!(datetime(-62_135_596_800 * NS), "0001-01-01T00:00:00Z");
+        assert_eq!(datetime(-62_167_219_200 * NS), "0000-01-01T00:00:00Z");
+        assert_eq!(datetime(-62_198_755_200 * NS), "-0001-01-01T00:00:00Z");
+        assert_eq!(datetime(253_402_300_800 * NS), "10000-01-01T00:00:00Z");
     }
 
     #[test]

@@ -9,11 +9,14 @@ use std::rc::Rc;
 pub type StreamId = u32;
 
 /// One event: a named graph on a stream at a time (nanoseconds); `seq` orders events of
-/// one time (the Python `Event.seq`), `uid` tells events apart within one engine.
+/// one time (the Python `Event.seq`), `uid` tells events apart within one engine; `dated`:
+/// its timestamp was written as an `xsd:dateTime` (the Python `Event.dated`; it fits in the
+/// padding after `stream`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventData {
     pub uid: u64,
     pub stream: StreamId,
+    pub dated: bool,
     pub time: i128,
     pub seq: u64,
     /// The graph's name, kept with the event rather than interned: event names are usually

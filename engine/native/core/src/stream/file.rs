@@ -14,11 +14,13 @@ use std::path::Path;
 use std::str::FromStr;
 
 /// An event of one file: `rank` is its graph's rank by first appearance among the file's
-/// delivered events (the Python reader's `seq - first_seq`).
+/// delivered events (the Python reader's `seq - first_seq`); `dated`: its timestamp was
+/// written as an `xsd:dateTime` (docs/decisions.md 43).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileEvent {
     pub time_ns: i128,
     pub rank: u64,
+    pub dated: bool,
     pub graph: Term,
     pub triples: Vec<Triple>,
 }
@@ -107,10 +109,11 @@ fn to_locate(outcome: &Outcome) -> bool {
     outcome.error.as_ref().is_some_and(|e| e.line.is_some())
 }
 
-fn event(rank: u64, time_ns: i128, graph: Closed<Triple>) -> FileEvent {
+fn event(rank: u64, (time_ns, dated): (i128, bool), graph: Closed<Triple>) -> FileEvent {
     FileEvent {
         time_ns,
         rank,
+        dated,
         graph: graph.name,
         triples: graph.triples,
     }
@@ -223,9 +226,9 @@ fn prepare_with(path: &str, s: &Settings, reading: Reading) -> io::Result<Option
         for name in graphs.assembler().take_unclosed() {
             names.push(fingerprint(&name, UNCLOSED))?;
         }
-        if let (Some(rank), Stamp::At(t)) = (judge.judge(&graph), graph.stamp.clone()) {
+        if let (Some(rank), Stamp::At(t, dated)) = (judge.judge(&graph), graph.stamp.clone()) {
             match kept.as_mut() {
-                Some(k) if k.len() < s.window => k.push(event(rank, t, graph)),
+                Some(k) if k.len() < s.window => k.push(event(rank, (t, dated), graph)),
                 Some(_) => {
                     kept = None;
                     graphs.assembler().keep_triples(false);
@@ -289,8 +292,8 @@ fn read_whole(path: &str, format: Format, s: &Settings, lines: bool) -> (Outcome
     let mut judge = Judge::new(s.predicate_iri);
     let mut events = Vec::new();
     for graph in graphs.by_ref() {
-        if let (Some(rank), Stamp::At(t)) = (judge.judge(&graph), graph.stamp.clone()) {
-            events.push(event(rank, t, graph));
+        if let (Some(rank), Stamp::At(t, dated)) = (judge.judge(&graph), graph.stamp.clone()) {
+            events.push(event(rank, (t, dated), graph));
         }
     }
     (judge.finish(graphs.read_error()), events)
@@ -344,9 +347,9 @@ impl Iterator for Delivery {
     fn next(&mut self) -> Option<FileEvent> {
         while self.rank < self.count {
             let graph = self.graphs.next()?;
-            if let Stamp::At(t) = graph.stamp {
+            if let Stamp::At(t, dated) = graph.stamp {
                 self.rank += 1;
-                return Some(event(self.rank - 1, t, graph));
+                return Some(event(self.rank - 1, (t, dated), graph));
             }
         }
         None
@@ -395,8 +398,8 @@ impl Prepared {
     }
 }
 
-/// A file event ordered by (time, rank) and spilled compactly: the time, the rank, then the
-/// graph and each triple's terms as length-prefixed N-Triples.
+/// A file event ordered by (time, rank) and spilled compactly: the time, the rank, whether
+/// it is dated (a byte), then the graph and each triple's terms as length-prefixed N-Triples.
 #[derive(Debug)]
 pub struct ByTime(FileEvent);
 
@@ -458,6 +461,7 @@ impl Record for ByTime {
         let e = &self.0;
         out.write_all(&e.time_ns.to_le_bytes())?;
         out.write_all(&e.rank.to_le_bytes())?;
+        out.write_all(&[u8::from(e.dated)])?;
         write_text(out, &e.graph.to_string())?;
         out.write_all(&(e.triples.len() as u64).to_le_bytes())?;
         for t in &e.triples {
@@ -474,6 +478,7 @@ impl Record for ByTime {
         }
         let time_ns = i128::from_le_bytes(read_bytes(input)?);
         let rank = u64::from_le_bytes(read_bytes(input)?);
+        let [dated] = read_bytes(input)?;
         let graph = read_term(input)?;
         let n = u64::from_le_bytes(read_bytes(input)?);
         let mut triples = Vec::with_capacity(n.min(1 << 16) as usize);
@@ -491,6 +496,7 @@ impl Record for ByTime {
         Ok(Some(ByTime(FileEvent {
             time_ns,
             rank,
+            dated: dated != 0,
             graph,
             triples,
         })))

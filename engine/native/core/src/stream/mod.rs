@@ -72,12 +72,14 @@ impl Default for Options {
     }
 }
 
-/// One event of the merged stream: `stream` is the index of its file in the list.
+/// One event of the merged stream: `stream` is the index of its file in the list; `dated`:
+/// its timestamp was written as an `xsd:dateTime`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamEvent {
     pub stream: usize,
     pub seq: u64,
     pub time_ns: i128,
+    pub dated: bool,
     pub graph: Term,
     pub triples: Vec<Triple>,
 }
@@ -305,6 +307,7 @@ impl Iterator for ReplayStream {
                     stream: i,
                     seq: self.first_seq[i] + e.rank,
                     time_ns: e.time_ns,
+                    dated: e.dated,
                     graph: e.graph,
                     triples: e.triples,
                 }))
