@@ -13,12 +13,16 @@ The convention (README "rdflib", docs/decisions.md), the same as the replay file
 
 A Dataset is a set of graphs with no order, so events with equal timestamps are ordered by
 graph name (N-Triples spelling), which makes the order the same on every store.
+
+``load_streams`` writes the convention: replay files (the CLI's ``--stream`` inputs, read by
+the same reader, ``engine.io.replay``) into a Dataset, each event tagged with its stream.
 """
 
 from __future__ import annotations
 
+import os
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -27,11 +31,12 @@ from rdflib import BNode, Dataset, Graph, URIRef
 from rdflib.graph import ConjunctiveGraph
 
 from spaseq.engine.algebra import operators as A
-from spaseq.engine.errors import StreamError, UsageError
+from spaseq.engine.errors import Location, StreamError, UsageError
 from spaseq.engine.events import Event
-from spaseq.engine.values.timestamps import to_seconds
+from spaseq.engine.io.replay import PROV_GENERATED_AT, read_replay
+from spaseq.engine.values.timestamps import seconds_literal, to_seconds
 from spaseq.engine.vocab import GENERATED_AT_TIME, SPASEQ_NS
-from spaseq.plugin.terms import TermCache, to_oxigraph
+from spaseq.plugin.terms import TermCache, to_oxigraph, to_rdflib
 
 STREAM_PREDICATE = URIRef(SPASEQ_NS + "stream")
 TIME_PREDICATE = URIRef(GENERATED_AT_TIME.value)
@@ -164,4 +169,49 @@ def _warn_missing(query: A.Query, kb_names: list[GraphName]) -> None:
             )
 
 
-__all__ = ["Recording", "STREAM_PREDICATE", "TIME_PREDICATE", "read_dataset"]
+def load_streams(dataset: Dataset, streams: Mapping[str, str | os.PathLike[str]],
+                 time_predicate: str | None = None) -> Dataset:
+    """Add replay files to ``dataset``, ``{stream IRI: path}`` (TriG or N-Quads, maybe
+    gzipped), so that ``dataset.query(text, processor="spaseq")`` reads what ``spaseq run
+    --stream NAME=PATH`` reads: each event as its named graph, with ``prov:generatedAtTime``
+    (its time as ``xsd:decimal`` seconds) and ``spaseq:stream`` in the default graph.
+    ``time_predicate`` is the files' timestamp predicate. Every file is read before the
+    Dataset changes: a file's error (StreamError, located) or an event graph name already an
+    event of the Dataset (or of another file) leaves it as it was. Returns ``dataset``."""
+    predicate = time_predicate or PROV_GENERATED_AT
+    read: list[tuple[str, str, list[Event]]] = []
+    for stream, path in streams.items():
+        result = read_replay(os.fspath(path), stream, time_predicate=predicate)
+        if result.error is not None:
+            raise result.error
+        read.append((stream, os.fspath(path), result.events))
+    default, _ = _named_graphs(dataset)
+    taken = {s: "the Dataset" for s in default.subjects(TIME_PREDICATE, None)}
+    for _stream, path, events in read:
+        for event in events:
+            name = to_rdflib(event.name)  # type: ignore[arg-type]
+            if name in taken:
+                raise StreamError(f"event {_name(name)} is already an event of {taken[name]}: graph "
+                                  "names must differ across the files", Location(path))
+            taken[name] = path
+    terms: dict[object, object] = {}  # each term converted once
+
+    def term(t: object) -> object:
+        found = terms.get(t)
+        if found is None:
+            found = terms[t] = to_rdflib(t)  # type: ignore[arg-type]
+        return found
+
+    for stream, _path, events in read:
+        iri = URIRef(stream)
+        for event in events:
+            name = term(event.name)
+            graph = dataset.graph(name)  # type: ignore[arg-type]
+            dataset.addN((term(t.subject), term(t.predicate), term(t.object), graph)  # type: ignore[misc]
+                         for t in event.triples)
+            dataset.add((name, TIME_PREDICATE, to_rdflib(seconds_literal(event.time))))  # type: ignore[arg-type]
+            dataset.add((name, STREAM_PREDICATE, iri))  # type: ignore[arg-type]
+    return dataset
+
+
+__all__ = ["Recording", "STREAM_PREDICATE", "TIME_PREDICATE", "load_streams", "read_dataset"]
