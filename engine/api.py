@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import cast
 
 import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
@@ -157,7 +158,7 @@ class Engine:
         pass; ``on_output`` receives each result as a graph event (``derived.Derived``)."""
         self._check_open()
         plan = query if isinstance(query, Plan) else None  # e.g. read back from `explain --plan`
-        q = parse_query(query, file) if isinstance(query, str) else plan.query if plan else query
+        q = query.query if isinstance(query, Plan) else parse_query(query, file) if isinstance(query, str) else query
         iri = output or f"urn:spaseq:query:{len(self.composition) + 1}"
         self.composition.check(q, iri)
         if self.composition.consumers(iri) and self._seq:
@@ -182,7 +183,7 @@ class Engine:
             self._by_stream.setdefault(s, []).append(handle)
         for name in [iri, *self.composition.consumers(iri)]:
             if self._composer.needs_gate(name):  # it reads another query's output: gate it
-                gated = self._composer.handles[name]
+                gated = self._by_iri[name]
                 self.handles.remove(gated)
                 for s in gated.query.streams.values():
                     self._by_stream[s].remove(gated)
@@ -193,7 +194,13 @@ class Engine:
 
     def _note_reads(self) -> None:
         """Recompute the streams registered queries read (gated ones included)."""
-        self._read = frozenset(s for h in self._composer.handles.values() for s in h.query.streams.values())
+        self._read = frozenset(s for h in self._by_iri.values() for s in h.query.streams.values())
+
+    @property
+    def _by_iri(self) -> dict[str, QueryHandle]:
+        """Every registered query by output IRI, in registration order: the composer's table
+        (typed there by what composition reads of a handle)."""
+        return cast("dict[str, QueryHandle]", self._composer.handles)
 
     def _check_open(self) -> None:
         if self.closed:
@@ -281,7 +288,7 @@ class Engine:
 
     def query(self, output: str) -> QueryHandle | None:
         """The registered query whose output stream is ``output`` (e.g. after ``restore``)."""
-        return self._composer.handles.get(output)
+        return self._by_iri.get(output)
 
     def unregister(self, handle: QueryHandle) -> None:
         """Stop evaluating a registered query: it takes no more events, its partial matches
@@ -289,7 +296,7 @@ class Engine:
         A query composed with others (reading or read by another query's output) stays:
         UsageError."""
         iri = handle.output.iri if handle.output is not None else None
-        if iri is None or self._composer.handles.get(iri) is not handle:
+        if iri is None or self._by_iri.get(iri) is not handle:
             raise UsageError("this query is not registered in this engine")
         if self.composition.upstream(handle.query) or self.composition.consumers(iri):
             raise UsageError(f"<{iri}> is composed with other queries (it reads or is read by "
@@ -320,7 +327,7 @@ class Engine:
         clocks over a dictionary of only the terms they refer to (decision 38). Handles,
         callbacks and native writers carry over; matches released before keep the old
         dictionary alive for as long as they are referenced."""
-        handles = list(self._composer.handles.values())
+        handles = list(self._by_iri.values())
         for h in handles:
             h.runtime.drain()
         old = self._native
@@ -407,7 +414,7 @@ class Engine:
         self._check_open()
         if self._native is None:
             self._native = NativeSession()
-        handles = list(self._composer.handles.values())  # every query, registration order
+        handles = list(self._by_iri.values())  # every query, registration order
         for h in handles:
             h.runtime.drain()
         if self.materializer is not None:  # what was released is stored before the snapshot
@@ -435,7 +442,7 @@ class Engine:
                 "outputs": h.output._count if h.output is not None else 0,
                 "seen": [[[v, str(t)] for v, t in key] for key in h.output._projector._seen]
                 if h.output is not None else [],
-            } for iri, h in composer.handles.items()],
+            } for iri, h in self._by_iri.items()],
             "gates": {iri: {"limit": None if g.limit == -INFINITY else str(g.limit),
                             "buffer": [[str(t), k, _event_state(e)] for t, k, e in g.buffer]}
                       for iri, g in composer.gates.items()},
@@ -465,7 +472,7 @@ class Engine:
             for q in s["queries"]:
                 engine.register(plan_from_json(q["plan"]), keep=q["keep"], output=q["output"])
             engine._resuming = False
-            handles = list(engine._composer.handles.values())
+            handles = list(engine._by_iri.values())
             native.resume([h.runtime.number for h in handles], s["times"])
             term = _term_reader(native)
             for h, q in zip(handles, s["queries"], strict=True):
@@ -537,9 +544,8 @@ class Engine:
             raise UnreadStreamError(f"the query does not read the stream <{unread[0][0]}> "
                                     f"of {unread[0][1]}")
         files = [f for f in files if f not in unread]  # drop_unread: not read at all
-        kwargs = {"time_predicate": time_predicate} if time_predicate else {}
         try:
-            stream = ReplayStream(files, **kwargs)
+            stream = ReplayStream(files, time_predicate) if time_predicate else ReplayStream(files)
         except ValueError as exc:
             return _stream_error(str(exc), [p for _, p in files])
         for note in stream.notes:
@@ -582,9 +588,11 @@ def _term_reader(native: NativeSession) -> Callable[[str], Term]:
 
 
 def _event_of(state: dict, term: Callable[[str], Term]) -> Event:
-    triples = tuple(Triple(term(s), term(p), term(o)) for s, p, o in state["triples"])
+    triples = tuple(Triple(term(s), term(p), term(o))  # type: ignore[arg-type]  # as written: no literal subject
+                    for s, p, o in state["triples"])
     name = term(state["name"]) if state["name"] is not None else None
-    return Event(state["stream"], Decimal(state["time"]), triples, state["seq"], name, state["origin"])
+    return Event(state["stream"], Decimal(state["time"]), triples, state["seq"], name,  # type: ignore[arg-type]
+                 state["origin"])
 
 
 def _stream_error(message: str, paths: Iterable[str]) -> StreamError:
@@ -649,7 +657,8 @@ def evaluate(query: A.Query, events: Iterable[Event], kb: Store | None = None,
     incremental engine: the counterpart of ``reference.evaluate``."""
     engine = Engine(kb, options, drop_unread=True)  # other streams' events are not its input
     handle = engine.register(query)
-    engine.run(sorted(events, key=Event.sort_key), end_of_input)
+    ordered = sorted(events, key=Event.sort_key)
+    engine.run(ordered, end_of_input)
     return list(handle.matches())
 
 

@@ -11,6 +11,7 @@ import hashlib
 import warnings
 from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode
 from rdflib import BNode as RdfBNode
@@ -84,7 +85,7 @@ def _rdflib_lookup(ctx: object, predicate: NamedNode) -> S.TimeLookup:
 
 
 def _rdflib_function(iri: str, time_predicate: NamedNode) -> Callable:
-    def function(expr: object, ctx: object) -> object:
+    def function(expr: Any, ctx: object) -> object:  # expr: rdflib's CompValue of the call
         try:
             raw = expr.expr or ()  # evaluated arguments (rdflib resolves them on access)
             if any(isinstance(a, SPARQLError) for a in raw):

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from pyoxigraph import Quad, Store, Triple
-from rdflib import BNode, Dataset, Graph, URIRef
+from rdflib import Dataset, Graph, URIRef
 from rdflib.graph import ConjunctiveGraph
+from rdflib.term import IdentifiedNode, Identifier
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import Location, StreamError, UsageError
@@ -41,7 +42,7 @@ from spaseq.plugin.terms import TermCache, to_oxigraph, to_rdflib
 STREAM_PREDICATE = URIRef(SPASEQ_NS + "stream")
 TIME_PREDICATE = URIRef(GENERATED_AT_TIME.value)
 
-GraphName = URIRef | BNode
+GraphName = IdentifiedNode  # a URIRef or a BNode
 
 
 @dataclass
@@ -140,7 +141,7 @@ def read_dataset(dataset: Graph, query: A.Query, time_predicate: str | None = No
     found.sort(key=lambda item: (item[0], item[1]))
     terms = TermCache()
     events = [
-        Event(stream, time, _triples(graph, terms), seq, terms[graph.identifier])  # type: ignore[arg-type]
+        Event(stream, time, _triples(graph, terms), seq, terms[graph.identifier])
         for seq, (time, _, graph, stream) in enumerate(found)
     ]
     kb = _kb_store(kb_graphs, terms) if kb_graphs else None
@@ -154,7 +155,7 @@ def _kb_store(graphs: Iterable[Graph], terms: TermCache) -> Store:
     store = Store()
     for graph in graphs:
         name = terms[graph.identifier]
-        store.extend(Quad(terms[s], terms[p], terms[o], name) for s, p, o in graph)  # type: ignore[arg-type]
+        store.extend(Quad(terms[s], terms[p], terms[o], name) for s, p, o in graph)
     return store
 
 
@@ -186,31 +187,30 @@ def load_streams(dataset: Dataset, streams: Mapping[str, str | os.PathLike[str]]
             raise result.error
         read.append((stream, os.fspath(path), result.events))
     default, _ = _named_graphs(dataset)
-    taken = {s: "the Dataset" for s in default.subjects(TIME_PREDICATE, None)}
+    taken: dict[object, str] = {s: "the Dataset" for s in default.subjects(TIME_PREDICATE, None)}
+    cache: dict[object, Identifier] = {}  # each term converted once
+
+    def term(t: object) -> Identifier:
+        found = cache.get(t)
+        if found is None:
+            found = cache[t] = to_rdflib(t)  # type: ignore[arg-type]  # replay terms (no RDF-star)
+        return found
+
     for _stream, path, events in read:
         for event in events:
-            name = to_rdflib(event.name)  # type: ignore[arg-type]
+            name = term(event.name)
             if name in taken:
                 raise StreamError(f"event {_name(name)} is already an event of {taken[name]}: graph "
                                   "names must differ across the files", Location(path))
             taken[name] = path
-    terms: dict[object, object] = {}  # each term converted once
-
-    def term(t: object) -> object:
-        found = terms.get(t)
-        if found is None:
-            found = terms[t] = to_rdflib(t)  # type: ignore[arg-type]
-        return found
-
     for stream, _path, events in read:
         iri = URIRef(stream)
         for event in events:
             name = term(event.name)
-            graph = dataset.graph(name)  # type: ignore[arg-type]
-            dataset.addN((term(t.subject), term(t.predicate), term(t.object), graph)  # type: ignore[misc]
-                         for t in event.triples)
-            dataset.add((name, TIME_PREDICATE, to_rdflib(seconds_literal(event.time))))  # type: ignore[arg-type]
-            dataset.add((name, STREAM_PREDICATE, iri))  # type: ignore[arg-type]
+            graph = dataset.graph(name)
+            dataset.addN((term(t.subject), term(t.predicate), term(t.object), graph) for t in event.triples)
+            dataset.add((name, TIME_PREDICATE, to_rdflib(seconds_literal(event.time))))
+            dataset.add((name, STREAM_PREDICATE, iri))
     return dataset
 
 

@@ -48,7 +48,7 @@ class MatchBindings(MatchTimes, dict):
         self.row = row
 
     @property
-    def match(self) -> Match:
+    def match(self) -> Match:  # type: ignore[override]  # MatchTimes reads it, never sets it
         """The match this row came from (``time`` and ``start`` are its)."""
         return self.row.match
 
