@@ -360,6 +360,15 @@ def test_readme_example_runs():
     assert out.stdout.splitlines()[1:3] == ["stock,p1,p2,sector", "http://ex.org/ACME,10,12,http://ex.org/Tech"]
 
 
+def test_readme_load_streams_example_runs():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- rdflib-load-example[^>]*-->\n```python\n(.*?)```", readme, re.S)
+    assert block is not None
+    out = subprocess.run([sys.executable, "-c", block.group(1)], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    assert out.stdout.splitlines() == ["6 matches", "?house\t?fr1\t?fr2\t?house2\t?city\t?oname"]
+
+
 def test_oxrdflib_store_needs_use_store_provided_false(sg_result):
     pytest.importorskip("oxrdflib")
     ds = smartgrid(store="Oxigraph")

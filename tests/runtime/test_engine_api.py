@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyoxigraph
 import pytest
 
@@ -169,3 +171,15 @@ def test_an_unknown_event_format_is_a_usage_error() -> None:
     engine.register(NO_RECOVERY)
     with pytest.raises(UsageError, match="unknown event format 'rdfxml'"):
         engine.push(EX + "u1", 1, "<a> <b> <c> .", format="rdfxml")
+
+
+def test_run_replay_refuses_a_file_of_a_stream_the_query_does_not_read() -> None:
+    power = str(Path(__file__).resolve().parents[2] / "fixtures" / "smartgrid" / "power.trig")
+    engine = Engine()
+    engine.register(NO_RECOVERY)
+    with pytest.raises(UnreadStreamError, match=f"<{EX}u3> of .*power.trig"):
+        engine.run_replay([(EX + "u3", power)])
+    skipping = Engine(drop_unread=True)
+    alarms = skipping.register(NO_RECOVERY)
+    assert skipping.run_replay([(EX + "u3", power)]) is None
+    assert alarms.rows() == [] and skipping.closed
