@@ -202,3 +202,15 @@ def test_a_late_event_is_refused_whole(server: Server, pushed: dict) -> None:
 def test_openapi_is_served(server: Server) -> None:
     spec = httpx.get(server.url + "/openapi.json").json()
     assert {"/sparql", "/queries", "/queries/{qid}", "/events", "/heartbeat", "/queries/{qid}/matches"} <= set(spec["paths"])
+
+
+def test_events_of_a_stream_no_query_reads_are_accepted_and_counted(server: Server) -> None:
+    """Producers need not follow which queries are registered (decision 44): accepted, seen by
+    no query, counted in ``events_unread``."""
+    before = httpx.get(server.url + "/").json()
+    r = httpx.post(f"{server.url}/events", params={"stream": "http://ex.org/nobody-reads", "time": "1"},
+                   content=b"<http://ex.org/a> <http://ex.org/v> 1 .", headers={"Content-Type": "text/turtle"})
+    assert r.status_code == 200 and r.json() == {"accepted": 1}
+    after = httpx.get(server.url + "/").json()
+    assert after["events_unread"] == before["events_unread"] + 1
+    assert after["events"] == before["events"] + 1
