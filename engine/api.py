@@ -10,6 +10,9 @@
     engine.close()                                  # end of input
     rows = handle.rows()                            # projected result rows so far
 
+    with Engine() as engine:                        # close() on leaving the block
+        ...
+
     data = engine.snapshot()                        # every partial match, window and clock
     engine = Engine.restore(data, kb=store)         # ... continued, e.g. in another process
 
@@ -29,6 +32,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from typing import cast
 
 import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
@@ -41,6 +45,7 @@ from spaseq.engine.composition import Composer, Composition
 from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
+from spaseq.engine.io.replay import syntax_error_location
 from spaseq.engine.kb.reader import KbStore
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Match, Row, Term, project
@@ -57,11 +62,22 @@ from spaseq.engine.values.timestamps import (
     to_seconds,
 )
 
-__all__ = ["Engine", "EngineOptions", "LateEventError", "QueryHandle", "SnapshotError"]
+__all__ = ["Engine", "EngineOptions", "EventSyntaxError", "LateEventError", "QueryHandle", "SnapshotError",
+           "UnreadStreamError"]
 
 
 class LateEventError(StreamError):
     """An event earlier than what a query has already processed on its streams."""
+
+
+class UnreadStreamError(StreamError):
+    """An event on a stream no registered query reads: most likely a misspelt stream IRI, so
+    refused rather than silently accepted (``Engine(drop_unread=True)`` counts it instead)."""
+
+
+class EventSyntaxError(StreamError):
+    """Event text given to ``push`` that is not valid TriG/N-Quads/Turtle/N-Triples; its
+    ``location`` is ``<event>:LINE:COLUMN`` within that text."""
 
 
 @dataclass
@@ -103,16 +119,20 @@ class Engine:
 
     def __init__(self, kb: Store | KbStore | str | os.PathLike | None = None, options: EngineOptions | None = None,
                  drop_late: bool = False, materialize: Store | str | None = None,
-                 query_clocks: bool = False, time_format: str = DEFAULT_TIME_FORMAT) -> None:
+                 query_clocks: bool = False, time_format: str = DEFAULT_TIME_FORMAT,
+                 drop_unread: bool = False) -> None:
         """``materialize``: a pyoxigraph Store or a directory for an on-disk one, where every
         result of every query is stored (``materialize`` module, docs/vocabulary.md), its
         times as ``time_format`` says (``input``, ``dateTime``, ``epoch``: ``output.times``).
         ``query_clocks``: each query's clock moves only with the events of its own streams and
         with heartbeats (``advance_to``), so streams may be pushed by independent producers,
-        each in its own time order; by default an event moves every query's clock."""
+        each in its own time order; by default an event moves every query's clock.
+        ``drop_unread``: an event on a stream no registered query reads is dropped and counted
+        (``dropped_unread``) instead of raising ``UnreadStreamError`` (decision 44)."""
         self.options = options or EngineOptions()
+        self._owned_kb: KbStore | None = None  # a store this engine opened, released by close()
         if isinstance(kb, str | os.PathLike):  # the directory of a `spaseq kb load` store
-            kb = KbStore(kb)
+            kb = self._owned_kb = KbStore(kb)
         self.graphs = EventGraphs(kb)
         self.time_format = check_time_format(time_format)
         self.materializer = Materializer(materialize, time_format) if materialize is not None else None
@@ -125,6 +145,10 @@ class Engine:
         # so producers of different streams need not wait for each other (docs/decisions.md 40)
         self.query_clocks = query_clocks
         self.dropped_late = 0
+        self.drop_unread = drop_unread
+        self.dropped_unread = 0
+        self._read: frozenset[str] = frozenset()  # the streams registered queries read
+        self.closed = False
         self._seq = 0
         self._clock = -INFINITY
         self._by_stream: dict[str, list[QueryHandle]] = {}
@@ -144,8 +168,9 @@ class Engine:
         ``output`` is the IRI of the query's output stream (default ``urn:spaseq:query:N``):
         another query naming it in ``FROM STREAM`` consumes this query's results, in the same
         pass; ``on_output`` receives each result as a graph event (``derived.Derived``)."""
+        self._check_open()
         plan = query if isinstance(query, Plan) else None  # e.g. read back from `explain --plan`
-        q = parse_query(query, file) if isinstance(query, str) else plan.query if plan else query
+        q = query.query if isinstance(query, Plan) else parse_query(query, file) if isinstance(query, str) else query
         iri = output or f"urn:spaseq:query:{len(self.composition) + 1}"
         self.composition.check(q, iri)
         if self.composition.consumers(iri) and self._seq:
@@ -170,13 +195,28 @@ class Engine:
             self._by_stream.setdefault(s, []).append(handle)
         for name in [iri, *self.composition.consumers(iri)]:
             if self._composer.needs_gate(name):  # it reads another query's output: gate it
-                gated = self._composer.handles[name]
+                gated = self._by_iri[name]
                 self.handles.remove(gated)
                 for s in gated.query.streams.values():
                     self._by_stream[s].remove(gated)
                 self._build(gated, self._composer.graphs)
                 self._composer.gate(gated, name)
+        self._note_reads()
         return handle
+
+    def _note_reads(self) -> None:
+        """Recompute the streams registered queries read (gated ones included)."""
+        self._read = frozenset(s for h in self._by_iri.values() for s in h.query.streams.values())
+
+    @property
+    def _by_iri(self) -> dict[str, QueryHandle]:
+        """Every registered query by output IRI, in registration order: the composer's table
+        (typed there by what composition reads of a handle)."""
+        return cast("dict[str, QueryHandle]", self._composer.handles)
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise UsageError("the engine is closed (its input has ended): start a new Engine")
 
     def _build(self, handle: QueryHandle, graphs: EventGraphs) -> None:
         """Give the handle a fresh runtime over ``graphs``, from its plan (made now, under the
@@ -194,7 +234,9 @@ class Engine:
         (a float as the decimal it prints as, to the nanosecond: ``values.timestamps``), or an
         aware ``datetime`` or a timestamp literal (pyoxigraph or rdflib; an xsd:dateTime or a
         number), as a replay file stamps events: a dateTime makes the event's results give
-        their times as xsd:dateTime (docs/decisions.md 43)."""
+        their times as xsd:dateTime (docs/decisions.md 43). Text that does not parse raises
+        ``EventSyntaxError`` with its line and column; an event on a stream no registered query
+        reads raises ``UnreadStreamError`` (see ``drop_unread``)."""
         if isinstance(name, str):
             name = NamedNode(name)
         triples = _triples(graph, format)
@@ -203,6 +245,16 @@ class Engine:
 
     def push_event(self, event: Event) -> None:
         """Push an already-built Event (events must come in time order per query)."""
+        self._check_open()
+        if event.stream not in self._read:
+            if event.stream in self.composition.nodes:  # a query's output stream: say so
+                self._composer.late(event)  # raises UsageError
+            if self.drop_unread:
+                self.dropped_unread += 1
+                return
+            read = ", ".join(f"<{s}>" for s in sorted(self._read)) or "none: no query is registered"
+            raise UnreadStreamError(f"no registered query reads the stream <{event.stream}> "
+                                    f"(the streams read are {read})")
         self._seq += 1
         self._poll_kb()
         late = self._lateness(event)
@@ -252,7 +304,7 @@ class Engine:
 
     def query(self, output: str) -> QueryHandle | None:
         """The registered query whose output stream is ``output`` (e.g. after ``restore``)."""
-        return self._composer.handles.get(output)
+        return self._by_iri.get(output)
 
     def unregister(self, handle: QueryHandle) -> None:
         """Stop evaluating a registered query: it takes no more events, its partial matches
@@ -260,7 +312,7 @@ class Engine:
         A query composed with others (reading or read by another query's output) stays:
         UsageError."""
         iri = handle.output.iri if handle.output is not None else None
-        if iri is None or self._composer.handles.get(iri) is not handle:
+        if iri is None or self._by_iri.get(iri) is not handle:
             raise UsageError("this query is not registered in this engine")
         if self.composition.upstream(handle.query) or self.composition.consumers(iri):
             raise UsageError(f"<{iri}> is composed with other queries (it reads or is read by "
@@ -270,6 +322,7 @@ class Engine:
             self._by_stream[s].remove(handle)
         del self._composer.handles[iri]
         del self.composition.nodes[iri]
+        self._note_reads()
         handle.callback = None
         handle.keep = False
         if handle.output is not None:
@@ -290,7 +343,7 @@ class Engine:
         clocks over a dictionary of only the terms they refer to (decision 38). Handles,
         callbacks and native writers carry over; matches released before keep the old
         dictionary alive for as long as they are referenced."""
-        handles = list(self._composer.handles.values())
+        handles = list(self._by_iri.values())
         for h in handles:
             h.runtime.drain()
         old = self._native
@@ -312,6 +365,7 @@ class Engine:
     def advance_to(self, time: float | int | Decimal | str | datetime | object) -> None:
         """A heartbeat: no event earlier than ``time`` (given as ``push`` takes it) will come;
         windows may close."""
+        self._check_open()
         time = _stamp(time)[0]
         self._clock = max(self._clock, time)
         self._poll_kb(force=True)
@@ -324,6 +378,7 @@ class Engine:
     def flush(self) -> None:
         """No more events will come at the current timestamp: run deferred work (lazy
         conjunction) now rather than when the clock moves on."""
+        self._check_open()
         for h in self.handles:
             h.runtime.flush()
         if self._composer.gates:
@@ -332,13 +387,39 @@ class Engine:
             self.materializer.flush()
 
     def close(self) -> None:
-        """End of input: close every window (trailing negations complete)."""
+        """End of input: close every window (trailing negations complete, their matches are
+        released to callbacks and handles), then let go of what the engine holds: the
+        materialisation store (flushed) and a KB store it opened itself from a directory.
+        The handles keep their matches (``rows()`` still works); any later input (``push``,
+        ``advance_to``, ``flush``), ``register`` or ``snapshot`` is a UsageError. A second
+        call does nothing."""
+        if self.closed:
+            return
         for h in self.handles:
             h.runtime.close()
         self.graphs.release(INFINITY)
         self._composer.close()
+        self._release()
+
+    def _release(self) -> None:
+        """Let go of the stores the engine holds; it takes no more input."""
+        self.closed = True
         if self.materializer is not None:
             self.materializer.close()
+        if self._owned_kb is not None:
+            self._owned_kb.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        """Leaving ``with Engine() as engine:`` ends the input: ``close()`` when the block
+        ended normally; when it raised, the input was cut short, so (as ``run`` with an input
+        error) the matches already found are released and the stores let go, but windows
+        stay open (what would have followed is unknown). The exception propagates."""
+        if not self.closed:
+            self._end(None, end_of_input=exc_type is None)
 
     def snapshot(self) -> bytes:
         """The engine's whole state, to continue elsewhere with ``Engine.restore``: every
@@ -347,9 +428,10 @@ class Engine:
         versioned binary format. Matches already released are not in it: they belong to the
         callbacks and handles that received them (``rows()`` before snapshotting). Take it
         between pushes; it changes nothing."""
+        self._check_open()
         if self._native is None:
             self._native = NativeSession()
-        handles = list(self._composer.handles.values())  # every query, registration order
+        handles = list(self._by_iri.values())  # every query, registration order
         for h in handles:
             h.runtime.drain()
         if self.materializer is not None:  # what was released is stored before the snapshot
@@ -363,6 +445,8 @@ class Engine:
             "drop_late": self.drop_late,
             "query_clocks": self.query_clocks,
             "dropped_late": self.dropped_late,
+            "drop_unread": self.drop_unread,
+            "dropped_unread": self.dropped_unread,
             "seq": self._seq,
             "clock": None if self._clock == -INFINITY else str(self._clock),
             "times": times,
@@ -375,7 +459,7 @@ class Engine:
                 "outputs": h.output._count if h.output is not None else 0,
                 "seen": [[[v, str(t)] for v, t in key] for key in h.output._projector._seen]
                 if h.output is not None else [],
-            } for iri, h in composer.handles.items()],
+            } for iri, h in self._by_iri.items()],
             "gates": {iri: {"limit": None if g.limit == -INFINITY else str(g.limit),
                             "buffer": [[str(t), k, _event_state(e)] for t, k, e in g.buffer]}
                       for iri, g in composer.gates.items()},
@@ -398,13 +482,14 @@ class Engine:
             native = NativeSession(NativeEngine.from_snapshot(snap.native))
             options = EngineOptions(**s["options"])
             engine = cls(kb, options, drop_late=s["drop_late"], materialize=materialize,
-                         query_clocks=s.get("query_clocks", False))
+                         query_clocks=s.get("query_clocks", False),
+                         drop_unread=s.get("drop_unread", False))
             engine._native = native
             engine._resuming = True
             for q in s["queries"]:
                 engine.register(plan_from_json(q["plan"]), keep=q["keep"], output=q["output"])
             engine._resuming = False
-            handles = list(engine._composer.handles.values())
+            handles = list(engine._by_iri.values())
             native.resume([h.runtime.number for h in handles], s["times"])
             term = _term_reader(native)
             for h, q in zip(handles, s["queries"], strict=True):
@@ -420,6 +505,7 @@ class Engine:
             engine._seq = s["seq"]
             engine._clock = -INFINITY if s["clock"] is None else Decimal(s["clock"])
             engine.dropped_late = s["dropped_late"]
+            engine.dropped_unread = s.get("dropped_unread", 0)
         except (KeyError, TypeError, ValueError) as exc:
             raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
         return engine
@@ -451,13 +537,13 @@ class Engine:
 
     def _end(self, error: SpaseqError | None, end_of_input: bool = True) -> None:
         """Close the run when the input ended normally; otherwise write what was found and
-        leave the windows open (what would have followed is unknown)."""
+        leave the windows open (what would have followed is unknown). Either way the engine
+        takes no more input."""
         if end_of_input and error is None:
             self.close()
         else:
             self.flush()
-            if self.materializer is not None:
-                self.materializer.close()
+            self._release()
 
     def run_replay(self, files: list[tuple[str, str]], time_predicate: str | None = None,
                    batch: int = 4096) -> SpaseqError | None:
@@ -470,9 +556,13 @@ class Engine:
 
         if len(self.handles) != 1 or self._composer.gates:
             raise UsageError("run_replay runs one query; composed queries take run()")
-        kwargs = {"time_predicate": time_predicate} if time_predicate else {}
+        unread = [(s, p) for s, p in files if s not in self._read]
+        if unread and not self.drop_unread:
+            raise UnreadStreamError(f"the query does not read the stream <{unread[0][0]}> "
+                                    f"of {unread[0][1]}")
+        files = [f for f in files if f not in unread]  # drop_unread: not read at all
         try:
-            stream = ReplayStream(files, **kwargs)
+            stream = ReplayStream(files, time_predicate) if time_predicate else ReplayStream(files)
         except ValueError as exc:
             return _stream_error(str(exc), [p for _, p in files])
         for note in stream.notes:
@@ -515,10 +605,11 @@ def _term_reader(native: NativeSession) -> Callable[[str], Term]:
 
 
 def _event_of(state: dict, term: Callable[[str], Term]) -> Event:
-    triples = tuple(Triple(term(s), term(p), term(o)) for s, p, o in state["triples"])
+    triples = tuple(Triple(term(s), term(p), term(o))  # type: ignore[arg-type]  # as written: no literal subject
+                    for s, p, o in state["triples"])
     name = term(state["name"]) if state["name"] is not None else None
-    return Event(state["stream"], Decimal(state["time"]), triples, state["seq"], name, state["origin"],
-                 state.get("dated", False))
+    return Event(state["stream"], Decimal(state["time"]), triples, state["seq"], name,  # type: ignore[arg-type]
+                 state["origin"], state.get("dated", False))
 
 
 def _stream_error(message: str, paths: Iterable[str]) -> StreamError:
@@ -538,8 +629,14 @@ def _triples(graph: object, format: str) -> tuple[Triple, ...]:
         fmt = {"trig": pyoxigraph.RdfFormat.TRIG, "nquads": pyoxigraph.RdfFormat.N_QUADS,
                "turtle": pyoxigraph.RdfFormat.TURTLE, "ntriples": pyoxigraph.RdfFormat.N_TRIPLES}
         if format not in fmt:
-            raise SpaseqError(f"unknown event format {format!r}; use {', '.join(fmt)}")
-        return tuple(q.triple for q in pyoxigraph.parse(graph, format=fmt[format]))
+            raise UsageError(f"unknown event format {format!r}; use {', '.join(fmt)}")
+        try:
+            return tuple(q.triple for q in pyoxigraph.parse(graph, format=fmt[format]))
+        except SyntaxError as err:
+            location, message = syntax_error_location(err, "<event>")
+            raise EventSyntaxError(f"{format} syntax error: {message}", location) from None
+        except UnicodeDecodeError as err:
+            raise EventSyntaxError(f"the event is not UTF-8: {err}", Location("<event>")) from None
     out = []
     for item in graph:  # type: ignore[attr-defined]
         if isinstance(item, Triple):
@@ -575,9 +672,10 @@ def evaluate(query: A.Query, events: Iterable[Event], kb: Store | None = None,
              options: EngineOptions | None = None, end_of_input: bool = True) -> list[Match]:
     """All matches of ``query`` over ``events`` (sorted by time, ties by arrival), through the
     incremental engine: the counterpart of ``reference.evaluate``."""
-    engine = Engine(kb, options)
+    engine = Engine(kb, options, drop_unread=True)  # other streams' events are not its input
     handle = engine.register(query)
-    engine.run(sorted(events, key=Event.sort_key), end_of_input)
+    ordered = sorted(events, key=Event.sort_key)
+    engine.run(ordered, end_of_input)
     return list(handle.matches())
 
 

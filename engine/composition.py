@@ -24,6 +24,7 @@ from pyoxigraph import Store
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import Location, QueryError, UsageError
 from spaseq.engine.events import Event
+from spaseq.engine.gpm_eval.kb_source import KbSource
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
 from spaseq.engine.output.derived import Derived
 from spaseq.engine.runtime.native import QueryRuntime
@@ -125,7 +126,7 @@ class Gate:
 class Composer:
     """Runs the gated queries of an engine after each input step, in dependency order."""
 
-    def __init__(self, composition: Composition, kb: Store | None) -> None:
+    def __init__(self, composition: Composition, kb: Store | KbSource | None) -> None:
         self.composition = composition
         self._kb = kb
         self._graphs: EventGraphs | None = None

@@ -1,17 +1,17 @@
 """The spaseq functions in rdflib: registered once per process with
 ``rdflib.plugins.sparql.operators.register_custom_function`` (raw, to see the dataset the
 query runs on), calling the same implementations as pyoxigraph (``registry``) on converted
-terms. Errors reach rdflib only as ``SPARQLError``.
+terms. Errors reach rdflib only as ``SPARQLError``. What ``register_rdflib`` and
+``unregister_rdflib`` (the package's public names) run, imported by them on first use.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import warnings
-from collections.abc import Callable, Iterator
-from contextvars import ContextVar
+from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode
 from rdflib import BNode as RdfBNode
@@ -21,11 +21,11 @@ from rdflib.graph import Dataset
 from rdflib.plugins.sparql.operators import register_custom_function, unregister_custom_function
 from rdflib.plugins.sparql.sparql import SPARQLError
 
-from spaseq.engine.functions import run_functions as R
 from spaseq.engine.functions import stream_functions as S
 from spaseq.engine.functions.arguments import FunctionError, Term
 from spaseq.engine.functions.registry import FUNCTION_IRIS, Environment, call
-from spaseq.engine.vocab import GENERATED_AT_TIME, XSD_STRING
+from spaseq.engine.vocab import XSD_STRING
+from spaseq.extension_functions.runs import ACTIVE_RUN
 
 # ---------------------------------------------------------------- terms
 
@@ -64,20 +64,6 @@ def to_rdflib(term: Term) -> URIRef | RdfBNode | RdfLiteral:
 
 # ---------------------------------------------------------------- registration
 
-_ACTIVE_RUN: ContextVar[R.RunContext | None] = ContextVar("spaseq_active_run", default=None)
-
-
-@contextlib.contextmanager
-def active_run(run: R.RunContext) -> Iterator[None]:
-    """Within this block, rdflib queries see ``run`` in the run functions (rdflib's functions
-    are registered once per process, so the run travels in a context variable)."""
-    token = _ACTIVE_RUN.set(run)
-    try:
-        yield
-    finally:
-        _ACTIVE_RUN.reset(token)
-
-
 def _rdflib_lookup(ctx: object, predicate: NamedNode) -> S.TimeLookup:
     """Timestamps from the default graph of the dataset an rdflib query runs on."""
     qctx = getattr(ctx, "ctx", None)
@@ -99,13 +85,13 @@ def _rdflib_lookup(ctx: object, predicate: NamedNode) -> S.TimeLookup:
 
 
 def _rdflib_function(iri: str, time_predicate: NamedNode) -> Callable:
-    def function(expr: object, ctx: object) -> object:
+    def function(expr: Any, ctx: object) -> object:  # expr: rdflib's CompValue of the call
         try:
             raw = expr.expr or ()  # evaluated arguments (rdflib resolves them on access)
             if any(isinstance(a, SPARQLError) for a in raw):
                 raise FunctionError("an argument is an error")
             args = tuple(from_rdflib(a) for a in raw)
-            env = Environment(_rdflib_lookup(ctx, time_predicate), _ACTIVE_RUN.get())
+            env = Environment(_rdflib_lookup(ctx, time_predicate), ACTIVE_RUN.get())
             return to_rdflib(call(iri, args, env))
         except SPARQLError:
             raise
@@ -115,15 +101,14 @@ def _rdflib_function(iri: str, time_predicate: NamedNode) -> Callable:
     return function
 
 
-def register_rdflib(time_predicate: NamedNode = GENERATED_AT_TIME) -> None:
-    """Register every spaseq function with rdflib's SPARQL engine (idempotent; replaces an
-    earlier registration, e.g. one with another time predicate)."""
+def register(time_predicate: NamedNode) -> None:
+    """Register every spaseq function with rdflib (``register_rdflib``)."""
     for iri in FUNCTION_IRIS:
         register_custom_function(URIRef(iri), _rdflib_function(iri, time_predicate), override=True, raw=True)
 
 
-def unregister_rdflib() -> None:
-    """Remove the spaseq functions from rdflib."""
+def unregister() -> None:
+    """Remove the spaseq functions from rdflib (``unregister_rdflib``)."""
     with warnings.catch_warnings():  # rdflib warns about a function that is not registered
         warnings.simplefilter("ignore")
         for iri in FUNCTION_IRIS:

@@ -13,30 +13,36 @@ The convention (README "rdflib", docs/decisions.md), the same as the replay file
 
 A Dataset is a set of graphs with no order, so events with equal timestamps are ordered by
 graph name (N-Triples spelling), which makes the order the same on every store.
+
+``load_streams`` writes the convention: replay files (the CLI's ``--stream`` inputs, read by
+the same reader, ``engine.io.replay``) into a Dataset, each event tagged with its stream.
 """
 
 from __future__ import annotations
 
+import os
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
 from pyoxigraph import Quad, Store, Triple
-from rdflib import BNode, Dataset, Graph, URIRef
+from rdflib import Dataset, Graph, URIRef
 from rdflib.graph import ConjunctiveGraph
+from rdflib.term import IdentifiedNode, Identifier
 
 from spaseq.engine.algebra import operators as A
-from spaseq.engine.errors import StreamError, UsageError
+from spaseq.engine.errors import Location, StreamError, UsageError
 from spaseq.engine.events import Event
-from spaseq.engine.values.timestamps import is_datetime, to_seconds
+from spaseq.engine.io.replay import PROV_GENERATED_AT, read_replay
+from spaseq.engine.values.timestamps import datetime_literal, is_datetime, seconds_literal, to_seconds
 from spaseq.engine.vocab import GENERATED_AT_TIME, SPASEQ_NS
-from spaseq.plugin.terms import TermCache, to_oxigraph
+from spaseq.plugin.terms import TermCache, to_oxigraph, to_rdflib
 
 STREAM_PREDICATE = URIRef(SPASEQ_NS + "stream")
 TIME_PREDICATE = URIRef(GENERATED_AT_TIME.value)
 
-GraphName = URIRef | BNode
+GraphName = IdentifiedNode  # a URIRef or a BNode
 
 
 @dataclass
@@ -151,7 +157,7 @@ def _kb_store(graphs: Iterable[Graph], terms: TermCache) -> Store:
     store = Store()
     for graph in graphs:
         name = terms[graph.identifier]
-        store.extend(Quad(terms[s], terms[p], terms[o], name) for s, p, o in graph)  # type: ignore[arg-type]
+        store.extend(Quad(terms[s], terms[p], terms[o], name) for s, p, o in graph)
     return store
 
 
@@ -166,4 +172,51 @@ def _warn_missing(query: A.Query, kb_names: list[GraphName]) -> None:
             )
 
 
-__all__ = ["Recording", "STREAM_PREDICATE", "TIME_PREDICATE", "read_dataset"]
+def load_streams(dataset: Dataset, streams: Mapping[str, str | os.PathLike[str]],
+                 time_predicate: str | None = None) -> Dataset:
+    """Add replay files to ``dataset``, ``{stream IRI: path}`` (TriG or N-Quads, maybe
+    gzipped), so that ``dataset.query(text, processor="spaseq")`` reads what ``spaseq run
+    --stream NAME=PATH`` reads: each event as its named graph, with ``prov:generatedAtTime``
+    (its time as the file stamped it: an ``xsd:dateTime`` in UTC, or ``xsd:decimal``
+    seconds, so results give times in the same form, decision 43) and ``spaseq:stream`` in
+    the default graph.
+    ``time_predicate`` is the files' timestamp predicate. Every file is read before the
+    Dataset changes: a file's error (StreamError, located) or an event graph name already an
+    event of the Dataset (or of another file) leaves it as it was. Returns ``dataset``."""
+    predicate = time_predicate or PROV_GENERATED_AT
+    read: list[tuple[str, str, list[Event]]] = []
+    for stream, path in streams.items():
+        result = read_replay(os.fspath(path), stream, time_predicate=predicate)
+        if result.error is not None:
+            raise result.error
+        read.append((stream, os.fspath(path), result.events))
+    default, _ = _named_graphs(dataset)
+    taken: dict[object, str] = {s: "the Dataset" for s in default.subjects(TIME_PREDICATE, None)}
+    cache: dict[object, Identifier] = {}  # each term converted once
+
+    def term(t: object) -> Identifier:
+        found = cache.get(t)
+        if found is None:
+            found = cache[t] = to_rdflib(t)  # type: ignore[arg-type]  # replay terms (no RDF-star)
+        return found
+
+    for _stream, path, events in read:
+        for event in events:
+            name = term(event.name)
+            if name in taken:
+                raise StreamError(f"event {_name(name)} is already an event of {taken[name]}: graph "
+                                  "names must differ across the files", Location(path))
+            taken[name] = path
+    for stream, _path, events in read:
+        iri = URIRef(stream)
+        for event in events:
+            name = term(event.name)
+            graph = dataset.graph(name)
+            dataset.addN((term(t.subject), term(t.predicate), term(t.object), graph) for t in event.triples)
+            stamp = datetime_literal(event.time) if event.dated else seconds_literal(event.time)
+            dataset.add((name, TIME_PREDICATE, to_rdflib(stamp)))
+            dataset.add((name, STREAM_PREDICATE, iri))
+    return dataset
+
+
+__all__ = ["Recording", "STREAM_PREDICATE", "TIME_PREDICATE", "load_streams", "read_dataset"]

@@ -3,7 +3,8 @@
 The processor returns the mapping rdflib's ``SPARQLResult`` is built from, so the default
 ``ds.query(text, processor="spaseq")`` is an ordinary SELECT result: iteration gives
 ``ResultRow``, ``.vars``, ``.bindings``, ``len`` and ``serialize(format="json"|"csv"|"xml"|"txt")``
-through rdflib's own serializers. Each binding is a ``MatchBindings`` (a dict) that also carries
+through rdflib's own serializers, and ``"tsv"`` through spaseq's TSV writer (rdflib has a
+TSV parser only). Each binding is a ``MatchBindings`` (a dict) that also carries
 the match's ``time``, ``start`` and ``events``; ``result="spaseq"`` gives a ``SpaseqResult``
 with the same rows plus ``.matches``, and ``serialize(format="jsonl")`` writes spaseq's jsonl
 contract (the CLI's ``--format jsonl``).
@@ -11,6 +12,7 @@ contract (the CLI's ``--format jsonl``).
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -23,8 +25,8 @@ from rdflib.term import Identifier
 
 from spaseq.engine.matches import Match, MatchTimes, Row
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, dated, time_literal
-from spaseq.engine.output.writers import dumps_exact, jsonl_record
-from spaseq.plugin.terms import to_rdflib
+from spaseq.engine.output.writers import TsvWriter, dumps_exact, jsonl_record
+from spaseq.plugin.terms import to_oxigraph, to_rdflib
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class MatchBindings(MatchTimes, dict):
         self.time_format = time_format
 
     @property
-    def match(self) -> Match:
+    def match(self) -> Match:  # type: ignore[override]  # MatchTimes reads it, never sets it
         """The match this row came from (``time`` and ``start`` are its)."""
         return self.row.match
 
@@ -100,8 +102,27 @@ class JsonlResultSerializer(ResultSerializer):
                 raise ResultException(
                     "jsonl needs the time and events of each match: serialize a result of processor='spaseq'"
                 )
-            line = dumps_exact(jsonl_record(binding.row, binding.time_format)) + "\n"
-            try:  # as rdflib's own serializers: bytes, or text for a text stream
-                stream.write(line.encode(encoding or "utf-8"))
-            except (TypeError, ValueError):
-                stream.write(line)
+            _write(stream, dumps_exact(jsonl_record(binding.row, binding.time_format)) + "\n", encoding)
+
+
+class TsvResultSerializer(ResultSerializer):
+    """``serialize(format="tsv")``: SPARQL 1.1 Query Results TSV (terms in N-Triples syntax),
+    written by the CLI's ``--format tsv`` writer; any rdflib SELECT result, not only spaseq's."""
+
+    def serialize(self, stream: IO, encoding: str = "utf-8", **kwargs: Any) -> None:
+        if self.result.type != "SELECT":
+            raise ResultException(f"tsv serializes SELECT results, not {self.result.type}")
+        text = io.StringIO()
+        writer = TsvWriter(text, [str(v) for v in self.result.vars or ()])
+        writer.start()
+        for binding in self.result.bindings:
+            writer.terms({str(v): to_oxigraph(t) for v, t in binding.items() if t is not None})
+        _write(stream, text.getvalue(), encoding)
+
+
+def _write(stream: IO, text: str, encoding: str | None) -> None:
+    """As rdflib's own serializers write: bytes, or text to a text stream."""
+    try:
+        stream.write(text.encode(encoding or "utf-8"))
+    except (TypeError, ValueError):
+        stream.write(text)

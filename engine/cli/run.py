@@ -245,7 +245,8 @@ def _engine(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query,
     query's results going to ``write``, or written natively by ``writer`` when ``write`` is
     None."""
     engine = Engine(kb, options=engine_options(args), drop_late=drop_late,
-                    materialize=args.materialize, time_format=args.time_format)
+                    materialize=args.materialize, time_format=args.time_format,
+                    drop_unread=True)  # a --stream-file may describe more streams
     for q, iri in withs:
         engine.register(q, keep=False, output=iri)
     handle = engine.register(query, keep=False, output=_output_iri(args), on_output=write)

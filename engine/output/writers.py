@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import IO
@@ -195,7 +195,11 @@ class TsvWriter(Writer):
         self.out.write("\t".join(f"?{v}" for v in self._columns()) + "\n")
 
     def row(self, row: Row) -> None:
-        terms = self._terms(row)
+        self.terms(self._terms(row))
+
+    def terms(self, terms: Mapping[str, Term]) -> None:
+        """One result line from its terms by variable (also for rows that are not a match's:
+        the rdflib ``tsv`` serializer)."""
         cells = [_tsv_value(terms.get(v)) for v in self._columns()]
         self.out.write("\t".join(cells) + "\n")
         self.out.flush()

@@ -139,7 +139,9 @@ class EngineService:
         if data is None:
             self._mirror = KbMirror(self._kb, self.store)
             self._mirror.sync(force=True)
-            self._engine = Engine(self._kb, query_clocks=True)
+            # events of a stream no query reads (yet) are accepted and counted, not refused:
+            # producers need not follow which queries are registered (decision 44)
+            self._engine = Engine(self._kb, query_clocks=True, drop_unread=True)
             return
         self._journal = Journal(data)
         found = self._journal.recover()
@@ -150,6 +152,7 @@ class EngineService:
         self._mirror = KbMirror(self._kb, self.store, os.path.join(data, "kb-graphs.json"))
         self._mirror.sync(force=True)
         self._engine = Engine.restore(found.snapshot, kb=self._kb) if found.snapshot else Engine(self._kb, query_clocks=True)
+        self._engine.drop_unread = True  # as above (a snapshot of an older spaseq lacks it)
         self._next_id = server.get("next_id", 1)
         self.clock = Decimal(server["clock"]) if server.get("clock") else None
         self.events_accepted = server.get("events", 0)
@@ -464,6 +467,7 @@ class EngineService:
 
     def status(self) -> dict[str, Any]:
         return {"queries": len(self.queries), "events": self.events_accepted,
+                "events_unread": self._engine.dropped_unread if self._engine is not None else 0,
                 "clock": None if self.clock is None else str(self.clock),
                 "durable": self.config.data is not None}
 

@@ -218,3 +218,18 @@ def test_readme_example_runs_and_prints_what_it_says() -> None:
     out = subprocess.run([sys.executable, "-c", found.group(1)], capture_output=True, text=True,
                          check=True, cwd="/")
     assert out.stdout == found.group(2)
+
+
+def test_public_names_are_attributes_and_importing_them_loads_no_rdflib() -> None:
+    """``dir()`` and IDEs see every public name (no module ``__getattr__``); rdflib, slow to
+    import, is loaded by ``register_rdflib`` only."""
+    import spaseq.extension_functions as ext
+
+    assert "__getattr__" not in vars(ext)
+    assert set(ext.__all__) == {"RunContext", "active_run", "pyoxigraph_functions", "register_rdflib",
+                                "unregister_rdflib"}
+    assert all(name in dir(ext) and callable(getattr(ext, name)) for name in ext.__all__)
+    code = ("import sys\nfrom spaseq.extension_functions import *\n"
+            "print('rdflib' in sys.modules)\nregister_rdflib()\nprint('rdflib' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
+    assert out.stdout.split() == ["False", "True"]

@@ -17,6 +17,7 @@ from spaseq.engine.cli import main as cli
 from spaseq.engine.errors import QueryError, StreamError, UsageError
 from spaseq.engine.output.writers import jsonl_record
 from spaseq.engine.vocab import SPASEQ_NS
+from spaseq.plugin import load_streams
 from spaseq.plugin.result import MatchBindings, SpaseqResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,17 +51,22 @@ WHERE {
 
 
 def smartgrid(store: str = "default") -> Dataset:
-    """The smart-grid example as one Dataset: the three replay files' events, each marked with
-    its stream, and kb.nt as the named graph the query's GRAPH clause reads."""
-    ds = Dataset(store=store)
-    for file, iri in SG_STREAMS.values():
-        before = {g.identifier for g in ds.graphs()}
-        ds.parse(SG / file, format="trig")
-        for g in list(ds.graphs()):
-            if g.identifier not in before and g.identifier != ds.default_graph.identifier:
-                ds.add((g.identifier, STREAM, URIRef(iri)))
+    """The smart-grid example as one Dataset: the CLI's three replay files loaded with
+    ``load_streams`` (each event marked with its stream), and kb.nt as the named graph the
+    query's GRAPH clause reads."""
+    ds = load_streams(Dataset(store=store), {iri: SG / file for file, iri in SG_STREAMS.values()})
     ds.graph(URIRef("http://smartgrid.org/db")).parse(SG / "kb.nt", format="nt")
     return ds
+
+
+def cli_output(tmp_path_factory, fmt: str) -> str:
+    """What ``spaseq run --format FMT`` writes for the smart-grid example."""
+    out = tmp_path_factory.mktemp("cli") / f"out.{fmt}"
+    args = ["run", str(SG / "query.rq"), "--kb", str(SG / "kb.nt"), "--format", fmt, "--output", str(out)]
+    for name, (file, _) in SG_STREAMS.items():
+        args += ["--stream", f"{name}={SG / file}"]
+    assert cli.main(args) == 0
+    return out.read_text(encoding="utf-8")
 
 
 def canonical(record: dict) -> str:
@@ -77,12 +83,7 @@ def trades(extra: str = "") -> Dataset:
 @pytest.fixture(scope="module")
 def cli_jsonl(tmp_path_factory) -> list[dict]:
     """What ``spaseq run --format jsonl`` writes for the smart-grid example."""
-    out = tmp_path_factory.mktemp("cli") / "out.jsonl"
-    args = ["run", str(SG / "query.rq"), "--kb", str(SG / "kb.nt"), "--format", "jsonl", "--output", str(out)]
-    for name, (file, _) in SG_STREAMS.items():
-        args += ["--stream", f"{name}={SG / file}"]
-    assert cli.main(args) == 0
-    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    return [json.loads(line) for line in cli_output(tmp_path_factory, "jsonl").splitlines()]
 
 
 @pytest.fixture(scope="module")
@@ -159,6 +160,63 @@ def test_csv_and_txt(sg_result):
     txt = sg_result.serialize(format="txt").decode()
     assert txt.split("\n")[0].split() == "house | fr1 | fr2 | house2 | city | oname".split()
     assert txt.count("Alice") == 2
+
+
+def test_tsv_is_the_cli_tsv_and_parses_back(sg_result, tmp_path_factory):
+    """The same writer as ``spaseq run --format tsv`` (rows in the same order up to matches
+    completed together), and rdflib's own TSV parser reads it back to the same bindings."""
+    tsv = sg_result.serialize(format="tsv").decode()
+    cli_lines = cli_output(tmp_path_factory, "tsv").splitlines()
+    lines = tsv.splitlines()
+    assert lines[0] == cli_lines[0] == "?house\t?fr1\t?fr2\t?house2\t?city\t?oname"
+    assert sorted(lines[1:]) == sorted(cli_lines[1:]) and len(lines) == 7
+    back = Result.parse(io.BytesIO(tsv.encode()), format="tsv")
+    assert back.vars == sg_result.vars
+    assert [dict(b) for b in back.bindings] == [dict(b) for b in sg_result.bindings]
+    assert sg_result.serialize(format="text/tab-separated-values").decode() == tsv
+
+
+def test_tsv_serializes_any_rdflib_select_result():
+    """Not only processor='spaseq': rdflib's own SELECT results, unbound cells, language tags
+    and a tab inside a literal."""
+    res = Dataset().query('SELECT ?x ?y WHERE { VALUES (?x ?y) { (<http://ex.org/a> "t\\tab"@en)'
+                          ' (1 UNDEF) } }')
+    back = Result.parse(io.BytesIO(res.serialize(format="tsv")), format="tsv")
+    assert [dict(b) for b in back.bindings] == [dict(b) for b in res.bindings]
+    assert res.serialize(format="tsv").decode().splitlines()[1] == '<http://ex.org/a>\t"t\\tab"@en'
+    with pytest.raises(Exception, match="tsv serializes SELECT"):
+        Dataset().query("ASK {}").serialize(format="tsv")
+
+
+def test_load_streams_tags_each_event_with_its_stream_and_time(tmp_path):
+    ds = smartgrid()
+    power = URIRef("http://smartgrid.org/event/power/1")
+    assert set(ds.default_graph.predicate_objects(power)) == {
+        (STREAM, URIRef("http://smartgrid.org/mainSource")),
+        (URIRef("http://www.w3.org/ns/prov#generatedAtTime"),  # as the file stamped it
+         Literal("2026-11-01T10:00:00Z", datatype=URIRef(XSD + "dateTime"))),
+    }
+    assert (URIRef("http://smartgrid.org/ns#H1"), URIRef("http://smartgrid.org/ns#loc"),
+            URIRef("http://smartgrid.org/ns#L1")) in ds.graph(power)
+
+
+def test_load_streams_changes_nothing_when_a_file_is_bad(tmp_path):
+    bad = tmp_path / "bad.trig"
+    bad.write_text("@prefix : <http://ex.org/> .\n:e1 { :a :b 1 . }\n:e2 { :a :b \"open }\n")
+    ds = Dataset()
+    with pytest.raises(StreamError) as caught:
+        load_streams(ds, {"http://ex.org/u": SG / "power.trig", "http://ex.org/v": bad})
+    assert caught.value.location.file == str(bad) and caught.value.location.line == 3
+    assert len(ds) == 0 and list(ds.graphs()) == [ds.default_graph]
+    load_streams(ds, {"http://ex.org/u": SG / "power.trig"})
+    before = len(list(ds.quads()))
+    with pytest.raises(StreamError, match="already an event of the Dataset"):
+        load_streams(ds, {"http://ex.org/w": SG / "power.trig"})
+    assert len(list(ds.quads())) == before
+    copy = tmp_path / "copy.trig"
+    copy.write_bytes((SG / "power.trig").read_bytes())
+    with pytest.raises(StreamError, match=f"already an event of {SG / 'power.trig'}"):
+        load_streams(Dataset(), {"http://ex.org/u": SG / "power.trig", "http://ex.org/w": copy})
 
 
 def test_with_time_adds_time_and_start_variables():
@@ -324,6 +382,15 @@ def test_readme_example_runs():
                          check=True, cwd="/")
     assert out.stdout.splitlines()[0] == "1 2 http://ex.org/ACME 10 12 http://ex.org/Tech"
     assert out.stdout.splitlines()[1:3] == ["stock,p1,p2,sector", "http://ex.org/ACME,10,12,http://ex.org/Tech"]
+
+
+def test_readme_load_streams_example_runs():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- rdflib-load-example[^>]*-->\n```python\n(.*?)```", readme, re.S)
+    assert block is not None
+    out = subprocess.run([sys.executable, "-c", block.group(1)], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    assert out.stdout.splitlines() == ["6 matches", "?house\t?fr1\t?fr2\t?house2\t?city\t?oname"]
 
 
 def test_oxrdflib_store_needs_use_store_provided_false(sg_result):

@@ -107,7 +107,7 @@ def test_a_reader_of_an_output_stream_may_come_after_the_first_event():
     assert values(repeated.rows()) == values(expected.rows()) != []
     reader = Engine()
     reader.register((FIX / "repeated.rq").read_text(), output=EX + "again")
-    push_readings(reader, READINGS[:1])
+    reader.push(ALERTS, 0, ())  # an event on the stream it reads (readings: no query reads them)
     with pytest.raises(UsageError, match="before the first event"):
         reader.register((FIX / "alerts.rq").read_text(), output=ALERTS)
 

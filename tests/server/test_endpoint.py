@@ -251,3 +251,15 @@ def test_time_format_epoch_restores_decimal_seconds() -> None:
             assert "time_iso" not in json.loads(next(s.iter_lines()))
     finally:
         assert srv.stop() == 0
+
+
+def test_events_of_a_stream_no_query_reads_are_accepted_and_counted(server: Server) -> None:
+    """Producers need not follow which queries are registered (decision 44): accepted, seen by
+    no query, counted in ``events_unread``."""
+    before = httpx.get(server.url + "/").json()
+    r = httpx.post(f"{server.url}/events", params={"stream": "http://ex.org/nobody-reads", "time": "1"},
+                   content=b"<http://ex.org/a> <http://ex.org/v> 1 .", headers={"Content-Type": "text/turtle"})
+    assert r.status_code == 200 and r.json() == {"accepted": 1}
+    after = httpx.get(server.url + "/").json()
+    assert after["events_unread"] == before["events_unread"] + 1
+    assert after["events"] == before["events"] + 1

@@ -1,0 +1,185 @@
+"""The embeddable Engine's life cycle and its refusals: ``with Engine()`` ends the input,
+``unregister``, events on streams no query reads, and event text that does not parse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyoxigraph
+import pytest
+
+from spaseq.engine.api import Engine, EventSyntaxError, UnreadStreamError
+from spaseq.engine.errors import SpaseqError, StreamError, UsageError
+from tests.util import EX, query_text
+
+# A reading above 50 not followed by one under 20 within 10 s: only the input's end (or a
+# later reading) tells that the trailing negation holds.
+NO_RECOVERY = query_text("A; N!", "DEFINE GPM A ON U1 { ?s :value ?v FILTER(?v > 50) } "
+                         "DEFINE GPM N ON U1 { ?s :value ?w FILTER(?w < 20) }",
+                         within="10 SECONDS", streams=("u1",))
+PAIR = query_text("A; B", "DEFINE GPM A ON U2 { ?s :a ?x } DEFINE GPM B ON U2 { ?s :b ?y }",
+                  streams=("u2",))
+PAIR_OUT = PAIR.replace("SELECT *", "CONSTRUCT { ?s :paired ?y }")  # an output others can read
+
+
+def reading(engine: Engine, t: int, value: int, stream: str = "u1") -> None:
+    engine.push(EX + stream, t, f"<{EX}h1> <{EX}value> {value} .", format="turtle")
+
+
+def test_leaving_the_with_block_ends_the_input() -> None:
+    with Engine() as engine:
+        alarms = engine.register(NO_RECOVERY)
+        reading(engine, 1, 60)
+        assert alarms.rows() == []  # the negation's window is still open
+    assert engine.closed
+    assert [(r.time, r.bindings["v"].value) for r in alarms.rows()] == [(1, "60")]
+    with pytest.raises(UsageError, match="closed"):
+        reading(engine, 2, 70)
+    with pytest.raises(UsageError, match="closed"):
+        engine.register(PAIR)
+    with pytest.raises(UsageError, match="closed"):
+        engine.snapshot()
+    engine.close()  # a second close does nothing
+
+
+def test_an_exception_in_the_with_block_cuts_the_input_short() -> None:
+    """Matches found are released, windows stay open (what would have followed is unknown)."""
+    pairs = None
+    with pytest.raises(RuntimeError, match="producer failed"), Engine() as engine:
+        alarms = engine.register(NO_RECOVERY)
+        pairs = engine.register(PAIR)
+        engine.push(EX + "u2", 1, f"<{EX}s> <{EX}a> 1 .", format="turtle")
+        engine.push(EX + "u2", 2, f"<{EX}s> <{EX}b> 2 .", format="turtle")
+        reading(engine, 3, 60)
+        raise RuntimeError("producer failed")
+    assert engine.closed
+    assert [r.time for r in pairs.rows()] == [2]
+    assert alarms.rows() == []  # its window never closed
+
+
+def test_closing_lets_go_of_the_materialisation_store(tmp_path) -> None:
+    """The on-disk store is flushed and unlocked: another Store opens it and finds the match."""
+    store_dir = tmp_path / "matches"
+    with Engine(materialize=str(store_dir)) as engine:
+        engine.register(NO_RECOVERY, output=EX + "alarms")
+        reading(engine, 1, 60)
+    reopened = pyoxigraph.Store(str(store_dir))
+    assert [q.subject.value for q in reopened.quads_for_pattern(None, pyoxigraph.NamedNode(
+        "https://w3id.org/spaseq#query"), pyoxigraph.NamedNode(EX + "alarms"))] == [EX + "alarms#match-1"]
+
+
+def test_unregister_stops_a_query_and_frees_its_output_iri() -> None:
+    engine = Engine()
+    first = engine.register(PAIR, output=EX + "pairs")
+    other = engine.register(NO_RECOVERY)
+    engine.push(EX + "u2", 1, f"<{EX}s> <{EX}a> 1 .", format="turtle")
+    engine.unregister(first)
+    with pytest.raises(UnreadStreamError):  # nobody reads u2 any more
+        engine.push(EX + "u2", 2, f"<{EX}s> <{EX}b> 2 .", format="turtle")
+    assert first.rows() == []
+    with pytest.raises(UsageError, match="not registered"):
+        engine.unregister(first)
+    again = engine.register(PAIR, output=EX + "pairs")  # the IRI is free again
+    engine.push(EX + "u2", 3, f"<{EX}s> <{EX}a> 3 .", format="turtle")
+    engine.push(EX + "u2", 4, f"<{EX}s> <{EX}b> 4 .", format="turtle")
+    reading(engine, 5, 60)
+    engine.close()
+    assert [r.time for r in again.rows()] == [4]
+    assert [r.time for r in other.rows()] == [5]
+    assert engine.handles == [other, again]
+
+
+def test_a_composed_query_cannot_be_unregistered_alone() -> None:
+    engine = Engine()
+    upstream = engine.register(PAIR, output=EX + "pairs")
+    engine.register(query_text("X", "DEFINE GPM X ON PAIRS { ?s :b ?y }", streams=("pairs",)))
+    with pytest.raises(UsageError, match="composed"):
+        engine.unregister(upstream)
+
+
+def test_an_event_no_query_reads_is_refused_naming_the_streams_read() -> None:
+    engine = Engine()
+    engine.register(NO_RECOVERY)
+    engine.register(PAIR)
+    with pytest.raises(UnreadStreamError) as caught:
+        reading(engine, 1, 60, stream="u3")
+    assert isinstance(caught.value, StreamError)
+    assert str(caught.value) == (f"no registered query reads the stream <{EX}u3> "
+                                 f"(the streams read are <{EX}u1>, <{EX}u2>)")
+    with pytest.raises(UnreadStreamError, match="no query is registered"):
+        reading(Engine(), 1, 60)
+
+
+def test_drop_unread_counts_them_and_a_snapshot_keeps_the_count() -> None:
+    engine = Engine(drop_unread=True)
+    alarms = engine.register(NO_RECOVERY)
+    reading(engine, 1, 60, stream="u3")
+    reading(engine, 2, 70)
+    reading(engine, 30, 10, stream="u3")  # ignored: it does not move the query's clock
+    assert engine.dropped_unread == 2
+    restored = Engine.restore(engine.snapshot())
+    assert restored.drop_unread and restored.dropped_unread == 2
+    assert alarms.rows() == []
+    engine.close()
+    assert [r.time for r in alarms.rows()] == [2]
+
+
+def test_streams_read_through_composition() -> None:
+    """A stream read only by a query that also reads another's output is read; pushing on a
+    query's output stream is refused as such, read or not."""
+    engine = Engine()
+    engine.register(PAIR_OUT, output=EX + "pairs")
+    after = engine.register(query_text("X; R", "DEFINE GPM X ON PAIRS { ?s :paired ?y } "
+                                       "DEFINE GPM R ON U1 { ?s :value ?v }", streams=("pairs", "u1")))
+    engine.push(EX + "u2", 1, f"<{EX}h1> <{EX}a> 1 .", format="turtle")
+    engine.push(EX + "u2", 2, f"<{EX}h1> <{EX}b> 2 .", format="turtle")
+    reading(engine, 3, 40)  # u1 is read by the gated query only
+    with pytest.raises(UsageError, match="output stream"):
+        engine.push(EX + "pairs", 4, f"<{EX}h1> <{EX}b> 4 .", format="turtle")
+    engine.close()
+    assert [r.time for r in after.rows()] == [3]
+    lone = Engine()
+    lone.register(PAIR, output=EX + "pairs")
+    with pytest.raises(UsageError, match="output stream"):
+        lone.push(EX + "pairs", 1, f"<{EX}h1> <{EX}b> 1 .", format="turtle")
+
+
+@pytest.mark.parametrize(("text", "fmt", "line", "column"), [
+    (f"<{EX}h1> <{EX}value> 1 .\n<{EX}h1> <{EX}value> \"open .\n", "turtle", 2, 42),
+    (f"<{EX}g> {{ <{EX}h1> <{EX}value> 1 .\n  <{EX}h1> <{EX}value> }}", "trig", 2, 44),
+    (f"<{EX}h1> <{EX}value> \"1\" .\n<{EX}h1> value \"2\" .\n", "nquads", 2, 20),
+    (f"<{EX}h1> <{EX}value> \"\xff\" .".encode("latin-1"), "ntriples", 1, None),
+])
+def test_malformed_event_text_is_located(text, fmt, line, column) -> None:
+    engine = Engine()
+    pairs = engine.register(NO_RECOVERY)
+    with pytest.raises(EventSyntaxError) as caught:
+        engine.push(EX + "u1", 1, text, format=fmt)
+    err = caught.value
+    assert isinstance(err, SpaseqError) and not isinstance(err, SyntaxError)
+    assert (err.location.file, err.location.line) == ("<event>", line)
+    if column is not None:
+        assert err.location.column == column
+    assert str(err).startswith(f"<event>:{line}:") and "syntax error" in str(err)
+    reading(engine, 1, 60)  # nothing of the bad event was taken; the engine goes on
+    engine.close()
+    assert [r.time for r in pairs.rows()] == [1]
+
+
+def test_an_unknown_event_format_is_a_usage_error() -> None:
+    engine = Engine()
+    engine.register(NO_RECOVERY)
+    with pytest.raises(UsageError, match="unknown event format 'rdfxml'"):
+        engine.push(EX + "u1", 1, "<a> <b> <c> .", format="rdfxml")
+
+
+def test_run_replay_refuses_a_file_of_a_stream_the_query_does_not_read() -> None:
+    power = str(Path(__file__).resolve().parents[2] / "fixtures" / "smartgrid" / "power.trig")
+    engine = Engine()
+    engine.register(NO_RECOVERY)
+    with pytest.raises(UnreadStreamError, match=f"<{EX}u3> of .*power.trig"):
+        engine.run_replay([(EX + "u3", power)])
+    skipping = Engine(drop_unread=True)
+    alarms = skipping.register(NO_RECOVERY)
+    assert skipping.run_replay([(EX + "u3", power)]) is None
+    assert alarms.rows() == [] and skipping.closed
