@@ -31,6 +31,9 @@ MODULES = [
     "spaseq.engine.kb.reader",
     "spaseq.engine.reference",
     "spaseq.plugin",
+    "spaseq.plugin.processor",
+    "spaseq.plugin.result",
+    "spaseq.plugin.dataset_streams",
     "spaseq.extension_functions",
 ]
 

@@ -142,7 +142,7 @@ def read_dataset(dataset: Graph, query: A.Query, time_predicate: str | None = No
     found.sort(key=lambda item: (item[0], item[1]))
     terms = TermCache()
     events = [
-        Event(stream, time, _triples(graph, terms), seq, terms[graph.identifier],  # type: ignore[arg-type]
+        Event(stream, time, _triples(graph, terms), seq, terms[graph.identifier],
               dated=dated)
         for seq, (time, _, graph, stream, dated) in enumerate(found)
     ]
