@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import logging
 import os
 import re
-import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
+from time import monotonic
 
 import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
@@ -47,6 +48,8 @@ from spaseq.engine.output.materialize import Materializer
 from spaseq.engine.runtime.native import NativeEngine, NativeSession, QueryRuntime
 from spaseq.engine.runtime.snapshot import Snapshot, SnapshotError
 from spaseq.engine.values.timestamps import INFINITY, exact_seconds
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Engine", "EngineOptions", "LateEventError", "QueryHandle", "SnapshotError"]
 
@@ -444,46 +447,61 @@ class Engine:
                 self.materializer.close()
 
     def run_replay(self, files: list[tuple[str, str]], time_predicate: str | None = None,
-                   batch: int = 4096) -> SpaseqError | None:
+                   batch: int = 4096, format: str | None = None,
+                   progress: Callable[[int, Decimal], None] | None = None) -> SpaseqError | None:
         """Run replay files (``(stream IRI, path)``, one per stream) to their end, read and
         merged by time natively in bounded memory (``_native.ReplayStream``, decision 36) and
         fed to the native runtime without a Python object per event; as ``run`` otherwise
-        (the input's error returned after the matches before it, notes on stderr). For one
-        query reading recorded streams: composed queries go through ``run``."""
+        (the input's error returned after the matches before it, notes logged). For one
+        query reading recorded streams: composed queries go through ``run``. ``format``
+        (``trig`` or ``nquads``) is every file's format whatever its name says.
+        ``progress(events, clock)`` is called after each batch of events fed, batches then
+        sized to take about ``PROGRESS_BATCH_SECONDS`` each (never a call per event)."""
         from spaseq.engine._native import ReplayStream
 
         if len(self.handles) != 1 or self._composer.gates:
             raise UsageError("run_replay runs one query; composed queries take run()")
         kwargs = {"time_predicate": time_predicate} if time_predicate else {}
         try:
-            stream = ReplayStream(files, **kwargs)
+            stream = ReplayStream(files, **kwargs, format=format)
         except ValueError as exc:
             return _stream_error(str(exc), [p for _, p in files])
         for note in stream.notes:
-            print(f"spaseq: {note}", file=sys.stderr)
+            log.info("%s", note)
         if self._native is None:
             self._native = NativeSession()
         error = None
+        size = batch
         while True:
             self._poll_kb()
             self._maybe_compact()
             native, runtime = self._native, self.handles[0].runtime
+            began = monotonic() if progress is not None else 0.0
             try:
-                fed, last, ended, message = native.engine.feed(stream, batch)
+                fed, last, ended, message = native.engine.feed(stream, size)
             except ValueError as exc:
                 fed, last, ended, message = 0, None, True, str(exc)
             self._seq += fed
             runtime.drain()
             if last is not None:
-                time = native.seconds(last)
-                self._clock = max(self._clock, time)
-                self.graphs.release(time)
+                clock = native.seconds(last)
+                self._clock = max(self._clock, clock)
+                self.graphs.release(clock)
             native.forget()
+            if progress is not None:
+                progress(self._seq, self._clock)
+                took = monotonic() - began
+                if fed == size and took > 0:  # the next batch sized to take about the target
+                    size = max(64, min(batch, int(size * self.PROGRESS_BATCH_SECONDS / took)))
             if ended:
                 error = _stream_error(message, [p for _, p in files]) if message is not None else None
                 break
         self._end(error)
         return error
+
+    #: With a ``progress`` callback, ``run_replay``'s batches are sized to take about this
+    #: long (at most ``batch`` events), so progress is seen even on slow queries.
+    PROGRESS_BATCH_SECONDS = 0.1
 
 
 def _event_state(event: Event) -> dict:
