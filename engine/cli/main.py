@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -79,6 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USER_ERROR
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: the matches written so far stay, no traceback
+        return 128 + signal.SIGINT
 
 
 if __name__ == "__main__":  # pragma: no cover

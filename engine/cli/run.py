@@ -127,17 +127,15 @@ def run_run(args: argparse.Namespace) -> int:
         if args.engine == "reference":
             found = evaluate(query, events, kb, end_of_input=complete)
             _run_reference(args, query, withs, found, write)
-            progress = _progress(args, lambda runs: (len(found), None))
-            if progress is not None:
-                progress.tick(len(events), max((e.time for e in events), default=None))
-                _report(args, progress)
+            with _watch(args, lambda runs: (len(found), None)) as progress:
+                if progress is not None:
+                    progress.tick(len(events), max((e.time for e in events), default=None))
         else:
             engine = _engine(args, query, withs, kb, write, writer=writer)
-            progress = _progress(args, _probe(engine, args))
             ordered = sorted(events, key=Event.sort_key)
-            engine.run(ordered if progress is None else progress.events(ordered, _event_time),
-                       end_of_input=complete)
-            _report(args, progress, engine)
+            with _watch(args, _probe(engine, args), engine) as progress:
+                engine.run(ordered if progress is None else progress.events(ordered, _event_time),
+                           end_of_input=complete)
         writer.finish()
     if inp.errors:
         raise inp.errors[0][0]
@@ -360,9 +358,8 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
         writer, write = _sink(args, query, out, _why_not_native_run(args, withs))
         writer.start()
         engine = _engine(args, query, withs, kb, write, drop_late=args.drop_late, writer=writer)
-        progress = _progress(args, _probe(engine, args))
-        error = engine.run(arrivals() if progress is None else progress.events(arrivals(), _event_time))
-        _report(args, progress, engine)
+        with _watch(args, _probe(engine, args), engine) as progress:
+            error = engine.run(arrivals() if progress is None else progress.events(arrivals(), _event_time))
         writer.finish()
     if engine.dropped_late:
         log.info("dropped %d late event(s)", engine.dropped_late)
@@ -394,11 +391,10 @@ def _run_replay(args: argparse.Namespace, query: A.Query) -> int:
         writer, write = _sink(args, query, out, _why_not_native_run(args, []))
         writer.start()
         engine = _engine(args, query, [], kb, write, writer=writer)
-        progress = _progress(args, _probe(engine, args))
-        error = engine.run_replay(specs, time_predicate=args.time_predicate or PROV_GENERATED_AT,
-                                  format=None if args.input_format == "auto" else args.input_format,
-                                  progress=None if progress is None else progress.tick)
-        _report(args, progress, engine)
+        with _watch(args, _probe(engine, args), engine) as progress:
+            error = engine.run_replay(specs, time_predicate=args.time_predicate or PROV_GENERATED_AT,
+                                      format=None if args.input_format == "auto" else args.input_format,
+                                      progress=None if progress is None else progress.tick)
         writer.finish()
     if error is not None:
         raise error
@@ -412,13 +408,19 @@ def _replay_specs(args: argparse.Namespace, query: A.Query) -> list[tuple[str, s
     return [(_stream_iri(query, name), path) for _, name, path in _stream_specs(args)]
 
 
-def _progress(args: argparse.Namespace, probe) -> Progress | None:
-    """The run's progress line and summary, or None when neither is asked for (nothing is
-    counted then)."""
+@contextlib.contextmanager
+def _watch(args: argparse.Namespace, probe, engine: Engine | None = None) -> Iterator[Progress | None]:
+    """The run's progress (None when neither the line nor ``--stats`` is asked for: nothing
+    is counted then); on leaving, the line cleared, even when the run stops with an error
+    (whose message then starts a clean line), and after a run that ended, the summary."""
     show = progress_wanted(args.progress)
-    if not show and args.stats is None:
-        return None
-    return Progress(sys.stderr, show, probe)
+    progress = Progress(sys.stderr, show, probe) if show or args.stats is not None else None
+    try:
+        yield progress
+    finally:
+        stats = progress.finish(engine.dropped_late if engine is not None else 0) if progress else None
+    if stats is not None and args.stats is not None:
+        print(stats.json() if args.stats == "json" else f"spaseq: {stats.text()}", file=sys.stderr)
 
 
 def _probe(engine: Engine, args: argparse.Namespace):
@@ -435,15 +437,6 @@ def _probe(engine: Engine, args: argparse.Namespace):
 def _event_time(item: Event | SpaseqError):
     """An arrival's time for ``Progress`` (None for a read error)."""
     return item.time if isinstance(item, Event) else None
-
-
-def _report(args: argparse.Namespace, progress: Progress | None, engine: Engine | None = None) -> None:
-    """The progress line cleared and, with ``--stats``, the summary written (stderr)."""
-    if progress is None:
-        return
-    stats = progress.finish(engine.dropped_late if engine is not None else 0)
-    if args.stats is not None:
-        print(stats.json() if args.stats == "json" else f"spaseq: {stats.text()}", file=sys.stderr)
 
 
 def _warn_missing(query: A.Query, given: set[str]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -66,6 +67,8 @@ FILES = {
     "huge.rq": QUERY.replace("WITHIN 10 SECONDS", "WITHIN 1e400 SECONDS"),
     "warn.rq": QUERY.replace("SELECT ?s ?a ?b", "SELECT ?s ?a ?b ?zz"),
     # e2 is late (before e1 on the same stream): dropped with --drop-late, and a note says so
+    # 300 good events, then a syntax error
+    "broken.nq": _nquads(300) + "<http://ex.org/x> <http://ex.org/a> @@ <http://ex.org/g> .\n",
     "late.nq": (f'<{EX}g1> <{PROV}> "5"^^<{XSD}integer> .\n<{EX}x> <{EX}a> "1" <{EX}g1> .\n'
                 f'<{EX}g2> <{PROV}> "3"^^<{XSD}integer> .\n<{EX}x> <{EX}b> "2" <{EX}g2> .\n'),
 }
@@ -145,9 +148,10 @@ def user_error(proc: subprocess.CompletedProcess) -> str:
     return proc.stderr
 
 
-def on_terminal(cwd: Path, args: tuple[str, ...], stdin: str | None = None) -> tuple[bytes, bytes]:
+def on_terminal(cwd: Path, args: tuple[str, ...], stdin: str | None = None,
+                status: int = 0) -> tuple[bytes, bytes]:
     """Run ``spaseq`` with stderr on a pseudo-terminal and stdout on a pipe: (what the
-    terminal showed, stdout)."""
+    terminal showed, stdout); the exit status must be ``status``."""
     master, slave = os.openpty()
     shown: list[bytes] = []
 
@@ -172,7 +176,7 @@ def on_terminal(cwd: Path, args: tuple[str, ...], stdin: str | None = None) -> t
     finally:
         reader.join(timeout=30)
         os.close(master)
-    assert proc.returncode == 0, b"".join(shown)
+    assert proc.returncode == status, b"".join(shown)
     return b"".join(shown), out
 
 
@@ -218,6 +222,49 @@ def test_progress_on_a_terminal_for_live_input(runs):
     assert out.decode() == ok(runs("plain")).stdout
     text = shown.decode()
     assert "events/s" in text and "open runs" in text and text.endswith("\r\x1b[K")
+
+
+def test_an_input_error_is_written_on_a_cleared_line(runs):
+    shown, out = on_terminal(runs.work, ("run", "q.rq", "--stream", "S1=broken.nq", "--format", "jsonl"),
+                             status=2)
+    assert len(_matches(out.decode())) > 100  # the matches before the error are written
+    text = shown.decode()
+    assert "events/s" in text
+    drawn, error = text.rsplit("\r\x1b[K", 1)  # the line cleared, then the error alone
+    assert error.startswith("broken.nq:601:") and "N-Quads syntax error" in error
+    assert "Traceback" not in text
+
+
+def test_ctrl_c_ends_a_live_run_quietly(runs):
+    """SIGINT while reading a live stream that never ends: status 130, the line cleared, no
+    traceback."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen(_command(("run", "q.rq", "--stream", "S1=-", "--format", "jsonl")),
+                            cwd=runs.work, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    try:
+        proc.stdin.write(FILES["s.nq"].encode()[:4000])  # some events; the input stays open
+        proc.stdin.flush()
+        shown = b""
+        while b"events/s" not in shown:  # the progress line is up: the run is under way
+            shown += os.read(master, 65536)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            shown += data
+    finally:
+        proc.kill()
+        proc.stdin.close()
+        proc.stdout.close()
+        os.close(master)
+    assert proc.returncode == 128 + signal.SIGINT
+    assert shown.endswith(b"\r\x1b[K") and b"Traceback" not in shown
 
 
 def test_no_progress_turns_it_off_on_a_terminal(runs):
