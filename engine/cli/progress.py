@@ -29,6 +29,8 @@ LOG_INTERVAL = 1.0
 RUNS_SHARE = 0.02
 
 T = TypeVar("T")
+#: (matches, open runs or None) of the run's main query; open runs only when asked (True)
+Probe = Callable[[bool], tuple[int, int | None]]
 
 
 @dataclass
@@ -61,9 +63,9 @@ class Stats:
 
 class Progress:
     """Counts of one run, drawn on ``out`` as a line (when ``show``) and summed up as
-    ``Stats``. ``probe()`` gives (matches, open runs or None) of the main query."""
+    ``Stats``."""
 
-    def __init__(self, out: IO[str], show: bool, probe: Callable[[bool], tuple[int, int | None]]) -> None:
+    def __init__(self, out: IO[str], show: bool, probe: Probe) -> None:
         self.out = out
         self.show = show
         self.terminal = show and out.isatty()

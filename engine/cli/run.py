@@ -16,12 +16,13 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import IO, TYPE_CHECKING
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.api import Engine
 from spaseq.engine.cli.common import add_engine_options, engine_options, warn
-from spaseq.engine.cli.progress import Progress, progress_wanted
+from spaseq.engine.cli.progress import Probe, Progress, progress_wanted
 from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.language.query import load_query
@@ -409,7 +410,7 @@ def _replay_specs(args: argparse.Namespace, query: A.Query) -> list[tuple[str, s
 
 
 @contextlib.contextmanager
-def _watch(args: argparse.Namespace, probe, engine: Engine | None = None) -> Iterator[Progress | None]:
+def _watch(args: argparse.Namespace, probe: Probe, engine: Engine | None = None) -> Iterator[Progress | None]:
     """The run's progress (None when neither the line nor ``--stats`` is asked for: nothing
     is counted then); on leaving, the line cleared, even when the run stops with an error
     (whose message then starts a clean line), and after a run that ended, the summary."""
@@ -423,7 +424,7 @@ def _watch(args: argparse.Namespace, probe, engine: Engine | None = None) -> Ite
         print(stats.json() if args.stats == "json" else f"spaseq: {stats.text()}", file=sys.stderr)
 
 
-def _probe(engine: Engine, args: argparse.Namespace):
+def _probe(engine: Engine, args: argparse.Namespace) -> Probe:
     """(matches, open runs when asked) of the run's main query, for ``Progress``."""
     iri = _output_iri(args)
 
@@ -434,7 +435,7 @@ def _probe(engine: Engine, args: argparse.Namespace):
     return probe
 
 
-def _event_time(item: Event | SpaseqError):
+def _event_time(item: Event | SpaseqError) -> Decimal | None:
     """An arrival's time for ``Progress`` (None for a read error)."""
     return item.time if isinstance(item, Event) else None
 
