@@ -123,13 +123,13 @@ class Progress:
             parts.append(f"{self._runs:,} open runs")
         parts.append(f"{s.matches:,} matches")
         line = "  ".join(parts)
+        self._drawn = True  # before writing: a Ctrl-C from here on still clears the line
         if self.terminal:  # rewritten in place, never wider than the terminal (no wrap)
             width = _columns(self.out) - 1
             self.out.write("\r" + line[:width] + "\x1b[K")
         else:
             self.out.write(line + "\n")
         self.out.flush()
-        self._drawn = True
 
     def finish(self, dropped_late: int = 0) -> Stats:
         """The run is over: the line cleared, the final counts returned."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -148,36 +149,61 @@ def user_error(proc: subprocess.CompletedProcess) -> str:
     return proc.stderr
 
 
+class Terminal:
+    """A pseudo-terminal for a child's stderr, read as it comes by a thread. The parent keeps
+    the slave open until ``close``, so what the child wrote is all read (on Linux, reading
+    the master after every slave closed may fail before the last bytes are read)."""
+
+    def __init__(self) -> None:
+        self.master, self.slave = os.openpty()
+        self._shown = bytearray()
+        self._changed = threading.Condition()
+        self._stop = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            ready, _, _ = select.select([self.master], [], [], 0.1)
+            if not ready:
+                if self._stop.is_set():  # asked to stop and quiet: everything is read
+                    return
+                continue
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:
+                return
+            with self._changed:
+                self._shown += data
+                self._changed.notify_all()
+
+    def wait_for(self, text: bytes, timeout: float = 60) -> None:
+        with self._changed:
+            assert self._changed.wait_for(lambda: text in self._shown, timeout), bytes(self._shown)
+
+    def close(self) -> bytes:
+        """Everything the terminal showed (call once the child has exited)."""
+        self._stop.set()
+        self._reader.join(timeout=30)
+        os.close(self.slave)
+        os.close(self.master)
+        return bytes(self._shown)
+
+
 def on_terminal(cwd: Path, args: tuple[str, ...], stdin: str | None = None,
                 status: int = 0) -> tuple[bytes, bytes]:
     """Run ``spaseq`` with stderr on a pseudo-terminal and stdout on a pipe: (what the
     terminal showed, stdout); the exit status must be ``status``."""
-    master, slave = os.openpty()
-    shown: list[bytes] = []
-
-    def read() -> None:
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: every writer of the terminal has closed it
-                return
-            if not data:
-                return
-            shown.append(data)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    with open(cwd / stdin, "rb") if stdin else open(os.devnull, "rb") as source:
-        proc = subprocess.Popen(_command(args), cwd=cwd, stdin=source, stdout=subprocess.PIPE,
-                                stderr=slave)
-    os.close(slave)
+    terminal = Terminal()
     try:
+        with open(cwd / stdin, "rb") if stdin else open(os.devnull, "rb") as source:
+            proc = subprocess.Popen(_command(args), cwd=cwd, stdin=source, stdout=subprocess.PIPE,
+                                    stderr=terminal.slave)
         out, _ = proc.communicate(timeout=120)
     finally:
-        reader.join(timeout=30)
-        os.close(master)
-    assert proc.returncode == status, b"".join(shown)
-    return b"".join(shown), out
+        shown = terminal.close()
+    assert proc.returncode == status, shown
+    return shown, out
 
 
 def _matches(text: str) -> list[dict]:
@@ -238,31 +264,21 @@ def test_an_input_error_is_written_on_a_cleared_line(runs):
 def test_ctrl_c_ends_a_live_run_quietly(runs):
     """SIGINT while reading a live stream that never ends: status 130, the line cleared, no
     traceback."""
-    master, slave = os.openpty()
+    terminal = Terminal()
     proc = subprocess.Popen(_command(("run", "q.rq", "--stream", "S1=-", "--format", "jsonl")),
-                            cwd=runs.work, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=slave)
-    os.close(slave)
+                            cwd=runs.work, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=terminal.slave)
     try:
         proc.stdin.write(FILES["s.nq"].encode()[:4000])  # some events; the input stays open
         proc.stdin.flush()
-        shown = b""
-        while b"events/s" not in shown:  # the progress line is up: the run is under way
-            shown += os.read(master, 65536)
+        terminal.wait_for(b"events/s")  # the progress line is up: the run is under way
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            shown += data
     finally:
         proc.kill()
         proc.stdin.close()
         proc.stdout.close()
-        os.close(master)
+        shown = terminal.close()
     assert proc.returncode == 128 + signal.SIGINT
     assert shown.endswith(b"\r\x1b[K") and b"Traceback" not in shown
 
