@@ -35,7 +35,9 @@ class ReplayStream:
     the CLI does, ties by file order then first appearance). Iterating yields batches of
     events ``(stream_iri, seq, time_ns, graph, [(s, p, o)])``, terms in N-Triples; after the
     usable events, a file's error as ValueError ``PATH:LINE:COLUMN: message``. The first
-    pass over every file runs in the constructor (ValueError for a bad time predicate)."""
+    pass over every file runs in the constructor (ValueError for a bad time predicate).
+    ``format`` (``"trig"`` or ``"nquads"``) is every file's format whatever its name says
+    (None: each name's extension)."""
 
     def __init__(
         self,
@@ -44,6 +46,7 @@ class ReplayStream:
         spill_dir: str | None = None,
         memory_events: int = ...,
         batch: int = ...,
+        format: str | None = None,
     ) -> None: ...
     def __iter__(self) -> ReplayStream: ...
     def __next__(self) -> list[tuple[str, int, int, str, list[tuple[str, str, str]]]]: ...

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import logging
 import os
 import re
 import sys
@@ -32,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from time import monotonic
 from typing import cast
 
 import pyoxigraph
@@ -61,6 +63,8 @@ from spaseq.engine.values.timestamps import (
     is_datetime,
     to_seconds,
 )
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Engine", "EngineOptions", "EventSyntaxError", "LateEventError", "QueryHandle", "SnapshotError",
            "UnreadStreamError"]
@@ -546,12 +550,16 @@ class Engine:
             self._release()
 
     def run_replay(self, files: list[tuple[str, str]], time_predicate: str | None = None,
-                   batch: int = 4096) -> SpaseqError | None:
+                   batch: int = 4096, format: str | None = None,
+                   progress: Callable[[int, Decimal], None] | None = None) -> SpaseqError | None:
         """Run replay files (``(stream IRI, path)``, one per stream) to their end, read and
         merged by time natively in bounded memory (``_native.ReplayStream``, decision 36) and
         fed to the native runtime without a Python object per event; as ``run`` otherwise
-        (the input's error returned after the matches before it, notes on stderr). For one
-        query reading recorded streams: composed queries go through ``run``."""
+        (the input's error returned after the matches before it, notes logged). For one
+        query reading recorded streams: composed queries go through ``run``. ``format``
+        (``trig`` or ``nquads``) is every file's format whatever its name says.
+        ``progress(events, clock)`` is called after each batch of events fed, batches then
+        sized to take about ``PROGRESS_BATCH_SECONDS`` each (never a call per event)."""
         from spaseq.engine._native import ReplayStream
 
         if len(self.handles) != 1 or self._composer.gates:
@@ -562,34 +570,46 @@ class Engine:
                                     f"of {unread[0][1]}")
         files = [f for f in files if f not in unread]  # drop_unread: not read at all
         try:
-            stream = ReplayStream(files, time_predicate) if time_predicate else ReplayStream(files)
+            stream = (ReplayStream(files, time_predicate, format=format) if time_predicate
+                      else ReplayStream(files, format=format))
         except ValueError as exc:
             return _stream_error(str(exc), [p for _, p in files])
         for note in stream.notes:
-            print(f"spaseq: {note}", file=sys.stderr)
+            log.info("%s", note)
         if self._native is None:
             self._native = NativeSession()
         error = None
+        size = batch
         while True:
             self._poll_kb()
             self._maybe_compact()
             native, runtime = self._native, self.handles[0].runtime
+            began = monotonic() if progress is not None else 0.0
             try:
-                fed, last, ended, message = native.engine.feed(stream, batch)
+                fed, last, ended, message = native.engine.feed(stream, size)
             except ValueError as exc:
                 fed, last, ended, message = 0, None, True, str(exc)
             self._seq += fed
             runtime.drain()
             if last is not None:
-                time = native.seconds(last)
-                self._clock = max(self._clock, time)
-                self.graphs.release(time)
+                clock = native.seconds(last)
+                self._clock = max(self._clock, clock)
+                self.graphs.release(clock)
             native.forget()
+            if progress is not None:
+                progress(self._seq, self._clock)
+                took = monotonic() - began
+                if fed == size and took > 0:  # the next batch sized to take about the target
+                    size = max(64, min(batch, int(size * self.PROGRESS_BATCH_SECONDS / took)))
             if ended:
                 error = _stream_error(message, [p for _, p in files]) if message is not None else None
                 break
         self._end(error)
         return error
+
+    #: With a ``progress`` callback, ``run_replay``'s batches are sized to take about this
+    #: long (at most ``batch`` events), so progress is seen even on slow queries.
+    PROGRESS_BATCH_SECONDS = 0.1
 
 
 def _event_state(event: Event) -> dict:

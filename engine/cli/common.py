@@ -1,9 +1,10 @@
 """What the subcommands share: the engine options asked for on the command line, the exit
-status of user errors, and warnings on stderr."""
+status of user errors, and the messages on stderr (the ``spaseq`` loggers, ``-q``/``-v``)."""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 
@@ -27,6 +28,68 @@ def engine_options(args: argparse.Namespace) -> EngineOptions:
     return EngineOptions(lazy_chain=args.lazy_chain, lazy_conjunction=args.lazy_conjunction)
 
 
+log = logging.getLogger(__name__)
+
+#: ``-q``/``-v`` counted (``-qq`` is -2) to the level of the ``spaseq`` loggers: by default
+#: notes (info) and warnings; -q warnings only; -qq nothing but the errors that end the run;
+#: -v adds debug lines (docs/decisions.md 42)
+LEVELS = {-2: logging.ERROR, -1: logging.WARNING, 0: logging.INFO, 1: logging.DEBUG}
+
+
+class _Stderr(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a record comes (tests swap it)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:  # StreamHandler sets it; sys.stderr is always used
+        pass
+
+
+class _Format(logging.Formatter):
+    """``spaseq: message``, ``spaseq: warning: message`` or ``spaseq: debug: message``; a
+    record with ``line`` set (``extra={"line": True}``) is already a whole line, e.g. a
+    query warning located ``FILE:LINE:COLUMN: warning: ...``, and a record with a
+    ``location`` is written after it instead of ``spaseq``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if getattr(record, "line", False):
+            return message
+        where = getattr(record, "location", None) or "spaseq"
+        tag = {logging.WARNING: "warning: ", logging.DEBUG: "debug: "}.get(record.levelno, "")
+        return f"{where}: {tag}{message}"
+
+
+_handler = _Stderr()
+_handler.setFormatter(_Format())
+
+
+def add_verbosity_options(parser: argparse.ArgumentParser, default: object = 0) -> None:
+    """``-q``/``--quiet`` and ``-v``/``--verbose``, counted (``-qq`` quieter still);
+    ``default=argparse.SUPPRESS`` on a subcommand keeps what was given before it."""
+    parser.add_argument("-q", "--quiet", action="count", default=default,
+                        help="fewer messages on stderr: -q warnings only, -qq errors only")
+    parser.add_argument("-v", "--verbose", action="count", default=default,
+                        help="more messages on stderr: debug lines (what ran and why)")
+
+
+def configure_logging(verbosity: int) -> None:
+    """Send the ``spaseq`` loggers' records to stderr at the level ``verbosity`` (the
+    ``-v`` count minus the ``-q`` count) asks for."""
+    logger = logging.getLogger("spaseq")
+    logger.setLevel(LEVELS[max(-2, min(1, verbosity))])
+    if _handler not in logger.handlers:
+        logger.addHandler(_handler)
+    logger.propagate = False  # written once, however the root logger is set up
+
+
 def warn(lines: Sequence[str]) -> None:
+    """Warnings already written as whole lines (a query's, located by the language checks)."""
     for line in lines:
-        print(line, file=sys.stderr)
+        log.warning(line, extra={"line": True})

@@ -7,10 +7,12 @@ a traceback."""
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
-from spaseq.engine.cli.common import EXIT_USER_ERROR
+from spaseq.engine.cli.common import EXIT_USER_ERROR, add_verbosity_options, configure_logging
 from spaseq.engine.cli.explain import add_explain_parser, run_explain
 from spaseq.engine.cli.kb import add_kb_parser, run_kb
 from spaseq.engine.cli.run import add_run_parser, run_run
@@ -24,16 +26,46 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spaseq", description="SPAseq: complex event processing over RDF graph streams"
     )
+    parser.add_argument("--version", action="version", version=version_text())
+    add_verbosity_options(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     add_run_parser(sub)
     add_explain_parser(sub)
     add_kb_parser(sub)
     add_serve_parser(sub)
+    for leaf in _subcommands(parser):  # -q/-v after the subcommand too: `spaseq run -q ...`
+        add_verbosity_options(leaf, default=argparse.SUPPRESS)
     return parser
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every subcommand's parser, nested ones (``kb load``) included."""
+    out = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):  # aliases map to one parser
+                out += [child, *_subcommands(child)]
+    return out
+
+
+def version_text() -> str:
+    """``spaseq --version``: spaseq's version, then its native core's and pyoxigraph's (what
+    a bug report needs)."""
+    import platform
+
+    import pyoxigraph
+
+    from spaseq.engine._native import __version__ as native
+    from spaseq.engine.version import __version__
+
+    return (f"spaseq {__version__} (native core {native}, pyoxigraph {pyoxigraph.__version__}, "
+            f"Python {platform.python_version()})")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    debug = os.environ.get("SPASEQ_LOG", "").lower() == "debug"  # the older spelling of -v
+    configure_logging(args.verbose - args.quiet + debug)
     try:
         if args.command == "explain":
             return run_explain(args)
@@ -48,6 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USER_ERROR
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: the matches written so far stay, no traceback
+        return 128 + signal.SIGINT
 
 
 if __name__ == "__main__":  # pragma: no cover

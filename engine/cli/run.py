@@ -16,11 +16,13 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import IO, TYPE_CHECKING
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.api import Engine
 from spaseq.engine.cli.common import add_engine_options, engine_options, warn
+from spaseq.engine.cli.progress import Probe, Progress, progress_wanted
 from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.language.query import load_query
@@ -32,7 +34,7 @@ from spaseq.engine.reference.evaluator import evaluate
 if TYPE_CHECKING:
     from spaseq.engine.output.derived import Derived
 
-log = logging.getLogger("spaseq.cli.run")
+log = logging.getLogger(__name__)
 
 
 def add_run_parser(sub: argparse._SubParsersAction) -> None:
@@ -72,8 +74,9 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--time-predicate", metavar="IRI",
                      help="predicate of the event timestamp triple (default prov:generatedAtTime)")
     run.add_argument("--input-format", choices=("auto", "trig", "nquads"), default="auto",
-                     help="format of live streams ('-' or a named pipe): N-Quads unless the name "
-                          "ends in .trig")
+                     help="format of every --stream input, whatever its name says; auto (default): "
+                          "from the file's extension (.trig, .nq, .nquads, each optionally .gz), and "
+                          "for live streams ('-' or a named pipe) N-Quads unless the name ends in .trig")
     run.add_argument("--drop-late", action="store_true",
                      help="drop events that arrive out of time order on their stream (counted on "
                           "stderr) instead of stopping with an error")
@@ -83,7 +86,13 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
                           "engine without --materialize, and everything else in Python (table, "
                           "trig, --with, --materialize, --engine reference); native: the same, but "
                           "an error where it does not apply; python: always the Python writers "
-                          "(the same bytes). The choice is logged at debug level (SPASEQ_LOG=debug)")
+                          "(the same bytes). The choice is logged at debug level (-v)")
+    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="a live line on stderr (events read, events/s, event time reached, open "
+                          "partial matches, matches so far); default: only when stderr is a terminal")
+    run.add_argument("--stats", nargs="?", const="text", choices=("text", "json"), default=None,
+                     help="a final summary on stderr (events, matches, time taken, events/s, event "
+                          "time reached, peak of open partial matches); --stats=json: one JSON object")
     add_engine_options(run)
 
 
@@ -105,9 +114,6 @@ class Input:
 
 
 def run_run(args: argparse.Namespace) -> int:
-    if os.environ.get("SPASEQ_LOG", "").lower() == "debug":
-        logging.basicConfig(format="spaseq: %(message)s")
-        log.setLevel(logging.DEBUG)
     query = load_query(args.query)
     warn(query.warnings)
     withs = _load_with(args)
@@ -126,11 +132,17 @@ def run_run(args: argparse.Namespace) -> int:
         writer, write = _sink(args, query, out, native)
         writer.start()
         if args.engine == "reference":
-            _run_reference(args, query, withs, evaluate(query, events, kb, end_of_input=complete),
-                           write)
+            found = evaluate(query, events, kb, end_of_input=complete)
+            _run_reference(args, query, withs, found, write)
+            with _watch(args, lambda runs: (len(found), None)) as progress:
+                if progress is not None:
+                    progress.tick(len(events), max((e.time for e in events), default=None))
         else:
             engine = _engine(args, query, withs, kb, write, writer=writer)
-            engine.run(sorted(events, key=Event.sort_key), end_of_input=complete)
+            ordered = sorted(events, key=Event.sort_key)
+            with _watch(args, _probe(engine, args), engine) as progress:
+                engine.run(ordered if progress is None else progress.events(ordered, _event_time),
+                           end_of_input=complete)
         writer.finish()
     if inp.errors:
         raise inp.errors[0][0]
@@ -354,10 +366,11 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
         writer, write = _sink(args, query, out, _why_not_native_run(args, withs))
         writer.start()
         engine = _engine(args, query, withs, kb, write, drop_late=args.drop_late, writer=writer)
-        error = engine.run(arrivals())
+        with _watch(args, _probe(engine, args), engine) as progress:
+            error = engine.run(arrivals() if progress is None else progress.events(arrivals(), _event_time))
         writer.finish()
     if engine.dropped_late:
-        print(f"spaseq: dropped {engine.dropped_late} late event(s)", file=sys.stderr)
+        log.info("dropped %d late event(s)", engine.dropped_late)
     if error is not None:
         raise error
     return 0
@@ -386,7 +399,10 @@ def _run_replay(args: argparse.Namespace, query: A.Query) -> int:
         writer, write = _sink(args, query, out, _why_not_native_run(args, []))
         writer.start()
         engine = _engine(args, query, [], kb, write, writer=writer)
-        error = engine.run_replay(specs, time_predicate=args.time_predicate or PROV_GENERATED_AT)
+        with _watch(args, _probe(engine, args), engine) as progress:
+            error = engine.run_replay(specs, time_predicate=args.time_predicate or PROV_GENERATED_AT,
+                                      format=None if args.input_format == "auto" else args.input_format,
+                                      progress=None if progress is None else progress.tick)
         writer.finish()
     if error is not None:
         raise error
@@ -400,24 +416,55 @@ def _replay_specs(args: argparse.Namespace, query: A.Query) -> list[tuple[str, s
     return [(_stream_iri(query, name), path) for _, name, path in _stream_specs(args)]
 
 
+@contextlib.contextmanager
+def _watch(args: argparse.Namespace, probe: Probe, engine: Engine | None = None) -> Iterator[Progress | None]:
+    """The run's progress (None when neither the line nor ``--stats`` is asked for: nothing
+    is counted then); on leaving, the line cleared, even when the run stops with an error
+    (whose message then starts a clean line), and after a run that ended, the summary."""
+    show = progress_wanted(args.progress)
+    progress = Progress(sys.stderr, show, probe) if show or args.stats is not None else None
+    try:
+        yield progress
+    finally:
+        stats = progress.finish(engine.dropped_late if engine is not None else 0) if progress else None
+    if stats is not None and args.stats is not None:
+        print(stats.json() if args.stats == "json" else f"spaseq: {stats.text()}", file=sys.stderr)
+
+
+def _probe(engine: Engine, args: argparse.Namespace) -> Probe:
+    """(matches, open runs when asked) of the run's main query, for ``Progress``."""
+    iri = _output_iri(args)
+
+    def probe(runs: bool) -> tuple[int, int | None]:
+        runtime = engine.query(iri).runtime  # looked up each time: compaction replaces it
+        return runtime.stats["matches"], runtime.footprint()["waiting_runs"] if runs else None
+
+    return probe
+
+
+def _event_time(item: Event | SpaseqError) -> Decimal | None:
+    """An arrival's time for ``Progress`` (None for a read error)."""
+    return item.time if isinstance(item, Event) else None
+
+
 def _warn_missing(query: A.Query, given: set[str]) -> None:
     """A warning for each of the query's streams no input gives events of."""
     for name, iri in query.streams.items():
         if iri not in given:
-            print(f"{Location(query.file)}: warning: stream {name} <{iri}> has no input",
-                  file=sys.stderr)
+            log.warning("stream %s <%s> has no input", name, iri, extra={"location": Location(query.file)})
 
 
 def _read_input(args: argparse.Namespace, query: A.Query) -> Input:
-    from spaseq.engine.io.replay import PROV_GENERATED_AT, read_replay
+    from spaseq.engine.io.replay import PROV_GENERATED_AT, REPLAY_FORMATS, read_replay
     from spaseq.engine.io.streamfile import read_stream_description
 
     inp = Input()
     specs = _replay_specs(args, query)
+    fmt = None if args.input_format == "auto" else REPLAY_FORMATS[args.input_format]
     seq = 0
     for iri, path in specs:
         res = read_replay(path, iri, time_predicate=args.time_predicate or PROV_GENERATED_AT,
-                          first_seq=seq)
+                          first_seq=seq, data_format=fmt)
         seq += len(res.events) + 1
         inp.events.extend(res.events)
         if res.error is not None:
@@ -425,7 +472,7 @@ def _read_input(args: argparse.Namespace, query: A.Query) -> Input:
     if args.stream_file:
         res = read_stream_description(args.stream_file, drop_late=args.drop_late)
         if res.dropped_late:
-            print(f"spaseq: dropped {res.dropped_late} late event(s)", file=sys.stderr)
+            log.info("dropped %d late event(s)", res.dropped_late)
         offset = seq
         inp.events.extend(_renumber(res.events, offset))
         if res.error is not None:
@@ -447,15 +494,15 @@ def _load_kb(args: argparse.Namespace, query: A.Query):
         return _open_kb_store(args, query)
     if not args.kb:
         for iri in query.graph_iris():
-            print(f"{Location(query.file)}: warning: GRAPH <{iri}> is used but no knowledge base "
-                  "was given (--kb): it matches nothing", file=sys.stderr)
+            log.warning("GRAPH <%s> is used but no knowledge base was given (--kb): it matches "
+                        "nothing", iri, extra={"location": Location(query.file)})
         return None
     from spaseq.engine.io.kb import load_kb, parse_kb_option
 
     kb = load_kb([parse_kb_option(text) for text in args.kb], query.graph_iris())
     for iri in kb.missing(query.graph_iris()):
-        print(f"{Location(query.file)}: warning: GRAPH <{iri}> names a graph the knowledge base "
-              "does not have", file=sys.stderr)
+        log.warning("GRAPH <%s> names a graph the knowledge base does not have", iri,
+                    extra={"location": Location(query.file)})
     return kb.store
 
 
@@ -469,8 +516,8 @@ def _open_kb_store(args: argparse.Namespace, query: A.Query):
     present = {g.value for g in kb.graphs()}
     for iri in dict.fromkeys(query.graph_iris()):
         if iri not in present:
-            print(f"{Location(query.file)}: warning: GRAPH <{iri}> names a graph the knowledge-base "
-                  f"store (version {kb.version}) does not have", file=sys.stderr)
+            log.warning("GRAPH <%s> names a graph the knowledge-base store (version %s) does not "
+                        "have", iri, kb.version, extra={"location": Location(query.file)})
     return kb
 
 

@@ -127,6 +127,10 @@ def load_kb(specs: list[KbSpec], query_graphs: list[str]) -> KnowledgeBase:
     """Load the knowledge-base files into a fresh in-memory store; KnowledgeBaseError on any failure."""
     store = Store()
     for spec in specs:
+        if not os.path.exists(spec.path):
+            raise KnowledgeBaseError("no such file", Location(spec.path))
+        if os.path.isdir(spec.path):
+            raise KnowledgeBaseError("is a directory, not an RDF file", Location(spec.path))
         fmt = kb_format(spec.path)
         if fmt is None:
             raise KnowledgeBaseError(
@@ -134,10 +138,6 @@ def load_kb(specs: list[KbSpec], query_graphs: list[str]) -> KnowledgeBase:
                 " .nq, .trig, .n3, .rdf or .jsonld, optionally followed by .gz)",
                 Location(spec.path),
             )
-        if not os.path.exists(spec.path):
-            raise KnowledgeBaseError("no such file", Location(spec.path))
-        if os.path.isdir(spec.path):
-            raise KnowledgeBaseError("is a directory, not an RDF file", Location(spec.path))
         try:
             store.extend(_file_quads(spec, fmt, query_graphs))
         except SyntaxError as err:

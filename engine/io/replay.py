@@ -167,11 +167,16 @@ def read_replay(
 
     ``data`` (with its ``data_format``, TriG or N-Quads) is read instead of the file, ``path``
     then only naming it in errors: a batch of events received whole, e.g. by ``spaseq serve``.
+    Without ``data``, a ``data_format`` is the file's format whatever its name says.
     Problems with the file are returned in ``ReplayResult.error``; only an invalid
     ``time_predicate`` IRI raises (UsageError). The file is first read at full parser speed;
     only when it has a problem is it read again, line by line, to say where.
     """
-    fmt = _replay_format(path) if data is None else data_format
+    if data is None and not os.path.exists(path):
+        return ReplayResult([], StreamError("no such file", Location(path)))
+    if data is None and os.path.isdir(path):
+        return ReplayResult([], StreamError("is a directory, not a replay file", Location(path)))
+    fmt = data_format if data is not None or data_format is not None else _replay_format(path)
     if fmt is None:
         return ReplayResult(
             [],
@@ -181,10 +186,6 @@ def read_replay(
                 Location(path),
             ),
         )
-    if data is None and not os.path.exists(path):
-        return ReplayResult([], StreamError("no such file", Location(path)))
-    if data is None and os.path.isdir(path):
-        return ReplayResult([], StreamError("is a directory, not a replay file", Location(path)))
 
     graphs: dict[NamedNode | BlankNode, _Graph] = {}
     stamps: dict[NamedNode | BlankNode, list[_Stamp]] = {}

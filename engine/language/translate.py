@@ -14,7 +14,7 @@ from pyoxigraph import Literal, NamedNode
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import Location, QueryError
-from spaseq.engine.values.timestamps import NANOSECOND
+from spaseq.engine.values.timestamps import MAX_SECONDS, NANOSECOND
 from spaseq.engine.vocab import RDF_NS, RDF_TYPE, XSD_BOOLEAN, xsd
 
 RDF_FIRST, RDF_REST, RDF_NIL = NamedNode(RDF_NS + "first"), NamedNode(RDF_NS + "rest"), NamedNode(RDF_NS + "nil")
@@ -155,20 +155,28 @@ def _construct(ctx: _Context, node: Tree) -> A.MatchSpec:
     return A.MatchSpec(None, False, "construct", tuple(template))
 
 
+#: The longest event-count window (a count the native core keeps in 64 bits).
+MAX_WINDOW_EVENTS = 10**18
+
+
 def _window(ctx: _Context, node: Tree) -> A.Window:
     amount_node, unit_node = node.children[0], node.children[1]
     tumbling = len(node.children) > 2
-    text = str(amount_node.children[0])
+    token = amount_node.children[0]
+    text = str(token)
     amount = Decimal(text)
     unit_tok = unit_node.children[0]
     unit = str(unit_tok).lower()
+    where = ctx.loc(token)
     if amount <= 0:
-        raise QueryError("the WITHIN amount must be positive", ctx.loc(amount_node.children[0]))
+        what = "a negative window" if amount < 0 else "a window of length 0"
+        raise QueryError(f"WITHIN {text} {unit_tok!s}: {what}; the WITHIN amount must be positive", where)
     if unit in EVENT_UNITS:
+        if amount >= MAX_WINDOW_EVENTS:
+            raise QueryError(f"WITHIN {text} {unit_tok!s} is too large: a window spans at most 10^18 "
+                             "events", where)
         if amount != int(amount):
-            raise QueryError(
-                "WITHIN ... EVENTS takes a whole number of events", ctx.loc(amount_node.children[0])
-            )
+            raise QueryError("WITHIN ... EVENTS takes a whole number of events", where)
         return A.Window("events", int(amount), tumbling)
     if unit not in TIME_UNITS:
         raise QueryError(
@@ -176,10 +184,13 @@ def _window(ctx: _Context, node: Tree) -> A.Window:
             "HOUR(S), DAY(S) or EVENTS",
             ctx.loc(unit_tok),
         )
+    if amount >= MAX_SECONDS or amount * TIME_UNITS[unit] >= MAX_SECONDS:  # no overflow either
+        raise QueryError(f"WITHIN {text} {unit_tok!s} is too large: a window spans at most 10^18 "
+                         "seconds, the range of times", where)
     seconds = amount * TIME_UNITS[unit]
     if seconds != seconds.quantize(NANOSECOND, rounding=ROUND_FLOOR):
         raise QueryError(f"WITHIN {text} {unit_tok!s} is finer than a nanosecond, the resolution of "
-                         "times", ctx.loc(amount_node.children[0]))
+                         "times", where)
     return A.Window("time", seconds, tumbling)
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import os
-import sys
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +39,8 @@ from .config import ServerConfig
 from .journal import Journal
 from .kb import KbMirror, UpdatableKb, UpdateError
 from .matchlog import MatchLog
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -440,7 +442,7 @@ class EngineService:
                 self._remember(record.get("key"), _digest(record["stream"], body, record["media"],
                                                           record["time"], record["name"]), len(events))
         except (ServiceError, SpaseqError) as exc:  # it was accepted once: say so, go on
-            print(f"spaseq serve: journal record {op} not applied again: {exc}", file=sys.stderr)
+            log.warning("journal record %s not applied again: %s", op, exc)
 
     def _after_write(self) -> None:
         assert self._journal is not None

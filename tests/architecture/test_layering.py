@@ -17,7 +17,7 @@ PACKAGES = {"engine": "spaseq.engine", "plugin": "spaseq.plugin", "extension_fun
 #: may import its own room and rooms of a lower rank only. Data flows up this table: text ->
 #: syntax tree -> algebra -> plan -> runtime -> results -> outputs (docs/decisions.md, 31).
 RANKS: dict[str, int] = {
-    "engine.errors": 0, "engine.vocab": 0,
+    "engine.errors": 0, "engine.vocab": 0, "engine.version": 0,
     "engine._native": 0,  # the native core (engine/native): imports nothing of the project
     "engine.values": 1,
     "engine.events": 2, "engine.algebra": 2,

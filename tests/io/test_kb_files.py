@@ -145,3 +145,11 @@ def test_no_files_gives_an_empty_store() -> None:
     assert kb.graphs == []
     assert len(kb.store) == 0
     assert kb.missing([KB_GRAPH]) == [KB_GRAPH]
+
+
+def test_a_directory_is_named_whatever_its_name(tmp_path: Path) -> None:
+    target = tmp_path / "kb"  # no extension: said to be a directory, not of unknown format
+    target.mkdir()
+    with pytest.raises(KnowledgeBaseError) as info:
+        load_kb([KbSpec(str(target))], [KB_GRAPH])
+    assert str(info.value) == f"{target}: is a directory, not an RDF file"

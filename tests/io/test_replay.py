@@ -313,3 +313,24 @@ def test_syntax_error_skips_unstamped_graphs_and_numbers_densely(tmp_path: Path)
 def test_invalid_time_predicate_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="not an absolute IRI"):
         read_replay(fixture("basic.trig"), STREAM, time_predicate="not an iri")
+
+
+def test_a_directory_is_named_whatever_its_name(tmp_path: Path) -> None:
+    for name in ("recording", "recording.trig"):
+        target = tmp_path / name
+        target.mkdir()
+        result = read_replay(str(target), STREAM)
+        assert str(result.error) == f"{target}: is a directory, not a replay file"
+
+
+def test_a_given_format_wins_over_the_name(tmp_path: Path) -> None:
+    from pyoxigraph import RdfFormat
+
+    target = tmp_path / "events.txt"
+    target.write_text(f'<{EX}g> <{PROV_GENERATED_AT}> "1"^^<http://www.w3.org/2001/XMLSchema#integer> .\n'
+                      f"<{EX}s> <{EX}p> <{EX}o> <{EX}g> .\n")
+    result = read_replay(str(target), STREAM, data_format=RdfFormat.N_QUADS)
+    assert result.error is None
+    assert [(e.name, e.time) for e in result.events] == [(NamedNode(EX + "g"), 1)]
+    as_trig = read_replay(str(target), STREAM, data_format=RdfFormat.TRIG)
+    assert as_trig.error is not None and "TriG syntax error" in as_trig.error.message

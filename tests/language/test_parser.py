@@ -255,6 +255,9 @@ def test_select_clause(select, variables, distinct):
         ("WITHIN 30 MINUTES TUMBLING", A.Window("time", 1800.0, True)),
         ("WITHIN 10 SECONDS tumbling", A.Window("time", 10.0, True)),
         ("WITHIN 4 EVENTS TUMBLING", A.Window("events", 4.0, True)),
+        ("WITHIN 1.5e3 SECONDS", A.Window("time", 1500.0, False)),  # any number, exactly
+        ("WITHIN +2 MINUTES", A.Window("time", 120.0, False)),
+        ("WITHIN 1e3 EVENTS", A.Window("events", 1000.0, False)),
     ],
 )
 def test_within_clause(within, window):
@@ -1066,8 +1069,15 @@ def test_unknown_window_unit():
 @pytest.mark.parametrize(
     ("within", "column", "fragment"),
     [
-        ("WITHIN 0 SECONDS", 8, "the WITHIN amount must be positive"),
+        ("WITHIN 0 SECONDS", 8, "WITHIN 0 SECONDS: a window of length 0; the WITHIN amount must be positive"),
+        ("WITHIN -5 SECONDS", 8, "WITHIN -5 SECONDS: a negative window; the WITHIN amount must be positive"),
+        ("WITHIN -0.5 EVENTS", 8, "WITHIN -0.5 EVENTS: a negative window"),
+        ("WITHIN 1e400 SECONDS", 8, "WITHIN 1e400 SECONDS is too large: a window spans at most 10^18 seconds"),
+        ("WITHIN 2e16 DAYS", 8, "WITHIN 2e16 DAYS is too large"),
+        ("WITHIN 99999999999999999999999999999 SECONDS", 8, "is too large"),
+        ("WITHIN 1e400 EVENTS", 8, "WITHIN 1e400 EVENTS is too large: a window spans at most 10^18 events"),
         ("WITHIN 1.5 EVENTS", 8, "WITHIN ... EVENTS takes a whole number of events"),
+        ("WITHIN 1e-12 SECONDS", 8, "finer than a nanosecond"),
     ],
 )
 def test_bad_window_amount(within, column, fragment):

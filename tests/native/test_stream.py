@@ -249,3 +249,26 @@ def test_terms_a_lenient_parse_would_let_through(tmp_path_factory, lines, memory
     path = directory / "f.nq"
     path.write_text("\n".join(text) + "\n", encoding="utf-8")
     assert_agree([(EX + "s", str(path))], spill, memory_events)
+
+
+def test_a_given_format_wins_over_the_names_as_in_python(tmp_path: Path) -> None:
+    """``format=`` (``spaseq run --input-format``) reads every file in that format whatever
+    its name: the same events as the Python reader told the same; a directory is named as
+    one before its (missing) extension is judged."""
+    from pyoxigraph import RdfFormat
+
+    odd = tmp_path / "events.log"
+    odd.write_text("".join(f'<{EX}g{i}> <{PROV_GENERATED_AT}> "{i}"^^<{XSD}integer> .\n'
+                           f'<{EX}s> <{EX}v> "{i}" <{EX}g{i}> .\n' for i in range(5)))
+    files = [(EX + "s", str(odd))]
+    assert "cannot tell the replay file's format" in native_merge(files)[1]
+    events, error, _ = native_merge(files, format="nquads")
+    python = read_replay(str(odd), EX + "s", data_format=RdfFormat.N_QUADS)
+    assert error is None and python.error is None
+    assert [(e[2], e[3]) for e in events] == [(int(e.time) * 10**9, str(e.name)) for e in python.events]
+    assert len(events) == 5
+    with pytest.raises(ValueError, match='unknown replay format "xml"'):
+        _native.ReplayStream(files, format="xml")
+    (tmp_path / "recording").mkdir()
+    error = native_merge([(EX + "s", str(tmp_path / "recording"))])[1]
+    assert error == f"{tmp_path / 'recording'}: is a directory, not a replay file"

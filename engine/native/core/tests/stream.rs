@@ -3,6 +3,7 @@
 //! with a tiny memory budget, gzip, and errors after the usable events.
 
 use flate2::write::GzEncoder;
+use spaseq_core::replay::Format;
 use spaseq_core::stream::file::Mode;
 use spaseq_core::stream::{Options, ReplayStream, StreamEvent};
 use std::io::Write;
@@ -291,6 +292,30 @@ fn errors_come_after_the_usable_events_and_say_where() {
     );
     let (_, _, error) = read(&[d.join("nope.nq").to_string_lossy().into_owned()], 1);
     assert!(error.unwrap().ends_with("nope.nq: no such file"));
+}
+
+#[test]
+fn a_directory_is_named_as_such_and_a_given_format_overrides_the_name() {
+    let d = dir();
+    let sub = d.join("recording");
+    std::fs::create_dir_all(&sub).unwrap();
+    let (_, _, error) = read(&[sub.to_string_lossy().into_owned()], 1);
+    assert!(error
+        .unwrap()
+        .ends_with("recording: is a directory, not a replay file"));
+    let text = nquads(&[("a", 1, &[1]), ("b", 2, &[2])]);
+    let odd = write(&d, "events.txt", &text);
+    let (_, _, error) = read(std::slice::from_ref(&odd), 10);
+    assert!(error
+        .unwrap()
+        .contains("cannot tell the replay file's format"));
+    let options = Options {
+        format: Some(Format::NQuads),
+        ..options(10)
+    };
+    let stream = ReplayStream::open(std::slice::from_ref(&odd), &options).unwrap();
+    let times: Vec<i128> = stream.map(|e| e.unwrap().time_ns).collect();
+    assert_eq!(times, vec![1_000_000_000, 2_000_000_000]);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use spaseq_core::replay::GENERATED_AT_TIME;
+use spaseq_core::replay::{Format, GENERATED_AT_TIME};
 use spaseq_core::stream::file::Mode;
 use spaseq_core::stream::prefetch::{Prefetched, BATCH, DEPTH};
 use spaseq_core::stream::{Options, ReplayStream, StreamError, StreamEvent, MEMORY_EVENTS};
@@ -52,9 +52,10 @@ fn nt(stream: &[String], e: StreamEvent) -> PyEvent {
 #[pymethods]
 impl PyReplayStream {
     /// `files`: (stream IRI, path) in the command line's order; the first pass over every
-    /// file runs here.
+    /// file runs here. `format` ("trig" or "nquads") is every file's format, whatever its
+    /// name says (None: each name's).
     #[new]
-    #[pyo3(signature = (files, time_predicate = GENERATED_AT_TIME, spill_dir = None, memory_events = MEMORY_EVENTS, batch = 1024))]
+    #[pyo3(signature = (files, time_predicate = GENERATED_AT_TIME, spill_dir = None, memory_events = MEMORY_EVENTS, batch = 1024, format = None))]
     fn new(
         py: Python<'_>,
         files: Vec<(String, String)>,
@@ -62,12 +63,24 @@ impl PyReplayStream {
         spill_dir: Option<PathBuf>,
         memory_events: usize,
         batch: usize,
+        format: Option<&str>,
     ) -> PyResult<Self> {
         let (iris, paths): (Vec<String>, Vec<String>) = files.into_iter().unzip();
+        let format = match format {
+            None => None,
+            Some("trig") => Some(Format::TriG),
+            Some("nquads") => Some(Format::NQuads),
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown replay format {other:?}: expected trig or nquads"
+                )))
+            }
+        };
         let options = Options {
             time_predicate: time_predicate.to_owned(),
             spill_dir,
             memory_events,
+            format,
         };
         let stream = py
             .detach(|| ReplayStream::open(&paths, &options))

@@ -45,6 +45,8 @@ pub struct Settings<'a> {
     pub predicate_iri: &'a str,
     pub window: usize,
     pub spill_dir: &'a Path,
+    /// The files' format, whatever their names say (None: from each name).
+    pub format: Option<Format>,
 }
 
 /// A file after the first pass: what it delivers (`outcome`) and how.
@@ -196,12 +198,6 @@ pub fn prepare(path: &str, s: &Settings) -> io::Result<Prepared> {
 /// The first pass read as `reading` says; None if a verified reading gave up.
 fn prepare_with(path: &str, s: &Settings, reading: Reading) -> io::Result<Option<Prepared>> {
     let lines = matches!(reading, Reading::Lines);
-    let Some(format) = Format::of_path(path) else {
-        return Ok(Some(failed(
-            path,
-            plain("cannot tell the replay file's format from its name: expected .trig, .nq or .nquads (optionally followed by .gz)"),
-        )));
-    };
     match std::fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Ok(Some(failed(path, plain("no such file"))))
@@ -214,6 +210,12 @@ fn prepare_with(path: &str, s: &Settings, reading: Reading) -> io::Result<Option
         }
         _ => {}
     }
+    let Some(format) = s.format.or_else(|| Format::of_path(path)) else {
+        return Ok(Some(failed(
+            path,
+            plain("cannot tell the replay file's format from its name: expected .trig, .nq or .nquads (optionally followed by .gz)"),
+        )));
+    };
     let mut graphs = match graphs(path, format, s, s.window, reading) {
         Ok(g) => g,
         Err(e) => return Ok(Some(failed(path, e))),

@@ -60,6 +60,8 @@ pub struct Options {
     /// Where out-of-order files are sorted (default: the system's temporary directory).
     pub spill_dir: Option<PathBuf>,
     pub memory_events: usize,
+    /// Every file's format, whatever its name says (None: from each name).
+    pub format: Option<replay::Format>,
 }
 
 impl Default for Options {
@@ -68,6 +70,7 @@ impl Default for Options {
             time_predicate: replay::GENERATED_AT_TIME.to_owned(),
             spill_dir: None,
             memory_events: MEMORY_EVENTS,
+            format: None,
         }
     }
 }
@@ -177,6 +180,7 @@ impl ReplayStream {
             predicate_iri: &options.time_predicate,
             window: options.memory_events.max(1),
             spill_dir: &spill_dir,
+            format: options.format,
         };
         let mut prepared: Vec<Prepared> = Vec::with_capacity(paths.len());
         for (path, p) in paths.iter().zip(prepare_all(paths, &settings)) {
