@@ -31,6 +31,7 @@ BATCH_LINES = 2000
 MAX_REJECT_TEXT = 2000
 _POSITION = re.compile(r"^Parser error at line \d+ between columns (\d+) and \d+: ")
 _POSITION_AT = re.compile(r"^Parser error at line \d+ column (\d+): ")
+_COLUMN = re.compile(r"^column (\d+): ")
 
 Row = tuple[int, str | None, str | None, str | None, int | None, int | None, str | None]
 
@@ -71,6 +72,12 @@ def reason_of(err: SyntaxError) -> tuple[str, int | None]:
         if m:
             return msg[m.end():], int(m.group(1)) + 1
     return msg, None
+
+
+def split_reason(reason: str) -> tuple[int | None, str]:
+    """A BAD row's reason as (column, message): the inverse of the ``column N:`` prefix."""
+    m = _COLUMN.match(reason)
+    return (int(m.group(1)), reason[m.end():]) if m else (None, reason)
 
 
 def parse_rows(rows: Iterable, graph: str | None, keep: QuadFilter | None) -> Iterator[Row]:

@@ -20,6 +20,7 @@ from spaseq.engine.kb.layout import StoreLayout
 from spaseq.engine.kb.load_job import JobOptions, run_load
 from spaseq.engine.kb.reader import KbStore
 from spaseq.engine.kb.refresh_job import run_refresh
+from spaseq.engine.kb.rejects import RejectLimit
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.reference.evaluator import evaluate as reference_evaluate
 from tests.util import EX, events, query_text
@@ -35,7 +36,7 @@ def spark():
     from spaseq.engine.kb.session import spark_session
 
     session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "2",
-                                         "spark.default.parallelism": "2"}, progress=False)
+                                         "spark.default.parallelism": "2"})
     yield session
     session.stop()
 
@@ -61,7 +62,7 @@ def test_load_rejects_duplicates_gzip_and_quads(spark, tmp_path):
                   f'<{EX}H2> <{EX}owner> "Bob" <{DB}> .\n'  # a duplicate of a.nt's line in the db graph
                   f'<rel> <{EX}p> <{EX}o> .\n')
     summary = run_load(spark, JobOptions([str(tmp_path / "a.nt"), str(tmp_path / "b.nq.gz")],
-                                         str(tmp_path / "store"), graph=DB,
+                                         str(tmp_path / "store"), graph=DB, max_rejects=RejectLimit(count=3),
                                          rejects=str(tmp_path / "rejects.jsonl")))
     assert summary["version"] == 1
     assert summary["rejected"] == 3
