@@ -1,4 +1,4 @@
-"""The knowledge-base store: Spark load/refresh jobs (one shared local[2] session), the
+"""The knowledge-base store: Spark load/refresh jobs (the shared local[2] session of conftest), the
 versioned on-disk layout, and the engine's GRAPH clauses over it before and after a refresh."""
 
 from __future__ import annotations
@@ -28,17 +28,6 @@ from tests.util import EX, events, query_text
 DB = "http://ex.org/db"
 ROOT = Path(__file__).resolve().parents[2]
 SG = ROOT / "fixtures" / "smartgrid"
-
-
-@pytest.fixture(scope="module")
-def spark():
-    """The one SparkSession of the suite (local[2], small shuffles, no UI)."""
-    from spaseq.engine.kb.session import spark_session
-
-    session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "2",
-                                         "spark.default.parallelism": "2"})
-    yield session
-    session.stop()
 
 
 def owners(*pairs: tuple[str, str]) -> str:
@@ -250,14 +239,15 @@ def test_for_query_keeps_only_the_quads_graph_patterns_can_match(spark, tmp_path
 
 
 def test_cli_load_json_and_run_with_the_store(tmp_path):
-    """The one JVM-spawning CLI test: `spaseq kb load --json`, then `spaseq run --kb-store`."""
+    """`spaseq kb load --json` in its own process (stdout one JSON object, stderr empty), then
+    `spaseq run --kb-store`."""
     store = tmp_path / "kb"
     proc = subprocess.run(
         [sys.executable, "-m", "spaseq.engine.cli", "kb", "load", str(SG / "kb.nt"), "--store", str(store),
-         "--graph", "http://smartgrid.org/db", "--json", "--master", "local[1]",
-         "--conf", "spark.sql.shuffle.partitions=1"],
+         "--graph", "http://smartgrid.org/db", "--json", "--master", "local[1]"],
         capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # with --json: no progress, no JVM or Spark start-up lines, no logs
     summary = json.loads(proc.stdout)
     assert (summary["loaded"], summary["rejected"], summary["version"]) == (14, 0, 1)
     out = tmp_path / "rows.jsonl"
