@@ -79,7 +79,11 @@ def session_conf(master: str, conf: dict[str, str], input_bytes: int | None, app
         partitions = str(shuffle_partitions(input_bytes))
         out["spark.sql.shuffle.partitions"] = partitions
         out["spark.default.parallelism"] = partitions
-    return {**out, **conf}
+    merged = {**out, **conf}
+    for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        if key in conf:  # the user's options come after (and so win over) the log configuration
+            merged[key] = f"{out[key]} {conf[key]}"
+    return merged
 
 
 def spark_session(master: str | None = None, conf: dict[str, str] | None = None,
