@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     from spaseq.engine.kb.refresh_job import run_refresh
     from spaseq.engine.kb.session import spark_session
 
-    spark = spark_session(args.master, progress=False)
+    spark = spark_session(args.master)
     DATA.mkdir(parents=True, exist_ok=True)
     report: dict = {
         "schema": "spaseq-bench-kb/1",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
@@ -11,6 +12,9 @@ from typing import IO
 
 from spaseq.engine.errors import KnowledgeBaseError, Location, UsageError
 from spaseq.engine.kb.layout import DEFAULT_RETENTION_S, StoreLayout
+from spaseq.engine.kb.rejects import DEFAULT_LIMIT, DEFAULT_MAX_REJECTS, RejectLimit
+
+log = logging.getLogger(__name__)
 
 
 def add_kb_parser(sub: argparse._SubParsersAction) -> None:
@@ -38,7 +42,14 @@ def add_kb_parser(sub: argparse._SubParsersAction) -> None:
                             f"(default {DEFAULT_RETENTION_S:g})")
         p.add_argument("--keep-versions", type=int, default=1, metavar="N",
                        help="always keep the N newest versions (default 1: the current one)")
-        p.add_argument("--json", action="store_true", help="print one JSON object, no progress")
+        p.add_argument("--max-rejects", type=RejectLimit.parse, default=DEFAULT_LIMIT, metavar="N|RATIO",
+                       help="fail (exit status 2, store unchanged) if more lines than this are bad: "
+                            f"a count, or a ratio of the lines read (0.01 or 1%%); default {DEFAULT_MAX_REJECTS}")
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="show the job's progress on stderr (default: when stderr is a terminal "
+                            "and the output is not --json)")
+        p.add_argument("--json", action="store_true", help="print one JSON object; stderr stays empty "
+                                                           "unless something is wrong")
         return p
 
     job("load", "load dumps into a new version of the store")
@@ -63,10 +74,15 @@ def run_kb(args: argparse.Namespace, out: IO[str] | None = None) -> int:
 
 
 def _job(args: argparse.Namespace, out: IO[str]) -> int:
+    from spaseq.engine.kb.session import parse_conf, require_pyspark
+
+    require_pyspark()
     from spaseq.engine.compile.kb_relevance import query_filter
+    from spaseq.engine.kb.dumps import check_graph_iri, expand_sources, input_bytes
     from spaseq.engine.kb.load_job import JobOptions, run_load
+    from spaseq.engine.kb.progress import Display, Progress, spark_tasks
     from spaseq.engine.kb.refresh_job import run_refresh
-    from spaseq.engine.kb.session import parse_conf, spark_session
+    from spaseq.engine.kb.session import spark_session
     from spaseq.engine.language.query import load_query
 
     conf = parse_conf(args.conf)
@@ -74,24 +90,24 @@ def _job(args: argparse.Namespace, out: IO[str]) -> int:
     if args.keep_versions < 1:
         raise UsageError("--keep-versions must be at least 1")
     opts = JobOptions(args.dumps, args.store, args.graph, args.rejects, keep, args.for_query,
-                      args.retention, args.keep_versions)
-    show = not args.json
-
-    def progress(message: str) -> None:
-        if show:
-            print(f"spaseq kb {args.kb_command}: {message}", file=sys.stderr, flush=True)
-
+                      args.retention, args.keep_versions, args.max_rejects)
     layout = StoreLayout.at(args.store)
     if args.kb_command == "refresh":
         layout.require()
-    from spaseq.engine.kb.dumps import check_graph_iri, expand_sources
-
     check_graph_iri(args.graph)
-    expand_sources(args.dumps, layout.root)  # bad paths fail before Spark starts
-    progress("starting Spark")
-    spark = spark_session(args.master, conf, progress=show)
-    run = run_load if args.kb_command == "load" else run_refresh
-    summary = run(spark, opts, progress)
+    sources = expand_sources(args.dumps, layout.root)  # bad paths fail before Spark starts
+    terminal = sys.stderr.isatty()
+    show = args.progress if args.progress is not None else terminal and not args.json
+    progress: Progress = Display(sys.stderr, f"spaseq kb {args.kb_command}", live=terminal) if show else Progress()
+    try:
+        progress.phase("starting Spark")
+        spark = spark_session(args.master, conf, input_bytes=input_bytes(sources))
+        if isinstance(progress, Display):
+            progress.tasks = spark_tasks(spark)
+        run = run_load if args.kb_command == "load" else run_refresh
+        summary = run(spark, opts, progress)
+    finally:
+        progress.close()
     if args.json:
         print(json.dumps(summary, sort_keys=True), file=out)
     elif args.kb_command == "load":
@@ -111,12 +127,12 @@ def _job(args: argparse.Namespace, out: IO[str]) -> int:
 
 
 def _warn_rejects_and_default(summary: dict) -> None:
+    """A finished job's warnings, as ``spaseq`` log records (``-q`` keeps them, ``-qq`` not)."""
     if summary["rejected"]:
-        print(f"spaseq: warning: {summary['rejected']} bad line(s) rejected; see {summary['rejects']}",
-              file=sys.stderr)
+        log.warning("%s bad line(s) rejected; see %s", summary["rejected"], summary["rejects"])
     if summary.get("default_graph"):
-        print(f"spaseq: warning: {summary['default_graph']} triple(s) went into the default graph, "
-              "which GRAPH clauses do not see; give --graph IRI", file=sys.stderr)
+        log.warning("%s triple(s) went into the default graph, which GRAPH clauses do not see; "
+                    "give --graph IRI", summary["default_graph"])
 
 
 def store_info(path: str) -> dict:

@@ -6,18 +6,20 @@ from __future__ import annotations
 import glob
 import json
 import os
-from collections.abc import Sequence
+import shutil
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyspark import StorageLevel
+from pyspark import Accumulator, StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 from spaseq.engine.compile.kb_relevance import QuadFilter
-from spaseq.engine.errors import UsageError
-from spaseq.engine.kb.parse import BAD, COUNT, OK, PRUNED, line_offsets, parse_rows
+from spaseq.engine.errors import KnowledgeBaseError, Location, UsageError
+from spaseq.engine.kb.parse import BAD, COUNT, OK, PRUNED, Row, line_offsets, parse_rows, split_reason
+from spaseq.engine.kb.rejects import RejectLimit
 
 ROW_SCHEMA = StructType([
     StructField("kind", IntegerType(), False),
@@ -46,6 +48,16 @@ def expand_sources(sources: Sequence[str], store: Path) -> list[str]:
                 raise UsageError(f"{m}: a dump cannot be inside the store directory or contain it")
             out.append(str(path))
     return list(dict.fromkeys(out))
+
+
+def input_bytes(sources: Sequence[str]) -> int:
+    """The size on disk of expanded sources (the files under a directory included)."""
+    total = 0
+    for src in sources:
+        files = ([os.path.join(d, f) for d, _, names in os.walk(src) for f in names]
+                 if os.path.isdir(src) else [src])
+        total += sum(os.path.getsize(f) for f in files)
+    return total
 
 
 @dataclass
@@ -88,27 +100,87 @@ def _local(uri: str) -> str:
     return uri[len("file:"):] if uri.startswith("file:") else uri
 
 
+@dataclass(frozen=True)
+class LiveCounts:
+    """Accumulators the executors add to as each task ends: lines read, statements, bad lines;
+    the progress display polls them while the dumps are parsed (the exact tallies come after)."""
+
+    lines: Accumulator
+    statements: Accumulator
+    rejected: Accumulator
+
+    @classmethod
+    def of(cls, spark: SparkSession) -> LiveCounts:
+        sc = spark.sparkContext
+        return cls(sc.accumulator(0), sc.accumulator(0), sc.accumulator(0))
+
+    def __str__(self) -> str:
+        return (f"{self.lines.value:,} lines, {self.statements.value:,} statements, "
+                f"{self.rejected.value:,} rejected")
+
+
+def _counted(rows: Iterable[Row], live: LiveCounts) -> Iterator[Row]:
+    """The rows of one partition, unchanged, counted into ``live`` at the partition's end."""
+    lines = statements = rejected = 0
+    for row in rows:
+        kind = row[0]
+        if kind == OK:
+            statements += 1
+        elif kind == BAD:
+            rejected += 1
+        elif kind == COUNT:
+            lines += row[5] or 0
+        yield row
+    live.lines.add(lines)
+    live.statements.add(statements)
+    live.rejected.add(rejected)
+
+
 def parse_dumps(spark: SparkSession, sources: Sequence[str], graph: str | None,
-                keep: QuadFilter | None) -> ParsedDumps:
-    """Read the dumps as Spark text (gzip by extension) and parse them in the executors."""
+                keep: QuadFilter | None, live: LiveCounts | None = None) -> ParsedDumps:
+    """Read the dumps as Spark text (gzip by extension), parse them in the executors and
+    tally the result in one aggregation (statements, bad lines, pruned, lines per split)."""
+    live = live or LiveCounts.of(spark)
     text = (spark.read.option("recursiveFileLookup", "true").text(list(sources))
             .select("value", F.col("_metadata.file_path").alias("file"),
                     F.col("_metadata.file_block_start").alias("block")))
     rdd = text.rdd.mapPartitions(
-        lambda rows: parse_rows(((r[0], r[1], r[2]) for r in rows), graph, keep))
+        lambda rows: _counted(parse_rows(((r[0], r[1], r[2]) for r in rows), graph, keep), live))
     rows = spark.createDataFrame(rdd, ROW_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
-    tallies = (rows.filter(F.col("kind") != OK)
-               .filter(F.col("kind") != BAD)
-               .select("kind", "file", "block", "idx").collect())
-    totals = {r["kind"]: r["n"] for r in rows.groupBy("kind").agg(F.count("*").alias("n")).collect()}
-    counts = [(r["file"], r["block"], r["idx"]) for r in tallies if r["kind"] == COUNT]
+    tallies = (rows.groupBy("kind", "file", "block")
+               .agg(F.count("*").alias("n"), F.sum("idx").alias("total")).collect())
     parsed = ParsedDumps(rows)
-    parsed.statements = totals.get(OK, 0)
-    parsed.rejected = totals.get(BAD, 0)
-    parsed.pruned = sum(r["idx"] for r in tallies if r["kind"] == PRUNED)
+    counts = []
+    for r in tallies:
+        if r["kind"] == OK:
+            parsed.statements += r["n"]
+        elif r["kind"] == BAD:
+            parsed.rejected += r["n"]
+        elif r["kind"] == PRUNED:
+            parsed.pruned += r["total"]
+        elif r["kind"] == COUNT:
+            counts.append((r["file"], r["block"], r["total"]))
     parsed.lines = sum(n for _, _, n in counts)
     parsed.offsets = line_offsets(counts)
     return parsed
+
+
+def check_reject_limit(parsed: ParsedDumps, limit: RejectLimit | None, rejects: Path,
+                       copy_to: str | None) -> None:
+    """KnowledgeBaseError at the first bad line when there are more bad lines than ``limit``
+    allows (the job then builds nothing); the bad lines are copied to ``copy_to`` first."""
+    if limit is None or not limit.exceeded(parsed.rejected, parsed.lines):
+        return
+    if copy_to:
+        shutil.copyfile(rejects, copy_to)
+    with open(rejects, encoding="utf-8") as handle:
+        first = json.loads(handle.readline())
+    column, reason = split_reason(first["reason"])
+    listed = f"all in {copy_to}" if copy_to else "--rejects PATH lists them all"
+    raise KnowledgeBaseError(
+        f"{parsed.rejected} of {parsed.lines} lines are bad, more than --max-rejects {limit} allows: "
+        f"the store is unchanged (the first bad line, here: {reason}; {listed})",
+        Location(first["file"], first["line"], column))
 
 
 def write_export(good: DataFrame, directory: Path) -> None:

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from spaseq.engine.compile.kb_relevance import QuadFilter
 from spaseq.engine.kb.build import bulk_load
 from spaseq.engine.kb.dumps import (
+    LiveCounts,
+    ParsedDumps,
     check_graph_iri,
+    check_reject_limit,
     expand_sources,
     export_parts,
     graph_counts,
@@ -21,12 +25,8 @@ from spaseq.engine.kb.dumps import (
     write_export,
 )
 from spaseq.engine.kb.layout import DEFAULT_RETENTION_S, StoreLayout
-
-Progress = Callable[[str], None]
-
-
-def _quiet(_: str) -> None:
-    return None
+from spaseq.engine.kb.progress import Progress
+from spaseq.engine.kb.rejects import DEFAULT_LIMIT, RejectLimit
 
 
 @dataclass
@@ -41,31 +41,48 @@ class JobOptions:
     for_query: str | None = None
     retention_s: float = DEFAULT_RETENTION_S
     keep_versions: int = 1
+    max_rejects: RejectLimit | None = DEFAULT_LIMIT
 
 
-def run_load(spark: SparkSession, opts: JobOptions, progress: Progress = _quiet) -> dict:
+def parse_checked(spark: SparkSession, opts: JobOptions, sources: Sequence[str], graph: str | None,
+                  keep: QuadFilter | None, rejects: Path, progress: Progress) -> ParsedDumps:
+    """Parse the dumps (live counts on the display), write the bad lines to ``rejects`` and
+    refuse the input if there are more than ``--max-rejects`` allows; the caller releases it."""
+    live = LiveCounts.of(spark)
+    progress.phase(f"reading {len(sources)} input(s)", live.__str__)
+    parsed = parse_dumps(spark, [f"file://{s}" for s in sources], graph, keep, live)
+    try:
+        parsed.write_rejects(rejects)
+        check_reject_limit(parsed, opts.max_rejects, rejects, opts.rejects)
+    except BaseException:
+        parsed.release()
+        raise
+    return parsed
+
+
+def run_load(spark: SparkSession, opts: JobOptions, progress: Progress | None = None) -> dict:
     """Load the dumps into a new version of the store and make it current; the JSON summary."""
     check_graph_iri(opts.graph)
     layout = StoreLayout.at(opts.store)
     sources = expand_sources(opts.sources, layout.root)
     layout.initialise()
+    progress = progress or Progress()
     started = time.monotonic()
     with layout.new_version("load") as pending:
         previous, version = pending.previous, pending.number
-        progress(f"parsing {len(sources)} input(s) with Spark")
-        parsed = parse_dumps(spark, [f"file://{s}" for s in sources], opts.graph, opts.keep)
+        rejects = pending.dir / "rejects.jsonl"
+        parsed = parse_checked(spark, opts, sources, opts.graph, opts.keep, rejects, progress)
         try:
-            rejects = pending.dir / "rejects.jsonl"
-            parsed.write_rejects(rejects)
             good = parsed.good().persist()
-            progress("exporting distinct quads")
+            progress.phase(f"exporting the distinct quads of {parsed.statements:,} statements "
+                           f"({parsed.rejected:,} bad lines)")
             write_export(good, layout.export_dir(version))
             graphs = graph_counts(good)
             good.unpersist()
         finally:
             parsed.release()
         loaded = sum(graphs.values())
-        progress(f"bulk-loading {loaded} quads into Oxigraph")
+        progress.phase(f"bulk-loading {loaded:,} quads into Oxigraph")
         bulk_load(export_parts(layout.export_dir(version)), layout.oxigraph_dir(version))
         if opts.rejects:
             shutil.copyfile(rejects, opts.rejects)

@@ -29,8 +29,8 @@ from spaseq.engine.vocab import SPASEQ_NS
 OK, BAD, COUNT, PRUNED = 0, 1, 2, 3
 BATCH_LINES = 2000
 MAX_REJECT_TEXT = 2000
-_POSITION = re.compile(r"^Parser error at line \d+ between columns (\d+) and \d+: ")
-_POSITION_AT = re.compile(r"^Parser error at line \d+ column (\d+): ")
+_POSITION = re.compile(r"^Parser error (?:at|between) [^:]*: ")
+_COLUMN = re.compile(r"^column (\d+): ")
 
 Row = tuple[int, str | None, str | None, str | None, int | None, int | None, str | None]
 
@@ -64,13 +64,18 @@ def graph_key(quad: Quad) -> str:
 
 
 def reason_of(err: SyntaxError) -> tuple[str, int | None]:
-    """pyoxigraph's message without its line prefix, and the column it names (1-based)."""
+    """pyoxigraph's message without its position prefix, and the column of the error
+    (1-based: SyntaxError.offset, which pyoxigraph sets)."""
     msg = str(err.msg if getattr(err, "msg", None) else err)
-    for pattern in (_POSITION, _POSITION_AT):
-        m = pattern.match(msg)
-        if m:
-            return msg[m.end():], int(m.group(1)) + 1
-    return msg, None
+    m = _POSITION.match(msg)
+    column = err.offset if isinstance(err.offset, int) and err.offset > 0 else None
+    return (msg[m.end():] if m else msg), column
+
+
+def split_reason(reason: str) -> tuple[int | None, str]:
+    """A BAD row's reason as (column, message): the inverse of the ``column N:`` prefix."""
+    m = _COLUMN.match(reason)
+    return (int(m.group(1)), reason[m.end():]) if m else (None, reason)
 
 
 def parse_rows(rows: Iterable, graph: str | None, keep: QuadFilter | None) -> Iterator[Row]:

@@ -20,11 +20,11 @@ from spaseq.engine.kb.dumps import (
     expand_sources,
     export_parts,
     graph_counts,
-    parse_dumps,
     write_export,
 )
 from spaseq.engine.kb.layout import StoreLayout
-from spaseq.engine.kb.load_job import JobOptions, Progress, _quiet
+from spaseq.engine.kb.load_job import JobOptions, parse_checked
+from spaseq.engine.kb.progress import Progress
 
 #: Above this share of changed quads, the next version is bulk-loaded rather than patched.
 RELOAD_RATIO = 0.5
@@ -48,8 +48,9 @@ def diff(new: DataFrame, old_export: DataFrame) -> tuple[DataFrame, DataFrame]:
     return added, removed
 
 
-def run_refresh(spark: SparkSession, opts: JobOptions, progress: Progress = _quiet) -> dict:
+def run_refresh(spark: SparkSession, opts: JobOptions, progress: Progress | None = None) -> dict:
     """Build and switch to the next version from new dumps; the JSON summary."""
+    progress = progress or Progress()
     check_graph_iri(opts.graph)
     layout = StoreLayout.at(opts.store)
     sources = expand_sources(opts.sources, layout.root)
@@ -80,14 +81,13 @@ def run_refresh(spark: SparkSession, opts: JobOptions, progress: Progress = _qui
 def _build(spark: SparkSession, layout: StoreLayout, sources: list[str], graph: str | None,
            keep: QuadFilter | None, previous: int, version: int, opts: JobOptions,
            progress: Progress, started: float) -> dict:
-    progress(f"parsing {len(sources)} input(s) with Spark")
-    parsed = parse_dumps(spark, [f"file://{s}" for s in sources], graph, keep)
     vdir = layout.version_dir(version)
+    rejects = vdir / "rejects.jsonl"
+    parsed = parse_checked(spark, opts, sources, graph, keep, rejects, progress)
     try:
-        rejects = vdir / "rejects.jsonl"
-        parsed.write_rejects(rejects)
         new = parsed.good().persist()
-        progress("diffing against the current version")
+        progress.phase(f"diffing {parsed.statements:,} statements ({parsed.rejected:,} bad lines) "
+                       "against the current version")
         old = spark.read.text(layout.export_dir(previous).as_uri()).select(F.col("value").alias("nq"))
         added, removed = diff(new, old)
         added.select("nq").write.text((vdir / "diff" / "added").as_uri())
@@ -106,7 +106,7 @@ def _build(spark: SparkSession, layout: StoreLayout, sources: list[str], graph: 
     quads = sum(graphs.values())
     n_added, n_removed = sum(added_by.values()), sum(removed_by.values())
     strategy = "patch" if n_added + n_removed <= RELOAD_RATIO * max(quads, 1) else "reload"
-    progress(f"{strategy}: +{n_added} -{n_removed} quads into Oxigraph")
+    progress.phase(f"{strategy}: +{n_added:,} -{n_removed:,} quads into Oxigraph")
     if strategy == "patch":
         apply_diff(layout.oxigraph_dir(previous), layout.oxigraph_dir(version),
                    export_parts(vdir / "diff" / "removed"), export_parts(vdir / "diff" / "added"))

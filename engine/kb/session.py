@@ -1,38 +1,46 @@
 """The one SparkSession builder of the KB jobs: ``local[*]`` unless ``--master`` says
-otherwise, ``--conf k=v`` pairs, quiet logs, and Spark's console progress bar on stderr
-unless the output is ``--json``."""
+otherwise, ``--conf k=v`` pairs, a local session tuned for quick small jobs (no UI, shuffles
+sized to the input, a quick-starting JVM for small inputs) and a quiet driver JVM
+(log4j2.properties; jvm_output drops its start-up lines). Importing this module does not
+import PySpark: ``require_pyspark`` says how to get it."""
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
+from importlib import resources
 
 from spaseq.engine.errors import UsageError
 
 DEFAULT_MASTER = "local[*]"
-_LOG4J = """\
-rootLogger.level = error
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = spark: %p %c{1}: %m%n
-"""
+#: How to install PySpark, which the KB jobs need and nothing else does (pyproject's extra).
+INSTALL_SPARK = "pip install 'spaseq[spark]'"
+#: Input bytes per shuffle partition of a local job (a partition is a task on one core).
+BYTES_PER_PARTITION = 64 << 20
+#: Below this input size a local job's time goes mostly into starting the JVM and planning.
+SMALL_INPUT_BYTES = 256 << 20
+#: ...so the driver JVM compiles with C1 only: C2's compile time pays off on long runs only
+#: (this alone takes 40% off the CPU time of a small load).
+SMALL_INPUT_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 
 
-def _log4j_file() -> str:
-    """A log4j2 configuration that only lets errors through (Spark's default is chatty)."""
-    path = Path(tempfile.gettempdir()) / "spaseq-log4j2.properties"
-    if not path.exists() or path.read_text(encoding="utf-8") != _LOG4J:
-        tmp = path.with_name(f"{path.name}.{os.getpid()}")
-        tmp.write_text(_LOG4J, encoding="utf-8")
-        os.replace(tmp, path)
-    return str(path)
+def require_pyspark() -> None:
+    """UsageError with the install command when PySpark cannot be imported."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise UsageError(f"the knowledge-base jobs need PySpark: {INSTALL_SPARK}") from None
+
+
+def require_java() -> None:
+    """UsageError naming the fix when no Java runtime is available for Spark."""
+    if os.environ.get("JAVA_HOME") or shutil.which("java"):
+        return
+    raise UsageError("the knowledge-base jobs run on Spark, which needs Java 17 or later "
+                     "(e.g. apt-get install -y openjdk-17-jre-headless)")
 
 
 def parse_conf(pairs: Sequence[str]) -> dict[str, str]:
@@ -46,40 +54,90 @@ def parse_conf(pairs: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def require_java() -> None:
-    """UsageError naming the fix when no Java runtime is available for Spark."""
-    if os.environ.get("JAVA_HOME") or shutil.which("java"):
-        return
-    raise UsageError("the knowledge-base jobs run on Spark, which needs Java 17 or later "
-                     "(e.g. apt-get install -y openjdk-17-jre-headless)")
+def log4j_file() -> str:
+    """The packaged log4j2 configuration of the driver JVM (errors only)."""
+    return str(resources.files("spaseq.engine.kb") / "log4j2.properties")
+
+
+def shuffle_partitions(input_bytes: int | None) -> int:
+    """Shuffle partitions for a local job: one per 64 MiB of input, at most two per core
+    (Spark's default of 200 pays off only on a cluster; each costs a task)."""
+    cores = os.cpu_count() or 1
+    if input_bytes is None:
+        return 2 * cores
+    return max(1, min(2 * cores, math.ceil(input_bytes / BYTES_PER_PARTITION)))
+
+
+def small_input(input_bytes: int | None) -> bool:
+    """Whether a job's start-up outweighs its work: see ``SMALL_INPUT_JAVA_OPTIONS``."""
+    return input_bytes is not None and input_bytes < SMALL_INPUT_BYTES
+
+
+def session_conf(master: str, conf: dict[str, str], input_bytes: int | None, app: str) -> dict[str, str]:
+    """Every setting of the session: spaseq's (quiet, no UI, no console progress bar, small
+    shuffles when local, a quick start for small inputs), then the user's ``--conf`` pairs,
+    which win."""
+    java_opts = f"-Dlog4j2.configurationFile=file:{log4j_file()}"
+    out = {
+        "spark.app.name": app,
+        "spark.master": master,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.executor.extraJavaOptions": java_opts,
+        "spark.sql.sources.ignoreCorruptFiles": "false",
+    }
+    if master.startswith("local"):
+        partitions = str(shuffle_partitions(input_bytes))
+        out["spark.sql.shuffle.partitions"] = partitions
+        out["spark.default.parallelism"] = partitions
+        if small_input(input_bytes):
+            out["spark.driver.extraJavaOptions"] += " " + SMALL_INPUT_JAVA_OPTIONS
+            out["spark.sql.adaptive.enabled"] = "false"  # re-planning each stage costs more than it saves
+    merged = {**out, **conf}
+    for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        if key in conf:  # the user's options come after (and so win over) spaseq's
+            merged[key] = f"{out[key]} {conf[key]}"
+    return merged
 
 
 def spark_session(master: str | None = None, conf: dict[str, str] | None = None,
-                  progress: bool = True, app: str = "spaseq-kb"):
-    """Get or create the SparkSession the jobs run in."""
+                  input_bytes: int | None = None, app: str = "spaseq-kb"):
+    """Get or create the SparkSession the jobs run in (its driver JVM started quiet)."""
+    require_pyspark()
     require_java()
+    from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
+    master = master or DEFAULT_MASTER
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    if (master or DEFAULT_MASTER).startswith("local"):
+    if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    java_opts = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
-    builder = (
-        SparkSession.builder.appName(app)
-        .master(master or DEFAULT_MASTER)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "true" if progress else "false")
-        .config("spark.log.level", "ERROR")
-        .config("spark.driver.extraJavaOptions", java_opts)
-        .config("spark.executor.extraJavaOptions", java_opts)
-        .config("spark.sql.sources.ignoreCorruptFiles", "false")
-    )
-    if (master or DEFAULT_MASTER).startswith("local") and "spark.sql.shuffle.partitions" not in (conf or {}):
-        # Spark's 200 shuffle partitions only pay off on a cluster
-        builder = builder.config("spark.sql.shuffle.partitions", str(max(2, 2 * (os.cpu_count() or 1))))
-    for key, value in (conf or {}).items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    spark_conf = SparkConf().setAll(list(session_conf(master, conf or {}, input_bytes, app).items()))
+    _start_driver(spark_conf)
+    return SparkSession.builder.config(conf=spark_conf).getOrCreate()
+
+
+def _start_driver(conf) -> None:
+    """Start the driver JVM with its output on a pipe (jvm_output), unless this process
+    already has one (a second session reuses it, as PySpark does)."""
+    from pyspark import SparkContext
+    from pyspark.errors import PySparkRuntimeError
+    from pyspark.java_gateway import launch_gateway
+
+    from spaseq.engine.kb.jvm_output import JvmOutput
+
+    if SparkContext._gateway is not None:
+        return
+    output = JvmOutput(sys.stderr)
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stdout": output.write_fd, "stderr": output.write_fd})
+    except PySparkRuntimeError:
+        gateway = None
+    finally:
+        output.started()
+    if gateway is None:
+        output.wait(10.0)
+        raise UsageError("Spark's driver JVM did not start (its output is above)")
+    SparkContext(conf=conf, gateway=gateway)

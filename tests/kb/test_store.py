@@ -1,4 +1,4 @@
-"""The knowledge-base store: Spark load/refresh jobs (one shared local[2] session), the
+"""The knowledge-base store: Spark load/refresh jobs (the shared local[2] session of conftest), the
 versioned on-disk layout, and the engine's GRAPH clauses over it before and after a refresh."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from spaseq.engine.kb.layout import StoreLayout
 from spaseq.engine.kb.load_job import JobOptions, run_load
 from spaseq.engine.kb.reader import KbStore
 from spaseq.engine.kb.refresh_job import run_refresh
+from spaseq.engine.kb.rejects import RejectLimit
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.reference.evaluator import evaluate as reference_evaluate
 from tests.util import EX, events, query_text
@@ -27,17 +28,6 @@ from tests.util import EX, events, query_text
 DB = "http://ex.org/db"
 ROOT = Path(__file__).resolve().parents[2]
 SG = ROOT / "fixtures" / "smartgrid"
-
-
-@pytest.fixture(scope="module")
-def spark():
-    """The one SparkSession of the suite (local[2], small shuffles, no UI)."""
-    from spaseq.engine.kb.session import spark_session
-
-    session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "2",
-                                         "spark.default.parallelism": "2"}, progress=False)
-    yield session
-    session.stop()
 
 
 def owners(*pairs: tuple[str, str]) -> str:
@@ -61,7 +51,7 @@ def test_load_rejects_duplicates_gzip_and_quads(spark, tmp_path):
                   f'<{EX}H2> <{EX}owner> "Bob" <{DB}> .\n'  # a duplicate of a.nt's line in the db graph
                   f'<rel> <{EX}p> <{EX}o> .\n')
     summary = run_load(spark, JobOptions([str(tmp_path / "a.nt"), str(tmp_path / "b.nq.gz")],
-                                         str(tmp_path / "store"), graph=DB,
+                                         str(tmp_path / "store"), graph=DB, max_rejects=RejectLimit(count=3),
                                          rejects=str(tmp_path / "rejects.jsonl")))
     assert summary["version"] == 1
     assert summary["rejected"] == 3
@@ -249,14 +239,15 @@ def test_for_query_keeps_only_the_quads_graph_patterns_can_match(spark, tmp_path
 
 
 def test_cli_load_json_and_run_with_the_store(tmp_path):
-    """The one JVM-spawning CLI test: `spaseq kb load --json`, then `spaseq run --kb-store`."""
+    """`spaseq kb load --json` in its own process (stdout one JSON object, stderr empty), then
+    `spaseq run --kb-store`."""
     store = tmp_path / "kb"
     proc = subprocess.run(
         [sys.executable, "-m", "spaseq.engine.cli", "kb", "load", str(SG / "kb.nt"), "--store", str(store),
-         "--graph", "http://smartgrid.org/db", "--json", "--master", "local[1]",
-         "--conf", "spark.sql.shuffle.partitions=1"],
+         "--graph", "http://smartgrid.org/db", "--json", "--master", "local[1]"],
         capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # with --json: no progress, no JVM or Spark start-up lines, no logs
     summary = json.loads(proc.stdout)
     assert (summary["loaded"], summary["rejected"], summary["version"]) == (14, 0, 1)
     out = tmp_path / "rows.jsonl"
