@@ -1,5 +1,5 @@
 """Benchmark: the rdflib processor (``ds.query(text, processor="spaseq")``) against the engine
-it wraps, on the same events (bench_gpm's stock quotes, query ``SEQ(A, B)``).
+it wraps, on the same events (generated stock quotes, query ``SEQ(A, B)``).
 
 - ``engine``: ``Engine.push_event`` over the events already in memory, then ``close`` (baseline);
 - ``rdflib_memory``: ``Dataset.query`` on rdflib's default in-memory store, which includes reading
@@ -17,18 +17,50 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import random
 import sys
 import time
 from collections.abc import Callable
 
+import pyoxigraph
 from rdflib import Dataset, Literal, URIRef
 
-from benchmarks.bench_gpm import QUERY, make_events
 from spaseq.engine.api import Engine
 from spaseq.engine.events import Event
 from spaseq.engine.language.query import parse_query
+from spaseq.engine.vocab import XSD_DOUBLE, XSD_INTEGER
 from spaseq.plugin.dataset_streams import TIME_PREDICATE, read_dataset
 from spaseq.plugin.terms import to_rdflib
+
+PRED = "http://example.org/pred/"
+COMPANY = "http://example.org/company/"
+STREAM = "http://example.org/stock"
+
+QUERY = f"""PREFIX pred: <{PRED}>
+SELECT ?company ?p1 ?p2
+FROM STREAM S1 <{STREAM}>
+WHERE {{
+  SEQ(A, B)
+  DEFINE GPM A ON S1 {{ ?company pred:price ?p1 . }}
+  DEFINE GPM B ON S1 {{ ?company pred:price ?p2 . ?company pred:volume ?vol2 . FILTER(?p2 > ?p1) }}
+}}"""
+
+
+def make_events(n: int, seed: int = 42) -> list[Event]:
+    """``n`` stock quotes (price, volume, time) of 20 companies, one second apart."""
+    rng = random.Random(seed)
+    price, volume, ts = (pyoxigraph.NamedNode(PRED + p) for p in ("price", "volume", "time"))
+    companies = [pyoxigraph.NamedNode(f"{COMPANY}C{i}") for i in range(20)]
+    events = []
+    for i in range(n):
+        c = rng.choice(companies)
+        triples = (
+            pyoxigraph.Triple(c, price, pyoxigraph.Literal(f"{rng.randint(500, 1500) / 10:g}", datatype=XSD_DOUBLE)),
+            pyoxigraph.Triple(c, volume, pyoxigraph.Literal(str(rng.randint(1, 10_000)), datatype=XSD_INTEGER)),
+            pyoxigraph.Triple(c, ts, pyoxigraph.Literal(str(i), datatype=XSD_INTEGER)),
+        )
+        events.append(Event(STREAM, float(i), triples, i))
+    return events
 
 
 def build_dataset(events: list[Event], store: str) -> Dataset:

@@ -1,4 +1,3 @@
 """From algebra to an executable plan: SEQ to NFA_scep (``nfa``), GPM bodies to their
 evaluation path (``gpm_shape``, ``gpm_texts``), the plan (``planner``, ``plan_json``), and views
-of the result for people (``explain``). ``gpm_codegen`` is the former compiled-Python GPM path,
-kept as the tests' Python expression evaluator."""
+of the result for people (``explain``)."""

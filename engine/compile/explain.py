@@ -7,7 +7,7 @@ from __future__ import annotations
 from spaseq.engine._native import gpm_paths
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.nfa import automaton_dot, automaton_text, compile_query
-from spaseq.engine.compile.plan import COMPILED, EngineOptions, Plan
+from spaseq.engine.compile.plan import EngineOptions, Plan
 from spaseq.engine.compile.plan_json import plan_to_json
 from spaseq.engine.compile.planner import plan_query
 
@@ -78,8 +78,7 @@ def plan_lines(plan: Plan) -> list[str]:
         elif path == "spareval":
             how = "native SPARQL (spareval) on the event graph"
         else:
-            python = "compiled Python" if g.path == COMPILED else "pyoxigraph SPARQL"
-            how = f"{python}, called back ({why.removeprefix(f'GPM {name} ') if why else 'a callback'})"
+            how = f"pyoxigraph SPARQL, called back ({why.removeprefix(f'GPM {name} ') if why else 'a callback'})"
         extra = " + cached KB join" if g.graph_elements else ""
         pre = (", pre-filter on " + ", ".join(f"<{p.value}>" for p in g.required)
                if g.required and plan.options.prefilter else "")

@@ -74,15 +74,6 @@ def op_div(a, b):
     return _make(k, q)
 
 
-def op_div_oxigraph(a, b):
-    """``/`` as pyoxigraph 0.5, which fails on a zero decimal divided by a non-integral
-    decimal (0 / 1.5)."""
-    k, x, y = _num2(a, b)
-    if k == K_DEC and not x and y and y != y.to_integral_value():
-        raise ExprError("0 / non-integral decimal (pyoxigraph)")
-    return op_div(a, b)
-
-
 def op_neg(a):
     k, x = info(a)
     if k > K_DBL:

@@ -1,7 +1,7 @@
 """Casts to XSD datatypes (SPARQL 1.1 17.5, XPath casting): ``xsd:integer(v)`` and co.
 
-``trim`` applies the target type's whitespace facet to a string source first (XPath; the
-spec dialect); pyoxigraph does not (``xsd:integer(" 12 ")`` is an error there)."""
+A string source gets the target type's whitespace facet first (XPath), so ``xsd:integer(" 12 ")``
+is 12 (pyoxigraph, which GPM FILTERs follow, makes it an error)."""
 
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ from spaseq.engine.vocab import XSD_NS
 _XSD_WS = " \t\n\r"
 
 
-def _cast_source(v, trim: bool) -> tuple[int, object]:
+def _cast_source(v) -> tuple[int, object]:
     k, x = INFO_CACHE.get(v) or info_slow(v)
-    if k == K_STR and trim:
+    if k == K_STR:
         x = x.strip(_XSD_WS)  # type: ignore[union-attr]
     return k, x
 
@@ -62,8 +62,8 @@ def _finite(x: float) -> float:
     return x
 
 
-def cast_integer(v, trim: bool = True) -> int:
-    k, x = _cast_source(v, trim)
+def cast_integer(v) -> int:
+    k, x = _cast_source(v)
     if k == K_INT:
         return x  # type: ignore[return-value]
     if k == K_DEC:
@@ -79,8 +79,8 @@ def cast_integer(v, trim: bool = True) -> int:
     raise ExprError("cannot cast to xsd:integer")
 
 
-def cast_decimal(v, trim: bool = True) -> Decimal:
-    k, x = _cast_source(v, trim)
+def cast_decimal(v) -> Decimal:
+    k, x = _cast_source(v)
     if k == K_DEC:
         return x  # type: ignore[return-value]
     if k == K_INT or k == K_BOOL:
@@ -97,8 +97,8 @@ def cast_decimal(v, trim: bool = True) -> Decimal:
     raise ExprError("cannot cast to xsd:decimal")
 
 
-def _cast_binary(v, trim: bool) -> float:
-    k, x = _cast_source(v, trim)
+def _cast_binary(v) -> float:
+    k, x = _cast_source(v)
     if k <= K_DBL:
         return float(x)  # type: ignore[arg-type]
     if k == K_BOOL:
@@ -110,16 +110,16 @@ def _cast_binary(v, trim: bool) -> float:
     raise ExprError("cannot cast to a floating-point type")
 
 
-def cast_double(v, trim: bool = True) -> float:
-    return _cast_binary(v, trim)
+def cast_double(v) -> float:
+    return _cast_binary(v)
 
 
-def cast_float(v, trim: bool = True) -> F32:
-    return F32(f32(_cast_binary(v, trim)))
+def cast_float(v) -> F32:
+    return F32(f32(_cast_binary(v)))
 
 
-def cast_boolean(v, trim: bool = True) -> bool:
-    k, x = _cast_source(v, trim)
+def cast_boolean(v) -> bool:
+    k, x = _cast_source(v)
     if k <= K_DBL:
         return not (x == 0 or x != x)
     if k == K_BOOL:
@@ -131,8 +131,8 @@ def cast_boolean(v, trim: bool = True) -> bool:
     raise ExprError("cannot cast to xsd:boolean")
 
 
-#: The cast functions by the datatype IRI a query calls them with -> their names (as in
-#: ``dialects.Dialect.functions()``).
+#: The cast functions by the datatype IRI a query calls them with -> their names in this
+#: module (and in ``dialects.Dialect.functions()``).
 CASTS = {
     XSD_NS + "string": "cast_string",
     XSD_NS + "integer": "cast_integer",

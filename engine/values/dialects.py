@@ -1,7 +1,9 @@
-"""The two dialects of expression semantics, each one table: ``SPEC`` and ``OXIGRAPH``.
+"""The SPARQL 1.1 text's expression semantics as one table, ``SPEC``: ordering, ``=``,
+effective boolean value, ``/``, the casts, and the operators (``OPERATORS``), by name.
 
-``SPEC`` (the default) follows the SPARQL 1.1 text. ``OXIGRAPH`` reproduces the places where
-pyoxigraph 0.5 extends or departs from it:
+The run functions (``spaseq:min``/``max``/``avg``) order and divide with it, in the engine
+and in the reference evaluator alike. GPM FILTERs do not: the native core evaluates them with
+pyoxigraph's semantics (docs/decisions.md 23), which departs from the text in places:
 
 - ``=``/``!=`` between literals of different known types ("a" = 1, "a"@en = "b"@en,
   "a"@en = "a", 1 = true) is false/true instead of an error (SPARQL 1.1 17.4.1.7:
@@ -13,17 +15,11 @@ pyoxigraph 0.5 extends or departs from it:
   17.2.2: the length test for a plain literal, false for an ill-typed one);
 - casts from strings do not collapse whitespace (``xsd:integer(" 12 ")`` is an error;
   XPath casting applies the target type's whitespace facet first);
-- ``0 / 1.5`` (a zero decimal divided by a non-integral one) is an error (a pyoxigraph bug).
-
-It exists so that the engine can agree with its pyoxigraph fallback when asked to, and so
-that the differential tests can check every other rule against pyoxigraph. Both dialects
-share everything else, the literal analysis included (``literals``).
-
-Not reproduced by ``OXIGRAPH`` either (the differential tests keep them out): pyoxigraph's
-``<iri> IN ()`` is an error (false here: an empty list is legal), it subtracts dateTimes into
-xsd:dayTimeDuration (an extension; an error here), its Rust regexes let "." match "\\r" and
-read "#" as a comment in x mode (not XPath's syntax), and it compares xsd:date, xsd:time,
-durations etc. by value (K_OTHER here: RDFterm-equal only).
+- ``0 / 1.5`` (a zero decimal divided by a non-integral one) is an error (a pyoxigraph bug);
+- literals are read by value (STR("01"^^xsd:integer) is "1", "1200"^^xsd:byte an integer),
+  integers are 64-bit, ``<iri> IN ()`` is an error, dateTimes subtract into durations, its
+  Rust regexes let "." match "\\r" and read "#" as a comment in x mode, and xsd:date,
+  xsd:time, durations etc. compare by value (K_OTHER here: RDFterm-equal only).
 
 Implementation-defined choices (XPath leaves them open) follow pyoxigraph: decimal results
 are truncated to 18 fractional digits (xsd:decimal(double) scales by 10^18 and truncates),
@@ -37,12 +33,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import partial
 from types import MappingProxyType
 
 from spaseq.engine.values import arithmetic, casts, compare, strings, terms, xpath_regex
 
-#: The operators both dialects share, by the names compiled code calls them.
+#: The operators, by name.
 OPERATORS: Mapping[str, Callable] = MappingProxyType({
     "fn_str": terms.fn_str, "fn_lang": terms.fn_lang, "fn_datatype": terms.fn_datatype,
     "fn_iri": terms.fn_iri, "fn_is_iri": terms.fn_is_iri, "fn_is_blank": terms.fn_is_blank,
@@ -62,9 +57,8 @@ OPERATORS: Mapping[str, Callable] = MappingProxyType({
 
 @dataclass(frozen=True, eq=False)
 class Dialect:
-    """Everything that differs between the dialects; pick one table and use its fields."""
+    """The operations whose SPARQL 1.1 meaning pyoxigraph changes, in one table."""
 
-    name: str
     #: ordering for < > <= >=: -1/0/1, 2 when unordered; ExprError without an order
     compare: Callable[[object, object], int]
     #: ``=``
@@ -77,50 +71,17 @@ class Dialect:
     casts: Mapping[str, Callable[[object], object]]
 
     def functions(self) -> dict[str, Callable]:
-        """Every operator implementation compiled code calls, by its name there."""
+        """Every operator implementation, by name (``OPERATORS`` and this table's)."""
         out = dict(OPERATORS)
         out.update(compare=self.compare, equal=self.equal, ebv=self.ebv, op_div=self.divide)
         out.update((casts.CASTS[iri], fn) for iri, fn in self.casts.items())
         return out
 
 
-def _casts(trim: bool) -> Mapping[str, Callable[[object], object]]:
-    fns = {
-        "cast_string": casts.cast_string,
-        "cast_integer": partial(casts.cast_integer, trim=trim),
-        "cast_decimal": partial(casts.cast_decimal, trim=trim),
-        "cast_double": partial(casts.cast_double, trim=trim),
-        "cast_float": partial(casts.cast_float, trim=trim),
-        "cast_boolean": partial(casts.cast_boolean, trim=trim),
-    }
-    return MappingProxyType({iri: fns[name] for iri, name in casts.CASTS.items()})
-
-
 SPEC = Dialect(
-    name="spec",
     compare=compare.compare_spec,
     equal=compare.equal_spec,
     ebv=compare.ebv_spec,
     divide=arithmetic.op_div,
-    casts=_casts(trim=True),
+    casts=MappingProxyType({iri: getattr(casts, name) for iri, name in casts.CASTS.items()}),
 )
-
-OXIGRAPH = Dialect(
-    name="oxigraph",
-    compare=compare.compare_oxigraph,
-    equal=compare.equal_oxigraph,
-    ebv=compare.ebv_oxigraph,
-    divide=arithmetic.op_div_oxigraph,
-    casts=_casts(trim=False),
-)
-
-#: The dialects by name (the ``dialect=`` argument of the compiler).
-DIALECTS: Mapping[str, Dialect] = MappingProxyType({d.name: d for d in (SPEC, OXIGRAPH)})
-
-
-def dialect_named(name: str) -> Dialect:
-    """The dialect table called ``name``; ValueError for an unknown name."""
-    try:
-        return DIALECTS[name]
-    except KeyError:
-        raise ValueError(f"unknown dialect {name!r} (expected one of {tuple(DIALECTS)})") from None

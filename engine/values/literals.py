@@ -1,11 +1,11 @@
 """Literal analysis: the ``(kind, value)`` of any expression value, cached per literal.
 
-The analysis is the spec's, for both dialects: derived integer types are range-checked
-("1200"^^xsd:byte is ill-typed; pyoxigraph reads 1200), integers and decimals have arbitrary
-precision (pyoxigraph: 64-bit integers, 18 fraction digits), double lexical forms are XSD's
-("inf" is ill-typed; pyoxigraph accepts it), and terms keep their own spelling and datatype
-(pyoxigraph canonicalises "01"^^xsd:integer to "1" and "5"^^xsd:byte to "5"^^xsd:integer,
-which STR, DATATYPE and sameTerm then see).
+The analysis is the spec's (pyoxigraph's, which GPM FILTERs follow natively, differs): derived
+integer types are range-checked ("1200"^^xsd:byte is ill-typed; pyoxigraph reads 1200),
+integers and decimals have arbitrary precision (pyoxigraph: 64-bit integers, 18 fraction
+digits), double lexical forms are XSD's ("inf" is ill-typed; pyoxigraph accepts it), and terms
+keep their own spelling and datatype (pyoxigraph canonicalises "01"^^xsd:integer to "1" and
+"5"^^xsd:byte to "5"^^xsd:integer, which STR, DATATYPE and sameTerm then see).
 """
 
 from __future__ import annotations

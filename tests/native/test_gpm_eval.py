@@ -1,19 +1,18 @@
-"""Native GPM evaluation (engine/native/core/src/gpm/) against pyoxigraph, the reference of
-the "oxigraph" expression dialect (docs/decisions.md 23):
+"""Native GPM evaluation (engine/native/core/src/gpm/) against pyoxigraph, whose expression
+semantics the GPM bodies follow (docs/decisions.md 23); generators in tests/native/strategies.py,
+both sides in tests/native/oracles.py:
 
 1. FILTER expressions: on random expressions over literals of every kind (numbers of each
    xsd numeric type and derived integer types, NaN/INF, booleans, strings with and without
    language tags, dateTimes, dates, times, durations, IRIs, blank nodes, unbound variables,
    ill-typed literals), the native value (``_native.eval_expr``) and effective boolean value
    (``_native.eval_filter``, None for an error) must equal pyoxigraph's
-   ``BIND((e) AS ?r) BIND(IF((e), 1, 0) AS ?ebv)``.
-   Unlike the Python compiled path, the native one reads literals by value as pyoxigraph
-   does ("01"^^xsd:integer is 1 for STR and sameTerm, "1200"^^xsd:byte an integer, dateTimes
-   subtract into durations), so no example is canonicalised or kept out for those.
+   ``BIND((e) AS ?r) BIND(IF((e), 1, 0) AS ?ebv)``. The native core reads literals by value
+   as pyoxigraph does ("01"^^xsd:integer is 1 for STR and sameTerm, "1200"^^xsd:byte an
+   integer, dateTimes subtract into durations), so no example is canonicalised or kept out.
 2. ``_native.gpm_results`` (join, compatibility with mu, FILTERs) on random events, bodies and
-   contexts, against pyoxigraph's ``SELECT ... WHERE { mu . body }`` (the generators of
-   tests/compile/test_gpm_codegen.py). The native join, like the Python one, matches terms
-   by identity where pyoxigraph's store matches canonical forms ("01" and "1" as
+   contexts, against pyoxigraph's ``SELECT ... WHERE { mu . body }``. The native join matches
+   terms by identity where pyoxigraph's store matches canonical forms ("01" and "1" as
    xsd:integer): examples where two literals share a canonical form run on canonical ones.
 """
 
@@ -25,14 +24,20 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, Store
+from pyoxigraph import BlankNode, Literal
 
 from spaseq.engine import _native
-from spaseq.engine.compile.plan import EngineOptions
-from spaseq.engine.compile.plan_json import encode, plan_to_json
-from spaseq.engine.compile.planner import plan_query
-from spaseq.engine.language.query import parse_query
-from tests.compile.test_gpm_codegen import (
+from spaseq.engine.compile.plan_json import encode
+from tests.native.oracles import (
+    canon,
+    native_answer,
+    native_value,
+    plan_json,
+    plan_variables,
+    pyoxigraph_answer,
+    pyoxigraph_value,
+)
+from tests.native.strategies import (
     BINARY,
     BNODES,
     EX,
@@ -44,13 +49,13 @@ from tests.compile.test_gpm_codegen import (
     REGEXES,
     SMALL_INTS,
     XSD,
-    canon,
+    body_text,
     example_literals,
     examples,
     expression_examples,
     expression_of,
+    iri,
     lang,
-    pyoxigraph_answer,
     render,
     typed,
 )
@@ -75,7 +80,7 @@ OPS = [*BINARY]
 
 @st.composite
 def native_exprs(draw, depth=3, top=True):
-    """Expression trees in test_gpm_codegen's form (rendered by its ``render``), over the
+    """Expression trees in the form of tests/native/strategies.py (rendered by its ``render``), over the
     whole pool, + and - included next to dates and durations."""
     if depth == 0 or (not top and draw(st.integers(0, 3)) == 0):
         if draw(st.booleans()):
@@ -116,36 +121,6 @@ def filter_examples(draw):
         if draw(st.integers(0, 4)):
             mu[var] = draw(st.sampled_from(TERMS + BNODES))
     return e, mu
-
-
-def _nt(term) -> str:
-    """N-Triples, every blank node alike (the store renames them)."""
-    return "_:b" if isinstance(term, BlankNode) else str(term)
-
-
-def pyoxigraph_value(text: str, mu: dict) -> tuple[str | None, int | None]:
-    """The value (N-Triples) and EBV (1/0) of an expression in pyoxigraph, None for errors."""
-    store = Store()  # the context goes in as data (pyoxigraph's substitutions do not reach BIND)
-    holder = NamedNode("urn:mu")
-    store.extend(Quad(holder, NamedNode(f"urn:var:{k}"), t, DefaultGraph()) for k, t in mu.items())
-    bindings = " ".join(f"<urn:mu> <urn:var:{k}> ?{k} ." for k in mu)
-    (row,) = store.query(
-        f"PREFIX xsd: <{XSD}>\nSELECT ?r ?ebv WHERE {{ {bindings} "
-        f"BIND(({text}) AS ?r) BIND(IF(({text}), 1, 0) AS ?ebv) }}"
-    )
-    value = None if row["r"] is None else _nt(row["r"])
-    ebv = None if row["ebv"] is None else int(row["ebv"].value)
-    return value, ebv
-
-
-def native_value(text: str, mu: dict) -> tuple[str | None, int | None]:
-    expr = json.dumps(encode(expression_of(text)))
-    bindings = {k: str(t) for k, t in mu.items()}
-    value = _native.eval_expr(expr, bindings)
-    if value is not None and value.startswith("_:"):
-        value = "_:b"
-    ebv = _native.eval_filter(expr, bindings)
-    return value, None if ebv is None else int(ebv)
 
 
 @settings(max_examples=EXAMPLES, deadline=None,
@@ -203,23 +178,6 @@ def test_outside_the_native_subset_is_refused():
 # ---------------------------------------------------------------- whole GPMs
 
 
-def plan_json(body: str) -> str:
-    query = parse_query(
-        f"PREFIX xsd: <{XSD}>\n"
-        f"SELECT * FROM STREAM S <{EX}s> WHERE {{ SEQ(G) DEFINE GPM G ON S {body} }}"
-    )
-    return plan_to_json(plan_query(query, EngineOptions()), indent=None)
-
-
-def _render_body(body_patterns, filters, lit) -> str:
-    def term(t):
-        return t if isinstance(t, str) else str(lit(t[1]))
-
-    lines = [" ".join(term(x) for x in tp) + " ." for tp in body_patterns]
-    lines += [f"FILTER({render(f, lit)})" for f in filters]
-    return "{ " + "\n".join(lines) + " }"
-
-
 @settings(max_examples=EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(examples())
@@ -230,18 +188,11 @@ def test_gpm_results_against_pyoxigraph(example):
     lit = canon if collision else (lambda t: t)
     triples = [tuple(lit(x) for x in tr) for tr in triples]
     mu = {k: lit(v) for k, v in mu.items()}
-    body = _render_body(body_patterns, filters, lit)
+    body = body_text(body_patterns, filters, lit)
 
-    plan = plan_json(body)
-    assert json.loads(plan)["gpms"]["G"]["path"] == "compiled", body
-    variables = json.loads(plan)["gpms"]["G"]["variables"]
-    expected = pyoxigraph_answer(triples, body, mu, variables)
-    terms = {str(t): t for t in [*(x for tr in triples for x in tr), *mu.values()]}
-    rows = _native.gpm_results(plan, "G", [tuple(str(x) for x in tr) for tr in triples],
-                               {k: str(v) for k, v in mu.items()})
-    got = {frozenset((k, canon(terms[v])) for k, v in row.items()) for row in rows}
-    assert got == expected, (body, mu, triples)
-    assert len(rows) == len(got)  # each solution once
+    got, count = native_answer(body, triples, mu)
+    assert got == pyoxigraph_answer(triples, body, mu, plan_variables(body)), (body, mu, triples)
+    assert count == len(got)  # each solution once
 
 
 def _int(n: int) -> str:
@@ -262,3 +213,65 @@ def test_gpm_results_join_blank_nodes_and_context():
         {"s": b, "v": half, "w": _int(1)}]
     with pytest.raises(ValueError, match="SPARQL"):
         _native.gpm_results(plan_json("{ ?s <http://ex.org/p>+ ?o }"), "G", [], {})
+
+
+def _solutions(body: str, triples, mu=None) -> set:
+    """The native solutions (each once), which must be pyoxigraph's too."""
+    mu = mu or {}
+    got, count = native_answer(body, triples, mu)
+    assert got == pyoxigraph_answer(triples, body, mu, plan_variables(body)), (body, mu)
+    assert count == len(got), body
+    return got
+
+
+def _sol(**bindings) -> frozenset:
+    return frozenset((k, canon(v)) for k, v in bindings.items())
+
+
+def test_context_compatibility_and_blank_node_projection():
+    body = f"{{ ?s <{EX}p> ?o . ?s <{EX}q> [ <{EX}r> ?x ] . FILTER(?o > ?min) }}"
+    assert plan_variables(body) == ["s", "o", "x"]  # the blank node is not a variable of the result
+    a, b, n1, n2 = iri("a"), iri("b"), BlankNode("n1"), BlankNode("n2")
+    one, two, five = (typed(str(i), "integer") for i in (1, 2, 5))
+    triples = [(a, iri("p"), five), (a, iri("q"), n1), (a, iri("q"), n2),
+               (n1, iri("r"), one), (n2, iri("r"), one), (b, iri("p"), one)]
+    # two blank nodes lead to the same projected solution: once
+    assert _solutions(body, triples, {"min": two}) == {_sol(min=two, s=a, o=five, x=one)}
+    assert _solutions(body, triples, {"min": five}) == set()
+    assert _solutions(body, triples) == set()  # ?min unbound: the FILTER is an error
+    assert _solutions(body, triples, {"min": two, "s": b}) == set()  # incompatible context
+    other = {"min": two, "s": a, "zz": iri("z")}
+    assert _solutions(body, triples, other) == {_sol(**other, o=five, x=one)}
+    assert _solutions(body, triples[:1], {"min": two}) == set()  # a predicate missing
+
+
+def test_empty_and_filter_only_bodies():
+    mu = {"p1": typed("3", "integer")}
+    assert _solutions("{ }", []) == {_sol()}
+    assert _solutions("{ }", [], mu) == {_sol(**mu)}
+    assert _solutions("{ FILTER(?p1 > 2) }", [], mu) == {_sol(**mu)}
+    assert _solutions("{ FILTER(?p1 > 2) }", [], {"p1": typed("1", "integer")}) == set()
+    assert _solutions("{ FILTER(1/0) }", []) == set()
+
+
+def test_join_shapes():
+    a, b, c, p, q = iri("a"), iri("b"), iri("c"), iri("p"), iri("q")
+    triples = [(a, p, a), (a, p, b), (b, q, c), (b, p, b), (c, q, a)]
+    assert _solutions(f"{{ ?x <{EX}p> ?x }}", triples) == {_sol(x=a), _sol(x=b)}
+    assert _solutions("{ ?x ?x ?y }", triples) == set()
+    assert _solutions(f"{{ <{EX}a> ?p ?o . ?o ?p ?z }}", triples) == {
+        _sol(o=a, p=p, z=a), _sol(o=a, p=p, z=b), _sol(o=b, p=p, z=b)}
+    assert _solutions(f"{{ ?x <{EX}p> ?y . ?y <{EX}q> ?z . ?z <{EX}q> ?w }}", triples) == {
+        _sol(w=a, x=a, y=b, z=c), _sol(w=a, x=b, y=b, z=c)}
+    assert _solutions(f"{{ ?x <{EX}p> <{EX}b> }}", triples) == {_sol(x=a), _sol(x=b)}
+    assert _solutions(f"{{ ?x <{EX}none> ?y }}", triples) == set()
+    assert _solutions("{ ?s ?p ?o }", triples[:2], {"p": iri("none")}) == set()
+
+
+def test_larger_join_on_shared_objects():
+    p, q = iri("p"), iri("q")
+    subjects = [iri(f"s{i}") for i in range(40)]
+    triples = [(s, p, typed(str(i), "integer")) for i, s in enumerate(subjects)]
+    triples += [(s, q, typed(str(i % 3), "integer")) for i, s in enumerate(subjects)]
+    body = f"{{ ?s <{EX}p> ?v . ?s <{EX}q> ?w . ?t <{EX}q> ?w FILTER(?v < 6) }}"
+    assert len(_solutions(body, triples)) == 2 * 14 + 4 * 13  # ?w = 0 has 14 subjects, 1 and 2 have 13
