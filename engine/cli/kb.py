@@ -44,7 +44,7 @@ def add_kb_parser(sub: argparse._SubParsersAction) -> None:
                        help="always keep the N newest versions (default 1: the current one)")
         p.add_argument("--max-rejects", type=RejectLimit.parse, default=DEFAULT_LIMIT, metavar="N|RATIO",
                        help="fail (exit status 2, store unchanged) if more lines than this are bad: "
-                            f"a count, or a ratio of the lines read (0.01 or 1%%); default {DEFAULT_MAX_REJECTS}")
+                            f"a count, or a ratio of the lines read (0.01 or 1%%); default {DEFAULT_MAX_REJECTS.replace('%', '%%')}")
         p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="show the job's progress on stderr (default: when stderr is a terminal "
                             "and the output is not --json)")

@@ -375,3 +375,24 @@ def test_within_amounts_say_what_is_wrong(runs):
     assert user_error(runs("within-huge")) == (
         "huge.rq:3:8: WITHIN 1e400 SECONDS is too large: a window spans at most 10^18 seconds, "
         "the range of times\n")
+
+
+def test_every_help_text_formats() -> None:
+    """``--help`` works for ``spaseq`` and each of its subcommands, however deep: a help
+    string with a bare ``%`` (``1%``) makes argparse raise while formatting, a traceback."""
+    import argparse
+
+    from spaseq.engine.cli.main import build_parser
+
+    def parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+        found = [parser]
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for child in dict.fromkeys(action.choices.values()):
+                    found += parsers(child)
+        return found
+
+    every = parsers(build_parser())
+    assert {p.prog for p in every} >= {"spaseq run", "spaseq kb load", "spaseq kb refresh", "spaseq serve"}
+    for parser in every:
+        assert parser.format_help().startswith("usage: "), parser.prog
