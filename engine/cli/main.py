@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spaseq", description="SPAseq: complex event processing over RDF graph streams"
     )
-    parser.add_argument("--version", action="version", version=version_text())
+    parser.add_argument("--version", action=_Version)
     add_verbosity_options(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     add_run_parser(sub)
@@ -48,6 +48,19 @@ def _subcommands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParse
     return out
 
 
+class _Version(argparse.Action):
+    """``--version``, its text made only when asked for (it reads the package metadata)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str = "show the versions and exit") -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(version_text())
+        parser.exit()
+
+
 def version_text() -> str:
     """``spaseq --version``: spaseq's version, then its native core's and pyoxigraph's (what
     a bug report needs)."""
@@ -56,9 +69,9 @@ def version_text() -> str:
     import pyoxigraph
 
     from spaseq.engine._native import __version__ as native
-    from spaseq.engine.version import __version__
+    from spaseq.engine.version import spaseq_version
 
-    return (f"spaseq {__version__} (native core {native}, pyoxigraph {pyoxigraph.__version__}, "
+    return (f"spaseq {spaseq_version()} (native core {native}, pyoxigraph {pyoxigraph.__version__}, "
             f"Python {platform.python_version()})")
 
 

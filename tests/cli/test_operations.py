@@ -380,19 +380,10 @@ def test_within_amounts_say_what_is_wrong(runs):
 def test_every_help_text_formats() -> None:
     """``--help`` works for ``spaseq`` and each of its subcommands, however deep: a help
     string with a bare ``%`` (``1%``) makes argparse raise while formatting, a traceback."""
-    import argparse
+    from spaseq.engine.cli.main import _subcommands, build_parser
 
-    from spaseq.engine.cli.main import build_parser
-
-    def parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
-        found = [parser]
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                for child in dict.fromkeys(action.choices.values()):
-                    found += parsers(child)
-        return found
-
-    every = parsers(build_parser())
+    parser = build_parser()
+    every = [parser, *_subcommands(parser)]
     assert {p.prog for p in every} >= {"spaseq run", "spaseq kb load", "spaseq kb refresh", "spaseq serve"}
-    for parser in every:
-        assert parser.format_help().startswith("usage: "), parser.prog
+    for each in every:
+        assert each.format_help().startswith("usage: "), each.prog
