@@ -29,13 +29,28 @@ def gpm_results(
     """eval(GPM, event, mu) natively: every solution mu ∪ nu of the plan's GPM ``gpm`` on the
     event's triples (N-Triples), as dicts of N-Triples terms; ValueError outside the subset."""
 
+class ReplayReading:
+    """The first pass of a ``ReplayStream`` over ``paths`` (same arguments), started on a
+    thread of its own: give it to ``ReplayStream(..., reading=)`` with the same paths and
+    options, which then waits for it instead of reading the files itself."""
+
+    def __init__(
+        self,
+        paths: list[str],
+        time_predicate: str = ...,
+        spill_dir: str | None = None,
+        memory_events: int = ...,
+        format: str | None = None,
+    ) -> None: ...
+
 class ReplayStream:
     """Replay files, one per stream, merged by time in bounded memory (native core
     ``stream``): what ``spaseq run`` reads (the Python reader per file, ``seq`` numbered as
     the CLI does, ties by file order then first appearance). Iterating yields batches of
     events ``(stream_iri, seq, time_ns, graph, [(s, p, o)])``, terms in N-Triples; after the
     usable events, a file's error as ValueError ``PATH:LINE:COLUMN: message``. The first
-    pass over every file runs in the constructor (ValueError for a bad time predicate).
+    pass over every file runs in the constructor (ValueError for a bad time predicate), or
+    was started ahead by ``reading`` (used only if it has the same paths and options).
     ``format`` (``"trig"`` or ``"nquads"``) is every file's format whatever its name says
     (None: each name's extension)."""
 
@@ -47,6 +62,7 @@ class ReplayStream:
         memory_events: int = ...,
         batch: int = ...,
         format: str | None = None,
+        reading: ReplayReading | None = None,
     ) -> None: ...
     def __iter__(self) -> ReplayStream: ...
     def __next__(self) -> list[tuple[str, int, int, str, list[tuple[str, str, str]]]]: ...

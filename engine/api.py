@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from time import monotonic
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
@@ -63,6 +63,9 @@ from spaseq.engine.values.timestamps import (
     is_datetime,
     to_seconds,
 )
+
+if TYPE_CHECKING:
+    from spaseq.engine._native import ReplayReading
 
 log = logging.getLogger(__name__)
 
@@ -551,7 +554,8 @@ class Engine:
 
     def run_replay(self, files: list[tuple[str, str]], time_predicate: str | None = None,
                    batch: int = 4096, format: str | None = None,
-                   progress: Callable[[int, Decimal], None] | None = None) -> SpaseqError | None:
+                   progress: Callable[[int, Decimal], None] | None = None,
+                   reading: ReplayReading | None = None) -> SpaseqError | None:
         """Run replay files (``(stream IRI, path)``, one per stream) to their end, read and
         merged by time natively in bounded memory (``_native.ReplayStream``, decision 36) and
         fed to the native runtime without a Python object per event; as ``run`` otherwise
@@ -559,7 +563,9 @@ class Engine:
         query reading recorded streams: composed queries go through ``run``. ``format``
         (``trig`` or ``nquads``) is every file's format whatever its name says.
         ``progress(events, clock)`` is called after each batch of events fed, batches then
-        sized to take about ``PROGRESS_BATCH_SECONDS`` each (never a call per event)."""
+        sized to take about ``PROGRESS_BATCH_SECONDS`` each (never a call per event).
+        ``reading``: the files' first pass, started earlier (``_native.ReplayReading`` of the
+        same paths and options; the command line starts it before it loads the engine)."""
         from spaseq.engine._native import ReplayStream
 
         if len(self.handles) != 1 or self._composer.gates:
@@ -570,8 +576,8 @@ class Engine:
                                     f"of {unread[0][1]}")
         files = [f for f in files if f not in unread]  # drop_unread: not read at all
         try:
-            stream = (ReplayStream(files, time_predicate, format=format) if time_predicate
-                      else ReplayStream(files, format=format))
+            stream = (ReplayStream(files, time_predicate, format=format, reading=reading) if time_predicate
+                      else ReplayStream(files, format=format, reading=reading))
         except ValueError as exc:
             return _stream_error(str(exc), [p for _, p in files])
         for note in stream.notes:

@@ -7,8 +7,10 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from spaseq.engine.compile.plan import EngineOptions
+if TYPE_CHECKING:
+    from spaseq.engine.compile.plan import EngineOptions
 
 EXIT_USER_ERROR = 2
 
@@ -25,6 +27,8 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 def engine_options(args: argparse.Namespace) -> EngineOptions:
     """The engine's optimisations: the defaults, plus the opt-in ones asked for."""
+    from spaseq.engine.compile.plan import EngineOptions
+
     return EngineOptions(lazy_chain=args.lazy_chain, lazy_conjunction=args.lazy_conjunction)
 
 

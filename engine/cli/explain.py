@@ -1,15 +1,12 @@
 """``spaseq explain``: a query's algebra, NFA_scep and plan as text, Graphviz DOT, or the plan
-as JSON (``--plan``, docs/plan.md)."""
+as JSON (``--plan``, docs/plan.md). The compiler is imported when the command runs, so
+that building the ``spaseq`` parser stays cheap for the other commands."""
 
 from __future__ import annotations
 
 import argparse
 
 from spaseq.engine.cli.common import add_engine_options, engine_options, warn
-from spaseq.engine.compile.explain import explain_dot, explain_text
-from spaseq.engine.compile.plan_json import plan_to_json
-from spaseq.engine.compile.planner import plan_query
-from spaseq.engine.language.query import load_query
 
 
 def add_explain_parser(sub: argparse._SubParsersAction) -> None:
@@ -23,6 +20,11 @@ def add_explain_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_explain(args: argparse.Namespace) -> int:
+    from spaseq.engine.compile.explain import explain_dot, explain_text
+    from spaseq.engine.compile.plan_json import plan_to_json
+    from spaseq.engine.compile.planner import plan_query
+    from spaseq.engine.language.query import load_query
+
     query = load_query(args.query)
     warn(query.warnings)
     if args.plan:

@@ -2,7 +2,11 @@
 description files or live input, results written as they complete.
 
 User mistakes print ``FILE:LINE:COLUMN: message`` on stderr and exit with status 2, never
-a traceback; matches found before an input error are still written."""
+a traceback; matches found before an input error are still written.
+
+The engine and the query's front end are imported when the command runs, not with the
+parser: replay files' first pass starts before them, on a thread of its own, so reading
+and loading overlap (docs/decisions.md 36)."""
 
 from __future__ import annotations
 
@@ -19,19 +23,17 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import IO, TYPE_CHECKING
 
-from spaseq.engine.algebra import operators as A
-from spaseq.engine.api import Engine
 from spaseq.engine.cli.common import add_engine_options, engine_options, warn
 from spaseq.engine.cli.progress import Probe, Progress, progress_wanted
 from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
-from spaseq.engine.events import Event
-from spaseq.engine.language.query import load_query
-from spaseq.engine.matches import Row
 from spaseq.engine.output.times import TIME_FORMATS
 from spaseq.engine.output.writers import FORMATS, make_writer
-from spaseq.engine.reference.evaluator import evaluate
 
 if TYPE_CHECKING:
+    from spaseq.engine._native import ReplayReading
+    from spaseq.engine.algebra import operators as A
+    from spaseq.engine.api import Engine
+    from spaseq.engine.events import Event
     from spaseq.engine.output.derived import Derived
 
 log = logging.getLogger(__name__)
@@ -114,6 +116,11 @@ class Input:
 
 
 def run_run(args: argparse.Namespace) -> int:
+    reading = _start_reading(args)
+    from spaseq.engine.events import Event
+    from spaseq.engine.language.query import load_query
+    from spaseq.engine.reference.evaluator import evaluate
+
     query = load_query(args.query)
     warn(query.warnings)
     withs = _load_with(args)
@@ -122,7 +129,7 @@ def run_run(args: argparse.Namespace) -> int:
     if any(_is_live(spec.partition("=")[2]) for spec in args.stream):
         return _run_live(args, query, withs, inputs)
     if args.engine != "reference" and not args.stream_file and not withs:
-        return _run_replay(args, query)
+        return _run_replay(args, query, reading)
     inp = _read_input(args, inputs)
     kb = _load_kb(args, query)
     events, complete = inp.usable()
@@ -158,6 +165,8 @@ def _load_with(args: argparse.Namespace) -> list[tuple[A.Query, str]]:
             raise UsageError(f"--with {spec}: expected QUERY=IRI (the stream IRI its results form)")
         if ":" not in iri or iri.startswith("<"):
             raise UsageError(f"--with {spec}: {iri!r} is not an absolute IRI (write it without <>)")
+        from spaseq.engine.language.query import load_query
+
         q = load_query(path)
         warn(q.warnings)
         out.append((q, iri))
@@ -223,6 +232,8 @@ def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], native: str | 
         _python_writer(args, why)
     else:
         log.debug("results written in Python (--writer python)")
+    from spaseq.engine.matches import Row
+
     writer = make_writer(fmt, out, variables, args.with_time, query.prefixes, args.time_format)
 
     def write(derived: Derived) -> None:
@@ -256,6 +267,8 @@ def _engine(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query,
     """The engine of a run: the --with queries and the main query registered, the main
     query's results going to ``write``, or written natively by ``writer`` when ``write`` is
     None."""
+    from spaseq.engine.api import Engine
+
     engine = Engine(kb, options=engine_options(args), drop_late=drop_late,
                     materialize=args.materialize, time_format=args.time_format,
                     drop_unread=True)  # a --stream-file may describe more streams
@@ -387,9 +400,29 @@ def _stream_iri(query: A.Query, name: str) -> str:
     raise UsageError(f"--stream {name}: the query has no such stream (it has: {known})")
 
 
-def _run_replay(args: argparse.Namespace, query: A.Query) -> int:
+def _start_reading(args: argparse.Namespace) -> ReplayReading | None:
+    """The first pass over the replay files, started now on a thread of its own when the run
+    will read them natively (``_run_replay``): it reads while the engine is imported and the
+    query compiled. Its errors wait for ``run_replay``, so a query's errors still come first."""
+    if args.engine == "reference" or args.stream_file or args.with_queries or not args.stream:
+        return None
+    try:
+        paths = [path for _, _, path in _stream_specs(args)]
+    except UsageError:  # told where it was before, after the query's own errors
+        return None
+    if any(_is_live(path) for path in paths):
+        return None
+    from spaseq.engine._native import ReplayReading
+    from spaseq.engine.io.replay import PROV_GENERATED_AT
+
+    return ReplayReading(paths, args.time_predicate or PROV_GENERATED_AT,
+                         format=None if args.input_format == "auto" else args.input_format)
+
+
+def _run_replay(args: argparse.Namespace, query: A.Query, reading: ReplayReading | None = None) -> int:
     """One query over replay files: read natively, merged by time in bounded memory and fed
-    to the native runtime as they are read (``Engine.run_replay``)."""
+    to the native runtime as they are read (``Engine.run_replay``); ``reading``: their first
+    pass, started ahead (``_start_reading``)."""
     from spaseq.engine.io.replay import PROV_GENERATED_AT
 
     specs = _replay_specs(args, query)
@@ -402,7 +435,8 @@ def _run_replay(args: argparse.Namespace, query: A.Query) -> int:
         with _watch(args, _probe(engine, args), engine) as progress:
             error = engine.run_replay(specs, time_predicate=args.time_predicate or PROV_GENERATED_AT,
                                       format=None if args.input_format == "auto" else args.input_format,
-                                      progress=None if progress is None else progress.tick)
+                                      progress=None if progress is None else progress.tick,
+                                      reading=reading)
         writer.finish()
     if error is not None:
         raise error
@@ -444,7 +478,7 @@ def _probe(engine: Engine, args: argparse.Namespace) -> Probe:
 
 def _event_time(item: Event | SpaseqError) -> Decimal | None:
     """An arrival's time for ``Progress`` (None for a read error)."""
-    return item.time if isinstance(item, Event) else None
+    return None if isinstance(item, SpaseqError) else item.time
 
 
 def _warn_missing(query: A.Query, given: set[str]) -> None:

@@ -272,3 +272,28 @@ def test_a_given_format_wins_over_the_names_as_in_python(tmp_path: Path) -> None
     (tmp_path / "recording").mkdir()
     error = native_merge([(EX + "s", str(tmp_path / "recording"))])[1]
     assert error == f"{tmp_path / 'recording'}: is a directory, not a replay file"
+
+
+def test_a_first_pass_started_ahead_gives_the_same_stream(tmp_path: Path) -> None:
+    """``ReplayReading`` (the CLI starts it before loading the engine) hands its first pass
+    to the ``ReplayStream`` of the same paths and options: same events, error and notes as
+    a stream reading alone; of other paths or options, or taken already, it is not used."""
+    files = [(f"{EX}s{i}", str(p)) for i, p in enumerate(FIXTURES) if p.suffix == ".nq"][:3]
+    assert len(files) >= 2
+    paths = [p for _, p in files]
+    alone = native_merge(files, spill_dir=str(tmp_path), memory_events=2)
+    reading = _native.ReplayReading(paths, spill_dir=str(tmp_path), memory_events=2)
+    ahead = native_merge(files, spill_dir=str(tmp_path), memory_events=2, reading=reading)
+    assert ahead[:2] == alone[:2] and ahead[2].notes == alone[2].notes
+    again = native_merge(files, spill_dir=str(tmp_path), memory_events=2, reading=reading)
+    assert again[:2] == alone[:2], "a reading taken already: the stream reads for itself"
+    other = _native.ReplayReading(paths[:1], spill_dir=str(tmp_path), memory_events=2)
+    assert native_merge(files, spill_dir=str(tmp_path), memory_events=2, reading=other)[:2] == alone[:2]
+    # errors wait for the stream, as if it had read the files itself
+    bad = _native.ReplayReading(paths, time_predicate="not an iri")
+    with pytest.raises(ValueError, match="bad time predicate"):
+        _native.ReplayStream(files, time_predicate="not an iri", reading=bad)
+    gone = [*files, (EX + "gone", str(tmp_path / "none.nq"))]
+    missing = _native.ReplayReading([p for _, p in gone])
+    told = native_merge(gone, reading=missing)
+    assert told[:2] == native_merge(gone)[:2] and told[1] is not None

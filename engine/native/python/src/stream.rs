@@ -2,7 +2,9 @@
 //! batches of merged events, terms in N-Triples; a file's error as ValueError
 //! `PATH:LINE:COLUMN: message` after its usable events. The GIL is released while reading;
 //! after the first pass (at construction), the stream is read ahead on a thread of its own
-//! (`stream::prefetch`).
+//! (`stream::prefetch`). `ReplayReading` starts the first pass on a thread of its own ahead
+//! of time (the CLI starts it before it loads the engine and compiles the query), and a
+//! `ReplayStream` built with it takes over what it read.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -12,6 +14,7 @@ use spaseq_core::stream::prefetch::{Prefetched, BATCH, DEPTH};
 use spaseq_core::stream::{Options, ReplayStream, StreamError, StreamEvent, MEMORY_EVENTS};
 use std::path::PathBuf;
 use std::sync::Mutex;
+use std::thread::JoinHandle;
 
 /// An event as Python sees it: (stream IRI, seq, time in ns, graph, [(s, p, o)]).
 type PyEvent = (String, u64, i128, String, Vec<(String, String, String)>);
@@ -49,13 +52,89 @@ fn nt(stream: &[String], e: StreamEvent) -> PyEvent {
     )
 }
 
+fn options(
+    time_predicate: &str,
+    spill_dir: Option<PathBuf>,
+    memory_events: usize,
+    format: Option<&str>,
+) -> PyResult<Options> {
+    let format = match format {
+        None => None,
+        Some("trig") => Some(Format::TriG),
+        Some("nquads") => Some(Format::NQuads),
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "unknown replay format {other:?}: expected trig or nquads"
+            )))
+        }
+    };
+    Ok(Options {
+        time_predicate: time_predicate.to_owned(),
+        spill_dir,
+        memory_events,
+        format,
+    })
+}
+
+type Opening = JoinHandle<Result<ReplayStream, StreamError>>;
+
+/// The first pass over replay files, started on a thread of its own: what the constructor
+/// of `ReplayStream` would do, done while the caller does something else.
+#[pyclass(module = "spaseq.engine._native", name = "ReplayReading")]
+pub struct PyReplayReading {
+    paths: Vec<String>,
+    options: Options,
+    opening: Mutex<Option<Opening>>,
+}
+
+#[pymethods]
+impl PyReplayReading {
+    /// `paths` in the command line's order; the other arguments as `ReplayStream`'s.
+    #[new]
+    #[pyo3(signature = (paths, time_predicate = GENERATED_AT_TIME, spill_dir = None, memory_events = MEMORY_EVENTS, format = None))]
+    fn new(
+        paths: Vec<String>,
+        time_predicate: &str,
+        spill_dir: Option<PathBuf>,
+        memory_events: usize,
+        format: Option<&str>,
+    ) -> PyResult<Self> {
+        let options = options(time_predicate, spill_dir, memory_events, format)?;
+        let (p, o) = (paths.clone(), options.clone());
+        let opening = std::thread::Builder::new()
+            .name("spaseq-replay-open".into())
+            .spawn(move || ReplayStream::open(&p, &o))
+            .map_err(|e| PyValueError::new_err(format!("cannot start reading: {e}")))?;
+        Ok(PyReplayReading {
+            paths,
+            options,
+            opening: Mutex::new(Some(opening)),
+        })
+    }
+}
+
+impl PyReplayReading {
+    /// The opened stream, if this reading is of `paths` with `options` and not taken yet.
+    fn take(&self, paths: &[String], options: &Options) -> Option<Opening> {
+        if self.paths != paths || self.options != *options {
+            return None;
+        }
+        self.opening
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+}
+
 #[pymethods]
 impl PyReplayStream {
     /// `files`: (stream IRI, path) in the command line's order; the first pass over every
-    /// file runs here. `format` ("trig" or "nquads") is every file's format, whatever its
-    /// name says (None: each name's).
+    /// file runs here, or was started by `reading` (a `ReplayReading` of the same paths and
+    /// options: otherwise it is not used). `format` ("trig" or "nquads") is every file's
+    /// format, whatever its name says (None: each name's).
     #[new]
-    #[pyo3(signature = (files, time_predicate = GENERATED_AT_TIME, spill_dir = None, memory_events = MEMORY_EVENTS, batch = 1024, format = None))]
+    #[pyo3(signature = (files, time_predicate = GENERATED_AT_TIME, spill_dir = None, memory_events = MEMORY_EVENTS, batch = 1024, format = None, reading = None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         files: Vec<(String, String)>,
@@ -64,26 +143,18 @@ impl PyReplayStream {
         memory_events: usize,
         batch: usize,
         format: Option<&str>,
+        reading: Option<PyRef<'_, PyReplayReading>>,
     ) -> PyResult<Self> {
         let (iris, paths): (Vec<String>, Vec<String>) = files.into_iter().unzip();
-        let format = match format {
-            None => None,
-            Some("trig") => Some(Format::TriG),
-            Some("nquads") => Some(Format::NQuads),
-            Some(other) => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown replay format {other:?}: expected trig or nquads"
-                )))
-            }
-        };
-        let options = Options {
-            time_predicate: time_predicate.to_owned(),
-            spill_dir,
-            memory_events,
-            format,
-        };
+        let options = options(time_predicate, spill_dir, memory_events, format)?;
+        let opening = reading.and_then(|r| r.take(&paths, &options));
         let stream = py
-            .detach(|| ReplayStream::open(&paths, &options))
+            .detach(|| match opening {
+                Some(opening) => opening
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                None => ReplayStream::open(&paths, &options),
+            })
             .map_err(value_error)?;
         let notes = stream.notes.clone();
         let modes = stream.modes.clone();
@@ -175,5 +246,6 @@ impl PyReplayStream {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyReplayReading>()?;
     m.add_class::<PyReplayStream>()
 }

@@ -54,7 +54,7 @@ use std::sync::Mutex;
 /// Events held per file at most, by default (the window, and the sorter's run length).
 pub const MEMORY_EVENTS: usize = 10_000;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     pub time_predicate: String,
     /// Where out-of-order files are sorted (default: the system's temporary directory).
