@@ -97,9 +97,46 @@ fn push_fraction(frac: u64, out: &mut String) {
 /// (exact, trailing zeros trimmed), `Z`; the proleptic Gregorian calendar, years of at
 /// least four digits, negative ones with `-` (XSD 1.1: year 0 is 1 BCE).
 pub fn datetime_seconds(ns: i128, out: &mut String) {
-    let (seconds, frac) = (ns.div_euclid(NS), ns.rem_euclid(NS) as u64);
+    // times are below 10^18 s (time.rs), so seconds and days fit 64 bits, where division is
+    // an instruction (128-bit division is a library call); seconds beyond (never a time the
+    // engine keeps) are taken at the 64-bit bound
+    let (seconds, frac) = match i64::try_from(ns) {
+        Ok(ns) => (ns.div_euclid(NS64), ns.rem_euclid(NS64) as u64),
+        Err(_) => {
+            let seconds = ns.div_euclid(NS).clamp(i64::MIN.into(), i64::MAX.into());
+            (seconds as i64, ns.rem_euclid(NS) as u64)
+        }
+    };
     let (days, time) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-    // the civil date of a day count (Howard Hinnant's civil_from_days)
+    let (year, month, day) = civil_from_days(days);
+    if year < 0 {
+        out.push('-');
+    }
+    let year = year.unsigned_abs();
+    if year < 10_000 {
+        push_digits(year, 4, out);
+    } else {
+        push_u64(year, out);
+    }
+    out.push('-');
+    push_digits(month, 2, out);
+    out.push('-');
+    push_digits(day, 2, out);
+    out.push('T');
+    push_digits((time / 3_600) as u64, 2, out);
+    out.push(':');
+    push_digits((time / 60 % 60) as u64, 2, out);
+    out.push(':');
+    push_digits((time % 60) as u64, 2, out);
+    push_fraction(frac, out);
+    out.push('Z');
+}
+
+const NS64: i64 = NS as i64;
+
+/// The civil date (year, month, day) of a count of days since 1970-01-01 in the proleptic
+/// Gregorian calendar (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u64, u64) {
     let z = days + 719_468;
     let (era, doe) = (z.div_euclid(146_097), z.rem_euclid(146_097));
     let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
@@ -107,20 +144,21 @@ pub fn datetime_seconds(ns: i128, out: &mut String) {
     let mp = (5 * doy + 2) / 153;
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i128::from(month <= 2);
-    if year < 0 {
-        out.push('-');
+    (
+        yoe + era * 400 + i64::from(month <= 2),
+        month as u64,
+        day as u64,
+    )
+}
+
+/// `n` in exactly `width` decimal digits (zero-padded; `n` has at most that many).
+fn push_digits(mut n: u64, width: usize, out: &mut String) {
+    let mut digits = [b'0'; 4];
+    for d in digits[..width].iter_mut().rev() {
+        *d = b'0' + (n % 10) as u8;
+        n /= 10;
     }
-    let _ = write!(
-        out,
-        "{:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
-        year.unsigned_abs(),
-        time / 3_600,
-        time / 60 % 60,
-        time % 60
-    );
-    push_fraction(frac, out);
-    out.push('Z');
+    out.push_str(std::str::from_utf8(&digits[..width]).expect("ASCII digits"));
 }
 
 /// A time's lexical form: `datetime_seconds` when `dated`, else `canonical_seconds`.
@@ -328,6 +366,23 @@ mod tests {
         assert_eq!(datetime(-62_167_219_200 * NS), "0000-01-01T00:00:00Z");
         assert_eq!(datetime(-62_198_755_200 * NS), "-0001-01-01T00:00:00Z");
         assert_eq!(datetime(253_402_300_800 * NS), "10000-01-01T00:00:00Z");
+        // the ends of 64-bit nanoseconds, and times far beyond (Python's datetime_text)
+        assert_eq!(
+            datetime(i128::from(i64::MAX)),
+            "2262-04-11T23:47:16.854775807Z"
+        );
+        assert_eq!(
+            datetime(i128::from(i64::MIN) - 1),
+            "1677-09-21T00:12:43.145224191Z"
+        );
+        assert_eq!(
+            datetime(99_999_999_999_999_999 * NS + NS / 2),
+            "3168875820-09-06T09:46:39.5Z"
+        );
+        assert_eq!(
+            datetime(-99_999_999_999_999_999 * NS),
+            "-3168871881-04-27T14:13:21Z"
+        );
     }
 
     #[test]
