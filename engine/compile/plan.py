@@ -17,7 +17,7 @@ from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.nfa import Automaton
 from spaseq.engine.compile.range_keys import StepRange
 
-PLAN_VERSION = 1
+PLAN_VERSION = 2  # 2: no solver, direct_solver, row_slots (nothing read them)
 
 
 @dataclass(frozen=True)
@@ -57,10 +57,6 @@ class GpmPlan:
     variables: tuple[str, ...] = ()                   # COMPILED: the join's row layout
     filters: tuple[A.Expr, ...] = ()                  # COMPILED: top-level FILTER conjuncts
     graph_elements: tuple[A.GraphPattern, ...] = ()   # COMPILED: GRAPH blocks joined with the KB
-    solver: bool = False                        # COMPILED, no KB join, no run functions, shared:
-                                                #   eval is one call of the generated solver
-    direct_solver: bool = False                 # solver, and it binds every local variable: a
-                                                #   step that is this GPM calls it directly
 
 
 @dataclass(frozen=True)
@@ -69,7 +65,6 @@ class RunIndexPlan:
 
     partition_keys: tuple[str, ...] | None      # None: by stream only; (): range key only
     range: StepRange | None                     # sorted by a FILTER comparison (range_keys)
-    row_slots: dict[str, tuple[tuple[int, ...], int | None]]  # per GPM: key (and range) row positions
 
 
 @dataclass(frozen=True)

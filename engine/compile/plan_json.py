@@ -100,9 +100,11 @@ def plan_to_json(p: plan.Plan, indent: int | None = 2) -> str:
 
 
 def plan_from_json(text: str) -> plan.Plan:
-    p = decode(json.loads(text))
-    if not isinstance(p, plan.Plan):
+    raw = json.loads(text)
+    if not isinstance(raw, dict) or raw.get("@type") != "Plan":
         raise ValueError("not a spaseq plan")
-    if p.version != plan.PLAN_VERSION:
-        raise ValueError(f"plan version {p.version}, this spaseq reads version {plan.PLAN_VERSION}")
+    if raw.get("version") != plan.PLAN_VERSION:  # before decoding: fields differ between versions
+        raise ValueError(f"plan version {raw.get('version')}, this spaseq reads version {plan.PLAN_VERSION}")
+    p = decode(raw)
+    assert isinstance(p, plan.Plan)
     return p

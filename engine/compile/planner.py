@@ -63,18 +63,16 @@ def plan_gpm(ev: A.EventPattern, query: A.Query, options: EngineOptions) -> GpmP
                   required=required, cost=len(triples))
     if compiled is None:
         return GpmPlan(path=SPARQL, join_shaped=texts.join_shaped, **common)
-    solver = not compiled.graph_elements and options.share_context_free and not run_aware
     return GpmPlan(
         path=COMPILED, join_shaped=True, join_order=order, variables=compiled.variables,
-        filters=compiled.filters, graph_elements=compiled.graph_elements, solver=solver,
-        direct_solver=solver and set(local_vars) <= set(compiled.variables), **common,
+        filters=compiled.filters, graph_elements=compiled.graph_elements, **common,
     )
 
 
 def _run_index(step: Step, gpms: dict[str, GpmPlan], options: EngineOptions) -> RunIndexPlan:
     rng = _range_key(step, gpms, options)
     keys = _partition_keys(step, gpms, rng, options)
-    return RunIndexPlan(keys, rng, _row_slots(step, gpms, keys, rng))
+    return RunIndexPlan(keys, rng)
 
 
 def _partition_keys(step: Step, gpms: dict[str, GpmPlan], rng: StepRange | None,
@@ -103,25 +101,6 @@ def _range_key(step: Step, gpms: dict[str, GpmPlan], options: EngineOptions) -> 
             return None
         candidates[g] = find_range_key(p.filters, step.bound_before, frozenset(p.variables))
     return step_range(candidates)
-
-
-def _row_slots(step: Step, gpms: dict[str, GpmPlan], keys: tuple[str, ...] | None,
-               rng: StepRange | None) -> dict[str, tuple[tuple[int, ...], int | None]]:
-    """Per GPM of a partitioned step whose compiled join binds every key (and the range
-    variable): the positions of those variables in the join's rows."""
-    out: dict[str, tuple[tuple[int, ...], int | None]] = {}
-    if keys is None:
-        return out
-    for g in step.gpms:
-        p = gpms[g]
-        if p.path != COMPILED:
-            continue
-        names = p.variables
-        rk = rng.by_gpm.get(g) if rng is not None else None
-        wanted = [*keys, rk.event_var] if rk is not None else list(keys)
-        if all(v in names for v in wanted):
-            out[g] = (tuple(names.index(k) for k in keys), names.index(rk.event_var) if rk is not None else None)
-    return out
 
 
 def _probes(steps: tuple[Step, ...], indexes: tuple[RunIndexPlan, ...],

@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The plan format this crate reads (`compile/plan.py`, PLAN_VERSION).
-pub const PLAN_VERSION: usize = 1;
+pub const PLAN_VERSION: usize = 2;
 
 /// The engine's switches (EngineOptions), by name: each optimisation can be turned off.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,8 +87,6 @@ pub struct GpmPlan {
     pub filters: Vec<Expr>,
     /// Top-level GRAPH blocks joined against the knowledge base (kept as plan JSON).
     pub graph_elements: Vec<Value>,
-    pub solver: bool,
-    pub direct_solver: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -113,8 +111,6 @@ pub struct StepRange {
 pub struct RunIndex {
     pub partition_keys: Option<Vec<String>>,
     pub range: Option<StepRange>,
-    /// Per GPM: positions of the keys in its join rows, and of the range variable.
-    pub row_slots: BTreeMap<String, (Vec<usize>, Option<usize>)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -371,8 +367,6 @@ fn read_gpm(at: &At<'_>) -> Result<GpmPlan> {
             .iter()
             .map(|g| g.value.clone())
             .collect(),
-        solver: at.get("solver")?.bool()?,
-        direct_solver: at.get("direct_solver")?.bool()?,
     })
 }
 
@@ -380,24 +374,6 @@ fn read_run_index(at: &At<'_>) -> Result<RunIndex> {
     at.typed("RunIndexPlan")?;
     let keys = at.get("partition_keys")?;
     let range = at.get("range")?;
-    let mut row_slots = BTreeMap::new();
-    for (gpm, slots) in at.get("row_slots")?.entries()? {
-        let parts = slots.items()?;
-        if parts.len() != 2 {
-            return slots.error("expected [key positions, range position or null]");
-        }
-        let keys = parts[0]
-            .items()?
-            .iter()
-            .map(At::usize)
-            .collect::<Result<_>>()?;
-        let range_at = if parts[1].is_null() {
-            None
-        } else {
-            Some(parts[1].usize()?)
-        };
-        row_slots.insert(gpm.to_owned(), (keys, range_at));
-    }
     Ok(RunIndex {
         partition_keys: if keys.is_null() {
             None
@@ -409,7 +385,6 @@ fn read_run_index(at: &At<'_>) -> Result<RunIndex> {
         } else {
             Some(read_range(&range)?)
         },
-        row_slots,
     })
 }
 

@@ -28,7 +28,6 @@ pub fn summary(plan: &Plan) -> Value {
                     "run_var": r.run_var,
                     "by_gpm": r.by_gpm.iter().map(|(g, k)| (g.clone(), json!([k.event_var, k.below, k.scale, k.offset]))).collect::<serde_json::Map<_, _>>(),
                 })),
-                "row_slots": ix.row_slots.iter().map(|(g, (keys, at))| (g.clone(), json!([keys, at]))).collect::<serde_json::Map<_, _>>(),
             })
         })
         .collect();
@@ -49,7 +48,6 @@ pub fn summary(plan: &Plan) -> Value {
                     "filter_variables": filter_vars,
                     "graph_elements": g.graph_elements.len(),
                     "required": g.required,
-                    "direct_solver": g.direct_solver,
                 }),
             )
         })
