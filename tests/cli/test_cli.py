@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from rdflib import Literal as RdfLiteral
 from rdflib import URIRef, Variable
 from rdflib.query import Result
+
+from tests.cli.started import ok, started, user_error
 
 ROOT = Path(__file__).resolve().parents[2]
 KLEENE = ROOT / "fixtures" / "original" / "kleeneplus"
@@ -140,46 +138,10 @@ RUNS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _run(cwd: Path, args: tuple[str, ...]) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "spaseq.engine.cli", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120,
-    )
-
-
-class Cli:
-    """The started invocations: ``cli(key)`` waits for one and returns its CompletedProcess."""
-
-    def __init__(self, work: Path, futures: dict[str, Future]) -> None:
-        self.work = work
-        self._futures = futures
-
-    def __call__(self, key: str) -> subprocess.CompletedProcess:
-        return self._futures[key].result()
-
-
 @pytest.fixture(scope="module")
 def cli(tmp_path_factory):
-    work = tmp_path_factory.mktemp("cli")
-    for name, text in FILES.items():
-        (work / name).write_text(text, encoding="utf-8")
-    pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
-    try:
-        yield Cli(work, {key: pool.submit(_run, work, args) for key, args in RUNS.items()})
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def user_error(proc: subprocess.CompletedProcess) -> str:
-    """Assert a clean user error (status 2, no traceback); return stderr."""
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr
-    return proc.stderr
-
-
-def ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
-    assert proc.returncode == 0, (proc.returncode, proc.stderr)
-    return proc
+    with started(tmp_path_factory.mktemp("cli"), FILES, {k: (a, None) for k, a in RUNS.items()}) as runs:
+        yield runs
 
 
 def jsonl(text: str) -> list[dict]:

@@ -14,15 +14,14 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
 import spaseq.engine
+from tests.cli.started import ok, spaseq_command, started, user_error
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = "http://ex.org/"
@@ -106,47 +105,12 @@ RUNS: dict[str, tuple[tuple[str, ...], str | None]] = {
 }
 
 
-def _command(args: tuple[str, ...]) -> list[str]:
-    return [sys.executable, "-m", "spaseq.engine.cli", *args]
-
-
-def _run(cwd: Path, args: tuple[str, ...], stdin: str | None) -> subprocess.CompletedProcess:
-    with open(cwd / stdin, "rb") if stdin else open(os.devnull, "rb") as source:
-        return subprocess.run(_command(args), cwd=cwd, stdin=source, capture_output=True,
-                              text=True, timeout=120)
-
-
-class Runs:
-    def __init__(self, work: Path, futures: dict[str, Future]) -> None:
-        self.work = work
-        self._futures = futures
-
-    def __call__(self, key: str) -> subprocess.CompletedProcess:
-        return self._futures[key].result()
-
-
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     work = tmp_path_factory.mktemp("ops")
-    for name, text in FILES.items():
-        (work / name).write_text(text, encoding="utf-8")
     (work / "adir").mkdir()
-    pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
-    try:
-        yield Runs(work, {k: pool.submit(_run, work, a, i) for k, (a, i) in RUNS.items()})
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
-    assert proc.returncode == 0, (proc.returncode, proc.stderr)
-    return proc
-
-
-def user_error(proc: subprocess.CompletedProcess) -> str:
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr
-    return proc.stderr
+    with started(work, FILES, RUNS) as runs:
+        yield runs
 
 
 class Terminal:
@@ -197,7 +161,7 @@ def on_terminal(cwd: Path, args: tuple[str, ...], stdin: str | None = None,
     terminal = Terminal()
     try:
         with open(cwd / stdin, "rb") if stdin else open(os.devnull, "rb") as source:
-            proc = subprocess.Popen(_command(args), cwd=cwd, stdin=source, stdout=subprocess.PIPE,
+            proc = subprocess.Popen(spaseq_command(args), cwd=cwd, stdin=source, stdout=subprocess.PIPE,
                                     stderr=terminal.slave)
         out, _ = proc.communicate(timeout=120)
     finally:
@@ -265,7 +229,7 @@ def test_ctrl_c_ends_a_live_run_quietly(runs):
     """SIGINT while reading a live stream that never ends: status 130, the line cleared, no
     traceback."""
     terminal = Terminal()
-    proc = subprocess.Popen(_command(("run", "q.rq", "--stream", "S1=-", "--format", "jsonl")),
+    proc = subprocess.Popen(spaseq_command(("run", "q.rq", "--stream", "S1=-", "--format", "jsonl")),
                             cwd=runs.work, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=terminal.slave)
     try:
