@@ -109,25 +109,25 @@ pub fn datetime_seconds(ns: i128, out: &mut String) {
     };
     let (days, time) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
     let (year, month, day) = civil_from_days(days);
+    // `-YYYY` (more digits when needed), then `-MM-DDThh:mm:ss` filled in place
     if year < 0 {
         out.push('-');
     }
     let year = year.unsigned_abs();
     if year < 10_000 {
-        push_digits(year, 4, out);
+        let mut text = *b"0000";
+        fill_digits(year, &mut text);
+        out.push_str(std::str::from_utf8(&text).expect("ASCII digits"));
     } else {
         push_u64(year, out);
     }
-    out.push('-');
-    push_digits(month, 2, out);
-    out.push('-');
-    push_digits(day, 2, out);
-    out.push('T');
-    push_digits((time / 3_600) as u64, 2, out);
-    out.push(':');
-    push_digits((time / 60 % 60) as u64, 2, out);
-    out.push(':');
-    push_digits((time % 60) as u64, 2, out);
+    let mut text = *b"-MM-DDThh:mm:ss";
+    fill_digits(month, &mut text[1..3]);
+    fill_digits(day, &mut text[4..6]);
+    fill_digits((time / 3_600) as u64, &mut text[7..9]);
+    fill_digits((time / 60 % 60) as u64, &mut text[10..12]);
+    fill_digits((time % 60) as u64, &mut text[13..15]);
+    out.push_str(std::str::from_utf8(&text).expect("ASCII digits"));
     push_fraction(frac, out);
     out.push('Z');
 }
@@ -151,14 +151,12 @@ fn civil_from_days(days: i64) -> (i64, u64, u64) {
     )
 }
 
-/// `n` in exactly `width` decimal digits (zero-padded; `n` has at most that many).
-fn push_digits(mut n: u64, width: usize, out: &mut String) {
-    let mut digits = [b'0'; 4];
-    for d in digits[..width].iter_mut().rev() {
+/// `n` as the decimal digits filling `digits` (zero-padded; `n` has at most that many).
+fn fill_digits(mut n: u64, digits: &mut [u8]) {
+    for d in digits.iter_mut().rev() {
         *d = b'0' + (n % 10) as u8;
         n /= 10;
     }
-    out.push_str(std::str::from_utf8(&digits[..width]).expect("ASCII digits"));
 }
 
 /// A time's lexical form: `datetime_seconds` when `dated`, else `canonical_seconds`.
