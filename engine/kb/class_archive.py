@@ -125,6 +125,8 @@ def install(recorded: Path, key: ArchiveKey) -> Path:
     beside it: until then ``ready_archive`` does not hand it out."""
     final = archive_path(key)
     meta = _meta_path(final)
+    with open(recorded, "rb") as handle:  # on disk before its size is vouched for
+        os.fsync(handle.fileno())
     meta.unlink(missing_ok=True)  # a reader never pairs the new archive with the old size
     os.replace(recorded, final)
     tmp_meta = recorded.with_suffix(".json.tmp")
