@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 SG     := fixtures/smartgrid
 SGKB   := build/smartgrid-kb
 
-.PHONY: run test lint lint-rust test-rust docs bench bench-quick check-java check-rust browser clean
+.PHONY: run test lint lint-rust test-rust docs bench bench-quick check-java check-rust kb-prepare browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,12 +35,19 @@ check-java:
 	  echo "note: Java is not installed; the Spark knowledge-base jobs will need it:"; \
 	  echo "      apt-get install -y openjdk-17-jre-headless"; }
 
+# the class archive small Spark jobs start from (spaseq kb prepare: recorded once per JDK and
+# PySpark, ~30 s; instant when there); without Java or if recording fails, the jobs start slower
+kb-prepare: $(STAMP)
+	@if command -v java >/dev/null 2>&1 || [ -n "$$JAVA_HOME" ]; then \
+	  $(BIN)/spaseq kb prepare || echo "note: no class archive: the Spark jobs will start slower"; \
+	else echo "note: no Java: the class archive for the Spark jobs is not recorded"; fi
+
 # the example's knowledge base, loaded by the Spark job into an embedded store (reused when
 # kb.nt has not changed since)
 $(SGKB)/CURRENT: $(SG)/kb.nt | $(STAMP)
 	$(BIN)/spaseq kb load $(SG)/kb.nt --store $(SGKB) --graph http://smartgrid.org/db
 
-run: $(STAMP) check-java $(SGKB)/CURRENT
+run: $(STAMP) check-java kb-prepare $(SGKB)/CURRENT
 	$(BIN)/spaseq run $(SG)/query.rq \
 	  --stream S1=$(SG)/power.trig --stream S2=$(SG)/weather.trig --stream S3=$(SG)/storage.trig \
 	  --kb-store $(SGKB) --format table
@@ -81,7 +88,7 @@ browser:
 docs: $(STAMP)
 	$(BIN)/python docs/api_reference.py build/docs
 
-test: $(STAMP) check-java browser lint test-rust docs
+test: $(STAMP) check-java kb-prepare browser lint test-rust docs
 	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest
 
 clean:

@@ -61,6 +61,11 @@ def add_kb_parser(sub: argparse._SubParsersAction) -> None:
     query.add_argument("--store", required=True, metavar="DIR")
     query.add_argument("query", metavar="QUERY", help="SPARQL text, or a file holding it")
     query.add_argument("--format", choices=("table", "json", "csv", "tsv"), default="table")
+    prepare = ksub.add_parser("prepare", help="record the class archive that lets small load and refresh "
+                                              "jobs start Spark quicker (once per JDK and PySpark; "
+                                              "make run/test do it)")
+    prepare.add_argument("--force", action="store_true", help="record it again even if it is there")
+    prepare.add_argument("--json", action="store_true")
 
 
 def run_kb(args: argparse.Namespace, out: IO[str] | None = None) -> int:
@@ -70,6 +75,8 @@ def run_kb(args: argparse.Namespace, out: IO[str] | None = None) -> int:
         return _job(args, out)
     if args.kb_command == "info":
         return _info(args, out)
+    if args.kb_command == "prepare":
+        return _prepare(args, out)
     return _query(args, out)
 
 
@@ -152,6 +159,20 @@ def store_info(path: str) -> dict:
             "for_query": meta.get("for_query"),
         })
     return {"store": str(layout.root), "current": current, "versions": versions}
+
+
+def _prepare(args: argparse.Namespace, out: IO[str]) -> int:
+    from spaseq.engine.kb.prepare_job import prepare
+
+    done = prepare(force=args.force)
+    if args.json:
+        print(json.dumps({"archive": str(done.path), "recorded": done.recorded, "megabytes": round(done.megabytes, 1),
+                          "seconds": round(done.seconds, 1)}, sort_keys=True), file=out)
+    elif done.recorded:
+        print(f"class archive recorded in {done.seconds:.0f} s: {done.path} ({done.megabytes:.0f} MB)", file=out)
+    else:
+        print(f"class archive ready: {done.path} ({done.megabytes:.0f} MB)", file=out)
+    return 0
 
 
 def _info(args: argparse.Namespace, out: IO[str]) -> int:

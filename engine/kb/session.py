@@ -1,8 +1,9 @@
 """The one SparkSession builder of the KB jobs: ``local[*]`` unless ``--master`` says
 otherwise, ``--conf k=v`` pairs, a local session tuned for quick small jobs (no UI, shuffles
-sized to the input, a quick-starting JVM for small inputs) and a quiet driver JVM
-(log4j2.properties; jvm_output drops its start-up lines). Importing this module does not
-import PySpark: ``require_pyspark`` says how to get it."""
+sized to the input, a quick-starting JVM mapping the class archive of class_archive when there
+is one, no code generation for small inputs) and a quiet driver JVM (log4j2.properties;
+jvm_output drops its start-up lines). Importing this module does not import PySpark:
+``require_pyspark`` says how to get it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from importlib import resources
 
 from spaseq.engine.errors import UsageError
+from spaseq.engine.kb import class_archive
 
 DEFAULT_MASTER = "local[*]"
 #: How to install PySpark, which the KB jobs need and nothing else does (pyproject's extra).
@@ -23,8 +25,17 @@ BYTES_PER_PARTITION = 64 << 20
 #: Below this input size a local job's time goes mostly into starting the JVM and planning.
 SMALL_INPUT_BYTES = 256 << 20
 #: ...so the driver JVM compiles with C1 only: C2's compile time pays off on long runs only
-#: (this alone takes 40% off the CPU time of a small load).
-SMALL_INPUT_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+#: (this alone takes 40% off the CPU time of a small load), and uses the serial collector (G1's
+#: concurrent threads cost more than they save on a heap this small). The class archive is
+#: recorded with these options and keyed by them.
+SMALL_INPUT_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+#: ...and Spark interprets its expressions instead of generating and compiling Java for them
+#: (Janino's compile time, for a few rows; its classes cannot be archived: a signed jar).
+SMALL_INPUT_CONF = {
+    "spark.sql.adaptive.enabled": "false",  # re-planning each stage costs more than it saves
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
 
 
 def require_pyspark() -> None:
@@ -73,7 +84,18 @@ def small_input(input_bytes: int | None) -> bool:
     return input_bytes is not None and input_bytes < SMALL_INPUT_BYTES
 
 
-def session_conf(master: str, conf: dict[str, str], input_bytes: int | None, app: str) -> dict[str, str]:
+def small_input_java_options(record_archive: str | None = None) -> str:
+    """The driver JVM options of a small local job: ``SMALL_INPUT_JAVA_OPTIONS``, then either
+    recording the class archive to ``record_archive`` (prepare_job) or mapping the installed
+    one, if there is one for this JDK and PySpark."""
+    if record_archive is not None:
+        return f"{SMALL_INPUT_JAVA_OPTIONS} {class_archive.record_options(record_archive)}"
+    archive = class_archive.ready_archive(SMALL_INPUT_JAVA_OPTIONS)
+    return SMALL_INPUT_JAVA_OPTIONS + (f" {class_archive.use_options(archive)}" if archive else "")
+
+
+def session_conf(master: str, conf: dict[str, str], input_bytes: int | None, app: str,
+                 record_archive: str | None = None) -> dict[str, str]:
     """Every setting of the session: spaseq's (quiet, no UI, no console progress bar, small
     shuffles when local, a quick start for small inputs), then the user's ``--conf`` pairs,
     which win."""
@@ -92,8 +114,8 @@ def session_conf(master: str, conf: dict[str, str], input_bytes: int | None, app
         out["spark.sql.shuffle.partitions"] = partitions
         out["spark.default.parallelism"] = partitions
         if small_input(input_bytes):
-            out["spark.driver.extraJavaOptions"] += " " + SMALL_INPUT_JAVA_OPTIONS
-            out["spark.sql.adaptive.enabled"] = "false"  # re-planning each stage costs more than it saves
+            out["spark.driver.extraJavaOptions"] += " " + small_input_java_options(record_archive)
+            out.update(SMALL_INPUT_CONF)
     merged = {**out, **conf}
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
         if key in conf:  # the user's options come after (and so win over) spaseq's
@@ -102,8 +124,9 @@ def session_conf(master: str, conf: dict[str, str], input_bytes: int | None, app
 
 
 def spark_session(master: str | None = None, conf: dict[str, str] | None = None,
-                  input_bytes: int | None = None, app: str = "spaseq-kb"):
-    """Get or create the SparkSession the jobs run in (its driver JVM started quiet)."""
+                  input_bytes: int | None = None, app: str = "spaseq-kb", record_archive: str | None = None):
+    """Get or create the SparkSession the jobs run in (its driver JVM started quiet;
+    ``record_archive``: see ``small_input_java_options``)."""
     require_pyspark()
     require_java()
     from pyspark import SparkConf
@@ -114,7 +137,7 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None,
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    spark_conf = SparkConf().setAll(list(session_conf(master, conf or {}, input_bytes, app).items()))
+    spark_conf = SparkConf().setAll(list(session_conf(master, conf or {}, input_bytes, app, record_archive).items()))
     _start_driver(spark_conf)
     return SparkSession.builder.config(conf=spark_conf).getOrCreate()
 
