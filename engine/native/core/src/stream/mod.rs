@@ -37,6 +37,7 @@
 //! - `prefetch`: the merged stream read ahead on a thread.
 
 pub mod file;
+pub mod live;
 pub mod prefetch;
 pub mod spill;
 
