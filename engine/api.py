@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from time import monotonic
-from typing import cast
+from typing import TypeVar, cast
 
 import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
@@ -64,6 +64,8 @@ from spaseq.engine.values.timestamps import (
 )
 
 log = logging.getLogger(__name__)
+
+_Input = TypeVar("_Input", bound=tuple[str, ...])  # a run's input: (stream IRI, path, ...)
 
 __all__ = ["Engine", "EngineOptions", "EventSyntaxError", "LateEventError", "QueryHandle", "SnapshotError",
            "UnreadStreamError"]
@@ -604,7 +606,7 @@ class Engine:
     #: long (at most ``batch`` events), so progress is seen even on slow queries.
     PROGRESS_BATCH_SECONDS = 0.1
 
-    def _one_query_inputs(self, method: str, inputs: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    def _one_query_inputs(self, method: str, inputs: list[_Input]) -> list[_Input]:
         """The inputs ((stream IRI, path, ...)) of a native run of the one registered query:
         UsageError for composed queries, UnreadStreamError for a stream it does not read
         (dropped, not read at all, with ``drop_unread``)."""
@@ -629,7 +631,7 @@ class Engine:
         ``progress(events, clock)`` is called after each batch of events that had arrived."""
         from spaseq.engine._native import LiveStream
 
-        sources = self._one_query_inputs("run_live", sources)  # type: ignore[assignment]
+        sources = self._one_query_inputs("run_live", sources)
         labels = ["<stdin>" if path == "-" else path for _, path, _ in sources]
         try:
             stream = (LiveStream(sources, time_predicate) if time_predicate else LiveStream(sources))
@@ -655,9 +657,9 @@ class Engine:
             if progress is not None:
                 progress(self._seq, self._clock)
             if late is not None:
-                iri, time, clock = late
-                raise LateEventError(f"event at {native.seconds(time):g} on <{iri}> is earlier than "
-                                     f"{native.seconds(clock):g}, already processed on this query's "
+                iri, at_ns, clock_ns = late
+                raise LateEventError(f"event at {native.seconds(at_ns):g} on <{iri}> is earlier than "
+                                     f"{native.seconds(clock_ns):g}, already processed on this query's "
                                      "streams (late event)")
             if ended:
                 error = located_error(message, labels) if message is not None else None
