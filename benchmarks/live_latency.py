@@ -63,7 +63,7 @@ def _seconds(stamp_line: str) -> float:
 def _percentiles(values: list[float]) -> dict[str, float | None]:
     if not values:
         return {"p50": None, "p99": None, "max": None}
-    pct = statistics.quantiles(values, n=100) if len(values) >= 2 else values * 99
+    pct = statistics.quantiles(values, n=100, method="inclusive") if len(values) >= 2 else values * 99
     return {"p50": round(pct[49], 3), "p99": round(pct[98], 3), "max": round(max(values), 3)}
 
 
