@@ -354,3 +354,18 @@ def test_many_live_events(tmp_path: Path, fmt: str) -> None:
     lines = out.splitlines()
     assert len(lines) == n - 1
     assert json.loads(lines[-1])["bindings"]["b"]["value"] == str(n)
+
+
+def test_composed_queries_read_live_input_as_a_replay_file() -> None:
+    """``--with`` over stdin (the native reader's events pushed as Python events) writes what
+    the same data written as a replay file gives."""
+    comp = Path(__file__).resolve().parents[2] / "fixtures" / "composition"
+    base = [sys.executable, "-m", "spaseq.engine.cli", "run", str(comp / "repeated.rq"),
+            "--with", f"{comp / 'alerts.rq'}=http://ex.org/alerts", "--format", "jsonl"]
+    live = subprocess.run([*base, "--stream", "http://ex.org/readings=-", "--input-format", "trig"],
+                          input=(comp / "readings.trig").read_text(), capture_output=True, text=True,
+                          timeout=60)
+    replay = subprocess.run([*base, "--stream", f"http://ex.org/readings={comp / 'readings.trig'}"],
+                            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert live.returncode == replay.returncode == 0, live.stderr + replay.stderr
+    assert live.stdout == replay.stdout != ""
