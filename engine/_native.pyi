@@ -76,6 +76,30 @@ class ReplayStream:
     def spilled_runs(self) -> int:
         """Sorted runs written to disk for out-of-order files."""
 
+LiveEvent = tuple[str, int, int, str, list[tuple[str, str, str]], bool, str]
+
+class LiveStream:
+    """Live sources (native core ``stream/live.rs``), each read on a thread of its own, their
+    events merged in the order they complete and numbered so (``seq`` from 1). ``sources``:
+    ``(stream_iri, path or "-" for stdin, "trig" or "nquads")``. Iterating yields batches of
+    the events that have arrived ``(stream_iri, seq, time_ns, graph, [(s, p, o)], dated,
+    origin)``, terms in N-Triples, waiting (the GIL released) for the first only; after every
+    source ended, the first source error as ValueError ``FILE:LINE:COLUMN: message``.
+    ValueError at once for a bad time predicate or format."""
+
+    def __init__(self, sources: list[tuple[str, str, str]], time_predicate: str = ..., batch: int = ...) -> None: ...
+    def __iter__(self) -> LiveStream: ...
+    def __next__(self) -> list[LiveEvent]: ...
+
+class LiveReader:
+    """The live rules for one source, fed a line at a time: ``read(line)`` and ``finish()`` (the
+    end of input) each return the events complete after it and the error that ended the
+    reading (``LABEL:LINE:COLUMN: message``) or None."""
+
+    def __init__(self, stream: str, label: str, format: str, time_predicate: str = ...) -> None: ...
+    def read(self, line: str) -> tuple[list[LiveEvent], str | None]: ...
+    def finish(self) -> tuple[list[LiveEvent], str | None]: ...
+
 Pairs = list[tuple[str, int]]
 
 class NativeMatch:
@@ -124,6 +148,12 @@ class NativeEngine:
     def feed(self, stream: ReplayStream, max: int) -> tuple[int, int | None, bool, str | None]:
         """Feed up to ``max`` events of a replay stream to the queries: (events fed, last time
         ns, ended, the stream's error text)."""
+    def feed_live(self, stream: LiveStream, max: int, wait: float, drop_late: bool) -> tuple[
+            int, int | None, bool, str | None, int, tuple[str, int, int] | None]:
+        """Feed the events of a live stream as they arrive: waits up to ``wait`` s for the first,
+        then takes those already there (at most ``max``): (events fed, last time ns, ended, the
+        first source error's text, late events dropped, the late event that stopped it as
+        (stream, time ns, query clock ns))."""
     def event_parts(self, uid: int) -> tuple[str, int, bool, int, tuple[str, str, str | None, str | None] | None, list[int]] | None:
         """(stream, time ns, dated, seq, graph name's parts, triples as ids), or None."""
     def forget(self) -> list[int]:

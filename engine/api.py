@@ -26,7 +26,6 @@ import dataclasses
 import itertools
 import logging
 import os
-import re
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -34,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from time import monotonic
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
@@ -44,7 +43,7 @@ from spaseq.engine.compile.plan import EngineOptions, Plan
 from spaseq.engine.compile.plan_json import plan_from_json, plan_to_json
 from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.composition import Composer, Composition
-from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
+from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError, located_error
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
 from spaseq.engine.io.replay import syntax_error_location
@@ -68,6 +67,8 @@ if TYPE_CHECKING:
     from spaseq.engine._native import ReplayReading
 
 log = logging.getLogger(__name__)
+
+_Input = TypeVar("_Input", bound=tuple[str, ...])  # a run's input: (stream IRI, path, ...)
 
 __all__ = ["Engine", "EngineOptions", "EventSyntaxError", "LateEventError", "QueryHandle", "SnapshotError",
            "UnreadStreamError"]
@@ -568,18 +569,12 @@ class Engine:
         same paths and options; the command line starts it before it loads the engine)."""
         from spaseq.engine._native import ReplayStream
 
-        if len(self.handles) != 1 or self._composer.gates:
-            raise UsageError("run_replay runs one query; composed queries take run()")
-        unread = [(s, p) for s, p in files if s not in self._read]
-        if unread and not self.drop_unread:
-            raise UnreadStreamError(f"the query does not read the stream <{unread[0][0]}> "
-                                    f"of {unread[0][1]}")
-        files = [f for f in files if f not in unread]  # drop_unread: not read at all
+        files = self._one_query_inputs("run_replay", files)
         try:
             stream = (ReplayStream(files, time_predicate, format=format, reading=reading) if time_predicate
                       else ReplayStream(files, format=format, reading=reading))
         except ValueError as exc:
-            return _stream_error(str(exc), [p for _, p in files])
+            return located_error(str(exc), [p for _, p in files])
         for note in stream.notes:
             log.info("%s", note)
         if self._native is None:
@@ -608,7 +603,7 @@ class Engine:
                 if fed == size and took > 0:  # the next batch sized to take about the target
                     size = max(64, min(batch, int(size * self.PROGRESS_BATCH_SECONDS / took)))
             if ended:
-                error = _stream_error(message, [p for _, p in files]) if message is not None else None
+                error = located_error(message, [p for _, p in files]) if message is not None else None
                 break
         self._end(error)
         return error
@@ -616,6 +611,71 @@ class Engine:
     #: With a ``progress`` callback, ``run_replay``'s batches are sized to take about this
     #: long (at most ``batch`` events), so progress is seen even on slow queries.
     PROGRESS_BATCH_SECONDS = 0.1
+
+    def _one_query_inputs(self, method: str, inputs: list[_Input]) -> list[_Input]:
+        """The inputs ((stream IRI, path, ...)) of a native run of the one registered query:
+        UsageError for composed queries, UnreadStreamError for a stream it does not read
+        (dropped, not read at all, with ``drop_unread``)."""
+        if len(self.handles) != 1 or self._composer.gates:
+            raise UsageError(f"{method} runs one query; composed queries take run()")
+        unread = [i for i in inputs if i[0] not in self._read]
+        if unread and not self.drop_unread:
+            raise UnreadStreamError(f"the query does not read the stream <{unread[0][0]}> "
+                                    f"of {unread[0][1]}")
+        return [i for i in inputs if i not in unread]
+
+    def run_live(self, sources: list[tuple[str, str, str]], time_predicate: str | None = None,
+                 batch: int = 1024, progress: Callable[[int, Decimal], None] | None = None) -> SpaseqError | None:
+        """Run live sources (``(stream IRI, path or '-' for stdin, 'trig' or 'nquads')``) to
+        their end: each read natively on a thread of its own (``_native.LiveStream``), events
+        merged in the order they complete (decision 46) and fed to the native runtime the
+        moment they arrive, without a Python object per event; the matches an event completes
+        are released (written, and flushed by the native writers) before the next wait. A
+        late event (earlier than what the query has processed on its streams) raises
+        ``LateEventError``, or with ``drop_late`` is dropped and counted. As ``run_replay``
+        otherwise (the first source error returned after every source ended, one query).
+        ``progress(events, clock)`` is called after each batch of events that had arrived."""
+        from spaseq.engine._native import LiveStream
+
+        sources = self._one_query_inputs("run_live", sources)
+        labels = ["<stdin>" if path == "-" else path for _, path, _ in sources]
+        try:
+            stream = (LiveStream(sources, time_predicate) if time_predicate else LiveStream(sources))
+        except ValueError as exc:
+            return located_error(str(exc), labels)
+        if self._native is None:
+            self._native = NativeSession()
+        error = None
+        while True:
+            self._poll_kb()
+            self._maybe_compact()
+            native, runtime = self._native, self.handles[0].runtime
+            fed, last, ended, message, dropped, late = native.engine.feed_live(
+                stream, batch, self.LIVE_WAIT_SECONDS, self.drop_late)
+            self._seq += fed + dropped
+            self.dropped_late += dropped
+            runtime.drain()
+            if last is not None:
+                clock = native.seconds(last)
+                self._clock = max(self._clock, clock)
+                self.graphs.release(clock)
+            native.forget()
+            if progress is not None:
+                progress(self._seq, self._clock)
+            if late is not None:
+                iri, at_ns, clock_ns = late
+                raise LateEventError(f"event at {native.seconds(at_ns):g} on <{iri}> is earlier than "
+                                     f"{native.seconds(clock_ns):g}, already processed on this query's "
+                                     "streams (late event)")
+            if ended:
+                error = located_error(message, labels) if message is not None else None
+                break
+        self._end(error)
+        return error
+
+    #: ``run_live`` waits this long at most for an event before it looks at the KB store's
+    #: version and reports progress again.
+    LIVE_WAIT_SECONDS = 1.0
 
 
 def _event_state(event: Event) -> dict:
@@ -636,17 +696,6 @@ def _event_of(state: dict, term: Callable[[str], Term]) -> Event:
     name = term(state["name"]) if state["name"] is not None else None
     return Event(state["stream"], Decimal(state["time"]), triples, state["seq"], name,  # type: ignore[arg-type]
                  state["origin"], state.get("dated", False))
-
-
-def _stream_error(message: str, paths: Iterable[str]) -> StreamError:
-    """A native reader's ``PATH[:LINE[:COLUMN]]: message`` (PATH one of ``paths``) as the
-    error it stands for, located."""
-    for path in paths:
-        m = re.match(r"(?s):(?:(\d+):)?(?:(\d+):)? (.*)$", message[len(path):])
-        if message.startswith(path) and m is not None:
-            line, column = (int(x) if x else None for x in m.group(1, 2))
-            return StreamError(m[3], Location(path, line, column))
-    return StreamError(message)
 
 
 def _triples(graph: object, format: str) -> tuple[Triple, ...]:

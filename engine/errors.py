@@ -6,6 +6,8 @@ carry a traceback to the user.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -54,3 +56,14 @@ class KnowledgeBaseError(SpaseqError):
 
 class UsageError(SpaseqError):
     """A command-line mistake (unknown stream name, missing file, bad option value)."""
+
+
+def located_error(message: str, paths: Iterable[str]) -> StreamError:
+    """A native reader's ``PATH[:LINE[:COLUMN]]: message`` (PATH one of ``paths``) as the
+    error it stands for, located."""
+    for path in paths:
+        m = re.match(r"(?s):(?:(\d+):)?(?:(\d+):)? (.*)$", message[len(path):])
+        if message.startswith(path) and m is not None:
+            line, column = (int(x) if x else None for x in m.group(1, 2))
+            return StreamError(m[3], Location(path, line, column))
+    return StreamError(message)

@@ -14,10 +14,8 @@ import argparse
 import contextlib
 import logging
 import os
-import queue
 import stat
 import sys
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -324,8 +322,10 @@ def _is_live(path: str) -> bool:
 
 def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]],
               inputs: A.Query) -> int:
-    """Push events from live sources as they complete; write each match immediately."""
-    from spaseq.engine.io.live import LiveReader
+    """Push events from live sources as they complete; write each match immediately. Read
+    natively (decision 46); one query runs on the native runtime whole (``Engine.run_live``),
+    composed ones take the events as Python ``Event``s (``io.live``)."""
+    from spaseq.engine.io.live import live_events
     from spaseq.engine.io.replay import PROV_GENERATED_AT
 
     if args.stream_file:
@@ -341,46 +341,17 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
     if sum(1 for _, path, _ in sources if path == "-") > 1:
         raise UsageError("only one stream can read standard input")
     kb = _load_kb(args, query)
-    events: queue.Queue = queue.Queue()
-
-    def read(iri: str, path: str, fmt: str) -> None:
-        try:
-            handle = sys.stdin if path == "-" else open(path, encoding="utf-8")
-            with contextlib.ExitStack() as stack:
-                if path != "-":
-                    stack.enter_context(handle)
-                label = "<stdin>" if path == "-" else path
-                reader = LiveReader(handle, iri, label, fmt, args.time_predicate or PROV_GENERATED_AT)
-                for event in reader.events():
-                    events.put(event)
-        except SpaseqError as exc:
-            events.put(exc)
-        finally:
-            events.put(None)
-
-    def arrivals() -> Iterator[Event | SpaseqError]:
-        """Events (numbered in arrival order) and read errors, until every source has ended."""
-        open_sources = len(threads)
-        seq = 0
-        while open_sources:
-            item = events.get()
-            if item is None:
-                open_sources -= 1
-            elif isinstance(item, SpaseqError):
-                yield item
-            else:
-                seq += 1
-                yield replace(item, seq=seq)
-
-    threads = [threading.Thread(target=read, args=src, daemon=True) for src in sources]
-    for t in threads:
-        t.start()
+    predicate = args.time_predicate or PROV_GENERATED_AT
     with _open_output(args.output) as out:
         writer, write = _sink(args, query, out, _why_not_native_run(args, withs))
         writer.start()
         engine = _engine(args, query, withs, kb, write, drop_late=args.drop_late, writer=writer)
         with _watch(args, _probe(engine, args), engine) as progress:
-            error = engine.run(arrivals() if progress is None else progress.events(arrivals(), _event_time))
+            if withs:
+                arrivals = live_events(sources, predicate)
+                error = engine.run(arrivals if progress is None else progress.events(arrivals, _event_time))
+            else:
+                error = engine.run_live(sources, predicate, progress=None if progress is None else progress.tick)
         writer.finish()
     if engine.dropped_late:
         log.info("dropped %d late event(s)", engine.dropped_late)

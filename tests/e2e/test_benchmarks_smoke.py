@@ -23,6 +23,7 @@ workloads = importlib.import_module("benchmarks.workloads")
 baselines = importlib.import_module("benchmarks.baselines")
 measure = importlib.import_module("benchmarks.measure")
 runner = importlib.import_module("benchmarks.runner")
+live_latency = importlib.import_module("benchmarks.live_latency")
 
 from spaseq.engine.io.replay import read_replay  # noqa: E402
 from spaseq.engine.language.query import parse_query  # noqa: E402
@@ -197,3 +198,14 @@ def test_runner_reports_pyflink_na_without_pyflink(tmp_path: Path, monkeypatch: 
     rows = {row["workload"]: row for row in report["runs"]}
     assert rows["vshape-any"]["status"] == "n/a" and "pip install .[bench-peers]" in rows["vshape-any"]["reason"]
     assert rows["traffic"]["status"] == "n/a" and "vshape-any only" in rows["traffic"]["reason"]
+
+
+def test_live_latency_measures_every_match(data_dir: Path, tmp_path: Path) -> None:
+    """A real ``spaseq run`` fed on its stdin at a fixed rate: every match is timed against the
+    event that completed it, and the JSON report is written."""
+    out = tmp_path / "live.json"
+    assert live_latency.main(["--events", str(TINY), "--rates", "2000", "--startup", "0.5",
+                              "--data-dir", str(data_dir), "--out", str(out)]) == 0
+    (run,) = json.loads(out.read_text(encoding="utf-8"))["runs"]
+    assert run["events"] == TINY and run["matches"] > 0 and run["measured"] == run["matches"]
+    assert 0 <= run["latency_ms"]["p50"] <= run["latency_ms"]["p99"] <= run["latency_ms"]["max"]

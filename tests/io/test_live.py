@@ -286,24 +286,19 @@ def test_timestamp_before_or_after_graph(tmp_path: Path, live, source: str, fmt:
 
 def _consumed(fmt: str, time_first: bool, n: int) -> list[int]:
     """For each event the reader yields, how many input lines it had read by then."""
-    from spaseq.engine.io.live import LiveReader
-    from spaseq.engine.io.replay import PROV_GENERATED_AT
+    from spaseq.engine import _native
 
     text = (TRIG_HEADER if fmt == "trig" else "") + "".join(
         event(fmt, i, i, time_first) for i in range(1, n + 1))
-    read = 0
-
-    def lines():
-        nonlocal read
-        for line in text.splitlines(keepends=True):
-            read += 1
-            yield line
-
-    reader = LiveReader(lines(), "http://ex.org/s", "<test>", fmt, PROV_GENERATED_AT)  # type: ignore[arg-type]
-    seen = []
-    for ev in reader.events():
-        assert ev.name.value == f"http://ex.org/g{len(seen) + 1}" and ev.time > 0
-        seen.append(read)
+    reader = _native.LiveReader("http://ex.org/s", "<test>", fmt)
+    seen: list[int] = []
+    lines = text.splitlines(keepends=True)
+    for read, (events, error) in [*((i, reader.read(line)) for i, line in enumerate(lines, start=1)),
+                                  (len(lines), reader.finish())]:
+        assert error is None
+        for ev in events:
+            assert ev[3] == f"<http://ex.org/g{len(seen) + 1}>" and ev[2] > 0
+            seen.append(read)
     return seen
 
 
@@ -359,3 +354,18 @@ def test_many_live_events(tmp_path: Path, fmt: str) -> None:
     lines = out.splitlines()
     assert len(lines) == n - 1
     assert json.loads(lines[-1])["bindings"]["b"]["value"] == str(n)
+
+
+def test_composed_queries_read_live_input_as_a_replay_file() -> None:
+    """``--with`` over stdin (the native reader's events pushed as Python events) writes what
+    the same data written as a replay file gives."""
+    comp = Path(__file__).resolve().parents[2] / "fixtures" / "composition"
+    base = [sys.executable, "-m", "spaseq.engine.cli", "run", str(comp / "repeated.rq"),
+            "--with", f"{comp / 'alerts.rq'}=http://ex.org/alerts", "--format", "jsonl"]
+    live = subprocess.run([*base, "--stream", "http://ex.org/readings=-", "--input-format", "trig"],
+                          input=(comp / "readings.trig").read_text(), capture_output=True, text=True,
+                          timeout=60)
+    replay = subprocess.run([*base, "--stream", f"http://ex.org/readings={comp / 'readings.trig'}"],
+                            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert live.returncode == replay.returncode == 0, live.stderr + replay.stderr
+    assert live.stdout == replay.stdout != ""

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod gpm;
+mod live;
 mod output;
 mod runtime;
 mod stream;
@@ -89,6 +90,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_replay, m)?)?;
     m.add_function(wrap_pyfunction!(count_replay, m)?)?;
     gpm::register(m)?;
+    live::register(m)?;
     output::register(m)?;
     runtime::register(m)?;
     stream::register(m)?;

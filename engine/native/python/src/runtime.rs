@@ -7,6 +7,7 @@
 //! mappings as ids both ways. Methods take `&self` so that the callback may intern terms
 //! while an event is being processed.
 
+use crate::live::PyLiveStream;
 use crate::stream::PyReplayStream;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -17,6 +18,8 @@ use spaseq_core::runtime::{
     EventData, EventRef, GpmEval, MatchRecord, Node, QueryRuntime, QueryState, RunView, Streams,
 };
 use spaseq_core::snapshot::EngineState;
+use spaseq_core::stream::live::Next;
+use spaseq_core::stream::StreamEvent;
 use spaseq_core::vars::{Row, Slot, VarTable};
 use spaseq_core::Plan;
 use std::cell::{Cell, RefCell};
@@ -24,6 +27,7 @@ use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 use std::str::FromStr;
+use std::time::Duration;
 
 /// (variable, term id) pairs: a mapping as it crosses to Python.
 type Pairs = Vec<(String, TermId)>;
@@ -389,6 +393,45 @@ impl NativeEngine {
             .upgrade()
     }
 
+    /// Whether an event at `time` on `stream` is late: the clock of a query reading the
+    /// stream that is past it (what `Engine._lateness` says for one query).
+    fn late(&self, stream: &str, time: i128) -> Option<i128> {
+        let id = self.streams.borrow_mut().id(stream);
+        self.queries
+            .borrow()
+            .iter()
+            .filter(|rt| rt.reads(id) && rt.clock != i128::MIN)
+            .map(|rt| rt.clock)
+            .find(|&clock| time < clock)
+    }
+
+    /// One event of a native stream fed to every query: processed by those reading its
+    /// stream, the others' clocks moved.
+    fn feed_event(&self, iri: &str, e: StreamEvent) -> PyResult<()> {
+        let triples: Vec<[TermId; 3]> = e
+            .triples
+            .into_iter()
+            .map(|t| {
+                [
+                    self.dict.intern(t.subject.into()),
+                    self.dict.intern(t.predicate.into()),
+                    self.dict.intern(t.object),
+                ]
+            })
+            .collect();
+        let prepared = self.prepare(iri, (e.time_ns, e.dated), e.seq, Some(e.graph), triples);
+        let mut queries = self.queries.borrow_mut();
+        for rt in queries.iter_mut() {
+            if rt.reads(prepared.event.stream) {
+                rt.on_event(&prepared.event, &prepared.prepared, &self.dict);
+            } else {
+                rt.advance_time(e.time_ns, None, &self.dict);
+            }
+            rt.gpms().raise_kept()?;
+        }
+        Ok(())
+    }
+
     /// Run `f` on query `query`, then raise what a Python GPM raised meanwhile.
     fn with_query<T>(
         &self,
@@ -725,32 +768,68 @@ impl NativeEngine {
                 Some(Ok(event)) => event,
             };
             let (iri, e) = event;
-            let triples: Vec<[TermId; 3]> = e
-                .triples
-                .into_iter()
-                .map(|t| {
-                    [
-                        self.dict.intern(t.subject.into()),
-                        self.dict.intern(t.predicate.into()),
-                        self.dict.intern(t.object),
-                    ]
-                })
-                .collect();
-            let graph = Some(e.graph);
-            let prepared = self.prepare(iri, (e.time_ns, e.dated), e.seq, graph, triples);
-            let mut queries = self.queries.borrow_mut();
-            for rt in queries.iter_mut() {
-                if rt.reads(prepared.event.stream) {
-                    rt.on_event(&prepared.event, &prepared.prepared, &self.dict);
-                } else {
-                    rt.advance_time(e.time_ns, None, &self.dict);
-                }
-                rt.gpms().raise_kept()?;
-            }
+            let time = e.time_ns;
+            self.feed_event(iri, e)?;
             fed += 1;
-            last = Some(e.time_ns);
+            last = Some(time);
         }
         Ok((fed, last, false, None))
+    }
+
+    /// Feed the events of a live stream to the queries as they arrive (as `feed` does):
+    /// waits up to `wait` seconds (the GIL released, Ctrl-C looked at) for the first, then
+    /// takes only those already arrived, at most `max`: an event never waits for others.
+    /// An event earlier than the clock of a query reading its stream is late: dropped and
+    /// counted when `drop_late`, else feeding stops before it. Returns (events fed, the
+    /// last one's time in ns, whether the stream ended, its first error `FILE:LINE:COLUMN:
+    /// message` if it ended with one, late events dropped, the late event that stopped it
+    /// as (stream IRI, time ns, the query clock ns) if one did).
+    #[allow(clippy::type_complexity)]
+    fn feed_live(
+        &self,
+        py: Python<'_>,
+        stream: &Bound<'_, PyLiveStream>,
+        max: usize,
+        wait: f64,
+        drop_late: bool,
+    ) -> PyResult<(
+        usize,
+        Option<i128>,
+        bool,
+        Option<String>,
+        usize,
+        Option<(String, i128, i128)>,
+    )> {
+        let source = stream.borrow();
+        let (mut fed, mut dropped, mut last) = (0, 0, None);
+        let mut next = source.wait(py, Some(Duration::from_secs_f64(wait.max(0.0))))?;
+        loop {
+            let e = match next {
+                Next::Idle => break,
+                Next::End(error) => {
+                    return Ok((fed, last, true, error.map(|e| e.to_string()), dropped, None))
+                }
+                Next::Event(e, _) => e,
+            };
+            let iri = source.iri(e.stream);
+            if let Some(clock) = self.late(iri, e.time_ns) {
+                if !drop_late {
+                    let late = (iri.to_owned(), e.time_ns, clock);
+                    return Ok((fed, last, false, None, dropped, Some(late)));
+                }
+                dropped += 1;
+            } else {
+                let time = e.time_ns;
+                self.feed_event(iri, e)?;
+                fed += 1;
+                last = Some(time);
+            }
+            if fed + dropped >= max {
+                break;
+            }
+            next = source.next(Some(Duration::ZERO));
+        }
+        Ok((fed, last, false, None, dropped, None))
     }
 
     /// An event the engine holds, to build it in Python: (stream IRI, time ns, dated, seq,

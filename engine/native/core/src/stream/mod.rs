@@ -34,9 +34,12 @@
 //!
 //! - `spill`: the external merge sort;
 //! - `file`: one file's first pass and its events;
+//! - `live`: live input (stdin, named pipes), read as it comes: another reader, the same
+//!   events;
 //! - `prefetch`: the merged stream read ahead on a thread.
 
 pub mod file;
+pub mod live;
 pub mod prefetch;
 pub mod spill;
 

@@ -1,0 +1,269 @@
+//! The binding of live input (core `stream::live`): `LiveStream`, sources (stdin as `-`,
+//! named pipes, any file) read on threads of their own and merged in arrival order, a Python
+//! iterator of batches of the events that have arrived (the first waited for with the GIL
+//! released, never more than that); and `LiveReader`, the rules fed a line at a time.
+//! Events as `ReplayStream` gives them, with whether the timestamp was an `xsd:dateTime` and
+//! the origin `FILE:LINE` added; an error as ValueError `FILE:LINE:COLUMN: message`.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use spaseq_core::replay::{self, Format, GENERATED_AT_TIME};
+use spaseq_core::stream::live::{LiveEvent, LiveInput, LiveReader, LiveStream, Next};
+use spaseq_core::stream::{StreamError, StreamEvent};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// (stream IRI, seq, time in ns, graph, [(s, p, o)], dated, origin), terms in N-Triples.
+type PyLiveEvent = (
+    String,
+    u64,
+    i128,
+    String,
+    Vec<(String, String, String)>,
+    bool,
+    String,
+);
+
+/// How long a wait lasts before Python's signals (Ctrl-C) are looked at.
+const SIGNALS: Duration = Duration::from_millis(100);
+
+fn format_of(name: &str) -> PyResult<Format> {
+    match name {
+        "trig" => Ok(Format::TriG),
+        "nquads" => Ok(Format::NQuads),
+        other => Err(PyValueError::new_err(format!(
+            "unknown live format {other:?}: expected trig or nquads"
+        ))),
+    }
+}
+
+fn value_error(e: StreamError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+fn triples(e: &[oxrdf::Triple]) -> Vec<(String, String, String)> {
+    e.iter()
+        .map(|t| {
+            (
+                t.subject.to_string(),
+                t.predicate.to_string(),
+                t.object.to_string(),
+            )
+        })
+        .collect()
+}
+
+#[pyclass(module = "spaseq.engine._native", name = "LiveStream")]
+pub struct PyLiveStream {
+    /// The stream, and an error to raise once the events before it are taken.
+    inner: Mutex<(LiveStream, Option<StreamError>)>,
+    iris: Vec<String>,
+    batch: usize,
+}
+
+impl PyLiveStream {
+    /// The next event, waited for at most `wait` (None: as long as it takes) with the GIL
+    /// released; Python's signal handlers run every `SIGNALS` meanwhile (Ctrl-C raises).
+    pub fn wait(&self, py: Python<'_>, wait: Option<Duration>) -> PyResult<Next> {
+        let deadline = wait.map(|w| Instant::now() + w);
+        loop {
+            let step = match deadline {
+                Some(d) => d.saturating_duration_since(Instant::now()).min(SIGNALS),
+                None => SIGNALS,
+            };
+            let next = py.detach(|| self.next(Some(step)));
+            if !matches!(next, Next::Idle) {
+                return Ok(next);
+            }
+            py.check_signals()?;
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(Next::Idle);
+            }
+        }
+    }
+
+    /// The next event within `wait` (an error kept for after earlier events first).
+    pub fn next(&self, wait: Option<Duration>) -> Next {
+        let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let (stream, pending) = &mut *guard;
+        match pending.take() {
+            Some(e) => Next::End(Some(e)),
+            None => stream.next(wait),
+        }
+    }
+
+    /// The IRI of source `index`'s stream.
+    pub fn iri(&self, index: usize) -> &str {
+        &self.iris[index]
+    }
+
+    /// An error met after events taken: kept for the next call.
+    fn keep(&self, error: Option<StreamError>) {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).1 = error;
+    }
+
+    fn event(&self, e: StreamEvent, line: u64) -> PyLiveEvent {
+        let label = {
+            let guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+            guard.0.label(e.stream).to_owned()
+        };
+        (
+            self.iris[e.stream].clone(),
+            e.seq,
+            e.time_ns,
+            e.graph.to_string(),
+            triples(&e.triples),
+            e.dated,
+            format!("{label}:{line}"),
+        )
+    }
+}
+
+#[pymethods]
+impl PyLiveStream {
+    /// `sources`: (stream IRI, path or `-` for stdin, `trig` or `nquads`); a reader thread
+    /// starts for each. ValueError for a bad time predicate or format.
+    #[new]
+    #[pyo3(signature = (sources, time_predicate = GENERATED_AT_TIME, batch = 1024))]
+    fn new(
+        sources: Vec<(String, String, String)>,
+        time_predicate: &str,
+        batch: usize,
+    ) -> PyResult<Self> {
+        let mut iris = Vec::with_capacity(sources.len());
+        let mut inputs = Vec::with_capacity(sources.len());
+        for (iri, path, format) in sources {
+            iris.push(iri);
+            inputs.push(LiveInput {
+                path,
+                format: format_of(&format)?,
+            });
+        }
+        let stream = LiveStream::open(&inputs, time_predicate).map_err(value_error)?;
+        Ok(PyLiveStream {
+            inner: Mutex::new((stream, None)),
+            iris,
+            batch: batch.max(1),
+        })
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// The events that have arrived (at most `batch`), waiting for the first; after the
+    /// last, the first source error if any.
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Vec<PyLiveEvent>>> {
+        let mut events = Vec::new();
+        let mut next = self.wait(py, None)?;
+        loop {
+            match next {
+                Next::Event(e, line) => events.push(self.event(e, line)),
+                Next::Idle => break,
+                Next::End(Some(e)) if events.is_empty() => return Err(value_error(e)),
+                Next::End(e) => {
+                    self.keep(e);
+                    break;
+                }
+            }
+            if events.len() >= self.batch {
+                break;
+            }
+            next = self.next(Some(Duration::ZERO));
+        }
+        Ok((!events.is_empty()).then_some(events))
+    }
+}
+
+/// The live rules for one source fed a line at a time: `read(line)` and `finish()` each
+/// return (the events complete after it, the error that ended the reading or None).
+#[pyclass(module = "spaseq.engine._native", name = "LiveReader")]
+pub struct PyLiveReader {
+    reader: LiveReader,
+    iri: String,
+    label: String,
+    seq: u64,
+    failed: bool,
+}
+
+impl PyLiveReader {
+    fn outcome(
+        &mut self,
+        events: Vec<LiveEvent>,
+        result: Result<(), replay::ReplayError>,
+    ) -> (Vec<PyLiveEvent>, Option<String>) {
+        let events = events
+            .into_iter()
+            .map(|e| {
+                self.seq += 1;
+                (
+                    self.iri.clone(),
+                    self.seq,
+                    e.time_ns,
+                    e.graph.to_string(),
+                    triples(&e.triples),
+                    e.dated,
+                    format!("{}:{}", self.label, e.line),
+                )
+            })
+            .collect();
+        let error = result.err().map(|error| {
+            self.failed = true;
+            StreamError {
+                path: Some(self.label.clone()),
+                error,
+            }
+            .to_string()
+        });
+        (events, error)
+    }
+
+    fn check(&self) -> PyResult<()> {
+        if self.failed {
+            return Err(PyValueError::new_err("the reading has ended"));
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl PyLiveReader {
+    /// A reader of stream `stream` whose errors name `label`, in `format` (`trig` or
+    /// `nquads`).
+    #[new]
+    #[pyo3(signature = (stream, label, format, time_predicate = GENERATED_AT_TIME))]
+    fn new(stream: String, label: String, format: &str, time_predicate: &str) -> PyResult<Self> {
+        let predicate = replay::time_predicate(time_predicate)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(PyLiveReader {
+            reader: LiveReader::new(format_of(format)?, predicate),
+            iri: stream,
+            label,
+            seq: 0,
+            failed: false,
+        })
+    }
+
+    /// Read one line (with its line end, except maybe the input's last line).
+    fn read(&mut self, line: &str) -> PyResult<(Vec<PyLiveEvent>, Option<String>)> {
+        self.check()?;
+        let mut events = Vec::new();
+        let result = self.reader.line(line, &mut events);
+        Ok(self.outcome(events, result))
+    }
+
+    /// The end of input.
+    fn finish(&mut self) -> PyResult<(Vec<PyLiveEvent>, Option<String>)> {
+        self.check()?;
+        let mut events = Vec::new();
+        let result = self.reader.finish(&mut events);
+        self.failed = true; // nothing more to read
+        let (events, error) = self.outcome(events, result);
+        Ok((events, error))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyLiveStream>()?;
+    m.add_class::<PyLiveReader>()
+}
