@@ -591,12 +591,7 @@ class Engine:
             except ValueError as exc:
                 fed, last, ended, message = 0, None, True, str(exc)
             self._seq += fed
-            runtime.drain()
-            if last is not None:
-                clock = native.seconds(last)
-                self._clock = max(self._clock, clock)
-                self.graphs.release(clock)
-            native.forget()
+            self._after_feed(native, runtime, last)
             if progress is not None:
                 progress(self._seq, self._clock)
                 took = monotonic() - began
@@ -611,6 +606,16 @@ class Engine:
     #: With a ``progress`` callback, ``run_replay``'s batches are sized to take about this
     #: long (at most ``batch`` events), so progress is seen even on slow queries.
     PROGRESS_BATCH_SECONDS = 0.1
+
+    def _after_feed(self, native: NativeSession, runtime: QueryRuntime, last: int | None) -> None:
+        """After a batch fed natively: release its matches, move the clock to the last event's
+        time (``last``, nanoseconds) and free the graphs and terms no window holds any more."""
+        runtime.drain()
+        if last is not None:
+            clock = native.seconds(last)
+            self._clock = max(self._clock, clock)
+            self.graphs.release(clock)
+        native.forget()
 
     def _one_query_inputs(self, method: str, inputs: list[_Input]) -> list[_Input]:
         """The inputs ((stream IRI, path, ...)) of a native run of the one registered query:
@@ -654,12 +659,7 @@ class Engine:
                 stream, batch, self.LIVE_WAIT_SECONDS, self.drop_late)
             self._seq += fed + dropped
             self.dropped_late += dropped
-            runtime.drain()
-            if last is not None:
-                clock = native.seconds(last)
-                self._clock = max(self._clock, clock)
-                self.graphs.release(clock)
-            native.forget()
+            self._after_feed(native, runtime, last)
             if progress is not None:
                 progress(self._seq, self._clock)
             if late is not None:
