@@ -49,6 +49,8 @@ class Display(Progress):
             self._ticker.start()
 
     def phase(self, text: str, detail: Detail | None = None) -> None:
+        if self.live and self._text:
+            self._draw()  # the phase ending shows its final counts, however fast it was
         with self._lock:
             self._text, self._detail, self._since = text, detail, time.monotonic()
             if not self.live:
