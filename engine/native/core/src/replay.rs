@@ -109,23 +109,28 @@ fn error_at(line: u64, message: impl Into<String>) -> ReplayError {
 /// text of the error): an OS error as `[Errno N] description: 'path'`, a gzip stream cut
 /// short as gzip's `EOFError`; other decompression errors in flate2's words.
 fn read_failure(e: &std::io::Error, path: Option<&str>) -> ReplayError {
-    let text = match (e.raw_os_error(), e.kind()) {
-        (Some(code), _) => {
-            let full = e.to_string();
-            let description = full
-                .strip_suffix(&format!(" (os error {code})"))
-                .unwrap_or(&full);
-            match path {
-                Some(path) => format!("[Errno {code}] {description}: {}", py_repr(path)),
-                None => format!("[Errno {code}] {description}"),
-            }
-        }
-        (None, std::io::ErrorKind::UnexpectedEof) => {
-            "Compressed file ended before the end-of-stream marker was reached".to_owned()
-        }
-        _ => e.to_string(),
+    let text = if e.raw_os_error().is_none() && e.kind() == std::io::ErrorKind::UnexpectedEof {
+        "Compressed file ended before the end-of-stream marker was reached".to_owned()
+    } else {
+        os_error(e, path)
     };
     error(format!("cannot read the file: {text}"))
+}
+
+/// An I/O error as Python writes it: an OS error as `[Errno N] description` (then `: 'path'`
+/// if given), any other in its own words.
+pub fn os_error(e: &std::io::Error, path: Option<&str>) -> String {
+    let Some(code) = e.raw_os_error() else {
+        return e.to_string();
+    };
+    let full = e.to_string();
+    let description = full
+        .strip_suffix(&format!(" (os error {code})"))
+        .unwrap_or(&full);
+    match path {
+        Some(path) => format!("[Errno {code}] {description}: {}", py_repr(path)),
+        None => format!("[Errno {code}] {description}"),
+    }
 }
 
 /// Open a replay file, transparently gunzipped (gzip content is recognised by its magic).

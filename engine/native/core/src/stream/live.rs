@@ -55,8 +55,8 @@
 //!   own, their events merged in arrival order and numbered so.
 
 use super::{StreamError, StreamEvent};
-use crate::replay::{self, scan_line, Format, IriCache, ReplayError};
-use crate::time::{is_datetime, py_repr, timestamp_nanos};
+use crate::replay::{self, os_error, scan_line, Format, IriCache, ReplayError};
+use crate::time::{is_datetime, timestamp_nanos};
 use oxrdf::{GraphName, NamedNode, NamedOrBlankNode, Quad, Term, Triple};
 use oxttl::{NQuadsParser, TriGParser};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -533,21 +533,6 @@ fn not_utf8(bytes: &[u8], e: std::str::Utf8Error) -> String {
             };
             format!("'utf-8' codec can't decode byte 0x{b:02x} in position {at}: {reason}")
         }
-    }
-}
-
-/// An OS error as Python writes it (`[Errno N] description`, then `: 'path'` if given).
-fn os_error(e: &io::Error, path: Option<&str>) -> String {
-    let Some(code) = e.raw_os_error() else {
-        return e.to_string();
-    };
-    let full = e.to_string();
-    let description = full
-        .strip_suffix(&format!(" (os error {code})"))
-        .unwrap_or(&full);
-    match path {
-        Some(path) => format!("[Errno {code}] {description}: {}", py_repr(path)),
-        None => format!("[Errno {code}] {description}"),
     }
 }
 
