@@ -81,7 +81,7 @@ def run_kb(args: argparse.Namespace, out: IO[str] | None = None) -> int:
 
 
 def _job(args: argparse.Namespace, out: IO[str]) -> int:
-    from spaseq.engine.kb.session import parse_conf, require_pyspark
+    from spaseq.engine.kb.session import parse_conf, require_pyspark, spark_session
 
     require_pyspark()
     from spaseq.engine.compile.kb_relevance import query_filter
@@ -89,7 +89,6 @@ def _job(args: argparse.Namespace, out: IO[str]) -> int:
     from spaseq.engine.kb.load_job import JobOptions, run_load
     from spaseq.engine.kb.progress import Display, Progress, spark_tasks
     from spaseq.engine.kb.refresh_job import run_refresh
-    from spaseq.engine.kb.session import spark_session
     from spaseq.engine.language.query import load_query
 
     conf = parse_conf(args.conf)
