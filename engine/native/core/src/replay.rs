@@ -174,12 +174,17 @@ impl Hasher for FastHasher {
         for c in chunks.by_ref() {
             self.word(u64::from_le_bytes(c.try_into().unwrap_or_default()));
         }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut last = [0u8; 8];
-            last[..rest.len()].copy_from_slice(rest);
-            self.word(u64::from_le_bytes(last) ^ ((rest.len() as u64) << 59));
+        let rest = chunks.remainder().len();
+        if rest == 0 {
+            return;
         }
+        // the last 8 bytes (overlapping the last chunk) when there are that many: one load,
+        // not a copy into a zeroed word
+        let last = match bytes.len().checked_sub(8) {
+            Some(from) => u64::from_le_bytes(bytes[from..].try_into().unwrap_or_default()),
+            None => bytes.iter().rev().fold(0, |w, &b| (w << 8) | u64::from(b)),
+        };
+        self.word(last ^ ((rest as u64) << 59));
     }
 
     #[inline]
@@ -292,6 +297,15 @@ impl Piece<'_> {
         }
     }
 
+    /// Whether it is `term` (a graph name's piece: literals are never taken for one).
+    fn is(self, term: &Term) -> bool {
+        match (self, term) {
+            (Piece::Iri(iri), Term::NamedNode(n)) => iri == n.as_str(),
+            (Piece::Blank(label), Term::BlankNode(b)) => label == b.as_str(),
+            _ => false,
+        }
+    }
+
     fn subject(self) -> NamedOrBlankNode {
         match self {
             Piece::Iri(iri) => NamedNode::new_unchecked(iri).into(),
@@ -325,9 +339,12 @@ impl Terms<'_> {
     }
 
     /// What an assembler that keeps no triples needs of it (`time`: the time predicate).
-    fn sketch(self, time: &NamedNode) -> Sketch {
+    fn sketch<'a>(self, time: &NamedNode) -> Sketch<'a>
+    where
+        Self: 'a,
+    {
         match self.graph {
-            Some(graph) => Sketch::Named(graph.term()),
+            Some(graph) => Sketch::Named(graph),
             None if self.predicate == time.as_str() => {
                 Sketch::Stamp(self.subject.term(), self.object.term())
             }
@@ -336,12 +353,26 @@ impl Terms<'_> {
     }
 }
 
-/// A quad as an assembler that keeps no triples sees it: a named graph's name, a timestamp
-/// (name and value), or another triple of the default graph.
-pub enum Sketch {
-    Named(Term),
+/// A quad as an assembler that keeps no triples sees it: a named graph's name (still a piece
+/// of the line: the name of the graph before is not built again), a timestamp (name and
+/// value), or another triple of the default graph.
+enum Sketch<'a> {
+    Named(Piece<'a>),
     Stamp(Term, Term),
     Other,
+}
+
+/// Whether `scan_terms` finds nothing on the line: spaces and tabs before its end (`\n`,
+/// and `\r\n`).
+fn blank(line: &[u8]) -> bool {
+    let mut end = line.len();
+    while end > 0 && line[end - 1] == b'\n' {
+        end -= 1;
+    }
+    if end > 0 && line[end - 1] == b'\r' {
+        end -= 1;
+    }
+    line[..end].iter().all(|&b| b == b' ' || b == b'\t')
 }
 
 fn scan_terms<'a>(line: &'a [u8], valid: Option<&mut IriCache>) -> Result<Option<Terms<'a>>, ()> {
@@ -701,16 +732,16 @@ impl<R: BufRead> Quads<R> {
 
     /// The next quad of a scanned reading as an assembler that keeps no triples needs it
     /// (`time`: the time predicate); None if the reading is not a scanned one.
-    pub fn next_sketch(&mut self, time: &NamedNode) -> Option<Result<(Sketch, u64), ReplayError>> {
+    fn next_sketch(&mut self, time: &NamedNode) -> Option<Result<(Sketch<'_>, u64), ReplayError>> {
         if !self.is_scanned() {
             return None;
         }
         self.scan_with(|terms| terms.sketch(time))
     }
 
-    fn scan_with<T>(
-        &mut self,
-        make: impl Fn(Terms<'_>) -> T,
+    fn scan_with<'s, T>(
+        &'s mut self,
+        make: impl FnOnce(Terms<'s>) -> T,
     ) -> Option<Result<(T, u64), ReplayError>> {
         let Check::Scanned {
             valid,
@@ -720,36 +751,39 @@ impl<R: BufRead> Quads<R> {
         else {
             return None;
         };
-        while !self.done {
+        let readable = loop {
+            if self.done {
+                return None;
+            }
             line.clear();
-            let read = self.source.read_until(b'\n', line);
-            let scanned = match read {
+            match self.source.read_until(b'\n', line) {
                 Ok(0) => {
                     self.done = true;
                     return None;
                 }
-                Ok(_) => scan_terms(line, valid.as_mut()),
-                Err(_) => Err(()),
-            };
-            match scanned {
-                Ok(Some(terms)) => {
-                    self.count += 1;
-                    return Some(Ok((make(terms), 0)));
+                Ok(_) if blank(line) => {}
+                Ok(_) => break true,
+                Err(_) => break false,
+            }
+        };
+        // the line is scanned once the loop is left: the terms borrow it
+        let line: &'s Vec<u8> = line;
+        match readable.then(|| scan_terms(line, valid.as_mut())) {
+            Some(Ok(Some(terms))) => {
+                self.count += 1;
+                Some(Ok((make(terms), 0)))
+            }
+            _ => {
+                self.done = true;
+                if valid.is_some() {
+                    *failed = true;
+                    return None;
                 }
-                Ok(None) => {}
-                Err(()) => {
-                    self.done = true;
-                    if valid.is_some() {
-                        *failed = true;
-                        return None;
-                    }
-                    return Some(Err(error(
-                        "cannot read the file: it changed while it was read",
-                    )));
-                }
+                Some(Err(error(
+                    "cannot read the file: it changed while it was read",
+                )))
             }
         }
-        None
     }
 
     /// Quads read so far.
@@ -1094,10 +1128,17 @@ impl<T: Hash + Eq> Assembler<T> {
     }
 
     /// Take in a quad sketched (`Quads::next_sketch`) while keeping no triples: as `add`.
-    pub fn add_sketch(&mut self, sketch: Sketch, line: u64) {
+    fn add_sketch(&mut self, sketch: Sketch<'_>, line: u64) {
         match sketch {
             Sketch::Named(name) => {
-                self.named(name, line);
+                let same = self
+                    .last_graph
+                    .and_then(|i| i.checked_sub(self.first))
+                    .and_then(|i| self.open.get(i as usize))
+                    .is_some_and(|graph| name.is(&graph.name));
+                if !same {
+                    self.named(name.term(), line);
+                }
             }
             Sketch::Stamp(name, value) => {
                 self.last_graph = None;
@@ -1646,10 +1687,12 @@ mod tests {
                 let terms = scan_terms(text.as_bytes(), None).unwrap().unwrap();
                 match (terms.sketch(&time), &quad.graph_name) {
                     (Sketch::Named(name), GraphName::NamedNode(n)) => {
-                        assert_eq!(name, Term::from(n.clone()))
+                        assert!(name.is(&n.clone().into()));
+                        assert_eq!(name.term(), Term::from(n.clone()))
                     }
                     (Sketch::Named(name), GraphName::BlankNode(b)) => {
-                        assert_eq!(name, Term::from(b.clone()))
+                        assert!(name.is(&b.clone().into()));
+                        assert_eq!(name.term(), Term::from(b.clone()))
                     }
                     (Sketch::Stamp(name, value), GraphName::DefaultGraph) => {
                         assert_eq!(quad.predicate, time);

@@ -25,6 +25,49 @@ use std::collections::{HashMap, HashSet};
 /// Events whose jsonl spelling is kept (a match's events recur in many matches).
 const EVENTS_KEPT: usize = 1 << 16;
 
+/// Slots of the cache of spelled times (a power of two).
+const TIMES_KEPT: usize = 256;
+
+/// How a time is spelled in a jsonl row.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TimeSpelling {
+    /// `json_seconds`: a JSON number of seconds.
+    Seconds,
+    /// `datetime_seconds`: an `xsd:dateTime` in UTC.
+    DateTime,
+}
+
+/// Times spelled recently, direct-mapped by time: the matches an event completes share its
+/// time, and their starts recur (spelling a dateTime costs about as much as the rest of a
+/// row's times and bindings together).
+struct TimeCache(Vec<Option<(i128, TimeSpelling, Box<str>)>>);
+
+impl TimeCache {
+    fn new() -> Self {
+        TimeCache(vec![None; TIMES_KEPT])
+    }
+
+    /// Append `ns` spelled as `how` to `out`.
+    fn push(&mut self, ns: i128, how: TimeSpelling, out: &mut String) {
+        let mixed =
+            (ns as u64 ^ (ns >> 64) as u64 ^ how as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = &mut self.0[(mixed >> 56) as usize % TIMES_KEPT];
+        if let Some((t, h, spelled)) = slot {
+            if *t == ns && *h == how {
+                out.push_str(spelled);
+                return;
+            }
+        }
+        let mut s = String::new();
+        match how {
+            TimeSpelling::Seconds => json_seconds(ns, &mut s),
+            TimeSpelling::DateTime => datetime_seconds(ns, &mut s),
+        }
+        out.push_str(&s);
+        *slot = Some((ns, how, s.into_boxed_str()));
+    }
+}
+
 /// The formats written natively.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -131,7 +174,9 @@ pub struct Writer {
     /// Per stream id, its IRI as a JSON string followed by `, "time": `.
     streams: Vec<Option<Box<str>>>,
     /// Per (GPM, event uid), the event's jsonl object (a cache, cleared when it is full).
-    events: HashMap<(usize, u64), Box<str>>,
+    events: HashMap<(usize, u64), Box<str>, foldhash::fast::RandomState>,
+    /// Times spelled for jsonl rows (a cache).
+    times: TimeCache,
     rows: u64,
 }
 
@@ -158,7 +203,8 @@ impl Writer {
             seen: HashSet::new(),
             terms: Vec::new(),
             streams: Vec::new(),
-            events: HashMap::new(),
+            events: HashMap::default(),
+            times: TimeCache::new(),
             rows: 0,
         }
     }
@@ -401,14 +447,14 @@ impl Writer {
 
     fn jsonl(&mut self, m: &MatchRecord, scope: &Scope<'_>, out: &mut String) {
         out.push_str("{\"time\": ");
-        json_seconds(m.time, out);
+        self.times.push(m.time, TimeSpelling::Seconds, out);
         out.push_str(", \"start\": ");
-        json_seconds(m.start, out);
+        self.times.push(m.start, TimeSpelling::Seconds, out);
         if self.time_format.dated(m) {
             out.push_str(", \"time_iso\": \"");
-            datetime_seconds(m.time, out);
+            self.times.push(m.time, TimeSpelling::DateTime, out);
             out.push_str("\", \"start_iso\": \"");
-            datetime_seconds(m.start, out);
+            self.times.push(m.start, TimeSpelling::DateTime, out);
             out.push('"');
         }
         out.push_str(", \"bindings\": {");
@@ -468,5 +514,40 @@ impl Writer {
             json_time_literal(m.start, dated, out);
         }
         out.push('}');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{datetime_seconds, json_seconds, TimeCache, TimeSpelling, TIMES_KEPT};
+
+    /// The cache spells every time as the spellers do, times that share a slot and the two
+    /// spellings of one time included (each asked twice: spelled, then from the cache).
+    #[test]
+    fn time_cache_spells_as_the_spellers() {
+        let mut cache = TimeCache::new();
+        let times = (0..4 * TIMES_KEPT as i128)
+            .map(|i| 1_767_225_600_000_000_000 + i * 250_000_000)
+            .chain([0, -1, 1, -1_500_000_000, 12_345]);
+        for ns in times
+            .collect::<Vec<_>>()
+            .iter()
+            .copied()
+            .cycle()
+            .take(10 * TIMES_KEPT)
+        {
+            for how in [TimeSpelling::Seconds, TimeSpelling::DateTime] {
+                let mut expected = String::new();
+                match how {
+                    TimeSpelling::Seconds => json_seconds(ns, &mut expected),
+                    TimeSpelling::DateTime => datetime_seconds(ns, &mut expected),
+                }
+                for _ in 0..2 {
+                    let mut got = String::from("x");
+                    cache.push(ns, how, &mut got);
+                    assert_eq!(got, format!("x{expected}"), "{ns}");
+                }
+            }
+        }
     }
 }
