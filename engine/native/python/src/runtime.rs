@@ -51,7 +51,13 @@ struct Programs {
     /// Kleene+ atom's (whose iterations the run-function aggregates read).
     streams: Vec<TermId>,
     kleene: Vec<bool>,
+    /// This query's number among every query's programs (what an event's cached base rows
+    /// are kept under: an event is prepared once for every query).
+    id: u64,
 }
+
+/// Numbers for `Programs::id`.
+static PROGRAMS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// How one GPM is evaluated.
 pub enum Gpm {
@@ -83,6 +89,23 @@ pub struct Prepared {
     index: EventIndex,
     uid: u64,
     time: i128,
+    /// Per (query's `Programs::id`, GPM), the runs that asked for the GPM's results on
+    /// this event, and its base rows once they are shared (`Programs::shared_base_rows`).
+    base: RefCell<Vec<BaseRows>>,
+}
+
+/// A GPM's runs on an event and its base rows: (`Programs::id`, GPM, runs, rows).
+type BaseRows = (u64, usize, u32, Option<Rc<Vec<Row>>>);
+
+impl Prepared {
+    fn new(index: EventIndex, uid: u64, time: i128) -> Self {
+        Prepared {
+            index,
+            uid,
+            time,
+            base: RefCell::new(Vec::new()),
+        }
+    }
 }
 
 impl Programs {
@@ -192,6 +215,43 @@ impl Programs {
     }
 }
 
+impl Programs {
+    /// The base rows of native GPM `gpm` (`program`) on `event`, shared by the runs it is
+    /// offered to from the `SHARED_FROM`th on (None before): a run alone on an event is
+    /// answered faster by a join with its mu than by the base rows and a merge; many runs
+    /// on one event (skip-till-any) by the base rows computed once and merged into each.
+    fn shared_base_rows(
+        &self,
+        gpm: usize,
+        program: &GpmProgram,
+        event: &Prepared,
+        dict: &Dictionary,
+    ) -> Option<Rc<Vec<Row>>> {
+        const SHARED_FROM: u32 = 3;
+        let mut cached = event.base.borrow_mut();
+        let at = match cached.iter().position(|e| (e.0, e.1) == (self.id, gpm)) {
+            Some(at) => at,
+            None => {
+                cached.push((self.id, gpm, 0, None));
+                cached.len() - 1
+            }
+        };
+        let entry = &mut cached[at];
+        if let Some(rows) = &entry.3 {
+            return Some(rows.clone());
+        }
+        entry.2 += 1;
+        if entry.2 < SHARED_FROM {
+            return None;
+        }
+        let mut rows = Vec::new();
+        program.base(&event.index, self.names.vars.len(), dict, &mut rows);
+        let rows = Rc::new(rows);
+        entry.3 = Some(rows.clone());
+        Some(rows)
+    }
+}
+
 impl GpmEval for Programs {
     type Index = Prepared;
 
@@ -212,6 +272,12 @@ impl GpmEval for Programs {
             }
             Gpm::Native(program) => {
                 if !program.may_match(&event.index) {
+                } else if let Some(base) = program
+                    .answers_from_base()
+                    .then(|| self.shared_base_rows(gpm, program, event, dict))
+                    .flatten()
+                {
+                    program.results_from_base(&base, &event.index, mu, dict, out);
                 } else if program.reads_run() {
                     let iterations = |slot: Slot| self.iterations(run.node, slot);
                     let env = RunEnv {
@@ -363,11 +429,11 @@ impl NativeEngine {
     ) -> NativeEvent {
         let uid = self.events.get() + 1;
         self.events.set(uid);
-        let prepared = Rc::new(Prepared {
-            index: EventIndex::with_values(&triples, self.values.clone()),
+        let prepared = Rc::new(Prepared::new(
+            EventIndex::with_values(&triples, self.values.clone()),
             uid,
             time,
-        });
+        ));
         let event = Rc::new(EventData {
             uid,
             stream: self.streams.borrow_mut().id(stream),
@@ -563,11 +629,11 @@ impl NativeEngine {
             )));
         }
         let index = |e: &EventRef| {
-            Rc::new(Prepared {
-                index: EventIndex::with_values(&e.triples, self.values.clone()),
-                uid: e.uid,
-                time: e.time,
-            })
+            Rc::new(Prepared::new(
+                EventIndex::with_values(&e.triples, self.values.clone()),
+                e.uid,
+                e.time,
+            ))
         };
         let mut runtimes = self.queries.borrow_mut();
         for (state, q) in states.into_iter().zip(queries) {
@@ -665,6 +731,7 @@ impl NativeEngine {
             error: RefCell::new(None),
             kb,
             kb_cache: RefCell::new(HashMap::new()),
+            id: PROGRAMS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             streams: plan
                 .gpms
                 .iter()

@@ -111,6 +111,54 @@ impl Bgp {
         self.search(index, mu, width, false, run, dict, out);
     }
 
+    /// As `solve`, from the event's `base` rows (this BGP's `base`, with no FILTER reading a
+    /// run function): each base row compatible with mu merged into it, kept if the FILTERs
+    /// that read more than the patterns' variables hold (the others held in `base`). The
+    /// same rows in the same order as `solve`, without a search per mu: `solve`'s search is
+    /// `base`'s with mu's bindings fixed, whose lookups give subsequences of the same
+    /// candidates, so it visits the base solutions compatible with mu, in order.
+    #[allow(clippy::too_many_arguments)]
+    pub fn solve_from_base(
+        &self,
+        base: &[Row],
+        index: &EventIndex,
+        mu: &[Option<TermId>],
+        width: usize,
+        dict: &Dictionary,
+        out: &mut Vec<Row>,
+    ) {
+        for nu in base {
+            let clash = mu
+                .iter()
+                .zip(nu)
+                .any(|(a, b)| matches!((a, b), (Some(a), Some(b)) if a != b));
+            if clash {
+                continue;
+            }
+            let mut row = mu.to_vec();
+            row.resize(row.len().max(width).max(nu.len()), None);
+            for (cell, value) in row.iter_mut().zip(nu) {
+                if cell.is_none() {
+                    *cell = *value;
+                }
+            }
+            let env = Env {
+                row: &row,
+                dict,
+                index,
+                run: None,
+            };
+            let holds = self
+                .filters
+                .iter()
+                .zip(&self.context_free)
+                .all(|(filter, &free)| free || filter.holds(&env));
+            if holds {
+                out.push(row);
+            }
+        }
+    }
+
     /// The solutions that hold whatever the context: the patterns' solutions on the event
     /// with only the FILTERs reading nothing but their variables (a superset of `solve`'s
     /// for any mu, restricted to the patterns' variables). Rows `width` wide.

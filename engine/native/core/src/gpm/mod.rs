@@ -214,6 +214,27 @@ impl GpmProgram {
         }
     }
 
+    /// Whether `results_from_base` may stand for `results_with_kb`: no GRAPH block and no
+    /// run function.
+    pub fn answers_from_base(&self) -> bool {
+        self.graph.is_empty() && !self.reads_run()
+    }
+
+    /// `results_with_kb` from the event's `base` rows (computed once per event), for a GPM
+    /// that `answers_from_base`: the same rows, without a join per run.
+    pub fn results_from_base(
+        &self,
+        base: &[Row],
+        index: &EventIndex,
+        mu: &[Option<TermId>],
+        dict: &Dictionary,
+        out: &mut Vec<Row>,
+    ) {
+        debug_assert!(self.answers_from_base());
+        self.bgp
+            .solve_from_base(base, index, mu, self.width, dict, out);
+    }
+
     /// The solutions that hold whatever the context (`Bgp::base`), rows `width` wide: what
     /// partitioned runs are looked up by, and whether the lazy chain buffers the event.
     pub fn base(&self, index: &EventIndex, width: usize, dict: &Dictionary, out: &mut Vec<Row>) {
