@@ -25,8 +25,9 @@ use std::collections::{HashMap, HashSet};
 /// Events whose jsonl spelling is kept (a match's events recur in many matches).
 const EVENTS_KEPT: usize = 1 << 16;
 
-/// Slots of the cache of spelled times (a power of two).
-const TIMES_KEPT: usize = 256;
+/// Slots of the cache of spelled times (a power of two): enough for a window's worth of
+/// start times at an event a second for about an hour.
+const TIMES_KEPT: usize = 4096;
 
 /// How a time is spelled in a jsonl row.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -51,7 +52,7 @@ impl TimeCache {
     fn push(&mut self, ns: i128, how: TimeSpelling, out: &mut String) {
         let mixed =
             (ns as u64 ^ (ns >> 64) as u64 ^ how as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let slot = &mut self.0[(mixed >> 56) as usize % TIMES_KEPT];
+        let slot = &mut self.0[(mixed >> (64 - TIMES_KEPT.trailing_zeros())) as usize];
         if let Some((t, h, spelled)) = slot {
             if *t == ns && *h == how {
                 out.push_str(spelled);
@@ -475,11 +476,11 @@ impl Writer {
                 out.push_str(spelled);
                 continue;
             }
-            let mut s = String::new();
+            let mut s = String::with_capacity(128);
             s.push_str(&self.resolved.as_ref().expect("resolved").atoms[taken.gpm]);
             let e = &taken.event;
             s.push_str(self.stream(e.stream, scope.streams));
-            json_seconds(e.time, &mut s);
+            self.times.push(e.time, TimeSpelling::Seconds, &mut s);
             s.push_str(", \"graph\": ");
             match &e.graph {
                 None => s.push_str("null"),
