@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import importlib
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -24,6 +25,7 @@ baselines = importlib.import_module("benchmarks.baselines")
 measure = importlib.import_module("benchmarks.measure")
 runner = importlib.import_module("benchmarks.runner")
 live_latency = importlib.import_module("benchmarks.live_latency")
+process_instructions = importlib.import_module("benchmarks.process_instructions")
 
 from spaseq.engine.io.replay import read_replay  # noqa: E402
 from spaseq.engine.language.query import parse_query  # noqa: E402
@@ -209,3 +211,17 @@ def test_live_latency_measures_every_match(data_dir: Path, tmp_path: Path) -> No
     (run,) = json.loads(out.read_text(encoding="utf-8"))["runs"]
     assert run["events"] == TINY and run["matches"] > 0 and run["measured"] == run["matches"]
     assert 0 <= run["latency_ms"]["p50"] <= run["latency_ms"]["p99"] <= run["latency_ms"]["max"]
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+def test_process_instructions_count_a_whole_run(data_dir: Path) -> None:
+    """Under callgrind, a whole ``spaseq run`` of this tree writes the reference's matches, and
+    its instructions per event (start-up subtracted) are counted."""
+    ds = generators.generate("stock", TINY, data_dir)
+    query = parse_query(workloads.WORKLOADS["vshape-any"].query_text(1))
+    expected = len(evaluate(query, list(workloads.iter_events(ds))))
+    result = process_instructions.measure(ROOT, "vshape-any", TINY, 1.0, data_dir=data_dir)
+    assert result.matches == expected > 50
+    assert result.events == TINY
+    # reading and matching 240 events costs something, far less than Python's start-up
+    assert 1_000 < result.instructions_per_event * TINY < result.startup_instructions
