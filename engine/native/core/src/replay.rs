@@ -38,6 +38,9 @@ use std::fmt;
 use std::fs::File;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::io::{BufRead, BufReader, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
 
 pub const GENERATED_AT_TIME: &str = "http://www.w3.org/ns/prov#generatedAtTime";
 
@@ -1148,6 +1151,11 @@ impl<T: Hash + Eq> Assembler<T> {
         }
     }
 
+    /// A named graph's quad read ahead (`Scanned::Named`): as `add_sketch` with its name.
+    fn named_by_line(&mut self, name: Term) {
+        self.named(name, 0);
+    }
+
     /// A triple of graph `name` was read on `line`: the graph's index (opened if need be).
     fn named(&mut self, name: Term, line: u64) -> u64 {
         let index = match self.slots.get(&name) {
@@ -1282,6 +1290,155 @@ impl<T: Hash + Eq> Assembler<T> {
     }
 }
 
+/// A quad of a scanned reading as the reading thread hands it over (`Graphs::scanned_ahead`):
+/// the whole quad while the assembler keeps triples, else what `Sketch` says of it, owned,
+/// with a named graph's quad on the line after one of the same graph as `Same`.
+enum Scanned {
+    Quad(Quad),
+    Named(Term),
+    Same,
+    Stamp(Term, Term),
+    Other,
+}
+
+/// Quads handed over per message, and messages the reading thread may be ahead by.
+const AHEAD_BATCH: usize = 1024;
+const AHEAD_DEPTH: usize = 4;
+
+enum AheadMessage<R> {
+    Quads(Vec<Scanned>),
+    /// The reading ended (with its error, if any): the reading itself, handed back.
+    End(Option<ReplayError>, Box<Quads<R>>),
+}
+
+/// A scanned reading run on a thread of its own: the lines read and checked there (most of a
+/// first pass), the graphs assembled by the caller. Whether the assembler keeps triples is
+/// shared (`keep`): once it stops, the thread hands over sketches instead of quads.
+struct Ahead<R> {
+    receiver: Receiver<AheadMessage<R>>,
+    batch: std::vec::IntoIter<Scanned>,
+    keep: Arc<AtomicBool>,
+    end: Option<(Option<ReplayError>, Box<Quads<R>>)>,
+}
+
+impl<R: BufRead + Send + 'static> Ahead<R> {
+    fn spawn(mut quads: Quads<R>, time: NamedNode) -> Self {
+        let (sender, receiver) = sync_channel(AHEAD_DEPTH);
+        let keep = Arc::new(AtomicBool::new(true));
+        let keeping = keep.clone();
+        let spawned = std::thread::Builder::new()
+            .name("spaseq-scan".to_owned())
+            .spawn(move || {
+                // the graph of the line before, if it named one (kind, name): a line of the
+                // same graph is handed over as `Same`, its name not built again
+                let mut last: Option<(bool, String)> = None;
+                loop {
+                    let mut items = Vec::with_capacity(AHEAD_BATCH);
+                    let mut end = None;
+                    while items.len() < AHEAD_BATCH {
+                        let next = if keeping.load(Ordering::Relaxed) {
+                            last = None;
+                            quads
+                                .scan_next()
+                                .map(|r| r.map(|(quad, _)| Scanned::Quad(quad)))
+                        } else {
+                            quads
+                                .next_sketch(&time)
+                                .map(|r| r.map(|(sketch, _)| own(sketch, &mut last)))
+                        };
+                        match next {
+                            Some(Ok(item)) => items.push(item),
+                            Some(Err(e)) => {
+                                end = Some(Some(e));
+                                break;
+                            }
+                            None => {
+                                end = Some(None);
+                                break;
+                            }
+                        }
+                    }
+                    if !items.is_empty() && sender.send(AheadMessage::Quads(items)).is_err() {
+                        return; // the caller is gone
+                    }
+                    if let Some(error) = end {
+                        let _ = sender.send(AheadMessage::End(error, Box::new(quads)));
+                        return;
+                    }
+                }
+            });
+        // without a thread (none could start) the sender is gone with it: the reading then
+        // ends at once as the failure of a reader thread that stopped
+        drop(spawned);
+        Ahead {
+            receiver,
+            batch: Vec::new().into_iter(),
+            keep,
+            end: None,
+        }
+    }
+}
+
+impl<R> Ahead<R> {
+    /// The next quad read ahead; None at the end (then `finish`).
+    fn next(&mut self) -> Option<Scanned> {
+        loop {
+            if let Some(item) = self.batch.next() {
+                return Some(item);
+            }
+            if self.end.is_some() {
+                return None;
+            }
+            match self.receiver.recv() {
+                Ok(AheadMessage::Quads(items)) => self.batch = items.into_iter(),
+                Ok(AheadMessage::End(error, quads)) => self.end = Some((error, quads)),
+                Err(_) => return None, // the thread stopped without a word (it panicked)
+            }
+        }
+    }
+
+    /// The reading's error and the reading itself (None if the thread stopped early).
+    fn finish(self) -> (Option<ReplayError>, Option<Quads<R>>) {
+        match self.end {
+            Some((error, quads)) => (error, Some(*quads)),
+            None => (Some(error("the reader thread stopped")), None),
+        }
+    }
+}
+
+/// A sketch owned (`Scanned`), `last` the graph of the line before.
+fn own(sketch: Sketch<'_>, last: &mut Option<(bool, String)>) -> Scanned {
+    match sketch {
+        Sketch::Named(piece) => {
+            let (blank, text) = match piece {
+                Piece::Iri(iri) => (false, iri),
+                Piece::Blank(label) => (true, label),
+                Piece::Literal(..) => unreachable!("a graph name is never a literal"),
+            };
+            if last.as_ref().is_some_and(|(b, t)| *b == blank && t == text) {
+                return Scanned::Same;
+            }
+            match last {
+                Some((b, t)) => {
+                    *b = blank;
+                    t.clear();
+                    t.push_str(text);
+                }
+                None => *last = Some((blank, text.to_owned())),
+            }
+            Scanned::Named(piece.term())
+        }
+        Sketch::Stamp(name, value) => {
+            *last = None;
+            Scanned::Stamp(name, value)
+        }
+        Sketch::Other => {
+            *last = None;
+            Scanned::Other
+        }
+    }
+}
+
 /// Closed graphs of a file in order of first appearance: `Quads` into an `Assembler`.
 pub struct Graphs<R, T, F> {
     quads: Quads<R>,
@@ -1289,6 +1446,9 @@ pub struct Graphs<R, T, F> {
     convert: F,
     read_error: Option<ReplayError>,
     finished: bool,
+    /// A scanned reading's lines read and checked on a thread of their own (`scanned_ahead`):
+    /// `quads` is then a placeholder until that thread ends and hands its reading back.
+    ahead: Option<Ahead<R>>,
 }
 
 impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Graphs<R, T, F> {
@@ -1299,6 +1459,7 @@ impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Graphs<R, T, F> {
             convert,
             read_error: None,
             finished: false,
+            ahead: None,
         }
     }
 
@@ -1342,6 +1503,20 @@ impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Graphs<R, T, F> {
         self.quads = self.quads.without_lines().scanned();
         self
     }
+}
+
+impl<R: BufRead + Send + 'static, T: Hash + Eq, F: FnMut(Triple) -> T> Graphs<R, T, F> {
+    /// As `scanned`, the lines read and checked on a thread of their own while this one
+    /// assembles graphs (`placeholder`: a source standing in for the one the thread takes).
+    /// TriG, which `scanned` leaves to the strict parser, is read here as `scanned` reads it.
+    pub fn scanned_ahead(mut self, placeholder: R) -> Self {
+        self = self.scanned();
+        if self.quads.is_scanned() {
+            let quads = std::mem::replace(&mut self.quads, Quads::new(placeholder, Format::NQuads));
+            self.ahead = Some(Ahead::spawn(quads, self.assembler.predicate.clone()));
+        }
+        self
+    }
 
     /// Read again by `scan_line`, unchecked (`Quads::scanned_again`).
     pub fn scanned_again(mut self) -> Self {
@@ -1375,6 +1550,31 @@ impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Iterator for Graphs<R, T, 
             }
             if self.finished {
                 return None;
+            }
+            if let Some(ahead) = self.ahead.as_mut() {
+                if !self.assembler.keep {
+                    ahead.keep.store(false, Ordering::Relaxed);
+                }
+                match ahead.next() {
+                    Some(Scanned::Quad(quad)) => self.assembler.add(quad, 0, &mut self.convert),
+                    Some(Scanned::Named(name)) => self.assembler.named_by_line(name),
+                    Some(Scanned::Same) => {}
+                    Some(Scanned::Stamp(name, value)) => {
+                        self.assembler.add_sketch(Sketch::Stamp(name, value), 0)
+                    }
+                    Some(Scanned::Other) => self.assembler.add_sketch(Sketch::Other, 0),
+                    None => {
+                        let (error, quads) = self.ahead.take().map_or_else(
+                            || (Some(error("the reader thread stopped")), None),
+                            Ahead::finish,
+                        );
+                        if let Some(quads) = quads {
+                            self.quads = quads;
+                        }
+                        self.end(error);
+                    }
+                }
+                continue;
             }
             if !self.assembler.keep && self.quads.is_scanned() {
                 // names and timestamps are all the assembler takes: no triple is built

@@ -99,7 +99,10 @@ fn graphs(
     Ok(match reading {
         Reading::Lines => graphs,
         Reading::Fast => graphs.without_lines(),
-        Reading::Scanned => graphs.scanned(),
+        Reading::Scanned => {
+            let placeholder: Box<dyn Read + Send> = Box::new(io::empty());
+            graphs.scanned_ahead(BufReader::new(placeholder))
+        }
         Reading::Verified => graphs.verified(),
         Reading::Again(quads, error) => graphs.trusted(quads, error),
         Reading::ScannedAgain => graphs.scanned_again(),
