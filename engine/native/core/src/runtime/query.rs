@@ -1226,9 +1226,14 @@ impl<G: GpmEval> QueryRuntime<G> {
             return;
         }
         run.borrow_mut().step = index;
-        let info = self.steps[index].clone();
+        // what the step says, not the step: cloning it copied its streams, partition and
+        // range tables for every run entering it
+        let (op, modifier, strategy) = {
+            let info = &self.steps[index];
+            (info.op.clone(), info.modifier, info.strategy)
+        };
         let absence = |r: &Run| -> Option<Pending> {
-            match *info.op {
+            match *op {
                 Op::Gpm(g) => Some(Pending {
                     gpm: g,
                     mu: r.mu.clone(),
@@ -1239,7 +1244,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 _ => None,
             }
         };
-        match info.modifier {
+        match modifier {
             Modifier::Negation => {
                 let p = absence(&run.borrow());
                 if let Some(p) = p {
@@ -1264,10 +1269,10 @@ impl<G: GpmEval> QueryRuntime<G> {
                         false,
                     )
                 };
-                self.enter_wait(run, info.strategy, dict);
+                self.enter_wait(run, strategy, dict);
                 self.enter(index + 1, Rc::new(RefCell::new(skip)), dict);
             }
-            _ => self.enter_wait(run, info.strategy, dict),
+            _ => self.enter_wait(run, strategy, dict),
         }
     }
 
