@@ -89,13 +89,25 @@ pub struct Prepared {
     index: EventIndex,
     uid: u64,
     time: i128,
-    /// Per (query's `Programs::id`, GPM), the runs that asked for the GPM's results on
-    /// this event, and its base rows once they are shared (`Programs::shared_base_rows`).
-    base: RefCell<Vec<BaseRows>>,
+    /// Per (query, GPM) asked on this event, how often and its base rows once they are
+    /// shared (`Programs::shared_base_rows`).
+    base: RefCell<Vec<SharedBase>>,
 }
 
-/// A GPM's runs on an event and its base rows: (`Programs::id`, GPM, runs, rows).
-type BaseRows = (u64, usize, u32, Option<Rc<Vec<Row>>>);
+/// A GPM's results asked on one event by the runs of one query (`Programs::id`).
+struct SharedBase {
+    programs: u64,
+    gpm: usize,
+    /// Runs that asked so far.
+    asked: u32,
+    /// The GPM's base rows on the event, once `SHARED_FROM` runs asked.
+    rows: Option<Rc<Vec<Row>>>,
+}
+
+/// From the how-manieth run offered an event a GPM's results come from the event's base
+/// rows merged into each run (`Bgp::solve_from_base`) rather than a join per run: one run
+/// alone is answered faster by the join, many runs (skip-till-any) by the rows computed once.
+const SHARED_FROM: u32 = 3;
 
 impl Prepared {
     fn new(index: EventIndex, uid: u64, time: i128) -> Self {
@@ -216,10 +228,8 @@ impl Programs {
 }
 
 impl Programs {
-    /// The base rows of native GPM `gpm` (`program`) on `event`, shared by the runs it is
-    /// offered to from the `SHARED_FROM`th on (None before): a run alone on an event is
-    /// answered faster by a join with its mu than by the base rows and a merge; many runs
-    /// on one event (skip-till-any) by the base rows computed once and merged into each.
+    /// The base rows of native GPM `gpm` (`program`) on `event` for the runs it is offered
+    /// to from the `SHARED_FROM`th on (computed then, once); None before.
     fn shared_base_rows(
         &self,
         gpm: usize,
@@ -227,27 +237,34 @@ impl Programs {
         event: &Prepared,
         dict: &Dictionary,
     ) -> Option<Rc<Vec<Row>>> {
-        const SHARED_FROM: u32 = 3;
         let mut cached = event.base.borrow_mut();
-        let at = match cached.iter().position(|e| (e.0, e.1) == (self.id, gpm)) {
+        let at = match cached
+            .iter()
+            .position(|e| (e.programs, e.gpm) == (self.id, gpm))
+        {
             Some(at) => at,
             None => {
-                cached.push((self.id, gpm, 0, None));
+                cached.push(SharedBase {
+                    programs: self.id,
+                    gpm,
+                    asked: 0,
+                    rows: None,
+                });
                 cached.len() - 1
             }
         };
         let entry = &mut cached[at];
-        if let Some(rows) = &entry.3 {
+        if let Some(rows) = &entry.rows {
             return Some(rows.clone());
         }
-        entry.2 += 1;
-        if entry.2 < SHARED_FROM {
+        entry.asked += 1;
+        if entry.asked < SHARED_FROM {
             return None;
         }
         let mut rows = Vec::new();
         program.base(&event.index, self.names.vars.len(), dict, &mut rows);
         let rows = Rc::new(rows);
-        entry.3 = Some(rows.clone());
+        entry.rows = Some(rows.clone());
         Some(rows)
     }
 }
