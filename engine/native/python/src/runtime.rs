@@ -92,6 +92,9 @@ pub struct Prepared {
     /// Per (query, GPM) asked on this event, how often and its base rows once they are
     /// shared (`Programs::shared_base_rows`).
     base: RefCell<Vec<SharedBase>>,
+    /// The first (query, GPM) asked on this event and how often, kept here until a second
+    /// one is (most events are asked for one GPM by one or two runs: no allocation then).
+    first_asked: Cell<Option<(u64, usize, u32)>>,
 }
 
 /// A GPM's results asked on one event by the runs of one query (`Programs::id`).
@@ -116,6 +119,7 @@ impl Prepared {
             uid,
             time,
             base: RefCell::new(Vec::new()),
+            first_asked: Cell::new(None),
         }
     }
 }
@@ -237,6 +241,18 @@ impl Programs {
         event: &Prepared,
         dict: &Dictionary,
     ) -> Option<Rc<Vec<Row>>> {
+        let key = (self.id, gpm);
+        match event.first_asked.get() {
+            None => {
+                event.first_asked.set(Some((key.0, key.1, 1)));
+                return None;
+            }
+            Some((programs, g, asked)) if (programs, g) == key && asked + 1 < SHARED_FROM => {
+                event.first_asked.set(Some((programs, g, asked + 1)));
+                return None;
+            }
+            _ => {}
+        }
         let mut cached = event.base.borrow_mut();
         let at = match cached
             .iter()
@@ -244,10 +260,15 @@ impl Programs {
         {
             Some(at) => at,
             None => {
+                // the first one asked comes over from `first_asked` with its count
+                let asked = match event.first_asked.get() {
+                    Some((programs, g, asked)) if (programs, g) == key => asked,
+                    _ => 0,
+                };
                 cached.push(SharedBase {
                     programs: self.id,
                     gpm,
-                    asked: 0,
+                    asked,
                     rows: None,
                 });
                 cached.len() - 1
