@@ -41,7 +41,12 @@ class ReplayReading:
         spill_dir: str | None = None,
         memory_events: int = ...,
         format: str | None = None,
+        speculate: bool = False,
     ) -> None: ...
+    @property
+    def speculative(self) -> bool:
+        """Whether its one file is read speculatively (``speculate=True``: read once, its
+        first pass handing events over as it judges them; decision 47) and not taken yet."""
 
 class ReplayStream:
     """Replay files, one per stream, merged by time in bounded memory (native core
@@ -75,6 +80,11 @@ class ReplayStream:
     @property
     def spilled_runs(self) -> int:
         """Sorted runs written to disk for out-of-order files."""
+    @property
+    def speculation(self) -> str:
+        """``off`` (the files were judged before their first event), or for a speculative
+        ``reading``: ``pending``, ``confirmed`` or ``failed`` (the stream then ended early
+        with an error, and what was made of its events is to be thrown away)."""
 
 LiveEvent = tuple[str, int, int, str, list[tuple[str, str, str]], bool, str]
 

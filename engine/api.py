@@ -88,6 +88,13 @@ class EventSyntaxError(StreamError):
     ``location`` is ``<event>:LINE:COLUMN`` within that text."""
 
 
+class SpeculationFailed(Exception):
+    """``run_replay`` was given a speculative reading (``ReplayReading(speculate=True)``) whose
+    file turned out not to be read as it is written (decision 47): not a user's error, a
+    signal to throw away what this engine did and released, and run again on a fresh one
+    without speculating."""
+
+
 @dataclass
 class QueryHandle:
     """A registered query: its algebra, its matches so far, and its statistics."""
@@ -566,7 +573,10 @@ class Engine:
         ``progress(events, clock)`` is called after each batch of events fed, batches then
         sized to take about ``PROGRESS_BATCH_SECONDS`` each (never a call per event).
         ``reading``: the files' first pass, started earlier (``_native.ReplayReading`` of the
-        same paths and options; the command line starts it before it loads the engine)."""
+        same paths and options; the command line starts it before it loads the engine). A
+        speculative one (``speculate=True``) feeds the file's events as its first pass judges
+        them; if it then finds the file is not read as it is written, ``SpeculationFailed``
+        is raised after the events fed (decision 47)."""
         from spaseq.engine._native import ReplayStream
 
         files = self._one_query_inputs("run_replay", files)
@@ -598,6 +608,8 @@ class Engine:
                 if fed == size and took > 0:  # the next batch sized to take about the target
                     size = max(64, min(batch, int(size * self.PROGRESS_BATCH_SECONDS / took)))
             if ended:
+                if stream.speculation == "failed":
+                    raise SpeculationFailed(f"{files[0][1]} is not read as it is written")
                 error = located_error(message, [p for _, p in files]) if message is not None else None
                 break
         self._end(error)

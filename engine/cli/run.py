@@ -386,32 +386,57 @@ def _start_reading(args: argparse.Namespace) -> ReplayReading | None:
     from spaseq.engine._native import ReplayReading
     from spaseq.engine.io.replay import PROV_GENERATED_AT
 
+    # one file into an output file of ours (which a refused speculation can rewind; nothing
+    # materialised elsewhere): read once, its events fed as its first pass judges them
+    # (decision 47)
+    speculate = len(paths) == 1 and args.output is not None and not args.materialize and (
+        not os.path.exists(args.output) or os.path.isfile(args.output))
     return ReplayReading(paths, args.time_predicate or PROV_GENERATED_AT,
-                         format=None if args.input_format == "auto" else args.input_format)
+                         format=None if args.input_format == "auto" else args.input_format,
+                         speculate=speculate)
 
 
 def _run_replay(args: argparse.Namespace, query: A.Query, reading: ReplayReading | None = None) -> int:
     """One query over replay files: read natively, merged by time in bounded memory and fed
     to the native runtime as they are read (``Engine.run_replay``); ``reading``: their first
     pass, started ahead (``_start_reading``)."""
-    from spaseq.engine.io.replay import PROV_GENERATED_AT
+    from spaseq.engine.api import SpeculationFailed
 
     specs = _replay_specs(args, query)
     _warn_missing(query, {iri for iri, _ in specs})
     kb = _load_kb(args, query)
     with _open_output(args.output) as out:
-        writer, write = _sink(args, query, out, _why_not_native_run(args, []))
-        writer.start()
-        engine = _engine(args, query, [], kb, write, writer=writer)
-        with _watch(args, _probe(engine, args), engine) as progress:
-            error = engine.run_replay(specs, time_predicate=args.time_predicate or PROV_GENERATED_AT,
-                                      format=None if args.input_format == "auto" else args.input_format,
-                                      progress=None if progress is None else progress.tick,
-                                      reading=reading)
-        writer.finish()
+        try:
+            error = _replay_into(args, query, specs, kb, out, reading)
+        except SpeculationFailed:  # the file is not read as written: its matches found again
+            log.debug("%s is not read as it is written: its matches are found again", specs[0][1])
+            if out is sys.stdout or not out.seekable():
+                raise RuntimeError("a speculative reading into an output that cannot be rewound") from None
+            out.flush()
+            out.seek(0)
+            out.truncate()
+            error = _replay_into(args, query, specs, kb, out, None)
     if error is not None:
         raise error
     return 0
+
+
+def _replay_into(args: argparse.Namespace, query: A.Query, specs: list[tuple[str, str]], kb,
+                 out: IO[str], reading: ReplayReading | None) -> SpaseqError | None:
+    """One run of ``_run_replay``'s query over its files into ``out``: its input's error, if
+    any (SpeculationFailed from a speculative ``reading`` that was refused)."""
+    from spaseq.engine.io.replay import PROV_GENERATED_AT
+
+    writer, write = _sink(args, query, out, _why_not_native_run(args, []))
+    writer.start()
+    engine = _engine(args, query, [], kb, write, writer=writer)
+    with _watch(args, _probe(engine, args), engine) as progress:
+        error = engine.run_replay(specs, time_predicate=args.time_predicate or PROV_GENERATED_AT,
+                                  format=None if args.input_format == "auto" else args.input_format,
+                                  progress=None if progress is None else progress.tick,
+                                  reading=reading)
+    writer.finish()
+    return error
 
 
 def _replay_specs(args: argparse.Namespace, query: A.Query) -> list[tuple[str, str]]:

@@ -1527,6 +1527,11 @@ impl Judge {
         }
     }
 
+    /// Whether the events delivered so far are in time order.
+    pub fn in_order(&self) -> bool {
+        self.running.in_order
+    }
+
     /// The verdict once the input ended (`read_error`: the syntax or read error, if any).
     pub fn finish(self, read_error: Option<&ReplayError>) -> Outcome {
         let cut = match read_error {

@@ -9,11 +9,12 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use spaseq_core::replay::{Format, GENERATED_AT_TIME};
-use spaseq_core::stream::file::Mode;
+use spaseq_core::stream::file::{self, Mode};
 use spaseq_core::stream::prefetch::{Prefetched, BATCH, DEPTH};
 use spaseq_core::stream::{Options, ReplayStream, StreamError, StreamEvent, MEMORY_EVENTS};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// An event as Python sees it: (stream IRI, seq, time in ns, graph, [(s, p, o)]).
@@ -27,6 +28,8 @@ pub struct PyReplayStream {
     notes: Vec<String>,
     modes: Vec<Mode>,
     spilled_runs: usize,
+    /// A speculative reading's verdict (`file::PENDING`, `CONFIRMED`, `REFUSED`).
+    verdict: Option<Arc<AtomicU8>>,
 }
 
 fn value_error(e: StreamError) -> PyErr {
@@ -76,7 +79,14 @@ fn options(
     })
 }
 
-type Opening = JoinHandle<Result<ReplayStream, StreamError>>;
+/// What a reading started ahead has under way.
+enum Started {
+    /// The first pass, on a thread of its own.
+    Opening(JoinHandle<Result<ReplayStream, StreamError>>),
+    /// One file read once, its first pass handing its events over as it judges them
+    /// (`ReplayStream::speculative`), and its verdict.
+    Speculating(Box<ReplayStream>, Arc<AtomicU8>),
+}
 
 /// The first pass over replay files, started on a thread of its own: what the constructor
 /// of `ReplayStream` would do, done while the caller does something else.
@@ -84,42 +94,62 @@ type Opening = JoinHandle<Result<ReplayStream, StreamError>>;
 pub struct PyReplayReading {
     paths: Vec<String>,
     options: Options,
-    opening: Mutex<Option<Opening>>,
+    started: Mutex<Option<Started>>,
 }
 
 #[pymethods]
 impl PyReplayReading {
     /// `paths` in the command line's order; the other arguments as `ReplayStream`'s.
+    /// `speculate` (one file only): read it once, its first pass handing events over as it
+    /// judges them; the stream made with this reading then says at its end whether the file
+    /// was read as it is written (`ReplayStream.speculation`, decision 47).
     #[new]
-    #[pyo3(signature = (paths, time_predicate = GENERATED_AT_TIME, spill_dir = None, memory_events = MEMORY_EVENTS, format = None))]
+    #[pyo3(signature = (paths, time_predicate = GENERATED_AT_TIME, spill_dir = None, memory_events = MEMORY_EVENTS, format = None, speculate = false))]
     fn new(
         paths: Vec<String>,
         time_predicate: &str,
         spill_dir: Option<PathBuf>,
         memory_events: usize,
         format: Option<&str>,
+        speculate: bool,
     ) -> PyResult<Self> {
         let options = options(time_predicate, spill_dir, memory_events, format)?;
-        let (p, o) = (paths.clone(), options.clone());
-        let opening = std::thread::Builder::new()
-            .name("spaseq-replay-open".into())
-            .spawn(move || ReplayStream::open(&p, &o))
-            .map_err(|e| PyValueError::new_err(format!("cannot start reading: {e}")))?;
+        let started = if speculate && paths.len() == 1 {
+            let (stream, verdict) =
+                ReplayStream::speculative(&paths[0], &options).map_err(value_error)?;
+            Started::Speculating(Box::new(stream), verdict)
+        } else {
+            let (p, o) = (paths.clone(), options.clone());
+            let opening = std::thread::Builder::new()
+                .name("spaseq-replay-open".into())
+                .spawn(move || ReplayStream::open(&p, &o))
+                .map_err(|e| PyValueError::new_err(format!("cannot start reading: {e}")))?;
+            Started::Opening(opening)
+        };
         Ok(PyReplayReading {
             paths,
             options,
-            opening: Mutex::new(Some(opening)),
+            started: Mutex::new(Some(started)),
         })
+    }
+
+    /// Whether this reading reads its one file speculatively (and has not been taken yet).
+    #[getter]
+    fn speculative(&self) -> bool {
+        matches!(
+            *self.started.lock().unwrap_or_else(|e| e.into_inner()),
+            Some(Started::Speculating(..))
+        )
     }
 }
 
 impl PyReplayReading {
-    /// The opened stream, if this reading is of `paths` with `options` and not taken yet.
-    fn take(&self, paths: &[String], options: &Options) -> Option<Opening> {
+    /// What it started, if this reading is of `paths` with `options` and not taken yet.
+    fn take(&self, paths: &[String], options: &Options) -> Option<Started> {
         if self.paths != paths || self.options != *options {
             return None;
         }
-        self.opening
+        self.started
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take()
@@ -147,13 +177,15 @@ impl PyReplayStream {
     ) -> PyResult<Self> {
         let (iris, paths): (Vec<String>, Vec<String>) = files.into_iter().unzip();
         let options = options(time_predicate, spill_dir, memory_events, format)?;
-        let opening = reading.and_then(|r| r.take(&paths, &options));
-        let stream = py
-            .detach(|| match opening {
-                Some(opening) => opening
+        let started = reading.and_then(|r| r.take(&paths, &options));
+        let (stream, verdict) = py
+            .detach(|| match started {
+                Some(Started::Opening(opening)) => opening
                     .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                None => ReplayStream::open(&paths, &options),
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                    .map(|stream| (stream, None)),
+                Some(Started::Speculating(stream, verdict)) => Ok((*stream, Some(verdict))),
+                None => ReplayStream::open(&paths, &options).map(|stream| (stream, None)),
             })
             .map_err(value_error)?;
         let notes = stream.notes.clone();
@@ -166,7 +198,21 @@ impl PyReplayStream {
             notes,
             modes,
             spilled_runs,
+            verdict,
         })
+    }
+
+    /// "off" (the files were judged before their first event), or for a speculative reading
+    /// (`ReplayReading(speculate=True)`) "pending", "confirmed" or "failed": a failed stream
+    /// ended early with an error, and what was made of its events is to be thrown away.
+    #[getter]
+    fn speculation(&self) -> &'static str {
+        match self.verdict.as_ref().map(|v| v.load(Ordering::Acquire)) {
+            None => "off",
+            Some(file::CONFIRMED) => "confirmed",
+            Some(file::REFUSED) => "failed",
+            Some(_) => "pending",
+        }
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {

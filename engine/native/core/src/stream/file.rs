@@ -12,6 +12,8 @@ use std::hash::{Hash, Hasher};
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU8, Ordering as AtomicOrdering};
+use std::sync::Arc;
 
 /// An event of one file: `rank` is its graph's rank by first appearance among the file's
 /// delivered events (the Python reader's `seq - first_seq`); `dated`: its timestamp was
@@ -285,6 +287,96 @@ fn prepare_with(path: &str, s: &Settings, reading: Reading) -> io::Result<Option
         read_error,
         scanned,
     }))
+}
+
+/// A speculative reading's state, shared with whoever feeds its events (decision 47).
+pub const PENDING: u8 = 0;
+pub const CONFIRMED: u8 = 1;
+pub const REFUSED: u8 = 2;
+
+/// One file's first pass handing its events over as it judges them (`ReplayStream::
+/// speculative`): every closed graph with a time, in file order, for as long as they are in
+/// time order. At the end, or at the first thing that would make the file's events other than
+/// these (an event out of order, a graph without a timestamp, a syntax error, a line the
+/// reader gives up on, a graph written twice), `verdict` becomes `CONFIRMED` or `REFUSED`;
+/// once refused, it yields an error and stops. One reading of the file instead of a first
+/// pass and a second: whoever fed the events keeps what it made of them only if confirmed.
+pub struct Feeding {
+    graphs: FileGraphs,
+    judge: Judge,
+    names: Sorter<u64>,
+    verdict: Arc<AtomicU8>,
+    ended: bool,
+}
+
+impl Feeding {
+    fn refuse(&mut self, why: &str) -> Option<io::Result<FileEvent>> {
+        self.ended = true;
+        self.verdict.store(REFUSED, AtomicOrdering::Release);
+        Some(Err(io::Error::other(format!("not read as written: {why}"))))
+    }
+}
+
+impl Iterator for Feeding {
+    type Item = io::Result<FileEvent>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.ended {
+            return None;
+        }
+        if let Some(graph) = self.graphs.next() {
+            let named = self.names.push(fingerprint(&graph.name, GRAPH));
+            let unclosed = self.graphs.assembler().take_unclosed();
+            if named.is_err()
+                || unclosed
+                    .iter()
+                    .any(|n| self.names.push(fingerprint(n, UNCLOSED)).is_err())
+            {
+                return self.refuse("cannot keep the graph names");
+            }
+            match (self.judge.judge(&graph), graph.stamp.clone()) {
+                (Some(rank), Stamp::At(t, dated)) if self.judge.in_order() => {
+                    return Some(Ok(event(rank, (t, dated), graph)))
+                }
+                (Some(_), Stamp::At(..)) => return self.refuse("an event out of time order"),
+                _ => return self.refuse("a graph without a usable timestamp"),
+            }
+        }
+        if self.graphs.unverified() || self.graphs.read_error().is_some() {
+            return self.refuse("a line the reader does not read as it is");
+        }
+        for name in self.graphs.assembler().take_unclosed() {
+            if self.names.push(fingerprint(&name, UNCLOSED)).is_err() {
+                return self.refuse("cannot keep the graph names");
+            }
+        }
+        let names = std::mem::replace(&mut self.names, Sorter::new(Path::new("."), 1));
+        let clashed =
+            self.graphs.assembler().bounded && names.finish().and_then(clash).unwrap_or(true);
+        if clashed {
+            return self.refuse("a graph written again after it was closed");
+        }
+        self.ended = true;
+        self.verdict.store(CONFIRMED, AtomicOrdering::Release);
+        None
+    }
+}
+
+/// `path`'s speculative first pass (`Feeding`) and its verdict.
+pub fn feeding(path: &str, s: &Settings) -> Result<(Feeding, Arc<AtomicU8>), ReplayError> {
+    let format = s
+        .format
+        .or_else(|| Format::of_path(path))
+        .ok_or_else(|| plain("cannot tell the replay file's format from its name"))?;
+    let verdict = Arc::new(AtomicU8::new(PENDING));
+    let feeding = Feeding {
+        graphs: graphs(path, format, s, s.window, Reading::Scanned)?,
+        judge: Judge::new(s.predicate_iri),
+        names: Sorter::new(s.spill_dir, s.window.saturating_mul(16).max(1 << 12)),
+        verdict: verdict.clone(),
+        ended: false,
+    };
+    Ok((feeding, verdict))
 }
 
 /// The file read as the Python reader reads it: every graph kept until the end.

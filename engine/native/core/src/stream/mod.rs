@@ -46,13 +46,14 @@ pub mod spill;
 use crate::replay::{self, ReplayError};
 use file::{FileEvent, FileEvents, Mode, Prepared, Settings};
 use oxrdf::{NamedNode, Term, Triple};
+use prefetch::{Prefetched, BATCH, DEPTH};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Events held per file at most, by default (the window, and the sorter's run length).
 pub const MEMORY_EVENTS: usize = 10_000;
@@ -138,6 +139,28 @@ pub struct ReplayStream {
     unprimed: Vec<usize>,
 }
 
+/// The time predicate and the spill directory `options` name (Err for a bad predicate).
+fn predicate_and_spill_dir(options: &Options) -> Result<(NamedNode, PathBuf), StreamError> {
+    let predicate =
+        replay::time_predicate(&options.time_predicate).map_err(|e| setup_error(None, e))?;
+    let spill_dir = options.spill_dir.clone().unwrap_or_else(std::env::temp_dir);
+    Ok((predicate, spill_dir))
+}
+
+fn settings<'a>(
+    options: &'a Options,
+    predicate: &'a NamedNode,
+    spill_dir: &'a Path,
+) -> Settings<'a> {
+    Settings {
+        predicate,
+        predicate_iri: &options.time_predicate,
+        window: options.memory_events.max(1),
+        spill_dir,
+        format: options.format,
+    }
+}
+
 /// The first pass of every file, several at a time (at most one thread per core), in the
 /// files' order.
 fn prepare_all(paths: &[String], settings: &Settings) -> Vec<io::Result<Prepared>> {
@@ -175,16 +198,8 @@ impl ReplayStream {
     /// time predicate or a spill directory that cannot be written; a file's own problems
     /// come, as the Python reader's, after its usable events.
     pub fn open(paths: &[String], options: &Options) -> Result<Self, StreamError> {
-        let predicate: NamedNode =
-            replay::time_predicate(&options.time_predicate).map_err(|e| setup_error(None, e))?;
-        let spill_dir = options.spill_dir.clone().unwrap_or_else(std::env::temp_dir);
-        let settings = Settings {
-            predicate: &predicate,
-            predicate_iri: &options.time_predicate,
-            window: options.memory_events.max(1),
-            spill_dir: &spill_dir,
-            format: options.format,
-        };
+        let (predicate, spill_dir) = predicate_and_spill_dir(options)?;
+        let settings = settings(options, &predicate, &spill_dir);
         let mut prepared: Vec<Prepared> = Vec::with_capacity(paths.len());
         for (path, p) in paths.iter().zip(prepare_all(paths, &settings)) {
             let p = p.map_err(|e| {
@@ -234,6 +249,33 @@ impl ReplayStream {
             }
         }
         Ok(stream)
+    }
+
+    /// One file read once: its first pass hands its events over as it judges them
+    /// (`file::Feeding`, on a thread of its own), in file order, for a caller that keeps
+    /// what it made of them only if the verdict ends `file::CONFIRMED` (decision 47).
+    pub fn speculative(
+        path: &str,
+        options: &Options,
+    ) -> Result<(Self, Arc<AtomicU8>), StreamError> {
+        let (predicate, spill_dir) = predicate_and_spill_dir(options)?;
+        let settings = settings(options, &predicate, &spill_dir);
+        let (feeding, verdict) =
+            file::feeding(path, &settings).map_err(|e| setup_error(Some(path), e))?;
+        let stream = ReplayStream {
+            sources: vec![FileEvents::Ahead(Prefetched::spawn(feeding, BATCH, DEPTH))],
+            heads: BinaryHeap::new(),
+            pending: vec![None],
+            first_seq: vec![0],
+            cutoff: None,
+            error: None,
+            paths: vec![path.to_owned()],
+            notes: Vec::new(),
+            modes: vec![Mode::Stream],
+            spilled_runs: 0,
+            unprimed: vec![0],
+        };
+        Ok((stream, verdict))
     }
 
     /// Read the first event of each streamed file; when several are, each is read ahead on
