@@ -32,7 +32,9 @@ def gpm_results(
 class ReplayReading:
     """The first pass of a ``ReplayStream`` over ``paths`` (same arguments), started on a
     thread of its own: give it to ``ReplayStream(..., reading=)`` with the same paths and
-    options, which then waits for it instead of reading the files itself."""
+    options, which then waits for it instead of reading the files itself. ``speculate`` (one
+    file): the first pass hands its events over as it judges them, and the stream's
+    ``speculation`` says at its end whether the file was read as it is written."""
 
     def __init__(
         self,
