@@ -301,15 +301,6 @@ impl Piece<'_> {
         }
     }
 
-    /// Whether it is `term` (a graph name's piece: literals are never taken for one).
-    fn is(self, term: &Term) -> bool {
-        match (self, term) {
-            (Piece::Iri(iri), Term::NamedNode(n)) => iri == n.as_str(),
-            (Piece::Blank(label), Term::BlankNode(b)) => label == b.as_str(),
-            _ => false,
-        }
-    }
-
     fn subject(self) -> NamedOrBlankNode {
         match self {
             Piece::Iri(iri) => NamedNode::new_unchecked(iri).into(),
@@ -358,8 +349,8 @@ impl Terms<'_> {
 }
 
 /// A quad as an assembler that keeps no triples sees it: a named graph's name (still a piece
-/// of the line: the name of the graph before is not built again), a timestamp (name and
-/// value), or another triple of the default graph.
+/// of the line: the reading thread builds it only for a graph other than the line before's,
+/// `ahead::own`), a timestamp (name and value), or another triple of the default graph.
 enum Sketch<'a> {
     Named(Piece<'a>),
     Stamp(Term, Term),
@@ -1131,30 +1122,21 @@ impl<T: Hash + Eq> Assembler<T> {
         }
     }
 
-    /// Take in a quad sketched (`Quads::next_sketch`) while keeping no triples: as `add`.
-    fn add_sketch(&mut self, sketch: Sketch<'_>, line: u64) {
-        match sketch {
-            Sketch::Named(name) => {
-                let same = self
-                    .last_graph
-                    .and_then(|i| i.checked_sub(self.first))
-                    .and_then(|i| self.open.get(i as usize))
-                    .is_some_and(|graph| name.is(&graph.name));
-                if !same {
-                    self.named(name.term(), line);
-                }
+    /// Take in a quad read ahead (`Scanned`): as `add`, from the whole quad or from what an
+    /// assembler that keeps no triples needs of it (a graph of the line before: nothing).
+    fn add_scanned(&mut self, item: Scanned, convert: &mut impl FnMut(Triple) -> T) {
+        match item {
+            Scanned::Quad(quad) => self.add(quad, 0, convert),
+            Scanned::Named(name) => {
+                self.named(name, 0);
             }
-            Sketch::Stamp(name, value) => {
+            Scanned::Same => {}
+            Scanned::Stamp(name, value) => {
                 self.last_graph = None;
-                self.stamp(name, value, line);
+                self.stamp(name, value, 0);
             }
-            Sketch::Other => self.last_graph = None,
+            Scanned::Other => self.last_graph = None,
         }
-    }
-
-    /// A named graph's quad read ahead (`Scanned::Named`): as `add_sketch` with its name.
-    fn named_by_line(&mut self, name: Term) {
-        self.named(name, 0);
     }
 
     /// A triple of graph `name` was read on `line`: the graph's index (opened if need be).
@@ -1349,20 +1331,14 @@ impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Graphs<R, T, F> {
         self.quads = self.quads.without_lines().trusted(quads, error);
         self
     }
-
-    /// Read at full speed, N-Quads by `scan_line` (`Quads::scanned`).
-    pub fn scanned(mut self) -> Self {
-        self.quads = self.quads.without_lines().scanned();
-        self
-    }
 }
 
 impl<R: BufRead + Send + 'static, T: Hash + Eq, F: FnMut(Triple) -> T> Graphs<R, T, F> {
-    /// As `scanned`, the lines read and checked on a thread of their own while this one
-    /// assembles graphs (`placeholder`: a source standing in for the one the thread takes).
-    /// TriG, which `scanned` leaves to the strict parser, is read here as `scanned` reads it.
+    /// Read at full speed, N-Quads by `scan_line` (`Quads::scanned`), the lines read and
+    /// checked on a thread of their own while this one assembles graphs (`placeholder`: a
+    /// source standing in for the one the thread takes); TriG by the strict parser, here.
     pub fn scanned_ahead(mut self, placeholder: R) -> Self {
-        self = self.scanned();
+        self.quads = self.quads.without_lines().scanned();
         if self.quads.is_scanned() {
             let quads = std::mem::replace(&mut self.quads, Quads::new(placeholder, Format::NQuads));
             self.ahead = Some(Ahead::spawn(quads, self.assembler.predicate.clone()));
@@ -1408,13 +1384,7 @@ impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Iterator for Graphs<R, T, 
                     ahead.keep.store(false, Ordering::Relaxed);
                 }
                 match ahead.next() {
-                    Some(Scanned::Quad(quad)) => self.assembler.add(quad, 0, &mut self.convert),
-                    Some(Scanned::Named(name)) => self.assembler.named_by_line(name),
-                    Some(Scanned::Same) => {}
-                    Some(Scanned::Stamp(name, value)) => {
-                        self.assembler.add_sketch(Sketch::Stamp(name, value), 0)
-                    }
-                    Some(Scanned::Other) => self.assembler.add_sketch(Sketch::Other, 0),
+                    Some(item) => self.assembler.add_scanned(item, &mut self.convert),
                     None => {
                         let (error, quads) = self.ahead.take().map_or_else(
                             || (Some(error("the reader thread stopped")), None),
@@ -1425,15 +1395,6 @@ impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Iterator for Graphs<R, T, 
                         }
                         self.end(error);
                     }
-                }
-                continue;
-            }
-            if !self.assembler.keep && self.quads.is_scanned() {
-                // names and timestamps are all the assembler takes: no triple is built
-                match self.quads.next_sketch(&self.assembler.predicate) {
-                    Some(Ok((sketch, line))) => self.assembler.add_sketch(sketch, line),
-                    Some(Err(e)) => self.end(Some(e)),
-                    None => self.end(None),
                 }
                 continue;
             }
@@ -1744,11 +1705,9 @@ mod tests {
                 let terms = scan_terms(text.as_bytes(), None).unwrap().unwrap();
                 match (terms.sketch(&time), &quad.graph_name) {
                     (Sketch::Named(name), GraphName::NamedNode(n)) => {
-                        assert!(name.is(&n.clone().into()));
                         assert_eq!(name.term(), Term::from(n.clone()))
                     }
                     (Sketch::Named(name), GraphName::BlankNode(b)) => {
-                        assert!(name.is(&b.clone().into()));
                         assert_eq!(name.term(), Term::from(b.clone()))
                     }
                     (Sketch::Stamp(name, value), GraphName::DefaultGraph) => {

@@ -126,6 +126,29 @@ fn event(rank: u64, (time_ns, dated): (i128, bool), graph: Closed<Triple>) -> Fi
     }
 }
 
+/// The format `path` is read in: the settings', or its name's.
+fn format_of(path: &str, s: &Settings) -> Result<Format, ReplayError> {
+    s.format.or_else(|| Format::of_path(path)).ok_or_else(|| {
+        plain("cannot tell the replay file's format from its name: expected .trig, .nq or .nquads (optionally followed by .gz)")
+    })
+}
+
+/// Keep the fingerprints of a closed graph's name (if any) and of the names the assembler
+/// gave up on since, for `clash`.
+fn note_names(
+    names: &mut Sorter<u64>,
+    closed: Option<&Term>,
+    graphs: &mut FileGraphs,
+) -> io::Result<()> {
+    if let Some(name) = closed {
+        names.push(fingerprint(name, GRAPH))?;
+    }
+    for name in graphs.assembler().take_unclosed() {
+        names.push(fingerprint(&name, UNCLOSED))?;
+    }
+    Ok(())
+}
+
 /// A 64-bit fingerprint of a name, its lowest bit free for a tag.
 fn fingerprint(name: &Term, tag: u64) -> u64 {
     let mut hasher = DefaultHasher::new();
@@ -215,11 +238,9 @@ fn prepare_with(path: &str, s: &Settings, reading: Reading) -> io::Result<Option
         }
         _ => {}
     }
-    let Some(format) = s.format.or_else(|| Format::of_path(path)) else {
-        return Ok(Some(failed(
-            path,
-            plain("cannot tell the replay file's format from its name: expected .trig, .nq or .nquads (optionally followed by .gz)"),
-        )));
+    let format = match format_of(path, s) {
+        Ok(format) => format,
+        Err(e) => return Ok(Some(failed(path, e))),
     };
     let mut graphs = match graphs(path, format, s, s.window, reading) {
         Ok(g) => g,
@@ -229,10 +250,7 @@ fn prepare_with(path: &str, s: &Settings, reading: Reading) -> io::Result<Option
     let mut names = Sorter::<u64>::new(s.spill_dir, s.window.saturating_mul(16).max(1 << 12));
     let mut kept = Some(Vec::new());
     while let Some(graph) = graphs.next() {
-        names.push(fingerprint(&graph.name, GRAPH))?;
-        for name in graphs.assembler().take_unclosed() {
-            names.push(fingerprint(&name, UNCLOSED))?;
-        }
+        note_names(&mut names, Some(&graph.name), &mut graphs)?;
         if let (Some(rank), Stamp::At(t, dated)) = (judge.judge(&graph), graph.stamp.clone()) {
             match kept.as_mut() {
                 Some(k) if k.len() < s.window => k.push(event(rank, (t, dated), graph)),
@@ -247,9 +265,7 @@ fn prepare_with(path: &str, s: &Settings, reading: Reading) -> io::Result<Option
     if graphs.unverified() {
         return Ok(None);
     }
-    for name in graphs.assembler().take_unclosed() {
-        names.push(fingerprint(&name, UNCLOSED))?;
-    }
+    note_names(&mut names, None, &mut graphs)?;
     let bounded = graphs.assembler().bounded;
     let quads = graphs.quads_read();
     let read_error = graphs.read_error().cloned();
@@ -325,13 +341,7 @@ impl Iterator for Feeding {
             return None;
         }
         if let Some(graph) = self.graphs.next() {
-            let named = self.names.push(fingerprint(&graph.name, GRAPH));
-            let unclosed = self.graphs.assembler().take_unclosed();
-            if named.is_err()
-                || unclosed
-                    .iter()
-                    .any(|n| self.names.push(fingerprint(n, UNCLOSED)).is_err())
-            {
+            if note_names(&mut self.names, Some(&graph.name), &mut self.graphs).is_err() {
                 return self.refuse("cannot keep the graph names");
             }
             match (self.judge.judge(&graph), graph.stamp.clone()) {
@@ -345,10 +355,8 @@ impl Iterator for Feeding {
         if self.graphs.unverified() || self.graphs.read_error().is_some() {
             return self.refuse("a line the reader does not read as it is");
         }
-        for name in self.graphs.assembler().take_unclosed() {
-            if self.names.push(fingerprint(&name, UNCLOSED)).is_err() {
-                return self.refuse("cannot keep the graph names");
-            }
+        if note_names(&mut self.names, None, &mut self.graphs).is_err() {
+            return self.refuse("cannot keep the graph names");
         }
         let names = std::mem::replace(&mut self.names, Sorter::new(Path::new("."), 1));
         let clashed =
@@ -364,10 +372,7 @@ impl Iterator for Feeding {
 
 /// `path`'s speculative first pass (`Feeding`) and its verdict.
 pub fn feeding(path: &str, s: &Settings) -> Result<(Feeding, Arc<AtomicU8>), ReplayError> {
-    let format = s
-        .format
-        .or_else(|| Format::of_path(path))
-        .ok_or_else(|| plain("cannot tell the replay file's format from its name"))?;
+    let format = format_of(path, s)?;
     let verdict = Arc::new(AtomicU8::new(PENDING));
     let feeding = Feeding {
         graphs: graphs(path, format, s, s.window, Reading::Scanned)?,
