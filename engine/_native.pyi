@@ -208,18 +208,29 @@ class NativeWriter:
 
     def __init__(self, format: str, out: object, select: list[str] | None, distinct: bool,
                  columns: list[str], with_time: bool, binary: bool = False,
-                 time_format: str = "input") -> None:
+                 time_format: str = "input", thread: bool = False) -> None:
         """Rows of ``select`` (None: every bound variable, by name), DISTINCT or not;
         ``columns`` the header's variables; ``with_time`` adds ``_time`` and ``_start``;
         ``binary``: ``out`` takes UTF-8 bytes instead of text; ``time_format``: ``input``,
-        ``dateTime`` or ``epoch`` (docs/decisions.md 43)."""
+        ``dateTime`` or ``epoch`` (docs/decisions.md 43); ``thread`` with a binary ``out``
+        that has a descriptor: the rows are spelled and written on a thread of their own, to
+        a duplicate of the descriptor (``out`` is flushed first and must not be written
+        through until ``finish`` or ``close``)."""
+    @property
+    def threaded(self) -> bool:
+        """Whether the rows are written on a thread of their own."""
     def forget_terms(self) -> None:
         """Forget what is cached by term id (the engine's dictionary was compacted)."""
     def start(self) -> None: ...
     def write_matches(self, engine: NativeEngine, query: int) -> int:
         """Write the rows of the matches ``query`` released since the last call (flushing
-        ``out`` when any was written); the number of matches taken (before DISTINCT)."""
-    def finish(self) -> None: ...
+        ``out`` when any was written; handed to the writing thread when there is one); the
+        number of matches taken (before DISTINCT). OSError when the writing failed."""
+    def finish(self) -> None:
+        """Write what follows the rows, flush, and wait for the writing thread to be done."""
+    def close(self) -> None:
+        """Wait for the writing thread to write the rows handed to it, and stop it (nothing
+        written after them); the writing's OSError, if any."""
     @property
     def rows(self) -> int:
         """Rows written so far (after DISTINCT)."""

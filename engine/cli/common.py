@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from spaseq.engine.compile.plan import EngineOptions
 
+#: exit status of a user error (a bad query, option or input): its message, no traceback
 EXIT_USER_ERROR = 2
+#: exit status when the system refused (a full disk, an unreadable device): its message
+EXIT_SYSTEM_ERROR = 1
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:

@@ -12,7 +12,12 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from spaseq.engine.cli.common import EXIT_USER_ERROR, add_verbosity_options, configure_logging
+from spaseq.engine.cli.common import (
+    EXIT_SYSTEM_ERROR,
+    EXIT_USER_ERROR,
+    add_verbosity_options,
+    configure_logging,
+)
 from spaseq.engine.cli.explain import add_explain_parser, run_explain
 from spaseq.engine.cli.kb import add_kb_parser, run_kb
 from spaseq.engine.cli.run import add_run_parser, run_run
@@ -93,6 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USER_ERROR
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the system refused (a full disk, a vanished file): no traceback
+        sys.stdout.flush()
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"spaseq: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_SYSTEM_ERROR
     except KeyboardInterrupt:  # Ctrl-C: the matches written so far stay, no traceback
         return 128 + signal.SIGINT
 

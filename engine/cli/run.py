@@ -201,10 +201,12 @@ def _output_iri(args: argparse.Namespace) -> str:
     return Path(args.query).resolve().as_uri()
 
 
-def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], native: str | None = None):
+def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], native: str | None = None,
+          thread: bool = False):
     """The writer for ``--format`` and the function that writes one result (``Derived``);
-    the function is None when the rows are written natively (``_native_writer``), which
-    ``native`` (None: it cannot be) says why not when the run itself excludes it."""
+    the function is None when the rows are written natively (``_native_writer``, on a
+    thread of their own with ``thread`` when ``out`` allows it), which ``native`` (None: it
+    cannot be) says why not when the run itself excludes it."""
     fmt = args.format or ("trig" if query.match.is_construct else "table")
     if fmt == "trig":
         from spaseq.engine.output.trig import TrigWriter
@@ -226,7 +228,8 @@ def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], native: str | 
         why = native or why_not_native(fmt, query, variables, args.with_time)
         if why is None:
             log.debug("results written natively (--format %s)", fmt)
-            return native_writer(fmt, query, variables, args.with_time, out, args.time_format), None
+            return native_writer(fmt, query, variables, args.with_time, out, args.time_format,
+                                 thread), None
         _python_writer(args, why)
     else:
         log.debug("results written in Python (--writer python)")
@@ -427,15 +430,23 @@ def _replay_into(args: argparse.Namespace, query: A.Query, specs: list[tuple[str
     any (SpeculationFailed from a speculative ``reading`` that was refused)."""
     from spaseq.engine.io.replay import PROV_GENERATED_AT
 
-    writer, write = _sink(args, query, out, _why_not_native_run(args, []))
-    writer.start()
-    engine = _engine(args, query, [], kb, write, writer=writer)
-    with _watch(args, _probe(engine, args), engine) as progress:
-        error = engine.run_replay(specs, time_predicate=args.time_predicate or PROV_GENERATED_AT,
-                                  format=None if args.input_format == "auto" else args.input_format,
-                                  progress=None if progress is None else progress.tick,
-                                  reading=reading)
-    writer.finish()
+    # a replay run's rows are spelled and written on a thread of their own (nothing else
+    # writes to ``out`` while it runs; a live run writes each match before the next wait)
+    writer, write = _sink(args, query, out, _why_not_native_run(args, []), thread=True)
+    try:
+        writer.start()
+        engine = _engine(args, query, [], kb, write, writer=writer)
+        with _watch(args, _probe(engine, args), engine) as progress:
+            error = engine.run_replay(specs, time_predicate=args.time_predicate or PROV_GENERATED_AT,
+                                      format=None if args.input_format == "auto" else args.input_format,
+                                      progress=None if progress is None else progress.tick,
+                                      reading=reading)
+        writer.finish()
+    except BaseException:
+        if write is None:  # the rows handed to the writing thread written before going on
+            with contextlib.suppress(OSError):
+                writer.close()
+        raise
     return error
 
 

@@ -35,10 +35,13 @@ def why_not_native(fmt: str, query: A.Query, columns: Sequence[str], with_time: 
 
 
 def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: bool,
-                  out: IO[str], time_format: str = DEFAULT_TIME_FORMAT) -> NativeWriter:
+                  out: IO[str], time_format: str = DEFAULT_TIME_FORMAT,
+                  thread: bool = False) -> NativeWriter:
     """The native writer of ``query``'s rows in ``fmt`` to ``out`` (a text file), with
     ``columns`` the header's variables and times as ``time_format`` says (as
-    ``writers.make_writer`` takes them). Only for what ``why_not_native`` accepts."""
+    ``writers.make_writer`` takes them). Only for what ``why_not_native`` accepts. With
+    ``thread``, the rows are written on a thread of their own when ``out`` is a file with a
+    descriptor taking UTF-8 (``out`` is then left alone until ``finish`` or ``close``)."""
     if query.match.is_construct:  # solutions of the template's variables (the columns)
         select: list[str] | None = list(columns)
     elif query.match.variables is None:  # SELECT *: every bound variable, by name
@@ -47,7 +50,7 @@ def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: b
         select = list(dict.fromkeys(query.match.variables))
     binary = _binary(out)
     return NativeWriter(fmt, out if binary is None else binary, select, query.match.distinct,
-                        list(columns), with_time, binary is not None, time_format)
+                        list(columns), with_time, binary is not None, time_format, thread)
 
 
 def _binary(out: IO[str]) -> IO[bytes] | None:

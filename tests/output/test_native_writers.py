@@ -5,16 +5,22 @@ cover (jsonl, SPARQL JSON, CSV, TSV, with and without ``--with-time``, times in 
 
 Two levels: random queries (the differential suite's generator, with projections, DISTINCT
 and CONSTRUCT added) over random events with awkward terms, names and times, through the
-engine as ``spaseq run`` wires it; and ``spaseq run`` itself on the fixtures (stream
-description files, replay files read natively, a KB, CONSTRUCT, an input error)."""
+engine as ``spaseq run`` wires it (the rows spelled on the caller's thread, and on a thread of
+their own into a file); and ``spaseq run`` itself on the fixtures (stream description files,
+replay files read natively, a KB, CONSTRUCT, an input error), with the writing's own errors."""
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
+import subprocess
+import sys
+import tempfile
 from decimal import Decimal
 from pathlib import Path
+from typing import IO
 
 import pyoxigraph
 import pytest
@@ -81,21 +87,27 @@ HEADS = [
 
 def run(text: str, evs: list[Event], fmt: str, with_time: bool, writer: str,
         options: EngineOptions | None = None, end_of_input: bool = True,
-        time_format: str = "input") -> str:
-    """The output of ``text`` over ``evs`` as ``spaseq run`` writes it (its ``_sink``)."""
+        time_format: str = "input", threaded: bool = False) -> str:
+    """The output of ``text`` over ``evs`` as ``spaseq run`` writes it (its ``_sink``);
+    ``threaded``: into a file, the native rows written on a thread of their own."""
     query = parse_query(text)
     args = argparse.Namespace(format=fmt, with_time=with_time, writer=writer, time_format=time_format)
-    out = io.StringIO()
-    sink, write = _sink(args, query, out)
-    assert (write is None) == (writer == "native")
-    sink.start()
-    engine = Engine(kb(), options)
-    handle = engine.register(query, keep=False, on_output=write)
-    if write is None:
-        handle.runtime.sink = sink
-    engine.run(evs, end_of_input=end_of_input)
-    sink.finish()
-    return out.getvalue()
+    with tempfile.TemporaryDirectory() as tmp:
+        out: IO[str] = (open(Path(tmp) / "out", "w+", encoding="utf-8", newline="") if threaded
+                        else io.StringIO())
+        with out:
+            sink, write = _sink(args, query, out, thread=threaded)
+            assert (write is None) == (writer == "native")
+            assert not threaded or sink.threaded
+            sink.start()
+            engine = Engine(kb(), options)
+            handle = engine.register(query, keep=False, on_output=write)
+            if write is None:
+                handle.runtime.sink = sink
+            engine.run(evs, end_of_input=end_of_input)
+            sink.finish()
+            out.seek(0)
+            return out.read()
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
@@ -107,6 +119,7 @@ def test_native_writers_write_the_python_bytes(text, head, evs, fmt, with_time, 
     options = EngineOptions(lazy_conjunction=lazy, lazy_chain=lazy)
     expected = run(text, evs, fmt, with_time, "python", options, end, time_format)
     assert run(text, evs, fmt, with_time, "native", options, end, time_format) == expected, text
+    assert run(text, evs, fmt, with_time, "native", options, end, time_format, threaded=True) == expected
 
 
 def test_the_comparison_can_fail() -> None:
@@ -201,3 +214,44 @@ def test_writer_native_refuses_what_it_does_not_cover(tmp_path, capsys) -> None:
     args = [*CASES["original/kleeneplus"], "--format", "table", "--writer", "native"]
     assert main(["run", *args]) == 2
     assert "--writer native: the table format is written in Python" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ the writing thread's errors
+
+def _many_matches(tmp_path: Path) -> list[str]:
+    """A replay run with tens of thousands of rows (more than a batch and a chunk)."""
+    (tmp_path / "q.rq").write_text(
+        f"PREFIX : <{EX}>\nSELECT * WITHIN 100 SECONDS\nFROM STREAM S1 <{EX}s1>\n"
+        "WHERE { SEQ(A, B) DEFINE GPM A ON S1 { ?s :a ?a } DEFINE GPM B ON S1 { ?s :a ?b } }\n")
+    prov = "<http://www.w3.org/ns/prov#generatedAtTime>"
+    (tmp_path / "s.nq").write_text("".join(
+        f"<{EX}x> <{EX}a> \"{i}\" <{EX}g{i}> .\n<{EX}g{i}> {prov} \"{i}\" .\n" for i in range(400)))
+    return [sys.executable, "-m", "spaseq.engine.cli.main", "run", str(tmp_path / "q.rq"),
+            "--stream", f"S1={tmp_path / 's.nq'}", "--format", "jsonl"]
+
+
+def test_a_closed_pipe_ends_the_run_quietly(tmp_path) -> None:
+    """``spaseq run ... | head``: the writing thread meets a closed pipe; the run stops with
+    status 0 and no traceback, as when Python wrote the rows."""
+    command = _many_matches(tmp_path)
+    for writer in ("native", "python"):
+        proc = subprocess.Popen([*command, "--writer", writer], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        first = proc.stdout.readline()
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=120) == 0 and err == "", err
+        assert json.loads(first)["bindings"]["s"]["value"] == f"{EX}x"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_is_a_message_not_a_traceback(tmp_path) -> None:
+    """Rows the system refuses to store: ``spaseq: <why>``, exit status 1, for the writing
+    thread as for the Python writers."""
+    command = _many_matches(tmp_path)
+    for writer in ("native", "python"):
+        proc = subprocess.run([*command, "--writer", writer, "--output", "/dev/full"],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr == "spaseq: No space left on device\n", proc.stderr

@@ -294,6 +294,11 @@ def test_spaseq_run_output_is_the_same_when_the_dictionary_is_compacted(tmp_path
     assert main(args) == 0
     assert len(calls) >= 2
     assert capsys.readouterr().out == plain and plain.count("\n") > 10
+    # into a file: spelled and written on a thread of its own, told of each compaction
+    calls.clear()
+    assert main([*args, "--output", str(tmp_path / "out")]) == 0
+    assert len(calls) >= 2
+    assert (tmp_path / "out").read_bytes().decode() == plain
 
 
 def test_query_clocks_let_streams_be_pushed_independently() -> None:

@@ -1,41 +1,122 @@
 //! The binding of the native writers (`spaseq_core::output`): `NativeWriter` takes a
 //! query's released matches straight from the native runtime and writes their rows to a
-//! Python text file (`out.write(str)`, in chunks), with no Python object per match.
+//! Python file (`out.write`, in chunks), with no Python object per match; or, asked to and
+//! given a binary file with a descriptor, spells and writes them on a thread of its own
+//! (`Background`) to a duplicate of that descriptor while the runtime goes on.
 
 use crate::runtime::NativeEngine;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use spaseq_core::output::{Format, Scope, TimeFormat, Writer};
+use spaseq_core::output::{Background, Batch, Collector, Format, Formatter, Scope, TimeFormat};
 
 /// Text kept before it is handed to `out.write` (a batch of matches can be large).
 const CHUNK: usize = 1 << 20;
 
+/// Matches collected into one batch before it is spelled (a batch of events can complete
+/// very many; the text of one batch stays around a megabyte).
+const ROWS_PER_BATCH: usize = 1024;
+
+/// Where the rows are spelled and written.
+#[allow(clippy::large_enum_variant)] // one per writer
+enum Sink {
+    /// Here, handed to the Python file `out` (UTF-8 bytes to a binary one when `binary`).
+    Here {
+        formatter: Formatter,
+        out: Py<PyAny>,
+        binary: bool,
+        buf: String,
+        batch: Batch,
+    },
+    /// On a thread of its own, to a duplicate of a binary file's descriptor.
+    Thread(Background),
+}
+
 /// One query's results written natively in one format (`jsonl`, `json`, `csv`, `tsv`).
 #[pyclass(unsendable, module = "spaseq.engine._native")]
 struct NativeWriter {
-    writer: Writer,
-    out: Py<PyAny>,
-    /// `out` takes UTF-8 bytes rather than text.
-    binary: bool,
-    buf: String,
+    collector: Collector,
+    sink: Sink,
+}
+
+/// The writing thread's error as Python's `OSError(errno, strerror)` (which is the subclass
+/// for the errno: `BrokenPipeError` for EPIPE), as a write through a Python file raises it.
+fn os_error(err: std::io::Error) -> PyErr {
+    match err.raw_os_error() {
+        Some(code) => {
+            let text = err.to_string();
+            let suffix = format!(" (os error {code})");
+            let strerror = text.strip_suffix(&suffix).unwrap_or(&text).to_owned();
+            PyOSError::new_err((code, strerror))
+        }
+        None => PyOSError::new_err(err.to_string()),
+    }
 }
 
 impl NativeWriter {
     /// Hand the buffered text to `out` (and flush it when `flush`).
-    fn emit(&mut self, py: Python<'_>, flush: bool) -> PyResult<()> {
-        if !self.buf.is_empty() {
-            let chunk = if self.binary {
-                pyo3::types::PyBytes::new(py, self.buf.as_bytes()).into_any()
+    fn emit(
+        py: Python<'_>,
+        out: &Py<PyAny>,
+        binary: bool,
+        buf: &mut String,
+        flush: bool,
+    ) -> PyResult<()> {
+        if !buf.is_empty() {
+            let chunk = if binary {
+                pyo3::types::PyBytes::new(py, buf.as_bytes()).into_any()
             } else {
-                pyo3::types::PyString::new(py, &self.buf).into_any()
+                pyo3::types::PyString::new(py, buf).into_any()
             };
-            self.buf.clear(); // its capacity is kept for the next chunk
-            self.out.call_method1(py, "write", (chunk,))?;
+            buf.clear(); // its capacity is kept for the next chunk
+            out.call_method1(py, "write", (chunk,))?;
         }
         if flush {
-            self.out.call_method0(py, "flush")?;
+            out.call_method0(py, "flush")?;
         }
         Ok(())
+    }
+
+    fn here(formatter: Formatter, out: Py<PyAny>, binary: bool) -> Sink {
+        Sink::Here {
+            formatter,
+            out,
+            binary,
+            buf: String::new(),
+            batch: Batch::default(),
+        }
+    }
+
+    /// `formatter` writing on a thread of its own to a duplicate of `out`'s descriptor
+    /// (`formatter` back when `out` has none).
+    #[cfg(unix)]
+    fn thread(
+        py: Python<'_>,
+        out: &Py<PyAny>,
+        formatter: Formatter,
+    ) -> PyResult<Result<Background, Formatter>> {
+        use std::os::fd::{BorrowedFd, RawFd};
+        let Ok(fd) = out
+            .call_method0(py, "fileno")
+            .and_then(|fd| fd.extract::<RawFd>(py))
+        else {
+            return Ok(Err(formatter));
+        };
+        out.call_method0(py, "flush")?; // what was written before comes first
+                                        // SAFETY: `fd` is `out`'s open descriptor, borrowed only to duplicate it
+        let owned = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned()?;
+        Ok(Ok(Background::spawn(
+            formatter,
+            std::fs::File::from(owned),
+        )?))
+    }
+
+    #[cfg(not(unix))]
+    fn thread(
+        _py: Python<'_>,
+        _out: &Py<PyAny>,
+        formatter: Formatter,
+    ) -> PyResult<Result<Background, Formatter>> {
+        Ok(Err(formatter))
     }
 }
 
@@ -44,12 +125,15 @@ impl NativeWriter {
     /// A writer to the text file `out` (a binary one taking UTF-8 when `binary`): rows of
     /// `select` (None: every bound variable, in name order), `distinct`, `columns` the
     /// header's variables, `with_time` adding `_time` and `_start` (JSON, CSV, TSV),
-    /// times as `time_format` (`input`, `dateTime`, `epoch`) says. ValueError for another
-    /// format or time format.
+    /// times as `time_format` (`input`, `dateTime`, `epoch`) says; with `thread` and a
+    /// binary `out` that has a descriptor, the rows are spelled and written on a thread of
+    /// their own (`out` is not written through while it runs: `close` or `finish` waits for
+    /// it). ValueError for another format or time format.
     #[new]
-    #[pyo3(signature = (format, out, select, distinct, columns, with_time, binary = false, time_format = "input"))]
+    #[pyo3(signature = (format, out, select, distinct, columns, with_time, binary = false, time_format = "input", thread = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         format: &str,
         out: Py<PyAny>,
         select: Option<Vec<String>>,
@@ -58,40 +142,65 @@ impl NativeWriter {
         with_time: bool,
         binary: bool,
         time_format: &str,
+        thread: bool,
     ) -> PyResult<Self> {
         let format = Format::parse(format)
             .ok_or_else(|| PyValueError::new_err(format!("no native writer for {format:?}")))?;
         let times = TimeFormat::parse(time_format)
             .ok_or_else(|| PyValueError::new_err(format!("no time format {time_format:?}")))?;
-        Ok(NativeWriter {
-            writer: Writer::new(format, select, distinct, columns, with_time, times),
-            out,
-            binary,
-            buf: String::new(),
-        })
+        let formatter = Formatter::new(format, columns.clone(), with_time);
+        let collector = Collector::new(format, select, distinct, columns, times);
+        let sink = if thread && binary {
+            match Self::thread(py, &out, formatter)? {
+                Ok(background) => Sink::Thread(background),
+                Err(formatter) => Self::here(formatter, out, binary),
+            }
+        } else {
+            Self::here(formatter, out, binary)
+        };
+        Ok(NativeWriter { collector, sink })
+    }
+
+    /// Whether the rows are written on a thread of their own.
+    #[getter]
+    fn threaded(&self) -> bool {
+        matches!(self.sink, Sink::Thread(_))
     }
 
     /// Forget what is cached by term id: the engine's dictionary was compacted.
     fn forget_terms(&mut self) {
-        self.writer.forget_terms();
+        self.collector.forget_terms();
     }
 
     /// Write what precedes the rows.
     fn start(&mut self, py: Python<'_>) -> PyResult<()> {
-        self.writer.start(&mut self.buf);
-        self.emit(py, false)
+        match &mut self.sink {
+            Sink::Here {
+                formatter,
+                out,
+                binary,
+                buf,
+                ..
+            } => {
+                formatter.start(buf);
+                Self::emit(py, out, *binary, buf, false)
+            }
+            Sink::Thread(background) => background.start().map_err(os_error),
+        }
     }
 
     /// Take the matches query `query` of `engine` released since the last call, write
-    /// their rows in release order and flush `out` if any was written; the number of
-    /// matches taken (before DISTINCT).
+    /// their rows in release order and flush `out` if any was written (or hand them to the
+    /// writing thread); the number of matches taken (before DISTINCT).
     fn write_matches(
         &mut self,
         py: Python<'_>,
         engine: PyRef<'_, NativeEngine>,
         query: usize,
     ) -> PyResult<usize> {
-        let before = self.writer.rows();
+        let before = self.collector.rows();
+        let collector = &mut self.collector;
+        let sink = &mut self.sink;
         let mut pending: Option<PyErr> = None;
         let taken = engine.with_released(query, |records, names, dict, streams| {
             let scope = Scope {
@@ -100,11 +209,36 @@ impl NativeWriter {
                 gpms: &names.gpms,
                 streams,
             };
-            for record in &records {
-                self.writer.write(record, &scope, &mut self.buf);
-                if self.buf.len() >= CHUNK && pending.is_none() {
-                    if let Err(err) = self.emit(py, false) {
-                        pending = Some(err);
+            for chunk in records.chunks(ROWS_PER_BATCH) {
+                if pending.is_some() {
+                    break; // matches found are dropped only once the output failed
+                }
+                match sink {
+                    Sink::Here {
+                        formatter,
+                        out,
+                        binary,
+                        buf,
+                        batch,
+                    } => {
+                        collector.open(batch);
+                        for record in chunk {
+                            collector.collect(record, &scope, batch);
+                        }
+                        formatter.write(batch, buf);
+                        if buf.len() >= CHUNK {
+                            pending = Self::emit(py, out, *binary, buf, false).err();
+                        }
+                    }
+                    Sink::Thread(background) => {
+                        let mut batch = background.batch();
+                        collector.open(&mut batch);
+                        for record in chunk {
+                            collector.collect(record, &scope, &mut batch);
+                        }
+                        if !batch.is_empty() {
+                            pending = background.write(batch).err().map(os_error);
+                        }
                     }
                 }
             }
@@ -113,22 +247,48 @@ impl NativeWriter {
         if let Some(err) = pending {
             return Err(err);
         }
-        if self.writer.rows() != before {
-            self.emit(py, true)?;
+        if let Sink::Here {
+            out, binary, buf, ..
+        } = &mut self.sink
+        {
+            if self.collector.rows() != before {
+                Self::emit(py, out, *binary, buf, true)?;
+            }
         }
         Ok(taken)
     }
 
-    /// Write what follows the rows and flush.
+    /// Write what follows the rows and flush (waiting for the writing thread to write
+    /// everything).
     fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
-        self.writer.finish(&mut self.buf);
-        self.emit(py, true)
+        match &mut self.sink {
+            Sink::Here {
+                formatter,
+                out,
+                binary,
+                buf,
+                ..
+            } => {
+                formatter.finish(buf);
+                Self::emit(py, out, *binary, buf, true)
+            }
+            Sink::Thread(background) => background.finish().map_err(os_error),
+        }
+    }
+
+    /// Wait until the rows handed to the writing thread are written, and stop it (nothing
+    /// follows them: for a run that ended without `finish`); its writing error, if any.
+    fn close(&mut self) -> PyResult<()> {
+        if let Sink::Thread(background) = &mut self.sink {
+            background.close().map_err(os_error)?;
+        }
+        Ok(())
     }
 
     /// Rows written so far (after DISTINCT).
     #[getter]
     fn rows(&self) -> u64 {
-        self.writer.rows()
+        self.collector.rows()
     }
 }
 

@@ -1,0 +1,278 @@
+//! The runtime's half of writing results: each released match turned into an owned row of
+//! term ids (SELECT's projection and DISTINCT done here, where the dictionary is), with the
+//! terms, events and streams the `Formatter` has not been sent yet. A `Batch` holds no
+//! reference into the runtime, so it can be spelled on another thread (`background.rs`).
+
+use super::{Format, Scope, TimeFormat};
+use crate::dictionary::TermId;
+use crate::runtime::event::StreamId;
+use crate::runtime::MatchRecord;
+use crate::vars::Slot;
+use oxrdf::Term;
+use std::collections::HashSet;
+
+/// Events a collector remembers sending before it starts again (a match's events recur in
+/// many matches; the formatter keeps each one spelled while it is remembered here).
+const EVENTS_KEPT: usize = 1 << 16;
+
+/// The names a query's rows are written with, resolved to its slots on the first match (the
+/// writer is made before the query's variable table exists).
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The projected row's variables in order: (slot, `"name": ` as JSON).
+    pub row: Vec<(Option<Slot>, String)>,
+    /// Per column (CSV, TSV, JSON head), its slot if the projection keeps it.
+    pub columns: Vec<Option<Slot>>,
+    /// Per GPM, `{"atom": "NAME", "stream": ` (jsonl events).
+    pub atoms: Vec<String>,
+}
+
+/// One match as the formatter writes it; its values and taken events are the batch's
+/// `values[values_at..]` (as many as the format's cells) and `taken[..taken_end]` after the
+/// previous row's.
+#[derive(Debug, Clone, Copy)]
+pub struct RowHead {
+    pub time: i128,
+    pub start: i128,
+    /// Its times written as `xsd:dateTime`s (`TimeFormat::dated`).
+    pub dated: bool,
+    pub taken_end: u32,
+}
+
+/// An event a row names, as the jsonl `events` list writes it.
+#[derive(Debug, Clone)]
+pub struct EventInfo {
+    pub uid: u64,
+    pub stream: StreamId,
+    pub time: i128,
+    pub graph: Option<Term>,
+}
+
+/// Rows and what the formatter needs to spell them that it was not sent before, applied in
+/// this order: the two forgets, `resolved`, `streams`, `terms`, `events`, then the rows.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// Forget every term sent before (the engine's dictionary was compacted: ids now name
+    /// other terms) and every event.
+    pub forget_terms: bool,
+    /// Forget every event sent before (the collector starts remembering afresh).
+    pub forget_events: bool,
+    pub resolved: Option<Resolved>,
+    /// Stream IRIs by id, from the first id not sent before.
+    pub streams: Vec<(StreamId, String)>,
+    pub terms: Vec<(TermId, Term)>,
+    pub events: Vec<EventInfo>,
+    pub rows: Vec<RowHead>,
+    /// The rows' cells: per row, a value per projected variable (jsonl, JSON) or per column
+    /// (CSV, TSV).
+    pub values: Vec<Option<TermId>>,
+    /// The rows' taken events (jsonl): (GPM number, event uid), in the match's order.
+    pub taken: Vec<(u32, u64)>,
+}
+
+impl Batch {
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+/// Turns released matches into a `Batch`: the projection, DISTINCT, and what was sent.
+pub struct Collector {
+    format: Format,
+    /// The row's variables (None: every bound variable, in name order).
+    select: Option<Vec<String>>,
+    distinct: bool,
+    /// The variables of the header (CSV, TSV, JSON), without `_time`/`_start`.
+    columns: Vec<String>,
+    time_format: TimeFormat,
+    resolved: Option<Resolved>,
+    resolved_sent: bool,
+    /// DISTINCT's rows written, as terms (term ids do not outlive a dictionary compaction).
+    seen: HashSet<Vec<Option<Term>>>,
+    /// Per term id, whether the formatter was sent its term.
+    sent_terms: Vec<bool>,
+    sent_events: HashSet<u64, foldhash::fast::RandomState>,
+    /// Streams sent: ids below this.
+    sent_streams: usize,
+    /// The next batch tells the formatter to forget its terms.
+    forget_pending: bool,
+    rows: u64,
+}
+
+impl Collector {
+    /// A collector of rows of `select` (None: every bound variable by name), DISTINCT or
+    /// not, for `format`, whose header has the variables `columns`.
+    pub fn new(
+        format: Format,
+        select: Option<Vec<String>>,
+        distinct: bool,
+        columns: Vec<String>,
+        time_format: TimeFormat,
+    ) -> Collector {
+        Collector {
+            format,
+            select,
+            distinct,
+            columns,
+            time_format,
+            resolved: None,
+            resolved_sent: false,
+            seen: HashSet::new(),
+            sent_terms: Vec::new(),
+            sent_events: HashSet::default(),
+            sent_streams: 0,
+            forget_pending: false,
+            rows: 0,
+        }
+    }
+
+    /// Forget what was sent by term id (the engine's dictionary was compacted).
+    pub fn forget_terms(&mut self) {
+        self.sent_terms.clear();
+        self.sent_events.clear();
+        self.forget_pending = true;
+    }
+
+    /// Rows collected so far (after DISTINCT).
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Empty `batch` for the next matches, with the forgets the formatter must do first.
+    pub fn open(&mut self, batch: &mut Batch) {
+        batch.forget_terms = std::mem::take(&mut self.forget_pending);
+        batch.forget_events = false;
+        if self.sent_events.len() >= EVENTS_KEPT {
+            self.sent_events.clear();
+            batch.forget_events = true;
+        }
+        batch.resolved = None;
+        batch.streams.clear();
+        batch.terms.clear();
+        batch.events.clear();
+        batch.rows.clear();
+        batch.values.clear();
+        batch.taken.clear();
+    }
+
+    fn resolve(&mut self, scope: &Scope<'_>) -> &Resolved {
+        self.resolved.get_or_insert_with(|| {
+            let vars = scope.vars;
+            let row: Vec<Option<Slot>> = match &self.select {
+                Some(names) => names.iter().map(|v| vars.get(v)).collect(),
+                None => {
+                    let mut slots: Vec<Slot> = (0..vars.len()).collect();
+                    slots.sort_by(|a, b| vars.name(*a).cmp(vars.name(*b)));
+                    slots.into_iter().map(Some).collect()
+                }
+            };
+            let key = |slot: Option<Slot>, name: &str| {
+                let mut s = String::new();
+                super::spell::json_string(name, &mut s);
+                s.push_str(": ");
+                (slot, s)
+            };
+            let row: Vec<(Option<Slot>, String)> = match &self.select {
+                Some(names) => names.iter().zip(row).map(|(v, s)| key(s, v)).collect(),
+                None => row
+                    .into_iter()
+                    .map(|s| key(s, vars.name(s.expect("a slot"))))
+                    .collect(),
+            };
+            let kept: HashSet<Slot> = row.iter().filter_map(|(s, _)| *s).collect();
+            let columns = self
+                .columns
+                .iter()
+                .map(|v| vars.get(v).filter(|s| kept.contains(s)))
+                .collect();
+            let atoms = scope
+                .gpms
+                .iter()
+                .map(|g| {
+                    let mut s = String::from("{\"atom\": ");
+                    super::spell::json_string(g, &mut s);
+                    s.push_str(", \"stream\": ");
+                    s
+                })
+                .collect();
+            Resolved {
+                row,
+                columns,
+                atoms,
+            }
+        })
+    }
+
+    /// Add one released match's row to `batch` (nothing when DISTINCT drops it); whether a
+    /// row was added.
+    pub fn collect(&mut self, m: &MatchRecord, scope: &Scope<'_>, batch: &mut Batch) -> bool {
+        self.resolve(scope);
+        if !self.resolved_sent {
+            self.resolved_sent = true;
+            batch.resolved = self.resolved.clone();
+        }
+        let resolved = self.resolved.as_ref().expect("resolved above");
+        let value = |slot: Option<Slot>| slot.and_then(|s| m.mu.get(s).copied().flatten());
+        if self.distinct {
+            let key: Vec<Option<Term>> = resolved
+                .row
+                .iter()
+                .map(|(s, _)| value(*s).map(|id| scope.dict.get(id).clone()))
+                .collect();
+            if !self.seen.insert(key) {
+                return false;
+            }
+        }
+        self.rows += 1;
+        let cells: &mut dyn Iterator<Item = Option<Slot>> = match self.format {
+            Format::Jsonl | Format::Json => &mut resolved.row.iter().map(|(s, _)| *s),
+            Format::Csv | Format::Tsv => &mut resolved.columns.iter().copied(),
+        };
+        for slot in cells {
+            let id = value(slot);
+            if let Some(id) = id {
+                let i = id as usize;
+                if self.sent_terms.len() <= i {
+                    self.sent_terms.resize(i + 1, false);
+                }
+                if !std::mem::replace(&mut self.sent_terms[i], true) {
+                    batch.terms.push((id, scope.dict.get(id).clone()));
+                }
+            }
+            batch.values.push(id);
+        }
+        if self.format == Format::Jsonl {
+            let first = batch.taken.len();
+            let mut at = m.node.as_deref();
+            while let Some(n) = at {
+                let e = &n.taken.event;
+                batch.taken.push((n.taken.gpm as u32, e.uid));
+                if self.sent_events.insert(e.uid) {
+                    let stream = e.stream as usize;
+                    if stream >= self.sent_streams {
+                        for id in self.sent_streams..=stream {
+                            let id = id as StreamId;
+                            batch.streams.push((id, scope.streams.iri(id).to_owned()));
+                        }
+                        self.sent_streams = stream + 1;
+                    }
+                    batch.events.push(EventInfo {
+                        uid: e.uid,
+                        stream: e.stream,
+                        time: e.time,
+                        graph: e.graph.clone(),
+                    });
+                }
+                at = n.parent.as_deref();
+            }
+            batch.taken[first..].reverse();
+        }
+        batch.rows.push(RowHead {
+            time: m.time,
+            start: m.start,
+            dated: self.time_format.dated(m),
+            taken_end: batch.taken.len() as u32,
+        });
+        true
+    }
+}

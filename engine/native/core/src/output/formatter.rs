@@ -1,0 +1,372 @@
+//! The text half of writing results: a `Batch` of rows spelled in one format, byte for byte
+//! as the Python writers write them. It needs nothing of the runtime's (the batch carries
+//! every term and event the first time a row names it), so it runs on whichever thread
+//! writes the output.
+
+use super::collect::{Batch, Resolved};
+use super::spell::{
+    csv_field, csv_value, datetime_seconds, json_seconds, json_string, json_string_ascii,
+    json_term, json_time_literal, time_datatype, time_value, tsv_value,
+};
+use super::Format;
+use crate::dictionary::TermId;
+use oxrdf::Term;
+use std::collections::HashMap;
+
+/// Slots of the cache of spelled times (a power of two): enough for a window's worth of
+/// start times at an event a second for about an hour.
+pub(super) const TIMES_KEPT: usize = 4096;
+
+/// How a time is spelled in a jsonl row.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum TimeSpelling {
+    /// `json_seconds`: a JSON number of seconds.
+    Seconds,
+    /// `datetime_seconds`: an `xsd:dateTime` in UTC.
+    DateTime,
+}
+
+/// Times spelled recently, direct-mapped by time: the matches an event completes share its
+/// time, and their starts recur (spelling a dateTime costs about as much as the rest of a
+/// row's times and bindings together).
+pub(super) struct TimeCache(Vec<Option<(i128, TimeSpelling, Box<str>)>>);
+
+impl TimeCache {
+    pub(super) fn new() -> Self {
+        TimeCache(vec![None; TIMES_KEPT])
+    }
+
+    /// Append `ns` spelled as `how` to `out`.
+    pub(super) fn push(&mut self, ns: i128, how: TimeSpelling, out: &mut String) {
+        let mixed =
+            (ns as u64 ^ (ns >> 64) as u64 ^ how as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = &mut self.0[(mixed >> (64 - TIMES_KEPT.trailing_zeros())) as usize];
+        if let Some((t, h, spelled)) = slot {
+            if *t == ns && *h == how {
+                out.push_str(spelled);
+                return;
+            }
+        }
+        let mut s = String::new();
+        match how {
+            TimeSpelling::Seconds => json_seconds(ns, &mut s),
+            TimeSpelling::DateTime => datetime_seconds(ns, &mut s),
+        }
+        out.push_str(&s);
+        *slot = Some((ns, how, s.into_boxed_str()));
+    }
+}
+
+/// Rows of one query in one format: `start`, `write` per batch, `finish`, each appending to
+/// a text buffer the caller writes out.
+pub struct Formatter {
+    format: Format,
+    /// The variables of the header (CSV, TSV, JSON), without `_time`/`_start`.
+    columns: Vec<String>,
+    with_time: bool,
+    resolved: Option<Resolved>,
+    /// Per term id, its spelling in this format (as sent by the collector).
+    terms: Vec<Option<Box<str>>>,
+    /// Per stream id, its IRI as a JSON string followed by `, "time": `.
+    streams: Vec<Box<str>>,
+    /// Per event uid, the rest of its jsonl object after `"stream": `.
+    events: HashMap<u64, Box<str>, foldhash::fast::RandomState>,
+    /// Times spelled for jsonl rows (a cache).
+    times: TimeCache,
+    rows: u64,
+}
+
+impl Formatter {
+    /// A formatter of `format` with the header `columns`, `with_time` adding `_time` and
+    /// `_start` (JSON, CSV, TSV).
+    pub fn new(format: Format, columns: Vec<String>, with_time: bool) -> Formatter {
+        Formatter {
+            format,
+            columns,
+            with_time,
+            resolved: None,
+            terms: Vec::new(),
+            streams: Vec::new(),
+            events: HashMap::default(),
+            times: TimeCache::new(),
+            rows: 0,
+        }
+    }
+
+    fn header(&self) -> Vec<String> {
+        let time = ["_time", "_start"].map(str::to_owned);
+        let time = if self.with_time { &time[..] } else { &[] };
+        time.iter().chain(&self.columns).cloned().collect()
+    }
+
+    /// What precedes the rows.
+    pub fn start(&mut self, out: &mut String) {
+        match self.format {
+            Format::Jsonl => {}
+            Format::Json => {
+                out.push_str("{\"head\": {\"vars\": [");
+                for (i, v) in self.header().iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    json_string_ascii(v, out);
+                }
+                out.push_str("]}, \"results\": {\"bindings\": [\n");
+            }
+            Format::Csv => {
+                let header = self.header();
+                csv_record(header.iter().map(String::as_str), out);
+            }
+            Format::Tsv => {
+                let header: Vec<String> = self.header().iter().map(|v| format!("?{v}")).collect();
+                out.push_str(&header.join("\t"));
+                out.push('\n');
+            }
+        }
+    }
+
+    /// What follows the rows.
+    pub fn finish(&mut self, out: &mut String) {
+        if self.format == Format::Json {
+            out.push_str("\n]}}\n");
+        }
+    }
+
+    /// Take in what `batch` sends, then append its rows.
+    pub fn write(&mut self, batch: &Batch, out: &mut String) {
+        self.take_in(batch);
+        let Some(resolved) = self.resolved.take() else {
+            return; // no row was ever collected
+        };
+        let width = match self.format {
+            Format::Jsonl | Format::Json => resolved.row.len(),
+            Format::Csv | Format::Tsv => resolved.columns.len(),
+        };
+        let mut taken_at = 0;
+        for (i, head) in batch.rows.iter().enumerate() {
+            let values = &batch.values[i * width..(i + 1) * width];
+            let taken = &batch.taken[taken_at..head.taken_end as usize];
+            taken_at = head.taken_end as usize;
+            self.rows += 1;
+            match self.format {
+                Format::Jsonl => self.jsonl(
+                    head.time, head.start, head.dated, values, taken, &resolved, out,
+                ),
+                Format::Json => {
+                    self.json(head.time, head.start, head.dated, values, &resolved, out)
+                }
+                Format::Csv => self.csv(head.time, head.start, head.dated, values, out),
+                Format::Tsv => self.tsv(head.time, head.start, head.dated, values, out),
+            }
+        }
+        self.resolved = Some(resolved);
+    }
+
+    fn take_in(&mut self, batch: &Batch) {
+        if batch.forget_terms {
+            self.terms.clear();
+        }
+        if batch.forget_terms || batch.forget_events {
+            self.events.clear();
+        }
+        if let Some(resolved) = &batch.resolved {
+            self.resolved = Some(resolved.clone());
+        }
+        for (id, iri) in &batch.streams {
+            debug_assert_eq!(*id as usize, self.streams.len(), "streams sent in order");
+            let mut s = String::new();
+            json_string(iri, &mut s);
+            s.push_str(", \"time\": ");
+            self.streams.push(s.into_boxed_str());
+        }
+        for (id, term) in &batch.terms {
+            let i = *id as usize;
+            if self.terms.len() <= i {
+                self.terms.resize(i + 1, None);
+            }
+            self.terms[i] = Some(self.spell(term));
+        }
+        for e in &batch.events {
+            let mut s = String::with_capacity(96);
+            s.push_str(&self.streams[e.stream as usize]);
+            self.times.push(e.time, TimeSpelling::Seconds, &mut s);
+            s.push_str(", \"graph\": ");
+            match &e.graph {
+                None => s.push_str("null"),
+                Some(Term::BlankNode(b)) => json_string(&format!("_:{}", b.as_str()), &mut s),
+                Some(Term::NamedNode(n)) => json_string(n.as_str(), &mut s),
+                Some(other) => json_string(&other.to_string(), &mut s),
+            }
+            s.push('}');
+            self.events.insert(e.uid, s.into_boxed_str());
+        }
+    }
+
+    /// A term spelled in this format.
+    fn spell(&self, term: &Term) -> Box<str> {
+        let mut s = String::new();
+        match self.format {
+            Format::Jsonl | Format::Json => json_term(term, &mut s),
+            Format::Csv => s = csv_value(term),
+            Format::Tsv => tsv_value(term, &mut s),
+        }
+        s.into_boxed_str()
+    }
+
+    fn term(&self, id: TermId) -> &str {
+        self.terms[id as usize]
+            .as_deref()
+            .expect("the collector sends a term before a row names it")
+    }
+
+    /// A row's bindings as a JSON object's members (`"v": {...}, ...`); whether any.
+    fn bindings(&self, values: &[Option<TermId>], resolved: &Resolved, out: &mut String) -> bool {
+        let mut any = false;
+        for ((_, key), id) in resolved.row.iter().zip(values) {
+            if let Some(id) = id {
+                if any {
+                    out.push_str(", ");
+                }
+                any = true;
+                out.push_str(key);
+                out.push_str(self.term(*id));
+            }
+        }
+        any
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn jsonl(
+        &mut self,
+        time: i128,
+        start: i128,
+        dated: bool,
+        values: &[Option<TermId>],
+        taken: &[(u32, u64)],
+        resolved: &Resolved,
+        out: &mut String,
+    ) {
+        out.push_str("{\"time\": ");
+        self.times.push(time, TimeSpelling::Seconds, out);
+        out.push_str(", \"start\": ");
+        self.times.push(start, TimeSpelling::Seconds, out);
+        if dated {
+            out.push_str(", \"time_iso\": \"");
+            self.times.push(time, TimeSpelling::DateTime, out);
+            out.push_str("\", \"start_iso\": \"");
+            self.times.push(start, TimeSpelling::DateTime, out);
+            out.push('"');
+        }
+        out.push_str(", \"bindings\": {");
+        self.bindings(values, resolved, out);
+        out.push_str("}, \"events\": [");
+        for (i, (gpm, uid)) in taken.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(&resolved.atoms[*gpm as usize]);
+            out.push_str(
+                self.events
+                    .get(uid)
+                    .expect("the collector sends an event before a row names it"),
+            );
+        }
+        out.push_str("]}\n");
+    }
+
+    fn json(
+        &mut self,
+        time: i128,
+        start: i128,
+        dated: bool,
+        values: &[Option<TermId>],
+        resolved: &Resolved,
+        out: &mut String,
+    ) {
+        if self.rows > 1 {
+            out.push_str(",\n");
+        }
+        out.push('{');
+        let any = self.bindings(values, resolved, out);
+        if self.with_time {
+            if any {
+                out.push_str(", ");
+            }
+            out.push_str("\"_time\": ");
+            json_time_literal(time, dated, out);
+            out.push_str(", \"_start\": ");
+            json_time_literal(start, dated, out);
+        }
+        out.push('}');
+    }
+
+    fn csv(
+        &mut self,
+        time: i128,
+        start: i128,
+        dated: bool,
+        values: &[Option<TermId>],
+        out: &mut String,
+    ) {
+        let mut cells: Vec<String> = Vec::new();
+        if self.with_time {
+            for ns in [time, start] {
+                let mut s = String::new();
+                time_value(ns, dated, &mut s);
+                cells.push(s);
+            }
+        }
+        for id in values {
+            cells.push(id.map_or_else(String::new, |id| self.term(id).to_owned()));
+        }
+        csv_record(cells.iter().map(String::as_str), out);
+    }
+
+    fn tsv(
+        &mut self,
+        time: i128,
+        start: i128,
+        dated: bool,
+        values: &[Option<TermId>],
+        out: &mut String,
+    ) {
+        let mut first = true;
+        let mut sep = |out: &mut String| {
+            if !std::mem::take(&mut first) {
+                out.push('\t');
+            }
+        };
+        if self.with_time {
+            for ns in [time, start] {
+                sep(out);
+                out.push('"');
+                time_value(ns, dated, out);
+                out.push_str("\"^^<");
+                out.push_str(time_datatype(dated));
+                out.push('>');
+            }
+        }
+        for id in values {
+            sep(out);
+            if let Some(id) = id {
+                out.push_str(self.term(*id));
+            }
+        }
+        out.push('\n');
+    }
+}
+
+/// A record as Python's `csv.writer` writes it (a lone empty field is written `""`).
+fn csv_record<'s>(cells: impl Iterator<Item = &'s str>, out: &mut String) {
+    let cells: Vec<&str> = cells.collect();
+    if cells.len() == 1 && cells[0].is_empty() {
+        out.push_str("\"\"");
+    }
+    for (i, cell) in cells.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        csv_field(cell, out);
+    }
+    out.push_str("\r\n");
+}
