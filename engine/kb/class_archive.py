@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
-#: Overrides the cache directory (tests; a shared or read-only home).
-CACHE_ENV = "SPASEQ_CACHE_DIR"
+from spaseq.engine.user_cache import cache_dir
+
 #: Bumped when what is recorded, or how, changes: older archives are then ignored.
 FORMAT = 1
 #: Unified-logging selections that keep CDS quiet: a mismatched or unusable archive makes the
@@ -44,14 +44,6 @@ class ArchiveKey:
         """A short hash naming the archive."""
         text = json.dumps(asdict(self), sort_keys=True)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
-
-
-def cache_dir() -> Path:
-    """``$SPASEQ_CACHE_DIR``, else ``$XDG_CACHE_HOME/spaseq``, else ``~/.cache/spaseq``."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "spaseq"
 
 
 def java_binary() -> str | None:

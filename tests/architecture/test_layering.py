@@ -17,7 +17,7 @@ PACKAGES = {"engine": "spaseq.engine", "plugin": "spaseq.plugin", "extension_fun
 #: may import its own room and rooms of a lower rank only. Data flows up this table: text ->
 #: syntax tree -> algebra -> plan -> runtime -> results -> outputs (docs/decisions.md, 31).
 RANKS: dict[str, int] = {
-    "engine.errors": 0, "engine.vocab": 0, "engine.version": 0,
+    "engine.errors": 0, "engine.vocab": 0, "engine.version": 0, "engine.user_cache": 0,
     "engine._native": 0,  # the native core (engine/native): imports nothing of the project
     "engine.values": 1,
     "engine.events": 2, "engine.algebra": 2,
@@ -124,8 +124,10 @@ def test_forbidden_modules_stay_off_import_paths() -> None:
 
 
 def test_engine_top_stays_small() -> None:
+    """engine/'s own modules are the public door and facts every room shares (errors, the
+    vocabulary, the version, the user's cache folder); everything else lives in a room."""
     top = [p.name for p in (ROOT / "engine").glob("*.py")]
-    assert len(top) <= 8, top
+    assert len(top) <= 9, top
 
 
 def test_the_checker_sees_a_violation() -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from spaseq.engine import user_cache
 from spaseq.engine.kb import class_archive
 from spaseq.engine.kb.session import SMALL_INPUT_CONF, SMALL_INPUT_JAVA_OPTIONS, session_conf
 
@@ -27,7 +28,7 @@ SMALL, LARGE = 1_000, 1 << 30
 def cache(tmp_path, monkeypatch) -> Path:
     """An empty cache directory of this test's own (and of the processes it starts)."""
     folder = tmp_path / "cache"
-    monkeypatch.setenv(class_archive.CACHE_ENV, str(folder))
+    monkeypatch.setenv(user_cache.CACHE_ENV, str(folder))
     return folder
 
 
