@@ -22,9 +22,7 @@ import fcntl
 import json
 import os
 import shutil
-import socket
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -208,7 +206,7 @@ class StoreLayout:
                 raise KnowledgeBaseError("the store has no version yet (run spaseq kb load)", self.location())
             if not self.meta_file(v).is_file():
                 raise KnowledgeBaseError(f"version {v} no longer exists", self.location())
-            path = self.leases_dir / f"{version_name(v)}.{socket.gethostname()}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+            path = self.leases_dir / f"{version_name(v)}.{os.uname().nodename}.{os.getpid()}.{os.urandom(4).hex()}"
             path.touch()
         return Lease(path, v)
 
@@ -217,7 +215,7 @@ class StoreLayout:
         out: dict[int, int] = {}
         if not self.leases_dir.is_dir():
             return out
-        host = socket.gethostname()
+        host = os.uname().nodename
         for f in self.leases_dir.iterdir():
             parts = f.name.split(".")
             if len(parts) < 4 or not parts[0].isdigit():
@@ -256,7 +254,7 @@ class StoreLayout:
                         continue
                 elif self._writing(d):
                     continue
-                target = self.tmp_dir / f"trash-{d.name}-{uuid.uuid4().hex[:8]}"
+                target = self.tmp_dir / f"trash-{d.name}-{os.urandom(4).hex()}"
                 self.tmp_dir.mkdir(parents=True, exist_ok=True)
                 os.replace(d, target)
                 trash.append(target)
@@ -333,7 +331,7 @@ class StoreLayout:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write a small file so that readers see the old or the new content, never a mix."""
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.urandom(4).hex()}.tmp")
     with open(tmp, "w", encoding="utf-8") as handle:
         handle.write(text)
         handle.flush()

@@ -3,9 +3,9 @@ run again starts without the parser (importing lark and loading its tables is ab
 of a short ``spaseq run``'s start-up).
 
 An entry is the pickled ``Query`` of one (file name, text), under a key that also covers the
-front end's code (the size and modification time of every source file of ``spaseq.engine``),
-spaseq's, Python's and pyoxigraph's versions: a changed
-checkout or upgrade never reads an old entry. Only queries that parsed and checked are kept
+front end's code (the path, size and modification time of every source file of
+``spaseq.engine``), Python's and pyoxigraph's versions: a changed checkout or an upgrade never
+reads an old entry. Only queries that parsed and checked are kept
 (errors are always found afresh). The directory is ``$SPASEQ_QUERY_CACHE``, else ``queries``
 in spaseq's cache directory (``user_cache``); created private to the user, and not used when it
 is anyone else's or others can write to it (an entry is a pickle). ``SPASEQ_QUERY_CACHE=off``
@@ -54,11 +54,10 @@ def _sources_fingerprint() -> bytes:
         import pyoxigraph
 
         digest = hashlib.sha256(FORMAT)
-        _digest_tree(str(Path(__file__).resolve().parents[1]), digest)  # spaseq.engine's folder
-
-        from spaseq.engine.version import spaseq_version
-
-        digest.update(f"{spaseq_version()} {sys.version} {pyoxigraph.__version__}".encode())
+        # spaseq.engine's folder (an upgrade rewrites its files, so spaseq's version need not
+        # be read: importlib.metadata alone costs 10 ms)
+        _digest_tree(str(Path(__file__).resolve().parents[1]), digest)
+        digest.update(f"{sys.version} {pyoxigraph.__version__}".encode())
         _fingerprint = digest.digest()
     return _fingerprint
 
