@@ -203,6 +203,20 @@ def _run_engine(spec: dict, setup_start: float) -> dict:
                    capped or events < dataset.events)
 
 
+#: A ``spaseq run`` process writes at most this much (its output file, on a shared disk):
+#: skip-till-any over a wide window writes matches faster than any budget stops it.
+OUTPUT_CAP = 4 << 30
+
+
+def _cap_output() -> None:
+    """In the child, before exec: files larger than ``OUTPUT_CAP`` refused (EFBIG, which the
+    process reports and exits on, rather than the SIGXFSZ that would kill it)."""
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_CAP, OUTPUT_CAP))
+
+
 def _run_cli(spec: dict, setup_start: float) -> dict:
     """A whole ``spaseq run QUERY --stream IRI=FILE ... [--kb GRAPH=FILE] --format jsonl
     --output FILE`` process, what the issue measures: start-up, KB loading, reading, the
@@ -244,11 +258,14 @@ def _run_cli(spec: dict, setup_start: float) -> dict:
         start = time.perf_counter()
         try:
             proc = subprocess.run(command(dataset.streams), capture_output=True, text=True,
-                                  env=env, timeout=timeout, check=False)
+                                  env=env, timeout=timeout, check=False, preexec_fn=_cap_output)
         except subprocess.TimeoutExpired:
             return {"status": "timeout", "reason": f"spaseq run killed after {timeout:.0f} s"}
         elapsed = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if proc.returncode != 0 and "File too large" in proc.stderr:
+            return {"status": "capped", "reason": f"its output passed {OUTPUT_CAP >> 30} GiB "
+                                                  "(skip-till-any over a wide window)"}
         if proc.returncode != 0:
             return {"status": "error", "reason": f"spaseq run exited {proc.returncode}: "
                                                  f"{proc.stderr.strip()[-300:]}"}

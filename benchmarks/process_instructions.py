@@ -4,8 +4,10 @@ What the issue's speed table measures (a ``spaseq run QUERY --stream ... [--kb .
 jsonl --output FILE`` process: start-up, the native replay reader and its first pass, the engine
 and the native jsonl writer), counted by callgrind instead of timed: the count is the same
 whatever else the machine runs, so it compares two trees where wall clocks on a shared machine
-do not. Every thread is counted (the first pass and the reader thread run beside the engine), so
-this is work, not latency: the wall-clock table in the README says how much of it overlaps.
+do not. Every thread is counted (the first pass and the reader thread run beside the engine, the
+native writer after it), so this is work, not latency; the main thread's share (the engine's,
+the critical path on two cores) is counted apart: the wall-clock table in the README says how
+much of the rest overlaps.
 
 For each workload ``NAME:EVENTS:WINDOW_MINUTES`` and each tree (a checkout with its own
 ``.venv``, the spaseq package installed in it), it runs the command twice under
@@ -19,8 +21,8 @@ must agree between trees.
         [--workloads vshape-strict:20000:10,vshape-any:3000:1] [--out FILE.json]
 
 JSON out: ``{"trees": [...], "results": [{"workload", "events", "window_minutes", "tree",
-"instructions_per_event", "startup_instructions", "matches"}, ...]}``. About 30 s per workload
-and tree for 2x10^4 events.
+"instructions_per_event", "main_thread_instructions_per_event", "startup_instructions",
+"matches"}, ...]}``. About 30 s per workload and tree for 2x10^4 events.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ DEFAULT_WORKLOADS = ("vshape-strict:20000:10", "vshape-next:20000:10", "spike-an
                      "creditcard:20000:10", "traffic:10000:10", "smartgrid:10000:10",
                      "vshape-any:3000:1")
 _REFS = re.compile(r"refs:\s+([\d,]+)")
+_SUMMARY = re.compile(r"^(?:summary|totals):\s+(\d+)", re.MULTILINE)
 
 
 @dataclass
@@ -53,19 +56,31 @@ class Result:
     window_minutes: float
     tree: str
     instructions_per_event: float
+    #: of the main thread alone (the engine's), start-up subtracted
+    main_thread_instructions_per_event: float
     startup_instructions: int
     matches: int
 
 
-def instructions(command: list[str], env: dict[str, str]) -> int:
-    """Instructions of ``command`` and every thread it starts, counted by callgrind."""
-    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+def instructions(command: list[str], env: dict[str, str], scratch: Path) -> tuple[int, int]:
+    """Instructions of ``command`` and every thread it starts, and of its main thread alone
+    (the engine's: the critical path once reading and writing run beside it), counted by
+    callgrind (one profile per thread, in ``scratch``, read and removed)."""
+    out = scratch / "callgrind.out"
+    proc = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                           "--separate-threads=yes", *command],
                           capture_output=True, text=True, env={**env, "PYTHONHASHSEED": "0"},
                           check=False)
     found = _REFS.search(proc.stderr)
-    if proc.returncode != 0 or found is None:
+    main = None
+    for profile in sorted(scratch.glob("callgrind.out-*")):
+        if profile.name.endswith("-01"):
+            summary = _SUMMARY.search(profile.read_text(encoding="utf-8", errors="replace"))
+            main = int(summary.group(1)) if summary else None
+        profile.unlink()
+    if proc.returncode != 0 or found is None or main is None:
         raise SystemExit(f"{' '.join(command)} failed under valgrind:\n{proc.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    return int(found.group(1).replace(",", "")), main
 
 
 def measure(tree: Path, workload: str, events: int, window: float, data_dir: Path = DATA) -> Result:
@@ -94,16 +109,17 @@ def measure(tree: Path, workload: str, events: int, window: float, data_dir: Pat
         env = {**os.environ, "SPASEQ_QUERY_CACHE": str(Path(tmp) / "queries")}
         subprocess.run([str(tree / ".venv" / "bin" / "python"), "-m", "spaseq.engine.cli", "explain",
                         str(query)], env=env, capture_output=True, check=True)
-        files = instructions(command(dataset.streams), env)
+        scratch = Path(tmp)
+        files, files_main = instructions(command(dataset.streams), env, scratch)
         with out.open("rb") as lines:
             matches = sum(1 for _ in lines)
         empty = {}
         for iri, path in dataset.streams.items():
             empty[iri] = str(Path(tmp) / f"empty-{len(empty)}{Path(path).suffix}")
             Path(empty[iri]).write_bytes(b"")
-        startup = instructions(command(empty), env)
+        startup, startup_main = instructions(command(empty), env, scratch)
     return Result(workload, dataset.events, window, str(tree), (files - startup) / dataset.events,
-                  startup, matches)
+                  (files_main - startup_main) / dataset.events, startup, matches)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,7 +141,9 @@ def main(argv: list[str] | None = None) -> int:
             r = measure(tree, name, int(events), float(window))
             results.append(r)
             print(f"{name} ({r.events} events, {window} min) {tree.name}: "
-                  f"{r.instructions_per_event:,.0f} instructions per event, {r.matches} matches",
+                  f"{r.instructions_per_event:,.0f} instructions per event "
+                  f"({r.main_thread_instructions_per_event:,.0f} on the main thread), "
+                  f"{r.matches} matches",
                   file=sys.stderr, flush=True)
         found = {r.matches for r in results if r.workload == name}
         if len(found) > 1:

@@ -225,3 +225,20 @@ def test_process_instructions_count_a_whole_run(data_dir: Path) -> None:
     assert result.events == TINY
     # reading and matching 240 events costs something, far less than Python's start-up
     assert 1_000 < result.instructions_per_event * TINY < result.startup_instructions
+    assert 0 < result.main_thread_instructions_per_event < result.instructions_per_event
+
+
+def test_a_spaseq_run_process_cannot_fill_the_disk(tmp_path: Path, monkeypatch) -> None:
+    """The timed ``spaseq run`` processes write at most ``OUTPUT_CAP`` bytes: beyond it a
+    write fails (EFBIG) instead of filling a shared disk, and the process says so."""
+    import subprocess
+
+    from benchmarks import measure
+
+    monkeypatch.setattr(measure, "OUTPUT_CAP", 1000)
+    target = tmp_path / "big"
+    write = f"with open({str(target)!r}, 'wb') as f: f.write(b'x' * 5000)"
+    proc = subprocess.run([sys.executable, "-c", write], capture_output=True, text=True,
+                          preexec_fn=measure._cap_output, check=False)
+    assert proc.returncode == 1 and "File too large" in proc.stderr
+    assert target.stat().st_size <= 1000
