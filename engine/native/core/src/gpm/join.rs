@@ -8,6 +8,7 @@ use super::expr::{Compiled, Env};
 use super::run_functions::RunEnv;
 use crate::dictionary::{Dictionary, TermId};
 use crate::vars::{Row, Slot};
+use std::cell::Cell;
 use std::collections::HashSet;
 
 /// A position of a triple pattern.
@@ -177,7 +178,9 @@ impl Bgp {
         dict: &Dictionary,
         out: &mut Vec<Row>,
     ) {
-        let mut row = mu.to_vec();
+        let (mut row, trail) = SCRATCH.take();
+        row.clear();
+        row.extend_from_slice(mu);
         if row.len() < width {
             row.resize(width, None);
         }
@@ -189,14 +192,24 @@ impl Bgp {
             run,
             row,
             blanks: vec![None; self.blanks],
-            trail: Vec::new(),
+            trail,
             seen: HashSet::new(),
             out,
         };
         if search.checks_hold(0) {
             search.extend(0);
         }
+        let Search { row, mut trail, .. } = search;
+        trail.clear();
+        SCRATCH.set((row, trail));
     }
+}
+
+thread_local! {
+    /// A search's working row and trail, kept for the next one (a search per run and event
+    /// would otherwise allocate both each time). Taken, not borrowed: a FILTER's own search
+    /// nested in one starts with empty ones.
+    static SCRATCH: Cell<(Row, Vec<Bound>)> = const { Cell::new((Vec::new(), Vec::new())) };
 }
 
 /// A binding made by the search, undone on backtracking.
