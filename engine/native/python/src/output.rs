@@ -76,6 +76,29 @@ impl NativeWriter {
         Ok(())
     }
 
+    /// What precedes the rows (`finish` false) or follows them, then flushed at the end
+    /// (the writing thread is waited for there).
+    fn frame(&mut self, py: Python<'_>, finish: bool) -> PyResult<()> {
+        match &mut self.sink {
+            Sink::Here {
+                formatter,
+                out,
+                binary,
+                buf,
+                ..
+            } => {
+                if finish {
+                    formatter.finish(buf);
+                } else {
+                    formatter.start(buf);
+                }
+                Self::emit(py, out, *binary, buf, finish)
+            }
+            Sink::Thread(background) if finish => background.finish().map_err(os_error),
+            Sink::Thread(background) => background.start().map_err(os_error),
+        }
+    }
+
     fn here(formatter: Formatter, out: Py<PyAny>, binary: bool) -> Sink {
         Sink::Here {
             formatter,
@@ -174,19 +197,7 @@ impl NativeWriter {
 
     /// Write what precedes the rows.
     fn start(&mut self, py: Python<'_>) -> PyResult<()> {
-        match &mut self.sink {
-            Sink::Here {
-                formatter,
-                out,
-                binary,
-                buf,
-                ..
-            } => {
-                formatter.start(buf);
-                Self::emit(py, out, *binary, buf, false)
-            }
-            Sink::Thread(background) => background.start().map_err(os_error),
-        }
+        self.frame(py, false)
     }
 
     /// Take the matches query `query` of `engine` released since the last call, write
@@ -261,19 +272,7 @@ impl NativeWriter {
     /// Write what follows the rows and flush (waiting for the writing thread to write
     /// everything).
     fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
-        match &mut self.sink {
-            Sink::Here {
-                formatter,
-                out,
-                binary,
-                buf,
-                ..
-            } => {
-                formatter.finish(buf);
-                Self::emit(py, out, *binary, buf, true)
-            }
-            Sink::Thread(background) => background.finish().map_err(os_error),
-        }
+        self.frame(py, true)
     }
 
     /// Wait until the rows handed to the writing thread are written, and stop it (nothing

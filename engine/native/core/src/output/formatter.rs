@@ -3,7 +3,7 @@
 //! every term and event the first time a row names it), so it runs on whichever thread
 //! writes the output.
 
-use super::collect::{Batch, Resolved};
+use super::collect::{Batch, Resolved, RowHead};
 use super::spell::{
     csv_field, csv_value, datetime_seconds, json_seconds, json_string, json_string_ascii,
     json_term, json_time_literal, time_datatype, time_value, tsv_value,
@@ -149,14 +149,10 @@ impl Formatter {
             taken_at = head.taken_end as usize;
             self.rows += 1;
             match self.format {
-                Format::Jsonl => self.jsonl(
-                    head.time, head.start, head.dated, values, taken, &resolved, out,
-                ),
-                Format::Json => {
-                    self.json(head.time, head.start, head.dated, values, &resolved, out)
-                }
-                Format::Csv => self.csv(head.time, head.start, head.dated, values, out),
-                Format::Tsv => self.tsv(head.time, head.start, head.dated, values, out),
+                Format::Jsonl => self.jsonl(head, values, taken, &resolved, out),
+                Format::Json => self.json(head, values, &resolved, out),
+                Format::Csv => self.csv(head, values, out),
+                Format::Tsv => self.tsv(head, values, out),
             }
         }
         self.resolved = Some(resolved);
@@ -235,17 +231,17 @@ impl Formatter {
         any
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn jsonl(
         &mut self,
-        time: i128,
-        start: i128,
-        dated: bool,
+        head: &RowHead,
         values: &[Option<TermId>],
         taken: &[(u32, u64)],
         resolved: &Resolved,
         out: &mut String,
     ) {
+        let RowHead {
+            time, start, dated, ..
+        } = *head;
         out.push_str("{\"time\": ");
         self.times.push(time, TimeSpelling::Seconds, out);
         out.push_str(", \"start\": ");
@@ -276,13 +272,14 @@ impl Formatter {
 
     fn json(
         &mut self,
-        time: i128,
-        start: i128,
-        dated: bool,
+        head: &RowHead,
         values: &[Option<TermId>],
         resolved: &Resolved,
         out: &mut String,
     ) {
+        let RowHead {
+            time, start, dated, ..
+        } = *head;
         if self.rows > 1 {
             out.push_str(",\n");
         }
@@ -300,14 +297,11 @@ impl Formatter {
         out.push('}');
     }
 
-    fn csv(
-        &mut self,
-        time: i128,
-        start: i128,
-        dated: bool,
-        values: &[Option<TermId>],
-        out: &mut String,
-    ) {
+    /// Times first (`--with-time`), then the columns.
+    fn csv(&mut self, head: &RowHead, values: &[Option<TermId>], out: &mut String) {
+        let RowHead {
+            time, start, dated, ..
+        } = *head;
         let mut cells: Vec<String> = Vec::new();
         if self.with_time {
             for ns in [time, start] {
@@ -322,14 +316,11 @@ impl Formatter {
         csv_record(cells.iter().map(String::as_str), out);
     }
 
-    fn tsv(
-        &mut self,
-        time: i128,
-        start: i128,
-        dated: bool,
-        values: &[Option<TermId>],
-        out: &mut String,
-    ) {
+    /// As `csv`, in SPARQL TSV: times as typed literals, terms in N-Triples.
+    fn tsv(&mut self, head: &RowHead, values: &[Option<TermId>], out: &mut String) {
+        let RowHead {
+            time, start, dated, ..
+        } = *head;
         let mut first = true;
         let mut sep = |out: &mut String| {
             if !std::mem::take(&mut first) {
