@@ -36,13 +36,20 @@ impl Dictionary {
 
     /// The id of `term`, interning it on first sight.
     pub fn intern(&self, term: Term) -> TermId {
+        self.intern_returning(term).0
+    }
+
+    /// As `intern`, handing `term` back when it was known already, for the caller to drop
+    /// where it likes (a term a reader thread allocated is cheaper to free on another
+    /// thread than on the engine's).
+    pub fn intern_returning(&self, term: Term) -> (TermId, Option<Term>) {
         if let Some(&id) = self.ids.borrow().get(&term) {
-            return id;
+            return (id, Some(term));
         }
         let id = TermId::try_from(self.terms.len()).expect("fewer than 2^32 distinct terms");
         self.terms.push(Box::new(term.clone()));
         self.ids.borrow_mut().insert(term, id);
-        id
+        (id, None)
     }
 
     /// The id of `term` if it was interned.

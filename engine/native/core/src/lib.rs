@@ -6,6 +6,7 @@
 
 pub mod algebra;
 pub mod dictionary;
+pub mod disposal;
 pub mod gpm;
 pub mod json;
 pub mod output;

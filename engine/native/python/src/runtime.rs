@@ -13,6 +13,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use spaseq_core::dictionary::{Dictionary, TermId};
+use spaseq_core::disposal::Disposal;
 use spaseq_core::gpm::{EventIndex, GpmProgram, KbLookup, RunEnv, SparqlGpm, ValueCache};
 use spaseq_core::runtime::{
     EventData, EventRef, GpmEval, MatchRecord, Node, QueryRuntime, QueryState, RunView, Streams,
@@ -452,6 +453,8 @@ pub(crate) struct NativeEngine {
     handed: RefCell<VecDeque<(u64, Weak<EventData>)>>,
     /// A snapshot being restored: its query states and events, until `resume`.
     restoring: RefCell<Option<Restoring>>,
+    /// Fed terms known already, dropped on a thread of their own.
+    disposal: RefCell<Disposal<oxrdf::Term>>,
 }
 
 impl NativeEngine {
@@ -512,17 +515,26 @@ impl NativeEngine {
     /// One event of a native stream fed to every query: processed by those reading its
     /// stream, the others' clocks moved.
     fn feed_event(&self, iri: &str, e: StreamEvent) -> PyResult<()> {
+        let mut disposal = self.disposal.borrow_mut();
+        let mut intern = |term: oxrdf::Term| {
+            let (id, known) = self.dict.intern_returning(term);
+            if let Some(term) = known {
+                disposal.put(term);
+            }
+            id
+        };
         let triples: Vec<[TermId; 3]> = e
             .triples
             .into_iter()
             .map(|t| {
                 [
-                    self.dict.intern(t.subject.into()),
-                    self.dict.intern(t.predicate.into()),
-                    self.dict.intern(t.object),
+                    intern(t.subject.into()),
+                    intern(t.predicate.into()),
+                    intern(t.object),
                 ]
             })
             .collect();
+        drop(disposal);
         let prepared = self.prepare(iri, (e.time_ns, e.dated), e.seq, Some(e.graph), triples);
         let mut queries = self.queries.borrow_mut();
         for rt in queries.iter_mut() {
@@ -584,6 +596,7 @@ impl NativeEngine {
             events: Cell::new(0),
             handed: RefCell::new(VecDeque::new()),
             restoring: RefCell::new(None),
+            disposal: RefCell::default(),
         }
     }
 
