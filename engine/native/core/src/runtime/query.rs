@@ -801,8 +801,10 @@ impl<G: GpmEval> QueryRuntime<G> {
                 }
             }
             for (values, list) in requests {
+                let mut key = (probe.step, false, values); // the key built once, not cloned
                 for &looping in &probe.loops {
-                    if let Some(p) = self.partitioned.get(&(probe.step, looping, values.clone())) {
+                    key.1 = looping;
+                    if let Some(p) = self.partitioned.get(&key) {
                         if probe.ranged {
                             p.select(&list, &mut out);
                         } else {
