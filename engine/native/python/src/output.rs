@@ -232,10 +232,7 @@ impl NativeWriter {
                         buf,
                         batch,
                     } => {
-                        collector.open(batch);
-                        for record in chunk {
-                            collector.collect(record, &scope, batch);
-                        }
+                        collector.fill(chunk, &scope, batch);
                         formatter.write(batch, buf);
                         if buf.len() >= CHUNK {
                             pending = Self::emit(py, out, *binary, buf, false).err();
@@ -243,10 +240,7 @@ impl NativeWriter {
                     }
                     Sink::Thread(background) => {
                         let mut batch = background.batch();
-                        collector.open(&mut batch);
-                        for record in chunk {
-                            collector.collect(record, &scope, &mut batch);
-                        }
+                        collector.fill(chunk, &scope, &mut batch);
                         if !batch.is_empty() {
                             pending = background.write(batch).err().map(os_error);
                         }

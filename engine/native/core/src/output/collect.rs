@@ -86,7 +86,6 @@ pub struct Collector {
     columns: Vec<String>,
     time_format: TimeFormat,
     resolved: Option<Resolved>,
-    resolved_sent: bool,
     /// DISTINCT's rows written, as terms (term ids do not outlive a dictionary compaction).
     seen: HashSet<Vec<Option<Term>>>,
     /// Per term id, whether the formatter was sent its term.
@@ -116,7 +115,6 @@ impl Collector {
             columns,
             time_format,
             resolved: None,
-            resolved_sent: false,
             seen: HashSet::new(),
             sent_terms: Vec::new(),
             sent_events: HashSet::default(),
@@ -138,8 +136,17 @@ impl Collector {
         self.rows
     }
 
+    /// `batch` emptied, then filled with the rows of `matches` (in order; DISTINCT drops
+    /// some) and what the formatter was not sent yet.
+    pub fn fill(&mut self, matches: &[MatchRecord], scope: &Scope<'_>, batch: &mut Batch) {
+        self.open(batch);
+        for m in matches {
+            self.collect(m, scope, batch);
+        }
+    }
+
     /// Empty `batch` for the next matches, with the forgets the formatter must do first.
-    pub fn open(&mut self, batch: &mut Batch) {
+    fn open(&mut self, batch: &mut Batch) {
         batch.forget_terms = std::mem::take(&mut self.forget_pending);
         batch.forget_events = false;
         if self.sent_events.len() >= EVENTS_KEPT {
@@ -203,12 +210,11 @@ impl Collector {
         })
     }
 
-    /// Add one released match's row to `batch` (nothing when DISTINCT drops it); whether a
-    /// row was added.
-    pub fn collect(&mut self, m: &MatchRecord, scope: &Scope<'_>, batch: &mut Batch) -> bool {
+    /// Add one released match's row to `batch` (nothing when DISTINCT drops it).
+    fn collect(&mut self, m: &MatchRecord, scope: &Scope<'_>, batch: &mut Batch) {
         self.resolve(scope);
-        if !self.resolved_sent {
-            self.resolved_sent = true;
+        if self.rows == 0 {
+            // the first row (DISTINCT keeps every first one): the names go with it
             batch.resolved = self.resolved.clone();
         }
         let resolved = self.resolved.as_ref().expect("resolved above");
@@ -220,7 +226,7 @@ impl Collector {
                 .map(|(s, _)| value(*s).map(|id| scope.dict.get(id).clone()))
                 .collect();
             if !self.seen.insert(key) {
-                return false;
+                return;
             }
         }
         self.rows += 1;
@@ -273,6 +279,5 @@ impl Collector {
             dated: self.time_format.dated(m),
             taken_end: batch.taken.len() as u32,
         });
-        true
     }
 }

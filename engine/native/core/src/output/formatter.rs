@@ -15,11 +15,11 @@ use std::collections::HashMap;
 
 /// Slots of the cache of spelled times (a power of two): enough for a window's worth of
 /// start times at an event a second for about an hour.
-pub(super) const TIMES_KEPT: usize = 4096;
+const TIMES_KEPT: usize = 4096;
 
 /// How a time is spelled in a jsonl row.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum TimeSpelling {
+enum TimeSpelling {
     /// `json_seconds`: a JSON number of seconds.
     Seconds,
     /// `datetime_seconds`: an `xsd:dateTime` in UTC.
@@ -29,15 +29,15 @@ pub(super) enum TimeSpelling {
 /// Times spelled recently, direct-mapped by time: the matches an event completes share its
 /// time, and their starts recur (spelling a dateTime costs about as much as the rest of a
 /// row's times and bindings together).
-pub(super) struct TimeCache(Vec<Option<(i128, TimeSpelling, Box<str>)>>);
+struct TimeCache(Vec<Option<(i128, TimeSpelling, Box<str>)>>);
 
 impl TimeCache {
-    pub(super) fn new() -> Self {
+    fn new() -> Self {
         TimeCache(vec![None; TIMES_KEPT])
     }
 
     /// Append `ns` spelled as `how` to `out`.
-    pub(super) fn push(&mut self, ns: i128, how: TimeSpelling, out: &mut String) {
+    fn push(&mut self, ns: i128, how: TimeSpelling, out: &mut String) {
         let mixed =
             (ns as u64 ^ (ns >> 64) as u64 ^ how as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let slot = &mut self.0[(mixed >> (64 - TIMES_KEPT.trailing_zeros())) as usize];
@@ -360,4 +360,39 @@ fn csv_record<'s>(cells: impl Iterator<Item = &'s str>, out: &mut String) {
         csv_field(cell, out);
     }
     out.push_str("\r\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{datetime_seconds, json_seconds, TimeCache, TimeSpelling, TIMES_KEPT};
+
+    /// The cache spells every time as the spellers do, times that share a slot and the two
+    /// spellings of one time included (each asked twice: spelled, then from the cache).
+    #[test]
+    fn time_cache_spells_as_the_spellers() {
+        let mut cache = TimeCache::new();
+        let times = (0..4 * TIMES_KEPT as i128)
+            .map(|i| 1_767_225_600_000_000_000 + i * 250_000_000)
+            .chain([0, -1, 1, -1_500_000_000, 12_345]);
+        for ns in times
+            .collect::<Vec<_>>()
+            .iter()
+            .copied()
+            .cycle()
+            .take(10 * TIMES_KEPT)
+        {
+            for how in [TimeSpelling::Seconds, TimeSpelling::DateTime] {
+                let mut expected = String::new();
+                match how {
+                    TimeSpelling::Seconds => json_seconds(ns, &mut expected),
+                    TimeSpelling::DateTime => datetime_seconds(ns, &mut expected),
+                }
+                for _ in 0..2 {
+                    let mut got = String::from("x");
+                    cache.push(ns, how, &mut got);
+                    assert_eq!(got, format!("x{expected}"), "{ns}");
+                }
+            }
+        }
+    }
 }

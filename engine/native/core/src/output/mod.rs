@@ -3,12 +3,12 @@
 //! records, byte for byte as the Python writers (`engine/output/writers.py`, the oracle)
 //! write them, without a Python object per match.
 //!
-//! A `Writer` does what `QueryOutput` + `Projector` + a Python writer do to each released
+//! Together they do what `QueryOutput` + `Projector` + a Python writer do to each released
 //! match, in release order (docs/decisions.md 4): SELECT's projection (the listed variables
 //! that are bound, or every bound variable by name for `*`), DISTINCT (the first match of
-//! each projected row is kept), then the row in the format. It is two halves: a `Collector`
-//! (`collect.rs`) turns matches into a `Batch` of rows of term ids where the runtime is, and
-//! a `Formatter` (`formatter.rs`) spells the batch, on the same thread or on one of its own
+//! each projected row is kept), then the row in the format. A `Collector` (`collect.rs`)
+//! turns matches into a `Batch` of rows of term ids where the runtime is, and a `Formatter`
+//! (`formatter.rs`) spells the batch, on the same thread or on one of its own
 //! (`Background`). Terms are spelled once per term id and kept until the dictionary is
 //! compacted. Times are written in the input's form unless `TimeFormat` says otherwise
 //! (docs/decisions.md 43).
@@ -99,105 +99,4 @@ pub struct Scope<'a> {
     pub vars: &'a VarTable,
     pub gpms: &'a [String],
     pub streams: &'a Streams,
-}
-
-/// One query's results in one format, written on the caller's thread: a `Collector` and a
-/// `Formatter` with a batch between them; `start`, `write` per match, `finish`, each
-/// appending to a text buffer the caller writes out.
-pub struct Writer {
-    collector: Collector,
-    formatter: Formatter,
-    batch: Batch,
-}
-
-impl Writer {
-    /// A writer of `format`: rows of `select` (None: every bound variable by name), DISTINCT
-    /// or not, `columns` the header's variables, `with_time` adding `_time` and `_start`
-    /// (JSON, CSV, TSV), times written as `time_format` says.
-    pub fn new(
-        format: Format,
-        select: Option<Vec<String>>,
-        distinct: bool,
-        columns: Vec<String>,
-        with_time: bool,
-        time_format: TimeFormat,
-    ) -> Writer {
-        Writer {
-            formatter: Formatter::new(format, columns.clone(), with_time),
-            collector: Collector::new(format, select, distinct, columns, time_format),
-            batch: Batch::default(),
-        }
-    }
-
-    /// Forget what is cached by term id (the engine's dictionary was compacted: ids now
-    /// name other terms).
-    pub fn forget_terms(&mut self) {
-        self.collector.forget_terms();
-    }
-
-    /// Rows written so far (after DISTINCT).
-    pub fn rows(&self) -> u64 {
-        self.collector.rows()
-    }
-
-    /// What precedes the rows.
-    pub fn start(&mut self, out: &mut String) {
-        self.formatter.start(out);
-    }
-
-    /// What follows the rows.
-    pub fn finish(&mut self, out: &mut String) {
-        self.formatter.finish(out);
-    }
-
-    /// Write released matches in order; how many rows were written (DISTINCT drops some).
-    pub fn write_all<'m>(
-        &mut self,
-        matches: impl IntoIterator<Item = &'m MatchRecord>,
-        scope: &Scope<'_>,
-        out: &mut String,
-    ) -> usize {
-        self.collector.open(&mut self.batch);
-        for m in matches {
-            self.collector.collect(m, scope, &mut self.batch);
-        }
-        self.formatter.write(&self.batch, out);
-        self.batch.rows.len()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::formatter::{TimeCache, TimeSpelling, TIMES_KEPT};
-    use super::spell::{datetime_seconds, json_seconds};
-
-    /// The cache spells every time as the spellers do, times that share a slot and the two
-    /// spellings of one time included (each asked twice: spelled, then from the cache).
-    #[test]
-    fn time_cache_spells_as_the_spellers() {
-        let mut cache = TimeCache::new();
-        let times = (0..4 * TIMES_KEPT as i128)
-            .map(|i| 1_767_225_600_000_000_000 + i * 250_000_000)
-            .chain([0, -1, 1, -1_500_000_000, 12_345]);
-        for ns in times
-            .collect::<Vec<_>>()
-            .iter()
-            .copied()
-            .cycle()
-            .take(10 * TIMES_KEPT)
-        {
-            for how in [TimeSpelling::Seconds, TimeSpelling::DateTime] {
-                let mut expected = String::new();
-                match how {
-                    TimeSpelling::Seconds => json_seconds(ns, &mut expected),
-                    TimeSpelling::DateTime => datetime_seconds(ns, &mut expected),
-                }
-                for _ in 0..2 {
-                    let mut got = String::from("x");
-                    cache.push(ns, how, &mut got);
-                    assert_eq!(got, format!("x{expected}"), "{ns}");
-                }
-            }
-        }
-    }
 }
