@@ -14,13 +14,19 @@ import dataclasses
 import importlib
 import inspect
 import resource
+import subprocess
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from benchmarks.generators import Dataset
 
 ENGINE_API = "spaseq.engine.api"
 ENGINE_OPTIONS = (
@@ -218,6 +224,40 @@ def _cap_output() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_CAP, OUTPUT_CAP))
 
 
+def spaseq_run_command(python: str, query: Path, dataset: Dataset, streams: dict[str, str],
+                       out: Path, extra: Sequence[str] = ()) -> list[str]:
+    """``spaseq run QUERY --stream IRI=FILE ... [--kb GRAPH=FILE] --format jsonl --output
+    OUT`` with ``python`` (a tree's interpreter), over ``streams`` (the dataset's or empty
+    files), the dataset's KB loaded."""
+    args = [python, "-m", "spaseq.engine.cli", "run", str(query)]
+    for iri, path in streams.items():
+        args += ["--stream", f"{iri}={path}"]
+    if dataset.kb is not None:
+        args += ["--kb", f"{dataset.kb_graph}={dataset.kb}" if dataset.kb_graph else dataset.kb]
+    return [*args, "--format", "jsonl", "--output", str(out), *extra]
+
+
+def empty_streams(dataset: Dataset, folder: Path) -> dict[str, str]:
+    """Empty files named like the dataset's streams (a run over them is start-up alone)."""
+    empty: dict[str, str] = {}
+    for iri, path in dataset.streams.items():
+        empty[iri] = str(folder / f"empty-{len(empty)}{Path(path).suffix}")
+        Path(empty[iri]).write_bytes(b"")
+    return empty
+
+
+def warm_query_cache(python: str, query: Path, folder: Path, env: dict[str, str],
+                     check: bool = False) -> dict[str, str]:
+    """``env`` with a cache of checked queries of its own in ``folder``, holding ``query``
+    (engine/language/cache.py): the runs measured find the query as a user's repeated run
+    does, without parsing it (a first run parses it, ~50 ms). ``check``: CalledProcessError
+    when the query does not compile."""
+    env = {**env, "SPASEQ_QUERY_CACHE": str(folder)}
+    subprocess.run([python, "-m", "spaseq.engine.cli", "explain", str(query)], env=env,
+                   capture_output=True, check=check)
+    return env
+
+
 def _run_cli(spec: dict, setup_start: float) -> dict:
     """A whole ``spaseq run QUERY --stream IRI=FILE ... [--kb GRAPH=FILE] --format jsonl
     --output FILE`` process, what the issue measures: start-up, KB loading, reading, the
@@ -227,9 +267,7 @@ def _run_cli(spec: dict, setup_start: float) -> dict:
     alone), measured after, for the analysis; the rate does not subtract it. The output file
     is deleted afterwards (vshape-any writes ~1 KB per match)."""
     import os
-    import subprocess
     import tempfile
-    from pathlib import Path
 
     from benchmarks.generators import Dataset
     from benchmarks.workloads import WORKLOADS
@@ -241,18 +279,12 @@ def _run_cli(spec: dict, setup_start: float) -> dict:
         query.write_text(text, encoding="utf-8")
 
         def command(streams: dict[str, str]) -> list[str]:
-            args = [sys.executable, "-m", "spaseq.engine.cli", "run", str(query)]
-            for iri, path in streams.items():
-                args += ["--stream", f"{iri}={path}"]
-            if dataset.kb is not None:
-                args += ["--kb", f"{dataset.kb_graph}={dataset.kb}" if dataset.kb_graph else dataset.kb]
-            return [*args, "--format", "jsonl", "--output", str(out), *spec.get("cli_args", ())]
+            return spaseq_run_command(sys.executable, query, dataset, streams, out,
+                                      spec.get("cli_args", ()))
 
-        # the query was run before: its checked form is in a query cache of this run's own,
-        # filled first and untimed (engine/language/cache.py; a first run parses it, ~50 ms)
-        env = {**os.environ, "PYTHONHASHSEED": "0", "SPASEQ_QUERY_CACHE": str(Path(tmp) / "queries")}
-        subprocess.run([sys.executable, "-m", "spaseq.engine.cli", "explain", str(query)], env=env,
-                       capture_output=True, check=False)
+        # the query was run before: filled in first, untimed
+        env = warm_query_cache(sys.executable, query, Path(tmp) / "queries",
+                               {**os.environ, "PYTHONHASHSEED": "0"})
         timeout = spec["budget_s"] + 100
         setup_s = time.perf_counter() - setup_start
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -273,14 +305,11 @@ def _run_cli(spec: dict, setup_start: float) -> dict:
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         peak = after.ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
         output_bytes = out.stat().st_size
-        matches = _count_lines(out)
+        matches = count_lines(out)
         out.unlink()
-        empty = {}
-        for iri, path in dataset.streams.items():
-            empty[iri] = str(Path(tmp) / f"empty-{len(empty)}{Path(path).suffix}")
-            Path(empty[iri]).write_bytes(b"")
         t0 = time.perf_counter()
-        subprocess.run(command(empty), capture_output=True, env=env, timeout=timeout, check=False)
+        subprocess.run(command(empty_streams(dataset, Path(tmp))), capture_output=True, env=env,
+                       timeout=timeout, check=False)
         startup_s = time.perf_counter() - t0
     result = _result(dataset.events, dataset.triples, matches, elapsed, cpu, setup_s, None, False)
     result.update({"peak_rss_mb": peak, "startup_s": startup_s, "output_bytes": output_bytes,
@@ -288,7 +317,7 @@ def _run_cli(spec: dict, setup_start: float) -> dict:
     return result
 
 
-def _count_lines(path) -> int:
+def count_lines(path) -> int:
     """Lines in a file (the jsonl output: one match each), read in large blocks."""
     count = 0
     with open(path, "rb") as f:

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from benchmarks.generators import Dataset
+from benchmarks.measure import count_lines, empty_streams, spaseq_run_command, warm_query_cache
 from benchmarks.workloads import WORKLOADS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,27 +97,18 @@ def measure(tree: Path, workload: str, events: int, window: float, data_dir: Pat
         query, out = Path(tmp) / "query.rq", Path(tmp) / "out.jsonl"
         query.write_text(spec.query_text(window), encoding="utf-8")
 
+        python = str(tree / ".venv" / "bin" / "python")
+
         def command(streams: dict[str, str]) -> list[str]:
-            args = [str(tree / ".venv" / "bin" / "python"), "-m", "spaseq.engine.cli", "run", str(query)]
-            for iri, path in streams.items():
-                args += ["--stream", f"{iri}={path}"]
-            if dataset.kb is not None:
-                args += ["--kb", f"{dataset.kb_graph}={dataset.kb}" if dataset.kb_graph else dataset.kb]
-            return [*args, "--format", "jsonl", "--output", str(out)]
+            return spaseq_run_command(python, query, dataset, streams, out)
 
         # both processes find the query in a cache of checked queries of their own, filled
-        # first (engine/language/cache.py: a query run again is not parsed)
-        env = {**os.environ, "SPASEQ_QUERY_CACHE": str(Path(tmp) / "queries")}
-        subprocess.run([str(tree / ".venv" / "bin" / "python"), "-m", "spaseq.engine.cli", "explain",
-                        str(query)], env=env, capture_output=True, check=True)
+        # first (a query run again is not parsed)
+        env = warm_query_cache(python, query, Path(tmp) / "queries", dict(os.environ), check=True)
         scratch = Path(tmp)
         files, files_main = instructions(command(dataset.streams), env, scratch)
-        with out.open("rb") as lines:
-            matches = sum(1 for _ in lines)
-        empty = {}
-        for iri, path in dataset.streams.items():
-            empty[iri] = str(Path(tmp) / f"empty-{len(empty)}{Path(path).suffix}")
-            Path(empty[iri]).write_bytes(b"")
+        matches = count_lines(out)
+        empty = empty_streams(dataset, Path(tmp))
         startup, startup_main = instructions(command(empty), env, scratch)
     return Result(workload, dataset.events, window, str(tree), (files - startup) / dataset.events,
                   (files_main - startup_main) / dataset.events, startup, matches)
