@@ -103,9 +103,7 @@ def cached_query(text: str, file: str, parse: Callable[[], Query]) -> Query:
             if isinstance(found, Query):
                 os.utime(entry)  # recently used: kept when the older entries are pruned
                 return found
-        except FileNotFoundError:
-            pass
-        except Exception:  # a damaged entry: parsed again and rewritten
+        except Exception:  # none yet, or a damaged one: parsed (again) and written
             pass
     query = parse()
     _store(folder, entry, query)

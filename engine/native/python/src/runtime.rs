@@ -255,10 +255,7 @@ impl Programs {
             _ => {}
         }
         let mut cached = event.base.borrow_mut();
-        let at = match cached
-            .iter()
-            .position(|e| (e.programs, e.gpm) == (self.id, gpm))
-        {
+        let at = match cached.iter().position(|e| (e.programs, e.gpm) == key) {
             Some(at) => at,
             None => {
                 // the first one asked comes over from `first_asked` with its count
