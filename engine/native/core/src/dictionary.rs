@@ -9,17 +9,21 @@
 //! docs/decisions.md 38).
 
 use elsa::FrozenVec;
+use hashbrown::HashTable;
 use oxrdf::Term;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 pub type TermId = u32;
 
 /// Terms are hashed with foldhash: SipHash was a fifth of the engine's time on some
 /// workloads, and foldhash keeps a per-process random seed (terms may come from clients).
+/// Each term is stored once, in `terms`; `ids` holds only ids, found by the term's hash
+/// and compared through `terms` (a map keyed by terms had cloned every new one).
 #[derive(Default)]
 pub struct Dictionary {
-    ids: RefCell<HashMap<Term, TermId, foldhash::fast::RandomState>>,
+    ids: RefCell<HashTable<TermId>>,
+    hasher: foldhash::fast::RandomState,
     terms: FrozenVec<Box<Term>>,
 }
 
@@ -43,18 +47,30 @@ impl Dictionary {
     /// where it likes (a term a reader thread allocated is cheaper to free on another
     /// thread than on the engine's).
     pub fn intern_returning(&self, term: Term) -> (TermId, Option<Term>) {
-        if let Some(&id) = self.ids.borrow().get(&term) {
+        let hash = self.hasher.hash_one(&term);
+        if let Some(id) = self.find(hash, &term) {
             return (id, Some(term));
         }
         let id = TermId::try_from(self.terms.len()).expect("fewer than 2^32 distinct terms");
-        self.terms.push(Box::new(term.clone()));
-        self.ids.borrow_mut().insert(term, id);
+        self.terms.push(Box::new(term));
+        let terms = &self.terms;
+        self.ids
+            .borrow_mut()
+            .insert_unique(hash, id, |&i| self.hasher.hash_one(&terms[i as usize]));
         (id, None)
     }
 
     /// The id of `term` if it was interned.
     pub fn lookup(&self, term: &Term) -> Option<TermId> {
-        self.ids.borrow().get(term).copied()
+        self.find(self.hasher.hash_one(term), term)
+    }
+
+    fn find(&self, hash: u64, term: &Term) -> Option<TermId> {
+        let terms = &self.terms;
+        self.ids
+            .borrow()
+            .find(hash, |&i| terms[i as usize] == *term)
+            .copied()
     }
 
     pub fn get(&self, id: TermId) -> &Term {

@@ -7,6 +7,7 @@ use super::value::Value;
 use crate::dictionary::{Dictionary, TermId};
 use crate::replay::FastHasher;
 use oxrdf::Term;
+use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -49,14 +50,18 @@ impl ValueCache {
 
 #[derive(Debug, Default)]
 pub struct EventIndex {
-    by_pred: Map<TermId, Pairs>,
+    /// Every distinct triple's (subject, object), sorted by (predicate, subject, object):
+    /// an event has a handful of triples, so two flat vectors index them (hash maps had
+    /// cost four allocations per event)
+    pairs: Vec<(TermId, TermId)>,
+    /// each predicate, ascending, with the range of its pairs in `pairs`
+    preds: SmallVec<[(TermId, u32, u32); 4]>,
     /// (predicate, subject) -> the pairs with that subject
     by_subject: OnceLock<Map<(TermId, TermId), Pairs>>,
     /// (predicate, object) -> the pairs with that object
     by_object: OnceLock<Map<(TermId, TermId), Pairs>>,
-    /// every object's value, parsed on first use
-    values: Map<TermId, OnceLock<Value>>,
-    len: usize,
+    /// every object's value, parsed on first use (ascending by term id)
+    values: Vec<(TermId, OnceLock<Value>)>,
     /// values of other terms (None: parsed on every use)
     others: Option<Rc<ValueCache>>,
 }
@@ -73,46 +78,62 @@ impl EventIndex {
 
     /// Index an event's triples (a graph is a set: repeated triples count once).
     pub fn new(triples: &[[TermId; 3]]) -> Self {
-        let mut by_pred: Map<TermId, Pairs> = Map::default();
-        let mut values: Map<TermId, OnceLock<Value>> = Map::default();
-        for &[s, p, o] in triples {
-            by_pred.entry(p).or_default().push((s, o));
-            values.entry(o).or_default();
+        let mut sorted: Vec<(TermId, TermId, TermId)> =
+            triples.iter().map(|&[s, p, o]| (p, s, o)).collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut preds: SmallVec<[(TermId, u32, u32); 4]> = SmallVec::new();
+        for (i, &(p, _, _)) in sorted.iter().enumerate() {
+            let i = u32::try_from(i).expect("fewer than 2^32 triples in an event");
+            match preds.last_mut() {
+                Some((last, _, end)) if *last == p => *end = i + 1,
+                _ => preds.push((p, i, i + 1)),
+            }
         }
-        let mut len = 0;
-        for pairs in by_pred.values_mut() {
-            pairs.sort_unstable();
-            pairs.dedup();
-            len += pairs.len();
-        }
+        let mut values: Vec<(TermId, OnceLock<Value>)> = sorted
+            .iter()
+            .map(|&(_, _, o)| (o, OnceLock::new()))
+            .collect();
+        values.sort_unstable_by_key(|&(o, _)| o);
+        values.dedup_by_key(|&mut (o, _)| o);
         EventIndex {
-            by_pred,
+            pairs: sorted.into_iter().map(|(_, s, o)| (s, o)).collect(),
+            preds,
             by_subject: OnceLock::new(),
             by_object: OnceLock::new(),
             values,
-            len,
             others: None,
+        }
+    }
+
+    /// The pairs of `p` (empty if the event has none).
+    fn of(&self, p: TermId) -> &[(TermId, TermId)] {
+        match self.preds.binary_search_by_key(&p, |&(q, _, _)| q) {
+            Ok(i) => {
+                let (_, start, end) = self.preds[i];
+                &self.pairs[start as usize..end as usize]
+            }
+            Err(_) => &[],
         }
     }
 
     /// The distinct triples (subject, predicate, object), grouped by predicate.
     pub fn triples(&self) -> impl Iterator<Item = (TermId, TermId, TermId)> + '_ {
-        self.by_pred
-            .iter()
-            .flat_map(|(&p, pairs)| pairs.iter().map(move |&(s, o)| (s, p, o)))
+        self.predicates()
+            .flat_map(|(p, pairs)| pairs.iter().map(move |&(s, o)| (s, p, o)))
     }
 
     /// The number of distinct triples.
     pub fn len(&self) -> usize {
-        self.len
+        self.pairs.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.pairs.is_empty()
     }
 
     pub fn has_predicate(&self, p: TermId) -> bool {
-        self.by_pred.contains_key(&p)
+        self.preds.binary_search_by_key(&p, |&(q, _, _)| q).is_ok()
     }
 
     /// Whether the event has every one of `predicates` (the GPMs' pre-filter).
@@ -122,7 +143,9 @@ impl EventIndex {
 
     /// Every predicate with its pairs.
     pub fn predicates(&self) -> impl Iterator<Item = (TermId, &[(TermId, TermId)])> {
-        self.by_pred.iter().map(|(p, pairs)| (*p, pairs.as_slice()))
+        self.preds
+            .iter()
+            .map(|&(p, start, end)| (p, &self.pairs[start as usize..end as usize]))
     }
 
     /// The pairs of `p` with the given subject and/or object if known: a superset (the
@@ -133,9 +156,7 @@ impl EventIndex {
         subject: Option<TermId>,
         object: Option<TermId>,
     ) -> &[(TermId, TermId)] {
-        let Some(all) = self.by_pred.get(&p) else {
-            return &[];
-        };
+        let all = self.of(p);
         if all.len() <= LOOKUP_THRESHOLD {
             return all;
         }
@@ -147,7 +168,7 @@ impl EventIndex {
         let by_subject = subject.is_some();
         let map = map.get_or_init(|| {
             let mut out: Map<(TermId, TermId), Pairs> = Map::default();
-            for (&p, pairs) in &self.by_pred {
+            for (p, pairs) in self.predicates() {
                 for &(s, o) in pairs {
                     let side = if by_subject { s } else { o };
                     out.entry((p, side)).or_default().push((s, o));
@@ -161,9 +182,12 @@ impl EventIndex {
     /// The value of a term for expressions: cached for the event's objects.
     pub fn value(&self, id: TermId, dict: &Dictionary) -> Value {
         match dict.get(id) {
-            Term::Literal(lit) => match self.values.get(&id) {
-                Some(cell) => cell.get_or_init(|| Value::of_literal(lit)).clone(),
-                None => match &self.others {
+            Term::Literal(lit) => match self.values.binary_search_by_key(&id, |(o, _)| *o) {
+                Ok(i) => self.values[i]
+                    .1
+                    .get_or_init(|| Value::of_literal(lit))
+                    .clone(),
+                Err(_) => match &self.others {
                     Some(cache) => cache.value(id, lit),
                     None => Value::of_literal(lit),
                 },

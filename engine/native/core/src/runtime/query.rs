@@ -22,6 +22,7 @@ use super::window::Span;
 use crate::dictionary::{Dictionary, TermId};
 use crate::plan::{Modifier, Plan, Strategy};
 use crate::vars::{Row, Slot, VarTable};
+use smallvec::{smallvec, SmallVec};
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -62,8 +63,17 @@ enum Home {
 
 type PartitionKey = (usize, bool, Vec<TermId>);
 
+/// The events a result took: one, except for a conjunction's (kept inline, not allocated).
+type Takens = SmallVec<[Taken; 1]>;
+
 /// A result of an operand on an event: the extended mapping and the events it took.
-type Result1 = (Row, Vec<Taken>);
+type Result1 = (Row, Takens);
+
+/// The results of offering an event to a run: mostly none or one.
+type Results = SmallVec<[Result1; 1]>;
+
+/// What an event's solutions ask of the runs of one partition (its key values).
+type PartitionRequests = (Vec<TermId>, SmallVec<[Request; 1]>);
 
 /// A partial match waiting at `step` (a Kleene loop run waits for another iteration).
 #[derive(Debug)]
@@ -82,7 +92,8 @@ struct Run {
     commit: Option<i128>,
     looping: bool,
     dead: bool,
-    homes: Vec<Home>,
+    /// Mostly one (a stream or a partition): kept inline.
+    homes: SmallVec<[Home; 1]>,
     conj: HashMap<usize, (i128, Vec<Vec<Result1>>)>,
     strategy: Option<Strategy>,
     last: bool,
@@ -121,7 +132,7 @@ impl Run {
             commit: None,
             looping,
             dead: false,
-            homes: Vec::new(),
+            homes: SmallVec::new(),
             conj: HashMap::default(),
             strategy: None,
             last: false,
@@ -248,6 +259,10 @@ pub struct QueryRuntime<G: GpmEval> {
     lazy_trigger: usize,
     /// Range keys of terms (range_index), parsed once.
     keys: KeyCache,
+    /// A GPM's rows for one offer (a buffer kept between offers, not state).
+    rows: Vec<Row>,
+    /// The runs an event is offered to (a buffer kept between events, not state).
+    candidates: Vec<RunRef>,
 }
 
 impl<G: GpmEval> QueryRuntime<G> {
@@ -401,6 +416,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             prefix,
             lazy_trigger: plan.lazy_chain,
             keys: KeyCache::default(),
+            rows: Vec::new(),
+            candidates: Vec::new(),
         })
     }
 
@@ -453,10 +470,15 @@ impl<G: GpmEval> QueryRuntime<G> {
             if let Some(values) = values {
                 let key = (step, looping, values);
                 let id = run.borrow().id;
-                self.partitioned
-                    .entry(key.clone())
-                    .or_default()
-                    .insert(id, run.clone(), range_key);
+                // the key is cloned only for a new partition (the run's home keeps it)
+                match self.partitioned.get_mut(&key) {
+                    Some(partition) => partition.insert(id, run.clone(), range_key),
+                    None => self.partitioned.entry(key.clone()).or_default().insert(
+                        id,
+                        run.clone(),
+                        range_key,
+                    ),
+                }
                 run.borrow_mut().homes.push(Home::Partition(key));
                 if !run.borrow().pending.is_empty() {
                     self.watch(run);
@@ -691,11 +713,18 @@ impl<G: GpmEval> QueryRuntime<G> {
         self.positions.insert(event.uid, pos);
         self.advance_time(tau, Some(pos), dict);
         self.absences(event, index, pos, dict);
-        for run in self.candidates(event, index, dict) {
+        // the candidates' and rows' buffers are kept between events
+        let mut runs = std::mem::take(&mut self.candidates);
+        let mut rows = std::mem::take(&mut self.rows);
+        self.candidates(event, index, dict, &mut runs, &mut rows);
+        rows.clear();
+        self.rows = rows;
+        for run in runs.drain(..) {
             if !run.borrow().dead {
                 self.try_run(&run, event, index, pos, dict);
             }
         }
+        self.candidates = runs;
         if self.prefix.is_none() {
             let start = self.start_run.clone();
             self.try_run(&start, event, index, pos, dict);
@@ -753,16 +782,22 @@ impl<G: GpmEval> QueryRuntime<G> {
         }
     }
 
-    /// Runs the event may extend: by stream, and by join-key values where partitioned.
-    fn candidates(&self, event: &EventRef, index: &G::Index, dict: &Dictionary) -> Vec<RunRef> {
-        let mut out = Vec::new();
+    /// Runs the event may extend, into `out`: by stream, and by join-key values where
+    /// partitioned (`rows`: a buffer for the event's solutions).
+    fn candidates(
+        &self,
+        event: &EventRef,
+        index: &G::Index,
+        dict: &Dictionary,
+        out: &mut Vec<RunRef>,
+        rows: &mut Vec<Row>,
+    ) {
         if let Some(bucket) = self.by_stream.get(&self.stream_key(event.stream)) {
             out.extend(bucket.values().cloned());
         }
         if self.partitioned.is_empty() {
-            return out;
+            return;
         }
-        let mut rows = Vec::new();
         for probe in self
             .probes
             .get(&event.stream)
@@ -775,16 +810,16 @@ impl<G: GpmEval> QueryRuntime<G> {
                 .as_ref()
                 .expect("a probed step is partitioned");
             // per partition, what the event's solutions ask of its runs (range_index)
-            let mut requests: Vec<(Vec<TermId>, Vec<Request>)> = Vec::new();
+            let mut requests: SmallVec<[PartitionRequests; 1]> = SmallVec::new();
             for &g in &probe.gpms {
                 rows.clear();
-                self.gpms.base(g, index, dict, &mut rows);
+                self.gpms.base(g, index, dict, rows);
                 let range = info.range.as_ref().and_then(|r| r.by_gpm.get(&g));
-                for row in &rows {
-                    let Some(values) = keys.iter().map(|&k| row[k]).collect::<Option<Vec<_>>>()
-                    else {
+                for row in rows.iter() {
+                    if keys.iter().any(|&k| row[k].is_none()) {
                         continue;
-                    };
+                    }
+                    let values = keys.iter().map(|&k| row[k]);
                     let request = match range {
                         Some(&(slot, line)) => (
                             row[slot]
@@ -794,9 +829,12 @@ impl<G: GpmEval> QueryRuntime<G> {
                         ),
                         None => (None, true),
                     };
-                    match requests.iter_mut().find(|(v, _)| *v == values) {
+                    match requests
+                        .iter_mut()
+                        .find(|(v, _)| v.iter().copied().map(Some).eq(values.clone()))
+                    {
                         Some((_, list)) => list.push(request),
-                        None => requests.push((values, vec![request])),
+                        None => requests.push((values.flatten().collect(), smallvec![request])),
                     }
                 }
             }
@@ -806,7 +844,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                     key.1 = looping;
                     if let Some(p) = self.partitioned.get(&key) {
                         if probe.ranged {
-                            p.select(&list, &mut out);
+                            p.select(&list, out);
                         } else {
                             out.extend(p.runs().cloned());
                         }
@@ -814,7 +852,6 @@ impl<G: GpmEval> QueryRuntime<G> {
                 }
             }
         }
-        out
     }
 
     /// Pending absences matched by this event limit or kill their runs.
@@ -932,13 +969,15 @@ impl<G: GpmEval> QueryRuntime<G> {
         mu: &Row,
         run: &RunRef,
         dict: &Dictionary,
-    ) -> Vec<Result1> {
+    ) -> Results {
         match op {
             Op::Gpm(g) => {
                 if event.stream != self.gpm_streams[*g] {
-                    return Vec::new();
+                    return Results::new();
                 }
-                let mut rows = Vec::new();
+                // the rows' buffer is kept between offers (taken: a disjunction nests)
+                let mut rows = std::mem::take(&mut self.rows);
+                rows.clear();
                 {
                     let r = run.borrow();
                     let view = RunView {
@@ -948,7 +987,8 @@ impl<G: GpmEval> QueryRuntime<G> {
                     self.gpms.results(*g, index, mu, view, dict, &mut rows);
                 }
                 let locals = self.gpms.local_slots(*g);
-                rows.into_iter()
+                let out = rows
+                    .drain(..)
                     .map(|row| {
                         let bindings: Rc<[Option<TermId>]> =
                             locals.iter().map(|&s| row[s]).collect();
@@ -957,16 +997,18 @@ impl<G: GpmEval> QueryRuntime<G> {
                             event: event.clone(),
                             bindings,
                         };
-                        (row, vec![taken])
+                        (row, smallvec![taken])
                     })
-                    .collect()
+                    .collect();
+                self.rows = rows;
+                out
             }
             Op::Or(operands) => {
                 let mut ordered: Vec<&Op> = operands.iter().collect();
                 if self.switches.cost_ordered_disjunction {
                     ordered.sort_by_key(|o| self.cost(o));
                 }
-                let mut out = Vec::new();
+                let mut out = Results::new();
                 for o in ordered {
                     out.extend(self.operand_results(o, event, index, mu, run, dict));
                 }
@@ -993,14 +1035,17 @@ impl<G: GpmEval> QueryRuntime<G> {
         index: &G::Index,
         mu: &Row,
         dict: &Dictionary,
-    ) -> Vec<Result1> {
+    ) -> Results {
         let Op::And { id, operands } = op else {
             unreachable!("conj_new on a conjunction")
         };
         let tau = event.time;
         let new_per_operand: Vec<Vec<Result1>> = operands
             .iter()
-            .map(|o| self.operand_results(o, event, index, mu, run, dict))
+            .map(|o| {
+                self.operand_results(o, event, index, mu, run, dict)
+                    .into_vec()
+            })
             .collect();
         let mut r = run.borrow_mut();
         let state = r
@@ -1017,7 +1062,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 continue;
             }
             if (0..buffers.len()).all(|j| j == i || !buffers[j].is_empty()) {
-                let mut partial: Vec<Result1> = vec![(mu.clone(), Vec::new())];
+                let mut partial: Vec<Result1> = vec![(mu.clone(), Takens::new())];
                 for (j, buffer) in buffers.iter().enumerate() {
                     let pool = if j == i { &new } else { buffer };
                     partial = join(&partial, pool);
@@ -1103,7 +1148,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             if !complete {
                 continue;
             }
-            let mut joined: Vec<Result1> = vec![(context.to_vec(), Vec::new())];
+            let mut joined: Vec<Result1> = vec![(context.to_vec(), Takens::new())];
             for results in &per {
                 joined = join(&joined, results);
             }
@@ -1138,7 +1183,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         event: &EventRef,
         pos: i64,
         mu: Row,
-        taken: Vec<Taken>,
+        taken: Takens,
         dict: &Dictionary,
     ) {
         let tau = event.time;

@@ -10,7 +10,7 @@
 //! else.
 
 use super::{
-    Due, EventRef, Home, Node, Pending, QueryRuntime, Result1, Run, RunRef, Strategy, Taken,
+    Due, EventRef, Home, Node, Pending, QueryRuntime, Result1, Run, RunRef, Strategy, Taken, Takens,
 };
 use crate::dictionary::TermId;
 use crate::runtime::gpms::GpmEval;
@@ -491,7 +491,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                             .iter()
                             .map(|(row, taken)| {
                                 let taken = taken.iter().map(|t| r.taken(t)).collect::<Result<
-                                    Vec<_>,
+                                    Takens,
                                     String,
                                 >>(
                                 )?;
