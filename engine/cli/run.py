@@ -117,7 +117,6 @@ def run_run(args: argparse.Namespace) -> int:
     reading = _start_reading(args)
     from spaseq.engine.events import Event
     from spaseq.engine.language.query import load_query
-    from spaseq.engine.reference.evaluator import evaluate
 
     query = load_query(args.query)
     warn(query.warnings)
@@ -137,6 +136,8 @@ def run_run(args: argparse.Namespace) -> int:
         writer, write = _sink(args, query, out, native)
         writer.start()
         if args.engine == "reference":
+            from spaseq.engine.reference.evaluator import evaluate  # the oracle: not on run's way
+
             found = evaluate(query, events, kb, end_of_input=complete)
             _run_reference(args, query, withs, found, write)
             with _watch(args, lambda runs: (len(found), None)) as progress:

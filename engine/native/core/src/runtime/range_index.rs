@@ -18,6 +18,7 @@ use crate::replay::FastHasher;
 use oxrdf::vocab::xsd;
 use oxrdf::Term;
 use oxsdatatypes::Double;
+use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::BuildHasherDefault;
@@ -174,33 +175,47 @@ impl Line {
 pub type Request = (Option<Key>, bool);
 
 /// The runs of one partition (step, loop, equality-key values), in creation order, with
-/// those that have a key also sorted by it.
+/// those that have a key also sorted by it, and those without one listed apart (a lookup
+/// by key visits only the runs it returns, not the whole partition).
 #[derive(Debug)]
 pub struct Partition<R> {
     runs: BTreeMap<u64, (R, Option<Key>)>,
-    sorted: BTreeSet<(Key, u64)>,
+    sorted: BTreeMap<(Key, u64), R>,
+    unkeyed: BTreeSet<u64>,
 }
 
 impl<R> Default for Partition<R> {
     fn default() -> Self {
         Partition {
             runs: BTreeMap::new(),
-            sorted: BTreeSet::new(),
+            sorted: BTreeMap::new(),
+            unkeyed: BTreeSet::new(),
         }
     }
 }
 
 impl<R: Clone> Partition<R> {
     pub fn insert(&mut self, id: u64, run: R, key: Option<Key>) {
-        if let Some(k) = key {
-            self.sorted.insert((k, id));
+        match key {
+            Some(k) => {
+                self.sorted.insert((k, id), run.clone());
+            }
+            None => {
+                self.unkeyed.insert(id);
+            }
         }
         self.runs.insert(id, (run, key));
     }
 
     pub fn remove(&mut self, id: u64) {
-        if let Some((_, Some(k))) = self.runs.remove(&id) {
-            self.sorted.remove(&(k, id));
+        match self.runs.remove(&id) {
+            Some((_, Some(k))) => {
+                self.sorted.remove(&(k, id));
+            }
+            Some((_, None)) => {
+                self.unkeyed.remove(&id);
+            }
+            None => {}
         }
     }
 
@@ -245,19 +260,24 @@ impl<R: Clone> Partition<R> {
                 lo = Some(lo.map_or(v, |l| l.min(v)));
             }
         }
-        let mut ids: BTreeSet<u64> = self
-            .runs
+        let mut found: SmallVec<[(u64, &R); 8]> = self
+            .unkeyed
             .iter()
-            .filter(|(_, (_, k))| k.is_none())
-            .map(|(id, _)| *id)
+            .map(|id| (*id, &self.runs[id].0))
             .collect();
         if let Some(h) = hi {
-            ids.extend(self.sorted.range(..=(h, u64::MAX)).map(|(_, id)| *id));
+            found.extend(
+                self.sorted
+                    .range(..=(h, u64::MAX))
+                    .map(|((_, id), r)| (*id, r)),
+            );
         }
         if let Some(l) = lo {
-            ids.extend(self.sorted.range((l, 0)..).map(|(_, id)| *id));
+            found.extend(self.sorted.range((l, 0)..).map(|((_, id), r)| (*id, r)));
         }
-        out.extend(ids.iter().map(|id| self.runs[id].0.clone()));
+        found.sort_unstable_by_key(|&(id, _)| id);
+        found.dedup_by_key(|&mut (id, _)| id);
+        out.extend(found.into_iter().map(|(_, r)| r.clone()));
     }
 }
 
@@ -397,9 +417,23 @@ mod tests {
         out.clear();
         p.select(&[(order_key(num("3", "integer"), &dict), false)], &mut out);
         assert_eq!(out, vec![2, 3, 4]);
+        out.clear();
+        // both sides at once: the union, each run once, in creation order
+        p.select(
+            &[
+                (order_key(num("3", "integer"), &dict), true),
+                (order_key(num("1", "integer"), &dict), false),
+            ],
+            &mut out,
+        );
+        assert_eq!(out, vec![1, 2, 3, 4]);
         p.remove(3);
+        p.remove(4);
+        out.clear();
+        p.select(&[(order_key(num("4", "integer"), &dict), true)], &mut out);
+        assert_eq!(out, vec![1]);
         out.clear();
         p.select(&[(None, true)], &mut out);
-        assert_eq!(out, vec![1, 2, 4]);
+        assert_eq!(out, vec![1, 2]);
     }
 }
