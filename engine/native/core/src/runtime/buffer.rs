@@ -4,6 +4,7 @@
 
 use super::event::EventRef;
 use crate::dictionary::TermId;
+use smallvec::SmallVec;
 use std::rc::Rc;
 
 /// One event an atom took: the GPM (its index in the plan), the event, and the values of
@@ -39,8 +40,8 @@ impl Node {
     }
 
     /// The order keys (time, arrival) of the events taken, first to last.
-    pub fn orders(node: &Option<Rc<Node>>) -> Vec<(i128, u64)> {
-        let mut out = Vec::new();
+    pub fn orders(node: &Option<Rc<Node>>) -> SmallVec<[(i128, u64); 4]> {
+        let mut out = SmallVec::new();
         let mut at = node.as_deref();
         while let Some(n) = at {
             out.push(n.taken.event.order());
