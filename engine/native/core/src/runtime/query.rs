@@ -61,7 +61,9 @@ enum Home {
     Watch(Option<StreamId>),
 }
 
-type PartitionKey = (usize, bool, Vec<TermId>);
+/// A partition: the step, whether its runs loop, and their join-key values (a few: inline).
+type PartitionKey = (usize, bool, KeyValues);
+type KeyValues = SmallVec<[TermId; 2]>;
 
 /// The events a result took: one, except for a conjunction's (kept inline, not allocated).
 type Takens = SmallVec<[Taken; 1]>;
@@ -73,7 +75,7 @@ type Result1 = (Row, Takens);
 type Results = SmallVec<[Result1; 1]>;
 
 /// What an event's solutions ask of the runs of one partition (its key values).
-type PartitionRequests = (Vec<TermId>, SmallVec<[Request; 1]>);
+type PartitionRequests = (KeyValues, SmallVec<[Request; 1]>);
 
 /// A partial match waiting at `step` (a Kleene loop run waits for another iteration).
 #[derive(Debug)]
@@ -459,7 +461,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             let (values, range_key) = {
                 let r = run.borrow();
                 let context = r.context();
-                let values: Option<Vec<TermId>> = keys.iter().map(|&k| context[k]).collect();
+                let values: Option<KeyValues> = keys.iter().map(|&k| context[k]).collect();
                 let range_key = self.steps[step]
                     .range
                     .as_ref()
@@ -566,10 +568,15 @@ impl<G: GpmEval> QueryRuntime<G> {
         if tau > self.time {
             self.flush_lazy(tau, dict);
             self.time = tau;
-            let later = self.death.split_off(&tau);
-            let dying = std::mem::replace(&mut self.death, later);
-            for run in dying.into_values().flatten() {
-                self.kill(&run);
+            // the runs due to die before tau, earliest first (split_off built a new tree
+            // each time the clock moved)
+            while let Some(entry) = self.death.first_entry() {
+                if *entry.key() >= tau {
+                    break;
+                }
+                for run in entry.remove() {
+                    self.kill(&run);
+                }
             }
         }
         let p = pos.unwrap_or(self.position);

@@ -270,7 +270,7 @@ impl Writer {
                 Home::Stream(s) => HomeState::Stream(*s),
                 Home::Watch(s) => HomeState::Watch(*s),
                 Home::Partition((step, looping, key)) => {
-                    HomeState::Partition(*step, *looping, key.clone())
+                    HomeState::Partition(*step, *looping, key.to_vec())
                 }
             })
             .collect();
@@ -384,7 +384,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                     .entries()
                     .map(|(_, run, k)| (w.run(run), k.map(Key::value)))
                     .collect();
-                (key.clone(), runs)
+                ((key.0, key.1, key.2.to_vec()), runs)
             })
             .collect();
         partitioned.sort_by(|a, b| a.0.cmp(&b.0));
@@ -509,7 +509,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                     HomeState::Stream(x) => Home::Stream(*x),
                     HomeState::Watch(x) => Home::Watch(*x),
                     HomeState::Partition(step, looping, key) => {
-                        Home::Partition((*step, *looping, key.clone()))
+                        Home::Partition((*step, *looping, key.as_slice().into()))
                     }
                 })
                 .collect();
@@ -557,7 +557,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 let id = run.borrow().id;
                 p.insert(id, run, k.map(Key::new));
             }
-            partitioned.insert(key.clone(), p);
+            partitioned.insert((key.0, key.1, key.2.as_slice().into()), p);
         }
         let mut death = BTreeMap::new();
         for (t, list) in &state.death {
