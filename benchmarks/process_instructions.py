@@ -38,7 +38,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from benchmarks.generators import Dataset
-from benchmarks.measure import count_lines, empty_streams, spaseq_run_command, warm_query_cache
+from benchmarks.measure import (
+    compile_bytecode,
+    count_lines,
+    empty_streams,
+    spaseq_run_command,
+    warm_query_cache,
+)
 from benchmarks.workloads import WORKLOADS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,6 +110,7 @@ def measure(tree: Path, workload: str, events: int, window: float, data_dir: Pat
 
         # both processes find the query in a cache of checked queries of their own, filled
         # first (a query run again is not parsed)
+        compile_bytecode(python)
         env = warm_query_cache(python, query, Path(tmp) / "queries", dict(os.environ), check=True)
         scratch = Path(tmp)
         files, files_main = instructions(command(dataset.streams), env, scratch)

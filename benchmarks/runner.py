@@ -294,21 +294,9 @@ def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def compile_bytecode() -> None:
-    """Compile spaseq's modules to bytecode, as installing a package does: an editable
-    install under ``PYTHONDONTWRITEBYTECODE`` would otherwise compile every changed module
-    from source in each measured process (0.26 G instructions, ~0.05 s, of a run's start-up)."""
-    import compileall
-    import importlib
-
-    for name in ("spaseq.engine", "spaseq.plugin", "spaseq.extension_functions"):
-        for directory in importlib.import_module(name).__path__:
-            compileall.compile_dir(directory, quiet=1)
-
-
 def run(config: Config) -> tuple[Path, dict]:
     """Measure everything the config asks for; write the JSON (and chart); return its path and content."""
-    compile_bytecode()
+    measure.compile_bytecode()
     probe = measure.probe_engine()
     started = datetime.now(timezone.utc)
     rows: list[dict] = []
