@@ -433,6 +433,32 @@ def _run_pyflink(spec: dict, setup_start: float) -> dict:
     return measure_spec(spec, setup_start)
 
 
+def _run_write_floor(spec: dict, setup_start: float) -> dict:
+    """Writing ``spec["bytes"]`` bytes (what ``spaseq run`` wrote on the same data: its jsonl
+    output's size) to a new file in 1 MiB blocks, as the native writer does, and nothing
+    else: the speed limit of any run that writes that output, however fast it finds the
+    matches (skip-till-any writes tens of KB per event). The file is deleted afterwards."""
+    import tempfile
+
+    from benchmarks.generators import Dataset
+
+    dataset = Dataset.from_json(spec["dataset"])
+    size = int(spec["bytes"])
+    row = b'{"bindings": {"p": {"type": "literal", "value": "175.30"}}}\n'
+    block = (row * ((1 << 20) // len(row) + 1))[: 1 << 20]
+    setup_s = time.perf_counter() - setup_start
+    with tempfile.TemporaryDirectory(prefix="spaseq-floor-", dir=spec.get("scratch_dir")) as tmp:
+        start, cpu0 = time.perf_counter(), time.process_time()
+        with open(Path(tmp) / "out.jsonl", "wb", buffering=0) as out:
+            left = size
+            while left > 0:
+                left -= out.write(block[: min(left, len(block))])
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
+    result = _result(dataset.events, dataset.triples, None, elapsed, cpu, setup_s, None, False)
+    result["output_bytes"] = size
+    return result
+
+
 RUNNERS = {
     "cli": _run_cli,
     "engine": _run_engine,
@@ -440,6 +466,7 @@ RUNNERS = {
     "baseline": _run_baseline,
     "ceiling": _run_ceiling,
     "pyflink": _run_pyflink,
+    "write_floor": _run_write_floor,
 }
 
 

@@ -32,7 +32,9 @@ from benchmarks.workloads import WORKLOADS, Workload
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "results"
 DEFAULT_DATA = HERE / "data"
-SYSTEMS = ("spaseq", "api", "ablations", "reference", "baseline", "ceiling", "pyflink")
+SYSTEMS = ("spaseq", "api", "ablations", "reference", "baseline", "ceiling", "pyflink", "floor")
+#: the row of writing spaseq run's output alone (``--systems ...,floor``)
+FLOOR_LABEL = "write floor (output only)"
 DEFAULT_SYSTEMS = ("spaseq", "api", "ablations", "baseline", "ceiling")
 API_LABEL = "spaseq api (in-process)"
 """The label of the ``api`` rows: the engine API in the measuring process, matches counted by a
@@ -118,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--windows", help="comma-separated window sizes in minutes (1..60) for every workload")
     p.add_argument("--systems", help=f"comma-separated subset of: {', '.join(SYSTEMS)} "
                    f"(default: {','.join(DEFAULT_SYSTEMS)}; 'spaseq' is the reference when the engine API is missing; "
-                   f"'pyflink' needs {pyflink_stock.INSTALL_HINT})")
+                   f"'pyflink' needs {pyflink_stock.INSTALL_HINT}; 'floor', with 'spaseq': writing that "
+                   "run's output alone, the speed limit its output sets)")
     p.add_argument("--budget", type=float, help="seconds per engine measurement before it stops early")
     p.add_argument("--baseline-budget", type=float, help="seconds per baseline measurement")
     p.add_argument("--baseline-max-events", type=int, help="events the baseline is given at most (default 10^4)")
@@ -395,6 +398,11 @@ def _measure_group(
             spec = {**base, "kind": "reference", "max_events": config.reference_max_events}
             result = run_one("reference", spec, config.reference_timeout_s)
         rows.append(_row(workload, window, size, engine_label, engine_label, result))
+        if "floor" in config.systems and result.get("output_bytes"):
+            # writing the run's output alone, its size as measured (``_run_write_floor``)
+            spec = {**base, "kind": "write_floor", "bytes": result["output_bytes"]}
+            rows.append(_row(workload, window, size, "floor", FLOOR_LABEL,
+                             run_one(FLOOR_LABEL, spec, 600)))
     if "api" in config.systems and probe.available:
         spec = {**base, "kind": "engine", "budget_s": config.budget_s, "max_events": None}
         rows.append(_row(workload, window, size, "api", API_LABEL,

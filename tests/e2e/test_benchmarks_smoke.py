@@ -151,6 +151,20 @@ def test_runner_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "baseline" in table and "ceiling" in table
 
 
+def test_write_floor_writes_the_size_of_the_run_s_output(tmp_path: Path) -> None:
+    """`--systems spaseq,floor`: a row writing as many bytes as the `spaseq run` process wrote,
+    rated over the same events and against the same ceiling."""
+    report = _run(tmp_path, "--quick", "--workloads", "vshape-any", "--sizes", str(TINY), "--in-process",
+                  "--systems", "spaseq,floor,ceiling", "--budget", "2")
+    _check_report(report)
+    rows = {row["label"]: row for row in report["runs"]}
+    main, floor = rows[report["engine"]["label"]], rows[runner.FLOOR_LABEL]
+    assert main["status"] == "ok" and floor["status"] == "ok", floor
+    assert floor["system"] == "floor" and floor["events"] == main["events"] == TINY
+    assert floor["output_bytes"] == main["output_bytes"] > 0
+    assert floor["events_per_s"] > 0 and floor["vs_ceiling"] is not None
+
+
 def test_runner_falls_back_to_the_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the engine API, 'spaseq' is the reference evaluator and every ablation is n/a."""
     monkeypatch.setattr(runner.measure, "probe_engine", lambda: measure._unavailable("no engine for this test"))
