@@ -523,8 +523,9 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     if value is None:
         return "-"
     for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.{digits}g}{suffix}"
+        text = f"{value / scale:.{digits}g}"  # judged once rounded: 999.95M is 1G, not 1e+03M
+        if abs(float(text)) >= 1:
+            return f"{text}{suffix}"
     return f"{value:.{digits}g}"
 
 
