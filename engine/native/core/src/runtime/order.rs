@@ -76,9 +76,7 @@ pub fn sort_batch(
         })
         .collect();
     let mut order: Vec<usize> = (0..batch.len()).collect();
-    if !keys.windows(2).all(|w| w[0] <= w[1]) {
-        order.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
-    }
+    order.sort_by(|&a, &b| keys[a].cmp(&keys[b])); // stable, and linear on ordered input
     let mut records: Vec<Option<MatchRecord>> = batch.into_iter().map(Some).collect();
     let mut take = |i: usize| records[i].take().expect("each match is released once");
     let mut out = Vec::with_capacity(order.len());

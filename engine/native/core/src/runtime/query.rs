@@ -823,10 +823,10 @@ impl<G: GpmEval> QueryRuntime<G> {
                 self.gpms.base(g, index, dict, rows);
                 let range = info.range.as_ref().and_then(|r| r.by_gpm.get(&g));
                 for row in rows.iter() {
-                    if keys.iter().any(|&k| row[k].is_none()) {
+                    let Some(values) = keys.iter().map(|&k| row[k]).collect::<Option<KeyValues>>()
+                    else {
                         continue;
-                    }
-                    let values = keys.iter().map(|&k| row[k]);
+                    };
                     let request = match range {
                         Some(&(slot, line)) => (
                             row[slot]
@@ -836,12 +836,9 @@ impl<G: GpmEval> QueryRuntime<G> {
                         ),
                         None => (None, true),
                     };
-                    match requests
-                        .iter_mut()
-                        .find(|(v, _)| v.iter().copied().map(Some).eq(values.clone()))
-                    {
+                    match requests.iter_mut().find(|(v, _)| *v == values) {
                         Some((_, list)) => list.push(request),
-                        None => requests.push((values.flatten().collect(), smallvec![request])),
+                        None => requests.push((values, smallvec![request])),
                     }
                 }
             }

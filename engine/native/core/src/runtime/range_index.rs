@@ -52,21 +52,20 @@ impl Key {
 
 /// The order key of a term: its numeric value, None for anything else and NaN.
 pub fn order_key(id: TermId, dict: &Dictionary) -> Option<Key> {
-    if let Term::Literal(lit) = dict.get(id) {
-        if lit.datatype() == xsd::DECIMAL {
-            if let Some(f) = decimal_key(lit.value()) {
-                return Some(Key(if f == 0.0 { 0.0 } else { f }));
-            }
-        }
-    }
-    let double = match Value::of_term(id, dict) {
-        Value::Integer(v) => Double::from(v),
-        Value::Decimal(v) => Double::from(v),
-        Value::Float(v) => Double::from(v),
-        Value::Double(v) => v,
-        _ => return None,
+    let plain_decimal = match dict.get(id) {
+        Term::Literal(lit) if lit.datatype() == xsd::DECIMAL => decimal_key(lit.value()),
+        _ => None,
     };
-    let f = f64::from(double);
+    let f = match plain_decimal {
+        Some(f) => f,
+        None => f64::from(match Value::of_term(id, dict) {
+            Value::Integer(v) => Double::from(v),
+            Value::Decimal(v) => Double::from(v),
+            Value::Float(v) => Double::from(v),
+            Value::Double(v) => v,
+            _ => return None,
+        }),
+    };
     (!f.is_nan()).then_some(Key(if f == 0.0 { 0.0 } else { f }))
 }
 
