@@ -29,6 +29,11 @@ def gpm_results(
     """eval(GPM, event, mu) natively: every solution mu ∪ nu of the plan's GPM ``gpm`` on the
     event's triples (N-Triples), as dicts of N-Triples terms; ValueError outside the subset."""
 
+def sparql_select(query: str, ntriples: str) -> list[list[tuple[str, str]]]:
+    """SELECT ``query`` evaluated by the core's spareval (the SPARQL path's evaluator) over
+    ``ntriples`` as the default graph: per solution, (variable, N-Triples term) pairs;
+    ValueError when it does not parse or evaluate."""
+
 class ReplayReading:
     """The first pass of a ``ReplayStream`` over ``paths`` (same arguments), started on a
     thread of its own: give it to ``ReplayStream(..., reading=)`` with the same paths and

@@ -151,7 +151,23 @@ fn gpm_paths(plan_json: &str) -> PyResult<Vec<(String, &'static str, Option<Stri
         .collect())
 }
 
+/// SELECT `query` evaluated by the core's spareval over `ntriples` (N-Triples text) as the
+/// default graph: per solution, (variable, N-Triples term) pairs. ValueError when it fails.
+#[pyfunction]
+fn sparql_select(query: &str, ntriples: &str) -> PyResult<Vec<Vec<(String, String)>>> {
+    let triples = oxttl::NTriplesParser::new()
+        .for_slice(ntriples.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(value_error)?;
+    let rows = spaseq_core::gpm::sparql_select::select(query, &triples).map_err(value_error)?;
+    Ok(rows
+        .into_iter()
+        .map(|row| row.into_iter().map(|(v, t)| (v, t.to_string())).collect())
+        .collect())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(sparql_select, m)?)?;
     m.add_function(wrap_pyfunction!(gpm_paths, m)?)?;
     m.add_function(wrap_pyfunction!(eval_filter, m)?)?;
     m.add_function(wrap_pyfunction!(eval_expr, m)?)?;

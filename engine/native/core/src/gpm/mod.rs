@@ -11,6 +11,7 @@ pub mod functions;
 pub mod join;
 pub mod run_functions;
 pub mod sparql;
+pub mod sparql_select;
 pub mod value;
 
 pub use event_index::{EventIndex, ValueCache};

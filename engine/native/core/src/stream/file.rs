@@ -588,7 +588,7 @@ impl Record for ByTime {
             let subject = match read_term(input)? {
                 Term::NamedNode(n) => NamedOrBlankNode::NamedNode(n),
                 Term::BlankNode(b) => NamedOrBlankNode::BlankNode(b),
-                Term::Literal(_) => return Err(invalid("subject")),
+                _ => return Err(invalid("subject")),
             };
             let Term::NamedNode(predicate) = read_term(input)? else {
                 return Err(invalid("predicate"));
