@@ -49,7 +49,7 @@ from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
 from spaseq.engine.io.replay import syntax_error_location
 from spaseq.engine.kb.reader import KbStore
 from spaseq.engine.language.query import parse_query
-from spaseq.engine.matches import Match, Row, Term, project
+from spaseq.engine.matches import Match, Projector, Row, Term
 from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.output.materialize import Materializer
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, check_time_format
@@ -106,6 +106,7 @@ class QueryHandle:
     keep: bool = True
     output: QueryOutput | None = field(default=None, repr=False)  # its output stream
     plan: Plan | None = field(default=None, repr=False)           # what its runtime runs
+    _projector: Projector | None = field(default=None, repr=False)  # rows()'s SELECT, kept across calls
 
     def _emit(self, match: Match) -> None:
         if self.callback is not None:
@@ -121,8 +122,13 @@ class QueryHandle:
             yield self._pending.popleft()
 
     def rows(self) -> list[Row]:
-        """Matches completed since the last call, projected per the query's SELECT."""
-        return list(project(self.matches(), self.query.match.variables, self.query.match.distinct))
+        """Matches completed since the last call, projected per the query's SELECT; with
+        DISTINCT, a row returned by an earlier call (or before a snapshot) is not returned
+        again: one DISTINCT over the whole run, as the CLI and the output stream keep."""
+        if self._projector is None:
+            self._projector = Projector(self.query.match.variables, self.query.match.distinct)
+        projector = self._projector
+        return [row for m in self.matches() if (row := projector(m)) is not None]
 
     @property
     def stats(self) -> dict:
@@ -472,8 +478,8 @@ class Engine:
                 "keep": h.keep,
                 "matches": h.runtime.stats["matches"],
                 "outputs": h.output._count if h.output is not None else 0,
-                "seen": [[[v, str(t)] for v, t in key] for key in h.output._projector._seen]
-                if h.output is not None else [],
+                "seen": _seen_state(h.output._projector) if h.output is not None else [],
+                "rows_seen": _seen_state(h._projector),
             } for iri, h in self._by_iri.items()],
             "gates": {iri: {"limit": None if g.limit == -INFINITY else str(g.limit),
                             "buffer": [[str(t), k, _event_state(e)] for t, k, e in g.buffer]}
@@ -511,7 +517,10 @@ class Engine:
                 h.runtime.stats["matches"] = q["matches"]
                 if h.output is not None:
                     h.output._count = q["outputs"]
-                    h.output._projector._seen = {tuple((v, term(t)) for v, t in key) for key in q["seen"]}
+                    h.output._projector._seen = _seen_of(q["seen"], term)
+                if q.get("rows_seen"):  # absent from older snapshots
+                    h._projector = Projector(h.query.match.variables, h.query.match.distinct)
+                    h._projector._seen = _seen_of(q["rows_seen"], term)
             for iri, g in s["gates"].items():
                 gate = engine._composer.gates[iri]
                 gate.limit = -INFINITY if g["limit"] is None else Decimal(g["limit"])
@@ -695,6 +704,16 @@ def _event_state(event: Event) -> dict:
     return {"stream": event.stream, "time": str(event.time), "dated": event.dated, "seq": event.seq,
             "name": None if event.name is None else str(event.name), "origin": event.origin,
             "triples": [[str(t.subject), str(t.predicate), str(t.object)] for t in event.triples]}
+
+
+def _seen_state(projector: Projector | None) -> list:
+    """A DISTINCT projector's rows seen, as a snapshot writes them (terms in N-Triples)."""
+    return [] if projector is None else [[[v, str(t)] for v, t in key] for key in projector._seen]
+
+
+def _seen_of(state: list, term: Callable[[str], Term]) -> set[tuple]:
+    """``_seen_state`` read back."""
+    return {tuple((v, term(t)) for v, t in key) for key in state}
 
 
 def _term_reader(native: NativeSession) -> Callable[[str], Term]:

@@ -183,3 +183,22 @@ def test_run_replay_refuses_a_file_of_a_stream_the_query_does_not_read() -> None
     alarms = skipping.register(NO_RECOVERY)
     assert skipping.run_replay([(EX + "u3", power)]) is None
     assert alarms.rows() == [] and skipping.closed
+
+
+DISTINCT_KEYS = query_text("A", "DEFINE GPM A ON U1 { ?s :value ?v }", select="DISTINCT ?s", streams=("u1",))
+
+
+def test_rows_keeps_one_distinct_across_calls_and_snapshots() -> None:
+    """Issue 24 E: DISTINCT holds over the whole run, not per ``rows()`` call."""
+    engine = Engine()
+    keys = engine.register(DISTINCT_KEYS)
+    reading(engine, 1, 10)
+    assert [r.bindings["s"].value for r in keys.rows()] == [EX + "h1"]
+    reading(engine, 2, 11)  # the same ?s: not a new distinct row
+    assert keys.rows() == []
+    restored = Engine.restore(engine.snapshot())
+    again = restored.query(keys.output.iri)
+    assert again is not None
+    reading(restored, 3, 12)
+    restored.push(EX + "u1", 4, f"<{EX}h2> <{EX}value> 1 .", format="turtle")
+    assert [r.bindings["s"].value for r in again.rows()] == [EX + "h2"]
