@@ -107,6 +107,7 @@ class QueryHandle:
     output: QueryOutput | None = field(default=None, repr=False)  # its output stream
     plan: Plan | None = field(default=None, repr=False)           # what its runtime runs
     _projector: Projector | None = field(default=None, repr=False)  # rows()'s SELECT, kept across calls
+    _flushed: Decimal = field(default=-INFINITY, repr=False)  # flush() closed this query's instants up to it
 
     def _emit(self, match: Match) -> None:
         if self.callback is not None:
@@ -172,6 +173,7 @@ class Engine:
         self.closed = False
         self._seq = 0
         self._clock = -INFINITY
+        self._heartbeat = -INFINITY  # advance_to's promise: no event earlier than this comes
         self._by_stream: dict[str, list[QueryHandle]] = {}
         self._stream_clock: dict[str, Decimal] = {}
         self._native: NativeSession | None = None  # the native runtime's side, on first use
@@ -311,10 +313,16 @@ class Engine:
         if self._composer.gates and (clock := self._composer.late(event)) is not None:
             return (f"event at {event.time:g} on <{event.stream}> is earlier than {clock:g}, "
                     "already processed by a composed query (late event)")
+        if event.time < self._heartbeat:
+            return (f"event at {event.time:g} on <{event.stream}> is earlier than {self._heartbeat:g}, "
+                    "which a heartbeat (advance_to) said no event would precede (late event)")
         for h in self._by_stream.get(event.stream, ()):
             if event.time < h.runtime.clock:
                 return (f"event at {event.time:g} on <{event.stream}> is earlier than "
                         f"{h.runtime.clock:g}, already processed on this query's streams (late event)")
+            if event.time <= h._flushed:
+                return (f"event at {event.time:g} on <{event.stream}> comes after flush() said no more "
+                        f"events would come at {h._flushed:g} (late event)")
         return None
 
     def late(self, stream: str, time: float | int | Decimal | str | datetime | object) -> str | None:
@@ -385,9 +393,11 @@ class Engine:
 
     def advance_to(self, time: float | int | Decimal | str | datetime | object) -> None:
         """A heartbeat: no event earlier than ``time`` (given as ``push`` takes it) will come;
-        windows may close."""
+        windows may close. An event earlier than it pushed later is late (``LateEventError``,
+        or dropped and counted under ``drop_late``): its matches may already be released."""
         self._check_open()
         time = _stamp(time)[0]
+        self._heartbeat = max(self._heartbeat, time)
         self._clock = max(self._clock, time)
         self._poll_kb(force=True)
         for h in self.handles:
@@ -398,10 +408,12 @@ class Engine:
 
     def flush(self) -> None:
         """No more events will come at the current timestamp: run deferred work (lazy
-        conjunction) now rather than when the clock moves on."""
+        conjunction) now rather than when the clock moves on. An event at or before that
+        timestamp pushed later is late, as after a heartbeat (its partners are gone)."""
         self._check_open()
         for h in self.handles:
             h.runtime.flush()
+            h._flushed = max(h._flushed, h.runtime.clock)
         if self._composer.gates:
             self._composer.pump(self._clock, flush=True)
         if self.materializer is not None:
@@ -469,7 +481,8 @@ class Engine:
             "drop_unread": self.drop_unread,
             "dropped_unread": self.dropped_unread,
             "seq": self._seq,
-            "clock": None if self._clock == -INFINITY else str(self._clock),
+            "clock": _time_state(self._clock),
+            "heartbeat": _time_state(self._heartbeat),
             "times": times,
             "composer_seq": following,
             "queries": [{
@@ -480,8 +493,9 @@ class Engine:
                 "outputs": h.output._count if h.output is not None else 0,
                 "seen": _seen_state(h.output._projector) if h.output is not None else [],
                 "rows_seen": _seen_state(h._projector),
+                "flushed": _time_state(h._flushed),
             } for iri, h in self._by_iri.items()],
-            "gates": {iri: {"limit": None if g.limit == -INFINITY else str(g.limit),
+            "gates": {iri: {"limit": _time_state(g.limit),
                             "buffer": [[str(t), k, _event_state(e)] for t, k, e in g.buffer]}
                       for iri, g in composer.gates.items()},
         }
@@ -518,16 +532,18 @@ class Engine:
                 if h.output is not None:
                     h.output._count = q["outputs"]
                     h.output._projector._seen = _seen_of(q["seen"], term)
-                if q.get("rows_seen"):  # absent from older snapshots
+                h._flushed = _time_of(q.get("flushed"))  # absent from older snapshots
+                if q.get("rows_seen"):
                     h._projector = Projector(h.query.match.variables, h.query.match.distinct)
                     h._projector._seen = _seen_of(q["rows_seen"], term)
             for iri, g in s["gates"].items():
                 gate = engine._composer.gates[iri]
-                gate.limit = -INFINITY if g["limit"] is None else Decimal(g["limit"])
+                gate.limit = _time_of(g["limit"])
                 gate.buffer = [(Decimal(t), k, _event_of(e, term)) for t, k, e in g["buffer"]]
             engine._composer._seq = itertools.count(s["composer_seq"])
             engine._seq = s["seq"]
-            engine._clock = -INFINITY if s["clock"] is None else Decimal(s["clock"])
+            engine._clock = _time_of(s["clock"])
+            engine._heartbeat = _time_of(s.get("heartbeat"))
             engine.dropped_late = s["dropped_late"]
             engine.dropped_unread = s.get("dropped_unread", 0)
         except (KeyError, TypeError, ValueError) as exc:
@@ -704,6 +720,16 @@ def _event_state(event: Event) -> dict:
     return {"stream": event.stream, "time": str(event.time), "dated": event.dated, "seq": event.seq,
             "name": None if event.name is None else str(event.name), "origin": event.origin,
             "triples": [[str(t.subject), str(t.predicate), str(t.object)] for t in event.triples]}
+
+
+def _time_state(time: Decimal) -> str | None:
+    """A clock as a snapshot writes it (None before any time)."""
+    return None if time == -INFINITY else str(time)
+
+
+def _time_of(state: str | None) -> Decimal:
+    """``_time_state`` read back."""
+    return -INFINITY if state is None else Decimal(state)
 
 
 def _seen_state(projector: Projector | None) -> list:

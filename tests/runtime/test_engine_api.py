@@ -8,7 +8,7 @@ from pathlib import Path
 import pyoxigraph
 import pytest
 
-from spaseq.engine.api import Engine, EventSyntaxError, UnreadStreamError
+from spaseq.engine.api import Engine, EventSyntaxError, LateEventError, UnreadStreamError
 from spaseq.engine.errors import SpaseqError, StreamError, UsageError
 from tests.util import EX, query_text
 
@@ -202,3 +202,50 @@ def test_rows_keeps_one_distinct_across_calls_and_snapshots() -> None:
     reading(restored, 3, 12)
     restored.push(EX + "u1", 4, f"<{EX}h2> <{EX}value> 1 .", format="turtle")
     assert [r.bindings["s"].value for r in again.rows()] == [EX + "h2"]
+
+
+TRAILING_ABSENCE = query_text("A; B!", "DEFINE GPM A ON U1 { ?s :a ?x } DEFINE GPM B ON U1 { ?s :b ?y }",
+                              within="5 SECONDS", streams=("u1",))
+
+
+@pytest.mark.parametrize("query_clocks", [False, True])
+def test_an_event_earlier_than_a_heartbeat_is_late(query_clocks: bool) -> None:
+    """Issue 24 D: after ``advance_to(10)`` released (a1), a b1@3 cannot be taken as input
+    (no input order gives that output): refused, or dropped and counted."""
+    engine = Engine(query_clocks=query_clocks)
+    absent = engine.register(TRAILING_ABSENCE)
+    engine.push(EX + "u1", 1, f"<{EX}s> <{EX}a> 1 .", format="turtle")
+    engine.advance_to(10)
+    assert [r.time for r in absent.rows()] == [1]
+    with pytest.raises(LateEventError, match=r"earlier than 10, which a heartbeat \(advance_to\)"):
+        engine.push(EX + "u1", 3, f"<{EX}s> <{EX}b> 1 .", format="turtle")
+    assert engine.late(EX + "u1", 9) is not None and engine.late(EX + "u1", 10) is None
+    engine.push(EX + "u1", 10, f"<{EX}s> <{EX}a> 2 .", format="turtle")  # at the heartbeat: on time
+    restored = Engine.restore(engine.snapshot())  # the promise survives a snapshot
+    with pytest.raises(LateEventError):
+        restored.push(EX + "u1", 4, f"<{EX}s> <{EX}b> 1 .", format="turtle")
+    dropping = Engine(drop_late=True, query_clocks=query_clocks)
+    dropping.register(TRAILING_ABSENCE)
+    dropping.advance_to(10)
+    dropping.push(EX + "u1", 3, f"<{EX}s> <{EX}b> 1 .", format="turtle")
+    assert dropping.dropped_late == 1
+
+
+CONJUNCTION = query_text("(A & B)", "DEFINE GPM A ON U1 { ?s :a ?x } DEFINE GPM B ON U1 { ?s :b ?y }",
+                         streams=("u1",))
+
+
+def test_an_event_at_a_flushed_timestamp_is_late_under_lazy_conjunction() -> None:
+    """Issue 24 D: ``flush()`` closes the current timestamp; an event at it pushed after
+    would lose the partners the eager engine finds, so it is late."""
+    from spaseq.engine.compile.plan import EngineOptions
+
+    engine = Engine(options=EngineOptions(lazy_conjunction=True))
+    pairs = engine.register(CONJUNCTION)
+    engine.push(EX + "u1", 2, f"<{EX}s> <{EX}a> 1 .", format="turtle")
+    engine.flush()
+    with pytest.raises(LateEventError, match="after flush"):
+        engine.push(EX + "u1", 2, f"<{EX}s> <{EX}b> 1 .", format="turtle")
+    engine.push(EX + "u1", 3, f"<{EX}s> <{EX}b> 1 .", format="turtle")  # a later instant: on time
+    engine.close()
+    assert pairs.rows() == []  # no pair is split across instants
