@@ -179,6 +179,7 @@ class Engine:
         self._native: NativeSession | None = None  # the native runtime's side, on first use
         self._resuming = False  # registering a snapshot's queries again (Engine.restore)
         self._compact_at = 0     # dictionary size that triggers the next compaction
+        self._pinned_noted = False  # the KB version pinned for a native run is said once
         self.compactions = 0
 
     def register(self, query: str | A.Query | Plan, on_match: Callable[[Match], None] | None = None,
@@ -279,13 +280,15 @@ class Engine:
             raise UnreadStreamError(f"no registered query reads the stream <{event.stream}> "
                                     f"(the streams read are {read})")
         self._seq += 1
-        self._poll_kb()
         late = self._lateness(event)
         if late is not None:
             if self.drop_late:
                 self.dropped_late += 1
                 return
             raise LateEventError(late)
+        if event.time > self._clock and self._defers_instants():
+            self._complete_instants(event)
+        self._poll_kb()
         handles = self._by_stream.get(event.stream, ())
         advanced = event.time > self._clock
         self._clock = max(self._clock, event.time)
@@ -399,12 +402,12 @@ class Engine:
         time = _stamp(time)[0]
         self._heartbeat = max(self._heartbeat, time)
         self._clock = max(self._clock, time)
-        self._poll_kb(force=True)
         for h in self.handles:
             h.runtime.advance_time(time)
         self.graphs.release(time)
         if self._composer.gates:
             self._composer.pump(self._clock)
+        self._poll_kb(force=True)  # after the instants before `time` completed on their version
 
     def flush(self) -> None:
         """No more events will come at the current timestamp: run deferred work (lazy
@@ -569,6 +572,29 @@ class Engine:
         self._end(error, end_of_input)
         return error
 
+    def _defers_instants(self) -> bool:
+        """Whether a query holds an instant's events until it completes (lazy conjunction):
+        they must then be evaluated on the KB version they arrived under (decision 22)."""
+        return any(h.plan is not None and h.plan.options.lazy_conjunction for h in self.handles)
+
+    def _complete_instants(self, event: Event) -> None:
+        """Complete, on the KB version their events arrived under, the instants before
+        ``event`` of the queries whose clock it moves, before a new version is looked for."""
+        for h in self._by_stream.get(event.stream, ()) if self.query_clocks else self.handles:
+            if event.time > h.runtime.clock:
+                h.runtime.advance_time(event.time)
+
+    def _poll_kb_between_batches(self) -> None:
+        """``_poll_kb`` for the native runs, whose batches may end inside an instant: with a
+        query deferring instants the KB stays at the version the run started on, so that no
+        deferred event is joined with a later one (decision 22)."""
+        if not self._defers_instants():
+            self._poll_kb()
+        elif not self._pinned_noted and self.graphs.kb is not None and self.graphs.kb.version:
+            self._pinned_noted = True
+            log.info("lazy conjunction: the knowledge base stays at version %d for this run",
+                     self.graphs.kb.version)
+
     def _poll_kb(self, force: bool = False) -> None:
         """Follow a new KB store version (checked at most once a second unless forced)."""
         self.graphs.poll_kb(force)
@@ -617,7 +643,7 @@ class Engine:
         error = None
         size = batch
         while True:
-            self._poll_kb()
+            self._poll_kb_between_batches()
             self._maybe_compact()
             native, runtime = self._native, self.handles[0].runtime
             began = monotonic() if progress is not None else 0.0
@@ -689,7 +715,7 @@ class Engine:
             self._native = NativeSession()
         error = None
         while True:
-            self._poll_kb()
+            self._poll_kb_between_batches()
             self._maybe_compact()
             native, runtime = self._native, self.handles[0].runtime
             fed, last, ended, message, dropped, late = native.engine.feed_live(
