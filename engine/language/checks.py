@@ -92,6 +92,16 @@ def _check_body(query: A.Query, ev: A.EventPattern) -> None:
         raise QueryError(f"GPM {ev.name}: {exc}", ev.pattern.location) from None
 
 
+def _read_vars(expr: A.Expr) -> set[str]:
+    """The variables an expression reads the value of: outside EXISTS and outside BOUND,
+    which is false, not an error, on an unbound variable."""
+    if isinstance(expr, A.EVar):
+        return {expr.name}
+    if isinstance(expr, A.ECall) and expr.op != "BOUND":
+        return set().union(*(_read_vars(a) for a in expr.args))
+    return set()
+
+
 def _warnings(query: A.Query, used: dict[str, A.GpmRef]) -> list[str]:
     out: list[str] = []
     bound: set[str] = set()
@@ -116,10 +126,11 @@ def _warnings(query: A.Query, used: dict[str, A.GpmRef]) -> list[str]:
             local = ev.variables
             for el in ev.pattern.elements:
                 if isinstance(el, A.Filter):
-                    for var in sorted(A.expr_vars(el.expr) - local - seen):
+                    for var in sorted(_read_vars(el.expr) - local - seen):
                         out.append(
                             f"{ev.location}: warning: the FILTER of GPM {name} uses ?{var}, which no "
-                            f"GPM binds before {name}: the FILTER is an error there, hence false"
+                            f"GPM binds before {name}: what reads it is an error there (the FILTER "
+                            "is false unless ||, IF or COALESCE gets past the error)"
                         )
         for name in names:
             seen |= query.events[name].variables

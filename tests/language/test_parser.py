@@ -1187,10 +1187,18 @@ def test_warning_filter_variable_not_bound_before():
     q = parse_query(two_gpms(a="?s :p ?o FILTER(?x > 1)", b="?s :q ?x FILTER(?o > ?y)"), "q.rq")
     assert q.warnings == (
         "q.rq:6:14: warning: the FILTER of GPM A uses ?x, which no GPM binds before A: "
-        "the FILTER is an error there, hence false",
+        "what reads it is an error there (the FILTER is false unless ||, IF or COALESCE gets "
+        "past the error)",
         "q.rq:7:14: warning: the FILTER of GPM B uses ?y, which no GPM binds before B: "
-        "the FILTER is an error there, hence false",
+        "what reads it is an error there (the FILTER is false unless ||, IF or COALESCE gets "
+        "past the error)",
     )
+
+
+def test_no_warning_for_a_variable_only_tested_by_bound():
+    """Issue 24: ``!BOUND(?zz) || ...`` is true on an unbound ?zz, not an error."""
+    q = parse_query(two_gpms(b="?s :q ?x FILTER(!BOUND(?zz) || ?x > ?o)"), "q.rq")
+    assert q.warnings == ()
 
 
 def test_warning_filter_on_sibling_of_conjunction():
