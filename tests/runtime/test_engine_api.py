@@ -249,3 +249,17 @@ def test_an_event_at_a_flushed_timestamp_is_late_under_lazy_conjunction() -> Non
     engine.push(EX + "u1", 3, f"<{EX}s> <{EX}b> 1 .", format="turtle")  # a later instant: on time
     engine.close()
     assert pairs.rows() == []  # no pair is split across instants
+
+
+def test_an_event_count_window_closes_at_the_first_event_past_it() -> None:
+    """Decision 24: under ``WITHIN 3 EVENTS`` the trailing negation of (a1) completes when
+    the fourth event arrives, not the third."""
+    query = query_text("A ; B!", "DEFINE GPM A ON U1 { ?s :a ?x } DEFINE GPM B ON U1 { ?s :b ?y }",
+                       within="3 EVENTS", streams=("u1",))
+    engine = Engine()
+    absent = engine.register(query)
+    released = []
+    for t, p in enumerate(["a", "x", "x", "x"], start=1):
+        engine.push(EX + "u1", t, f"<{EX}s> <{EX}{p}> 1 .", format="turtle")
+        released.append(len(absent.rows()))
+    assert released == [0, 0, 0, 1]
