@@ -286,9 +286,10 @@ class Engine:
                 self.dropped_late += 1
                 return
             raise LateEventError(late)
-        if event.time > self._clock and self._defers_instants():
-            self._complete_instants(event)
-        self._poll_kb()
+        if event.time > self._clock:  # a new instant: the KB may switch version (decision 22)
+            if self._defers_instants():
+                self._complete_instants(event)
+            self._poll_kb()
         handles = self._by_stream.get(event.stream, ())
         advanced = event.time > self._clock
         self._clock = max(self._clock, event.time)
@@ -400,6 +401,7 @@ class Engine:
         or dropped and counted under ``drop_late``): its matches may already be released."""
         self._check_open()
         time = _stamp(time)[0]
+        new_instant = time > self._clock
         self._heartbeat = max(self._heartbeat, time)
         self._clock = max(self._clock, time)
         for h in self.handles:
@@ -407,7 +409,8 @@ class Engine:
         self.graphs.release(time)
         if self._composer.gates:
             self._composer.pump(self._clock)
-        self._poll_kb(force=True)  # after the instants before `time` completed on their version
+        if new_instant:  # after the instants before `time` completed on their version
+            self._poll_kb(force=True)
 
     def flush(self) -> None:
         """No more events will come at the current timestamp: run deferred work (lazy
@@ -595,8 +598,18 @@ class Engine:
             log.info("lazy conjunction: the knowledge base stays at version %d for this run",
                      self.graphs.kb.version)
 
+    def _holds_instants(self) -> bool:
+        """Whether a query with its own clock still holds events of an unfinished instant
+        (lazy conjunction): the KB version must not change under them."""
+        return self.query_clocks and any(
+            h.runtime.footprint()["deferred"] for h in self.handles
+            if h.plan is not None and h.plan.options.lazy_conjunction)
+
     def _poll_kb(self, force: bool = False) -> None:
-        """Follow a new KB store version (checked at most once a second unless forced)."""
+        """Follow a new KB store version (checked at most once a second unless forced), at
+        an instant's start only (decision 22)."""
+        if self._holds_instants():
+            return
         self.graphs.poll_kb(force)
         if self._native is not None:
             self._native.follow_kb(self.graphs.kb_version)
