@@ -194,6 +194,9 @@ class NativeEngine:
         """How many query states the snapshot being restored holds."""
     def resume(self, queries: list[int]) -> None:
         """Load the snapshot's query states into the runtimes ``queries``, in its order."""
+    def release(self) -> None:
+        """Let go of every query's callbacks: the engine is replaced and only read from (the
+        garbage collector also sees them). ValueError from within a callback."""
     def terms(self) -> int:
         """The number of terms in the dictionary."""
     def held(self) -> list[int]:

@@ -392,6 +392,7 @@ class Engine:
                 before.sink.forget_terms()
         session.resume([h.runtime.number for h in handles], times)
         self._native = session
+        old.retire()
         self.compactions += 1
         self._compact_at = 2 * session.engine.terms()
 

@@ -190,6 +190,14 @@ class NativeSession:
         for ns in [ns for ns in self.times if ns not in self._time_uses]:
             del self.times[ns]
 
+    def retire(self) -> None:
+        """This session is replaced (a compaction): the native engine lets go of its queries'
+        callbacks (bound methods of runtimes holding this session, a cycle the garbage
+        collector would otherwise have to find); matches it released still read their terms
+        from it."""
+        self.engine.release()
+        self._current = None
+
     def forget(self) -> None:
         """Drop the events nothing native holds any more."""
         for uid in self.engine.forget():

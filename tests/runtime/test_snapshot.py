@@ -5,13 +5,17 @@ buffers, output numbering and DISTINCT survive; bad bytes are refused with a cle
 
 from __future__ import annotations
 
+import gc
+import os
 import subprocess
 import sys
 import textwrap
+import weakref
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pyoxigraph import Literal, NamedNode, Triple
 
 from spaseq.engine import api
 from spaseq.engine.api import Engine, SnapshotError
@@ -267,6 +271,54 @@ def test_the_dictionary_follows_the_window_on_an_endless_stream(monkeypatch) -> 
     reference.close()
     assert reference._native.engine.terms() > 40000
     assert found == expected and found
+
+
+def _rss_mb() -> float:
+    """This process's resident set now, in MB (Linux: /proc/self/statm)."""
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads Linux's /proc")
+def test_a_compaction_frees_the_native_side_it_replaces(monkeypatch) -> None:
+    """The native engine holds its queries' callbacks, bound methods of QueryRuntimes that hold
+    the session and so the engine: a cycle through native code, which the garbage collector
+    must see. Ten compactions on an endless stream of fresh (and large) terms, then
+    gc.collect(): every replaced NativeSession, NativeEngine and QueryRuntime is freed, and
+    the resident set is back near its level after the first (ten kept dictionaries would
+    add well over 40 MB)."""
+    monkeypatch.setattr(Engine, "COMPACT_MIN_TERMS", 4000)
+    compact = Engine._compact
+    replaced: list[weakref.ref] = []
+
+    def compacting(self: Engine) -> None:
+        native = self._native
+        replaced.extend(weakref.ref(o) for o in (native, native.engine, *(h.runtime for h in self.handles)))
+        compact(self)
+
+    monkeypatch.setattr(Engine, "_compact", compacting)
+    engine = Engine()
+    handle = engine.register(STOCK, keep=False)
+    found = [0]  # counted, not kept: released matches keep their dictionary alive (decision 38)
+    handle.callback = lambda m: found.__setitem__(0, found[0] + 1)
+    co, price, note, pad = NamedNode(f"{EX}co"), NamedNode(f"{EX}price"), NamedNode(f"{EX}note"), "x" * 2000
+    rss = {}
+    i = 0
+    while engine.compactions < 10:
+        e = NamedNode(f"{EX}e{i}")
+        engine.push_event(Event(f"{EX}s", i, (Triple(e, co, NamedNode(f"{EX}C{i % 3}")),
+                                               Triple(e, price, Literal(str(i % 97 + i / 1000))),
+                                               Triple(e, note, Literal(f"{pad}{i}"))), i))
+        i += 1
+        if engine.compactions not in rss:
+            gc.collect()
+            rss[engine.compactions] = _rss_mb()
+    gc.collect()
+    alive = [type(r()).__name__ for r in replaced if r() is not None]
+    assert len(replaced) == 30 and alive == []
+    assert _rss_mb() - rss[1] < 20, rss
+    engine.close()
+    assert found[0] > 1000
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])

@@ -10,8 +10,10 @@
 use crate::live::PyLiveStream;
 use crate::stream::PyReplayStream;
 use pyo3::exceptions::PyValueError;
+use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use pyo3::PyTraverseError;
 use spaseq_core::dictionary::{Dictionary, TermId};
 use spaseq_core::disposal::Disposal;
 use spaseq_core::gpm::{EventIndex, GpmProgram, KbLookup, RunEnv, SparqlGpm, ValueCache};
@@ -126,6 +128,14 @@ impl Prepared {
 }
 
 impl Programs {
+    /// Let go of the Python objects held: the callbacks and a kept error (the query can no
+    /// longer evaluate its Python GPMs or ask for KB rows).
+    fn release(&mut self) {
+        self.callback = None;
+        self.kb = None;
+        self.error.get_mut().take();
+    }
+
     /// The error a callback raised while the last event was processed, if any.
     fn raise_kept(&self) -> PyResult<()> {
         match self.error.borrow_mut().take() {
@@ -437,8 +447,10 @@ impl NativeMatch {
 /// A snapshot's query states and its events by uid, until they are loaded.
 type Restoring = (Vec<QueryState>, HashMap<u64, EventRef>);
 
-/// Term dictionary, streams and the registered queries' native runtimes.
-#[pyclass(unsendable, module = "spaseq.engine._native")]
+/// Term dictionary, streams and the registered queries' native runtimes. Its queries'
+/// callbacks are bound methods of Python objects that hold the engine: the garbage collector
+/// is shown them (`__traverse__`, `__clear__`) so that such a cycle is freed.
+#[pyclass(unsendable, weakref, module = "spaseq.engine._native")]
 pub(crate) struct NativeEngine {
     dict: Dictionary,
     /// values of the dictionary's terms read by FILTERs from runs' bindings
@@ -485,6 +497,17 @@ impl NativeEngine {
             .borrow_mut()
             .push_back((uid, Rc::downgrade(&event)));
         NativeEvent { event, prepared }
+    }
+
+    /// Let go of every query's callbacks; false (nothing done) while a query runs.
+    fn release_callbacks(&self) -> bool {
+        let Ok(mut queries) = self.queries.try_borrow_mut() else {
+            return false;
+        };
+        for rt in queries.iter_mut() {
+            rt.gpms_mut().release();
+        }
+        true
     }
 
     /// A handed-out event still held by something native.
@@ -639,6 +662,40 @@ impl NativeEngine {
         engine.events.set(state.last_uid);
         *engine.restoring.borrow_mut() = Some((state.queries, events));
         Ok(engine)
+    }
+
+    /// The Python objects the engine holds, for the garbage collector: each query's
+    /// callbacks. While a query runs (a callback is under way) nothing is visited, so
+    /// nothing the engine holds is collected then.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        let Ok(queries) = self.queries.try_borrow() else {
+            return Ok(());
+        };
+        for rt in queries.iter() {
+            let programs = rt.gpms();
+            visit.call(&programs.callback)?;
+            visit.call(&programs.kb)?;
+        }
+        Ok(())
+    }
+
+    /// Break a cycle the collector found: let go of the callbacks (an engine in a cycle
+    /// nothing else reaches is not running a query).
+    fn __clear__(&self) {
+        self.release_callbacks();
+    }
+
+    /// Let go of every query's callbacks (and a kept error): the engine is replaced (a
+    /// compaction) and will only be read from (terms of the matches it released). Python
+    /// GPMs and KB rows are not evaluated after this. ValueError from within a callback.
+    fn release(&self) -> PyResult<()> {
+        if self.release_callbacks() {
+            Ok(())
+        } else {
+            Err(PyValueError::new_err(
+                "the engine is evaluating an event: its callbacks cannot be released now",
+            ))
+        }
     }
 
     /// The number of terms in the dictionary (what compaction bounds).

@@ -435,6 +435,11 @@ impl<G: GpmEval> QueryRuntime<G> {
         &self.gpms
     }
 
+    /// The GPM evaluator, to change what it holds (the binding lets go of its callbacks).
+    pub fn gpms_mut(&mut self) -> &mut G {
+        &mut self.gpms
+    }
+
     /// Does the query read this stream?
     pub fn reads(&self, stream: StreamId) -> bool {
         self.streams.contains(&stream)
