@@ -163,12 +163,13 @@ class NativeEngine:
         """Prepare an event: graph name in N-Triples, triples as a flat list of term ids,
         ``dated``: its timestamp was written as an xsd:dateTime."""
     def feed(self, stream: ReplayStream, max: int) -> tuple[int, int | None, bool, str | None]:
-        """Feed up to ``max`` events of a replay stream to the queries: (events fed, last time
-        ns, ended, the stream's error text)."""
+        """Feed up to ``max`` events of a replay stream to the queries (fewer once 2^14 released
+        matches wait to be taken): (events fed, last time ns, ended, the stream's error text)."""
     def feed_live(self, stream: LiveStream, max: int, wait: float, drop_late: bool) -> tuple[
             int, int | None, bool, str | None, int, tuple[str, int, int] | None]:
         """Feed the events of a live stream as they arrive: waits up to ``wait`` s for the first,
-        then takes those already there (at most ``max``): (events fed, last time ns, ended, the
+        then takes those already there (at most ``max``, fewer once 2^14 released matches wait
+        to be taken): (events fed, last time ns, ended, the
         first source error's text, late events dropped, the late event that stopped it as
         (stream, time ns, query clock ns))."""
     def event_parts(self, uid: int) -> tuple[str, int, bool, int, tuple[str, str, str | None, str | None] | None, list[int]] | None:

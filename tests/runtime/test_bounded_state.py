@@ -59,3 +59,33 @@ def test_state_after_a_long_stream_is_the_windows(seq: str, lazy: bool) -> None:
     assert len(engine.graphs._live) <= 2  # event graphs given to pyoxigraph are released
     engine.close()
     assert total(handle.runtime.footprint()) == 0
+
+
+def test_a_replay_batch_stops_once_many_matches_wait(tmp_path) -> None:
+    """Skip-till-any over a wide window matches many times per event: ``run_replay`` hands
+    the matches over once 2^14 wait instead of holding a whole batch's (its peak memory
+    would follow the worst batch of the stream), and finds the same matches in the same
+    order as with small batches."""
+    prov = "http://www.w3.org/ns/prov#generatedAtTime"
+    path = tmp_path / "s.nq"
+    path.write_text("".join(f'<{EX}g{i}> <{prov}> "{i}" .\n<{EX}x{i}> <{EX}v> "{i}" <{EX}g{i}> .\n'
+                            for i in range(1200)))
+    text = (f"PREFIX : <{EX}>\nSELECT ?a ?b WITHIN 40 SECONDS FROM STREAM S <{EX}s>\n"
+            "WHERE { SEQ(A: B) DEFINE GPM A ON S { ?x :v ?a } DEFINE GPM B ON S { ?y :v ?b } }")
+
+    def run(batch: int) -> tuple[list, list[tuple[int, int]]]:
+        engine = Engine()
+        handle = engine.register(text, keep=False)
+        found: list = []
+        handle.callback = lambda m: found.append((m.start, m.time, m.bindings))
+        calls: list[tuple[int, int]] = []
+        assert engine.run_replay([(EX + "s", str(path))], batch=batch,
+                                 progress=lambda events, clock: calls.append((events, len(found)))) is None
+        return found, calls
+
+    found, calls = run(4096)  # every event in one batch, but for the matches waiting
+    small, _ = run(64)
+    assert found == small and len(found) > 40000
+    waited = [b[1] - a[1] for a, b in zip([(0, 0), *calls[:-1]], calls, strict=True)]
+    assert len(calls) > 2 and max(waited) <= 2**14 + 40  # at most one event's matches over
+    assert calls[-1][0] == 1200

@@ -59,6 +59,12 @@ struct Programs {
     id: u64,
 }
 
+/// Released matches the queries may hold, not yet taken, before `feed` and `feed_live`
+/// return early so that they are written (or emitted) and dropped: a query matching many
+/// times per event (skip-till-any over a wide window) would otherwise hold a whole batch's
+/// matches at once, hundreds of MB, the peak growing with the worst batch of the stream.
+const PENDING_MATCHES: usize = 1 << 14;
+
 /// Numbers for `Programs::id`.
 static PROGRAMS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -568,6 +574,16 @@ impl NativeEngine {
         Ok(())
     }
 
+    /// Whether the queries hold `PENDING_MATCHES` released matches not yet taken.
+    fn matches_pending(&self) -> bool {
+        self.queries
+            .borrow()
+            .iter()
+            .map(|rt| rt.out.len())
+            .sum::<usize>()
+            >= PENDING_MATCHES
+    }
+
     /// Run `f` on query `query`, then raise what a Python GPM raised meanwhile.
     fn with_query<T>(
         &self,
@@ -924,7 +940,7 @@ impl NativeEngine {
     /// per event): each query reading the event's stream processes it, the others move
     /// their clock. Returns (events fed, the last one's time in ns, whether the stream
     /// ended, its error `PATH:LINE:COLUMN: message` if it ended with one). Matches wait in
-    /// the queries for `take_matches`.
+    /// the queries for `take_matches`; fewer events are fed once `PENDING_MATCHES` wait.
     fn feed(
         &self,
         stream: &Bound<'_, PyReplayStream>,
@@ -944,13 +960,17 @@ impl NativeEngine {
             self.feed_event(iri, e)?;
             fed += 1;
             last = Some(time);
+            if self.matches_pending() {
+                break;
+            }
         }
         Ok((fed, last, false, None))
     }
 
     /// Feed the events of a live stream to the queries as they arrive (as `feed` does):
     /// waits up to `wait` seconds (the GIL released, Ctrl-C looked at) for the first, then
-    /// takes only those already arrived, at most `max`: an event never waits for others.
+    /// takes only those already arrived, at most `max` (fewer once `PENDING_MATCHES`
+    /// matches wait): an event never waits for others.
     /// An event earlier than the clock of a query reading its stream is late: dropped and
     /// counted when `drop_late`, else feeding stops before it. Returns (events fed, the
     /// last one's time in ns, whether the stream ended, its first error `FILE:LINE:COLUMN:
@@ -996,7 +1016,7 @@ impl NativeEngine {
                 fed += 1;
                 last = Some(time);
             }
-            if fed + dropped >= max {
+            if fed + dropped >= max || self.matches_pending() {
                 break;
             }
             next = source.next(Some(Duration::ZERO));
