@@ -12,9 +12,9 @@ replaced by ``--window`` seconds), stdout to /dev/null, the child's ``ru_maxrss`
 ``os.wait4``. ``compaction`` rows: events with fresh terms (an IRI, a price and a note of
 ``--pad`` characters) pushed through ``Engine.push_event`` with ``Engine.COMPACT_MIN_TERMS``
 lowered to ``--min-terms``, until ``--compactions`` compactions; the resident set after
-each one (after ``gc.collect()``), the ``NativeSession`` and ``QueryRuntime`` objects still
-alive at the end and the ``NativeEngine`` objects they hold, next to the same events pushed
-without compaction.
+each one (no ``gc.collect()``: what the engine frees by itself), the ``NativeSession`` and
+``QueryRuntime`` objects still alive at the end (after ``gc.collect()``) and the
+``NativeEngine`` objects they hold, next to the same events pushed without compaction.
 """
 
 from __future__ import annotations
@@ -86,8 +86,7 @@ while (engine.compactions < compactions) if events == 0 else (i < events):
                                           Triple(e, price, Literal(str(i % 97 + i / 1000))),
                                           Triple(e, note, Literal(f"{pad}{i}"))), i))
     i += 1
-    if engine.compactions > len(after):
-        gc.collect()
+    if engine.compactions > len(after):  # no gc.collect(): what the engine frees by itself
         after.append(round(rss_mb(), 1))
 gc.collect()
 print(json.dumps({"events": i, "compactions": engine.compactions, "matches": found[0],

@@ -384,15 +384,10 @@ class Engine:
         data, times = old.snapshot([h.runtime.number for h in handles])
         session = NativeSession(NativeEngine.from_snapshot(data))
         for h in handles:
-            before = h.runtime
-            h.runtime = QueryRuntime(before.plan, session, h._emit, before.graphs)
-            h.runtime.stats = before.stats
-            h.runtime.sink = before.sink
-            if before.sink is not None:
-                before.sink.forget_terms()
+            h.runtime = _carried_over(h.runtime, session, h._emit)
         session.resume([h.runtime.number for h in handles], times)
         self._native = session
-        old.retire()
+        old.retire()  # freed now, unless matches it released are still referenced
         self.compactions += 1
         self._compact_at = 2 * session.engine.terms()
 
@@ -753,6 +748,17 @@ class Engine:
     #: ``run_live`` waits this long at most for an event before it looks at the KB store's
     #: version and reports progress again.
     LIVE_WAIT_SECONDS = 1.0
+
+
+def _carried_over(before: QueryRuntime, session: NativeSession, emit: Callable[[Match], None]) -> QueryRuntime:
+    """``before``'s query on ``session`` (a compaction's): its stats and native writer carried
+    over, the writer's caches by term id dropped."""
+    runtime = QueryRuntime(before.plan, session, emit, before.graphs)
+    runtime.stats = before.stats
+    runtime.sink = before.sink
+    if before.sink is not None:
+        before.sink.forget_terms()
+    return runtime
 
 
 def _event_state(event: Event) -> dict:

@@ -46,19 +46,20 @@ def _term(kind: str, value: str, datatype: str | None, language: str | None) -> 
 
 class _Released(Match):
     """A released match read from its native one (``_native``) only when a field is touched,
-    each field once: a counter or a callback reading ``time`` converts nothing else. The
-    engine's session is ``_session``, a class attribute of one subclass per session (so a
-    match costs one object and one dict entry)."""
+    each field once: a counter or a callback reading ``time`` converts nothing else. It holds
+    its engine's session (``_session``), whose terms it is read with: a session replaced by a
+    compaction lives as long as its matches, and is freed with the last of them (a class
+    per session holding it, as before, kept it until a full garbage collection)."""
 
-    _session: NativeSession
-
-    def __init__(self, native: object) -> None:
-        self.__dict__["_native"] = native
+    def __init__(self, native: object, session: NativeSession) -> None:
+        d = self.__dict__
+        d["_native"] = native
+        d["_session"] = session
 
     def __getattr__(self, name: str) -> object:
         d = self.__dict__
-        native, session = d.get("_native"), self._session
-        if native is None:
+        native, session = d.get("_native"), d.get("_session")
+        if native is None or session is None:
             return Match.__getattr__(self, name)
         if name in ("start", "time"):
             start, time = native.span
@@ -71,6 +72,9 @@ class _Released(Match):
         else:
             return Match.__getattr__(self, name)
         return d[name]
+
+
+_Released.__name__ = _Released.__qualname__ = "Match"  # as users see it (repr): a Match
 
 
 def _name(binding: tuple[str, Term]) -> str:
@@ -90,8 +94,6 @@ class NativeSession:
         self._current: tuple[EventContext, object] | None = None
         self._kb_version = 0
         self._seconds: dict[int, Decimal] = {}  # ns -> seconds, for times no live event holds
-        # the class of this session's released matches (``_Released`` knowing the session)
-        self.released = type("Match", (_Released,), {"_session": self, "__module__": __name__})
 
     def term_id(self, term: Term) -> int:
         i = self._ids.get(term)
@@ -155,7 +157,7 @@ class NativeSession:
     def match(self, native: object) -> Match:
         """A released match whose fields are read from the native one when first touched:
         counting matches costs no conversion."""
-        return self.released(native)
+        return _Released(native, self)
 
     def seconds(self, ns: int) -> Decimal:
         """Nanoseconds as the Decimal seconds events at that time carry (exact either way)."""
@@ -279,10 +281,10 @@ class QueryRuntime:
             return
         matches = self._native.take_matches(self.number)
         if matches:
-            released, emit = self.session.released, self.emit
+            session, emit = self.session, self.emit
             self.stats["matches"] += len(matches)
             for native in matches:
-                emit(released(native))
+                emit(_Released(native, session))
 
     def on_event(self, ctx: EventContext) -> None:
         self._native.on_event(self.number, self.session.event(ctx))

@@ -23,8 +23,8 @@ def _matches() -> list[Match]:
 
 def test_fields_are_read_when_touched() -> None:
     (m, _) = _matches()
-    assert set(m.__dict__) == {"_native"}  # nothing converted yet
-    assert m.time == 2 and set(m.__dict__) == {"_native", "start", "time"}
+    assert set(m.__dict__) == {"_native", "_session"}  # nothing converted yet
+    assert m.time == 2 and set(m.__dict__) == {"_native", "_session", "start", "time"}
     assert [v for v, _ in m.bindings] == ["s", "x", "y"]
     taken = m.taken
     assert m.taken is taken and [t.atom for t in taken] == ["A", "B"]
