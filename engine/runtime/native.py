@@ -47,9 +47,8 @@ def _term(kind: str, value: str, datatype: str | None, language: str | None) -> 
 class _Released(Match):
     """A released match read from its native one (``_native``) only when a field is touched,
     each field once: a counter or a callback reading ``time`` converts nothing else. It holds
-    its engine's session (``_session``), whose terms it is read with: a session replaced by a
-    compaction lives as long as its matches, and is freed with the last of them (a class
-    per session holding it, as before, kept it until a full garbage collection)."""
+    the session it is read with (``_session``): a session a compaction replaced lives as long
+    as its matches, and no longer (decision 50)."""
 
     def __init__(self, native: object, session: NativeSession) -> None:
         d = self.__dict__
