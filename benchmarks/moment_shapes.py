@@ -1,0 +1,166 @@
+"""Issue 24's shapes whose cost grew with the square of one instant or of the open runs, each as
+a whole ``spaseq run QUERY --stream S=FILE --format csv --output FILE --stats=json`` process
+(wall clock, CPU and peak RSS of the process, matches from ``--stats``), at a few sizes so the
+growth curve shows. One command, JSON out::
+
+    .venv/bin/python -m benchmarks.moment_shapes [--shapes conjunction,kleene,chain]
+        [--sizes-conjunction 5000 10000 20000 40000] [--sizes-kleene 2500 5000 10000]
+        [--sizes-chain 10000 20000 40000] [--python PATH] [--timeout S] [--out FILE.json]
+
+- ``conjunction``: ``SEQ((A & B))``, n events at one timestamp, n/2 A's then n/2 B's, joined
+  1:1 on ``?k``: n/2 matches; ``conjunction-spread`` is the same pairs, one per second.
+- ``kleene``: ``SEQ(A ; B+ : C)``, an A, n B's a second apart, a C: n matches of 1..n
+  iterations at C's moment (written as one csv row each: the output is linear in n).
+- ``chain``: ``SEQ(A : B) WITHIN 1000000 DAYS``, n A's a second apart then one B: n matches.
+
+``--python`` runs another interpreter's spaseq (e.g. an unchanged checkout's venv: the
+"before" numbers); ``--cli-args`` adds options to every run (``--lazy-chain``). Inputs are
+written once into ``benchmarks/data/shapes/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "data" / "shapes"
+EX = "http://ex.org/"
+STAMP = "<http://www.w3.org/ns/prov#generatedAtTime>"
+INT = "<http://www.w3.org/2001/XMLSchema#integer>"
+
+HEAD = f"PREFIX : <{EX}>\nSELECT {{select}}\n{{within}}FROM STREAM S <{EX}s>\nWHERE {{{{ SEQ({{seq}})\n"
+QUERIES = {
+    "conjunction": ("?k", "", "(A & B)",
+                    "DEFINE GPM A ON S { ?a :ka ?k } DEFINE GPM B ON S { ?b :kb ?k }"),
+    "kleene": ("?a ?c", "WITHIN 1000000 DAYS\n", "A ; B+ : C",
+               "DEFINE GPM A ON S { ?a :start ?x } DEFINE GPM B ON S { ?b :step ?y } "
+               "DEFINE GPM C ON S { ?c :stop ?z }"),
+    "chain": ("?a ?b", "WITHIN 1000000 DAYS\n", "A : B",
+              "DEFINE GPM A ON S { ?a :pa ?x } DEFINE GPM B ON S { ?b :pb ?y }"),
+}
+QUERIES["conjunction-spread"] = QUERIES["conjunction"]
+DEFAULT_SIZES = {"conjunction": (5000, 10000, 20000, 40000), "conjunction-spread": (40000,),
+                 "kleene": (2500, 5000, 10000), "chain": (10000, 20000, 40000)}
+
+
+def query_text(shape: str) -> str:
+    """The shape's SPAseq query."""
+    select, within, seq, defines = QUERIES[shape]
+    return HEAD.format(select=select, within=within, seq=seq) + defines + " }\n"
+
+
+def events(shape: str, n: int):
+    """(time, subject, predicate, object) of each event of the shape at size ``n``, in order."""
+    if shape == "conjunction":
+        half = n // 2
+        yield from ((0, f"a{i}", "ka", f"<{EX}k{i}>") for i in range(half))
+        yield from ((0, f"b{i}", "kb", f"<{EX}k{i}>") for i in range(half))
+    elif shape == "conjunction-spread":
+        for i in range(n // 2):
+            yield i, f"a{i}", "ka", f"<{EX}k{i}>"
+            yield i, f"b{i}", "kb", f"<{EX}k{i}>"
+    elif shape == "kleene":
+        yield 0, "a", "start", f'"0"^^{INT}'
+        yield from ((i, f"b{i}", "step", f'"{i}"^^{INT}') for i in range(1, n + 1))
+        yield n + 1, "c", "stop", f'"0"^^{INT}'
+    else:
+        yield from ((i, f"a{i}", "pa", f'"{i}"^^{INT}') for i in range(n))
+        yield n, "b", "pb", f'"{n}"^^{INT}'
+
+
+def input_file(shape: str, n: int) -> Path:
+    """The shape's replay file at size ``n`` (N-Quads, times in seconds), written once."""
+    path = DATA / f"{shape}-{n}.nq"
+    if not path.exists():
+        DATA.mkdir(parents=True, exist_ok=True)
+        part = path.with_suffix(".part")
+        with open(part, "w", encoding="utf-8") as out:
+            for k, (t, s, p, o) in enumerate(events(shape, n)):
+                g = f"<{EX}g{k}>"
+                out.write(f'{g} {STAMP} "{t}"^^{INT} .\n<{EX}{s}> <{EX}{p}> {o} {g} .\n')
+        os.replace(part, path)
+    return path
+
+
+def measure(python: str, shape: str, n: int, cli_args: list[str], timeout: float) -> dict:
+    """One whole ``spaseq run`` process on the shape at size ``n``."""
+    data = input_file(shape, n)
+    row: dict = {"shape": shape, "n": n, "cli_args": cli_args}
+    with tempfile.TemporaryDirectory(prefix="spaseq-shapes-") as tmp:
+        query, out = Path(tmp) / "query.rq", Path(tmp) / "out.csv"
+        query.write_text(query_text(shape), encoding="utf-8")
+        env = {**os.environ, "SPASEQ_QUERY_CACHE": "off", "PYTHONHASHSEED": "0"}
+        command = [python, "-m", "spaseq.engine.cli", "run", str(query), "--stream", f"S={data}",
+                   "--format", "csv", "--output", str(out), "--stats=json", "--no-progress", *cli_args]
+        with open(Path(tmp) / "stderr", "w+", encoding="utf-8") as err:
+            start = time.perf_counter()
+            proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, env=env)
+            try:
+                _, status, usage = _wait(proc, timeout)
+            except TimeoutError:
+                proc.kill()
+                proc.wait()
+                return {**row, "status": "timeout", "reason": f"killed after {timeout:.0f} s"}
+            elapsed = time.perf_counter() - start
+            err.seek(0)
+            stderr = err.read()
+        if status != 0:
+            return {**row, "status": "error", "reason": stderr.strip()[-300:]}
+        stats = json.loads(stderr.strip().splitlines()[-1])
+        row.update({"status": "ok", "matches": stats["matches"], "elapsed_s": round(elapsed, 3),
+                    "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
+                    "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+                    "open_runs_peak": stats.get("open_runs_peak"),
+                    "output_bytes": out.stat().st_size})
+    return row
+
+
+def _wait(proc: subprocess.Popen, timeout: float):
+    """``os.wait4`` on the child (its own rusage: peak RSS of that process alone), polled so
+    that a run past ``timeout`` can be killed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return pid, proc.returncode, usage
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        time.sleep(0.02)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", default="conjunction,conjunction-spread,kleene,chain")
+    for shape in ("conjunction", "kleene", "chain"):
+        parser.add_argument(f"--sizes-{shape}", type=int, nargs="+", default=list(DEFAULT_SIZES[shape]))
+    parser.add_argument("--python", default=sys.executable, help="the interpreter whose spaseq runs")
+    parser.add_argument("--cli-args", default="", help="more `spaseq run` options, space-separated")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    sizes = {"conjunction": args.sizes_conjunction, "conjunction-spread": [max(args.sizes_conjunction)],
+             "kleene": args.sizes_kleene, "chain": args.sizes_chain}
+    rows = []
+    for shape in args.shapes.split(","):
+        for n in sizes[shape]:
+            row = measure(args.python, shape, n, args.cli_args.split(), args.timeout)
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr)
+    result = {"schema": "spaseq-moment-shapes/1", "python": args.python, "rows": rows}
+    text = json.dumps(result, indent=2)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
