@@ -313,3 +313,8 @@ class QueryRuntime:
 
     def footprint(self) -> dict[str, int]:
         return dict(self._native.footprint(self.number))
+
+    def work(self) -> dict[str, int]:
+        """Counts of the work done so far that grows with the input (pairs of conjunction
+        results compared, ...): what tests check a shape's cost by, without timing it."""
+        return dict(self._native.work(self.number))

@@ -1092,6 +1092,15 @@ impl NativeEngine {
             .collect()
     }
 
+    /// Counts of the work query `query` did so far (`runtime::query::Work`).
+    fn work(&self, query: usize) -> Vec<(&'static str, u64)> {
+        self.queries.borrow()[query]
+            .work
+            .counts()
+            .into_iter()
+            .collect()
+    }
+
     fn runs_created(&self, query: usize) -> u64 {
         self.queries.borrow()[query].runs_created
     }

@@ -39,6 +39,18 @@ impl Node {
         out
     }
 
+    /// The number of events taken, counted up to `limit` (a list may be long: the caller
+    /// only needs to know whether it is short).
+    pub fn depth_up_to(node: &Option<Rc<Node>>, limit: usize) -> usize {
+        let mut n = 0;
+        let mut at = node.as_deref();
+        while let (Some(node), true) = (at, n < limit) {
+            n += 1;
+            at = node.parent.as_deref();
+        }
+        n
+    }
+
     /// The order keys (time, arrival) of the events taken, first to last.
     pub fn orders(node: &Option<Rc<Node>>) -> SmallVec<[(i128, u64); 4]> {
         let mut out = SmallVec::new();

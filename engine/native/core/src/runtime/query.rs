@@ -28,7 +28,9 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::rc::Rc;
 
+mod conj;
 mod snapshot;
+use conj::{join_keys, ConjBuffer, Pool};
 pub use snapshot::QueryState;
 
 /// The runtime's maps are keyed by ids, steps and term ids: hashed by the reader's fast
@@ -74,6 +76,10 @@ type Result1 = (Row, Takens);
 /// The results of offering an event to a run: mostly none or one.
 type Results = SmallVec<[Result1; 1]>;
 
+/// A step an event of some stream may extend runs of, and the GPMs it must have a
+/// context-free solution of to do so (None: every event visits them).
+type Visit = (usize, Option<Vec<usize>>);
+
 /// What an event's solutions ask of the runs of one partition (its key values).
 type PartitionRequests = (KeyValues, SmallVec<[Request; 1]>);
 
@@ -96,7 +102,7 @@ struct Run {
     dead: bool,
     /// Mostly one (a stream or a partition): kept inline.
     homes: SmallVec<[Home; 1]>,
-    conj: HashMap<usize, (i128, Vec<Vec<Result1>>)>,
+    conj: HashMap<usize, ConjBuffer>,
     strategy: Option<Strategy>,
     last: bool,
 }
@@ -239,7 +245,12 @@ pub struct QueryRuntime<G: GpmEval> {
     time: i128,
     position: i64,
     next_id: u64,
-    by_stream: HashMap<Option<StreamId>, BTreeMap<u64, RunRef>>,
+    /// Runs not partitioned, by stream (None: `index_streams` off) and step.
+    by_stream: HashMap<(Option<StreamId>, usize), BTreeMap<u64, RunRef>>,
+    /// Per stream, the steps reading it, each with the GPMs (on that stream) an event must
+    /// have a context-free solution of to extend its runs; None: visited by every event
+    /// (a GPM that is not join-shaped, whose base solutions bound nothing).
+    visits: HashMap<StreamId, Vec<Visit>>,
     partitioned: HashMap<PartitionKey, Partition<RunRef>>,
     watchers: HashMap<Option<StreamId>, BTreeMap<u64, RunRef>>,
     strict_new: Vec<RunRef>,
@@ -265,6 +276,32 @@ pub struct QueryRuntime<G: GpmEval> {
     rows: Vec<Row>,
     /// The runs an event is offered to (a buffer kept between events, not state).
     candidates: Vec<RunRef>,
+    /// Per conjunction, per operand, the slots its results are joined on (`conj`).
+    conj_keys: HashMap<usize, Vec<Vec<Slot>>>,
+    /// What the runtime did so far (counts of work, not state).
+    pub work: Work,
+}
+
+/// Counts of the runtime's work that grows with its input: what tests check the cost of a
+/// shape by, without timing it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Work {
+    /// Pairs of conjunction operand results compared (merged or found incompatible).
+    pub conjunction_pairs: u64,
+    /// Waiting runs offered an event (and lazy chains built for one).
+    pub run_offers: u64,
+    /// Events' order keys held to sort the matches of a moment (`order::sort_batch`).
+    pub order_keys: u64,
+}
+
+impl Work {
+    pub fn counts(&self) -> BTreeMap<&'static str, u64> {
+        BTreeMap::from([
+            ("conjunction_pairs", self.conjunction_pairs),
+            ("run_offers", self.run_offers),
+            ("order_keys", self.order_keys),
+        ])
+    }
 }
 
 impl<G: GpmEval> QueryRuntime<G> {
@@ -360,6 +397,39 @@ impl<G: GpmEval> QueryRuntime<G> {
         } else {
             None
         };
+        let gpm_keys = |g: usize| -> std::collections::BTreeSet<Slot> {
+            plan.gpms[g]
+                .key_vars
+                .iter()
+                .filter_map(|v| vars.get(v))
+                .collect()
+        };
+        let mut visits: HashMap<StreamId, Vec<Visit>> = HashMap::default();
+        for (i, info) in steps.iter().enumerate() {
+            let mut gpms = Vec::new();
+            info.op.gpms(&mut gpms);
+            for &stream in &info.streams {
+                let on: Vec<usize> = gpms
+                    .iter()
+                    .copied()
+                    .filter(|&g| gpm_streams[g] == stream)
+                    .collect();
+                let shaped = on.iter().all(|&g| plan.gpms[g].join_shaped);
+                visits
+                    .entry(stream)
+                    .or_default()
+                    .push((i, shaped.then_some(on)));
+            }
+        }
+        let mut conj_keys = HashMap::default();
+        for (step, info) in plan.steps.iter().zip(&steps) {
+            let before = step
+                .bound_before
+                .iter()
+                .filter_map(|v| vars.get(v))
+                .collect();
+            join_keys(&info.op, &gpm_keys, &before, &mut conj_keys);
+        }
         let options = &plan.options;
         let start_run = Rc::new(RefCell::new(Run::new(
             0,
@@ -401,6 +471,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             position: -1,
             next_id: 2,
             by_stream: HashMap::default(),
+            visits,
             partitioned: HashMap::default(),
             watchers: HashMap::default(),
             strict_new: Vec::new(),
@@ -420,6 +491,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             keys: KeyCache::default(),
             rows: Vec::new(),
             candidates: Vec::new(),
+            conj_keys,
+            work: Work::default(),
         })
     }
 
@@ -500,7 +573,10 @@ impl<G: GpmEval> QueryRuntime<G> {
         };
         let id = run.borrow().id;
         for s in streams {
-            self.by_stream.entry(s).or_default().insert(id, run.clone());
+            self.by_stream
+                .entry((s, step))
+                .or_default()
+                .insert(id, run.clone());
             run.borrow_mut().homes.push(Home::Stream(s));
         }
         self.watch(run);
@@ -521,18 +597,18 @@ impl<G: GpmEval> QueryRuntime<G> {
     }
 
     fn kill(&mut self, run: &RunRef) {
-        let (id, homes) = {
+        let (id, step, homes) = {
             let mut r = run.borrow_mut();
             if r.dead {
                 return;
             }
             r.dead = true;
             r.conj.clear();
-            (r.id, std::mem::take(&mut r.homes))
+            (r.id, r.step, std::mem::take(&mut r.homes))
         };
         for home in homes {
             match home {
-                Home::Stream(s) => remove(&mut self.by_stream, &s, id),
+                Home::Stream(s) => remove(&mut self.by_stream, &(s, step), id),
                 Home::Watch(s) => remove(&mut self.watchers, &s, id),
                 Home::Partition(k) => {
                     if let Some(p) = self.partitioned.get_mut(&k) {
@@ -729,6 +805,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         let mut runs = std::mem::take(&mut self.candidates);
         let mut rows = std::mem::take(&mut self.rows);
         self.candidates(event, index, dict, &mut runs, &mut rows);
+        self.work.run_offers += runs.len() as u64;
         rows.clear();
         self.rows = rows;
         for run in runs.drain(..) {
@@ -768,6 +845,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 }
             }
         }
+        self.work.run_offers += chains.len() as u64;
         for chain in chains {
             let mut node = None;
             for taken in chain.taken {
@@ -804,7 +882,28 @@ impl<G: GpmEval> QueryRuntime<G> {
         out: &mut Vec<RunRef>,
         rows: &mut Vec<Row>,
     ) {
-        if let Some(bucket) = self.by_stream.get(&self.stream_key(event.stream)) {
+        let key = self.stream_key(event.stream);
+        for (step, gpms) in self
+            .visits
+            .get(&event.stream)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+        {
+            let Some(bucket) = self.by_stream.get(&(key, *step)) else {
+                continue;
+            };
+            // an event without a context-free solution of the step's GPMs extends none of
+            // its runs (`GpmEval::base` is a superset of every context's results)
+            if let (true, Some(gpms)) = (self.switches.index_streams, gpms) {
+                let solves = |g: &usize| {
+                    rows.clear();
+                    self.gpms.base(*g, index, dict, rows);
+                    !rows.is_empty()
+                };
+                if !gpms.iter().any(solves) {
+                    continue;
+                }
+            }
             out.extend(bucket.values().cloned());
         }
         if self.partitioned.is_empty() {
@@ -1056,32 +1155,28 @@ impl<G: GpmEval> QueryRuntime<G> {
                     .into_vec()
             })
             .collect();
+        let keys = &self.conj_keys[id];
+        let pairs = &mut self.work.conjunction_pairs;
         let mut r = run.borrow_mut();
-        let state = r
-            .conj
-            .entry(*id)
-            .or_insert_with(|| (tau, vec![Vec::new(); operands.len()]));
-        if state.0 != tau {
-            *state = (tau, vec![Vec::new(); operands.len()]);
+        let fresh = || ConjBuffer {
+            tau,
+            pools: vec![Pool::default(); operands.len()],
+        };
+        let state = r.conj.entry(*id).or_insert_with(fresh);
+        if state.tau != tau {
+            *state = fresh();
         }
-        let buffers = &mut state.1;
+        let pools = &mut state.pools;
         let mut out: Vec<Result1> = Vec::new();
         for (i, new) in new_per_operand.into_iter().enumerate() {
             if new.is_empty() {
                 continue;
             }
-            if (0..buffers.len()).all(|j| j == i || !buffers[j].is_empty()) {
-                let mut partial: Vec<Result1> = vec![(mu.clone(), Takens::new())];
-                for (j, buffer) in buffers.iter().enumerate() {
-                    let pool = if j == i { &new } else { buffer };
-                    partial = join(&partial, pool);
-                    if partial.is_empty() {
-                        break;
-                    }
-                }
-                out.extend(partial);
+            if (0..pools.len()).all(|j| j == i || !pools[j].is_empty()) {
+                // the new results first, the others probed by their join keys
+                out.extend(conj::combine(mu, i, &new, pools, keys, pairs));
             }
-            buffers[i].extend(new);
+            pools[i].extend(new);
         }
         drop(r);
         let mut order = Vec::new();
@@ -1129,7 +1224,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 continue;
             }
             let op = self.steps[step].op.clone();
-            let Op::And { operands, .. } = &*op else {
+            let Op::And { id, operands } = &*op else {
                 continue;
             };
             let mut order: Vec<usize> = (0..operands.len()).collect();
@@ -1157,10 +1252,13 @@ impl<G: GpmEval> QueryRuntime<G> {
             if !complete {
                 continue;
             }
-            let mut joined: Vec<Result1> = vec![(context.to_vec(), Takens::new())];
-            for results in &per {
-                joined = join(&joined, results);
-            }
+            // the operand with the fewest results first, the others probed by their keys
+            let first = (0..per.len()).min_by_key(|&i| per[i].len()).unwrap_or(0);
+            let rows = std::mem::take(&mut per[first]);
+            let mut pools: Vec<Pool> = per.into_iter().map(Pool::of).collect();
+            let keys = &self.conj_keys[id];
+            let pairs = &mut self.work.conjunction_pairs;
+            let joined = conj::combine(&context, first, &rows, &mut pools, keys, pairs);
             if joined.is_empty() {
                 continue;
             }
@@ -1380,7 +1478,8 @@ impl<G: GpmEval> QueryRuntime<G> {
         let batch = std::mem::take(&mut self.batch);
         let gpms = &self.gpms;
         let locals = |g: usize| gpms.local_slots(g).to_vec();
-        let sorted = sort_batch(batch, by_completion, &self.vars, &locals, dict);
+        let keys = &mut self.work.order_keys;
+        let sorted = sort_batch(batch, by_completion, &self.vars, &locals, dict, keys);
         self.out.extend(sorted);
     }
 }
@@ -1396,21 +1495,6 @@ fn remove<K: std::hash::Hash + Eq>(
             table.remove(key);
         }
     }
-}
-
-/// mu1 ∪ mu2 for each compatible pair (SPARQL's join), with the events both took.
-fn join(left: &[Result1], right: &[Result1]) -> Vec<Result1> {
-    let mut out = Vec::new();
-    for (m1, t1) in left {
-        for (m2, t2) in right {
-            if let Some(m) = merge(m1, m2) {
-                let mut t = t1.clone();
-                t.extend(t2.iter().cloned());
-                out.push((m, t));
-            }
-        }
-    }
-    out
 }
 
 /// The union of two compatible mappings, or None when they disagree on a variable.

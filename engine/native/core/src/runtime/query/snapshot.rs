@@ -10,7 +10,8 @@
 //! else.
 
 use super::{
-    Due, EventRef, Home, Node, Pending, QueryRuntime, Result1, Run, RunRef, Strategy, Taken, Takens,
+    ConjBuffer, Due, EventRef, Home, Node, Pending, Pool, QueryRuntime, Result1, Run, RunRef,
+    Strategy, Taken, Takens,
 };
 use crate::dictionary::TermId;
 use crate::runtime::gpms::GpmEval;
@@ -257,9 +258,13 @@ impl Writer {
         let mut conj: Vec<ConjState> = r
             .conj
             .iter()
-            .map(|(&id, (tau, operands))| {
-                let operands = operands.iter().map(|o| self.results(o)).collect();
-                (id, *tau, operands)
+            .map(|(&id, buffer)| {
+                let operands = buffer
+                    .pools
+                    .iter()
+                    .map(|p| self.results(&p.results))
+                    .collect();
+                (id, buffer.tau, operands)
             })
             .collect();
         conj.sort_by_key(|c| c.0);
@@ -364,12 +369,13 @@ impl<G: GpmEval> QueryRuntime<G> {
         }
         let mut w = Writer::default();
         let start_run = w.run(&self.start_run);
-        let mut by_stream: Vec<(Option<u32>, Vec<usize>)> = self
-            .by_stream
+        // by stream as before steps were told apart (a restored run is put back by its step)
+        let mut keys: Vec<(Option<u32>, usize)> = self.by_stream.keys().copied().collect();
+        keys.sort();
+        let by_stream: Vec<(Option<u32>, Vec<usize>)> = keys
             .iter()
-            .map(|(s, runs)| (*s, w.runs(runs.values())))
+            .map(|k| (k.0, w.runs(self.by_stream[k].values())))
             .collect();
-        by_stream.sort_by_key(|(s, _)| *s);
         let mut watchers: Vec<(Option<u32>, Vec<usize>)> = self
             .watchers
             .iter()
@@ -500,7 +506,8 @@ impl<G: GpmEval> QueryRuntime<G> {
                             .collect::<Result<Vec<Result1>, String>>()
                     })
                     .collect::<Result<Vec<_>, String>>()?;
-                conj.insert(*id, (*tau, operands));
+                let pools = operands.into_iter().map(Pool::of).collect();
+                conj.insert(*id, ConjBuffer { tau: *tau, pools });
             }
             let homes = s
                 .homes
@@ -541,9 +548,12 @@ impl<G: GpmEval> QueryRuntime<G> {
                     .collect()
             })
         };
-        let mut by_stream = super::HashMap::default();
+        let mut by_stream: super::HashMap<_, BTreeMap<u64, RunRef>> = super::HashMap::default();
         for (s, list) in &state.by_stream {
-            by_stream.insert(*s, keyed(list)?);
+            for (id, run) in keyed(list)? {
+                let step = run.borrow().step;
+                by_stream.entry((*s, step)).or_default().insert(id, run);
+            }
         }
         let mut watchers = super::HashMap::default();
         for (s, list) in &state.watchers {
