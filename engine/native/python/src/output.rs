@@ -13,7 +13,8 @@ use spaseq_core::output::{Background, Batch, Collector, Format, Formatter, Scope
 const CHUNK: usize = 1 << 20;
 
 /// Matches collected into one batch before it is spelled (a batch of events can complete
-/// very many; the text of one batch stays around a megabyte).
+/// very many; the text of one batch stays around a megabyte; `Collector::fill` also cuts
+/// a batch at `TAKEN_PER_BATCH` events taken).
 const ROWS_PER_BATCH: usize = 1024;
 
 /// Where the rows are spelled and written.
@@ -220,11 +221,13 @@ impl NativeWriter {
                 gpms: &names.gpms,
                 streams,
             };
-            for chunk in records.chunks(ROWS_PER_BATCH) {
+            let mut rest = records.as_slice();
+            while !rest.is_empty() {
                 if pending.is_some() {
                     break; // matches found are dropped only once the output failed
                 }
-                match sink {
+                let chunk = &rest[..rest.len().min(ROWS_PER_BATCH)];
+                let used = match sink {
                     Sink::Here {
                         formatter,
                         out,
@@ -232,20 +235,23 @@ impl NativeWriter {
                         buf,
                         batch,
                     } => {
-                        collector.fill(chunk, &scope, batch);
+                        let used = collector.fill(chunk, &scope, batch);
                         formatter.write(batch, buf);
                         if buf.len() >= CHUNK {
                             pending = Self::emit(py, out, *binary, buf, false).err();
                         }
+                        used
                     }
                     Sink::Thread(background) => {
                         let mut batch = background.batch();
-                        collector.fill(chunk, &scope, &mut batch);
+                        let used = collector.fill(chunk, &scope, &mut batch);
                         if !batch.is_empty() {
                             pending = background.write(batch).err().map(os_error);
                         }
+                        used
                     }
-                }
+                };
+                rest = &rest[used..];
             }
             records.len()
         })?;

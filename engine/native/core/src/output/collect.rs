@@ -15,6 +15,10 @@ use std::collections::HashSet;
 /// many matches; the formatter keeps each one spelled while it is remembered here).
 const EVENTS_KEPT: usize = 1 << 16;
 
+/// Taken events (jsonl's `events` lists) a batch holds at most, past its first match: a batch
+/// of matches of many events each (Kleene+) is cut so that its text stays around megabytes.
+pub const TAKEN_PER_BATCH: usize = 1 << 14;
+
 /// The names a query's rows are written with, resolved to its slots on the first match (the
 /// writer is made before the query's variable table exists).
 #[derive(Debug, Clone)]
@@ -136,13 +140,18 @@ impl Collector {
         self.rows
     }
 
-    /// `batch` emptied, then filled with the rows of `matches` (in order; DISTINCT drops
-    /// some) and what the formatter was not sent yet.
-    pub fn fill(&mut self, matches: &[MatchRecord], scope: &Scope<'_>, batch: &mut Batch) {
+    /// `batch` emptied, then filled with the rows of the first matches of `matches` (in
+    /// order; DISTINCT drops some) and what the formatter was not sent yet, up to
+    /// `TAKEN_PER_BATCH` taken events (one match at least): how many matches it took.
+    pub fn fill(&mut self, matches: &[MatchRecord], scope: &Scope<'_>, batch: &mut Batch) -> usize {
         self.open(batch);
-        for m in matches {
+        for (i, m) in matches.iter().enumerate() {
             self.collect(m, scope, batch);
+            if batch.taken.len() >= TAKEN_PER_BATCH {
+                return i + 1;
+            }
         }
+        matches.len()
     }
 
     /// Empty `batch` for the next matches, with the forgets the formatter must do first.
