@@ -3,15 +3,19 @@ a whole ``spaseq run QUERY --stream S=FILE --format csv --output FILE --stats=js
 (wall clock, CPU and peak RSS of the process, matches from ``--stats``), at a few sizes so the
 growth curve shows. One command, JSON out::
 
-    .venv/bin/python -m benchmarks.moment_shapes [--shapes conjunction,kleene,chain]
+    .venv/bin/python -m benchmarks.moment_shapes [--shapes conjunction,conjunction-spread,kleene,chain]
         [--sizes-conjunction 5000 10000 20000 40000] [--sizes-kleene 2500 5000 10000]
-        [--sizes-chain 10000 20000 40000] [--python PATH] [--timeout S] [--out FILE.json]
+        [--sizes-chain 10000 20000 40000] [--sizes-chain-frequent 5000 10000]
+        [--python PATH] [--cli-args=--lazy-chain] [--timeout S] [--out FILE.json]
 
 - ``conjunction``: ``SEQ((A & B))``, n events at one timestamp, n/2 A's then n/2 B's, joined
   1:1 on ``?k``: n/2 matches; ``conjunction-spread`` is the same pairs, one per second.
 - ``kleene``: ``SEQ(A ; B+ : C)``, an A, n B's a second apart, a C: n matches of 1..n
   iterations at C's moment (written as one csv row each: the output is linear in n).
 - ``chain``: ``SEQ(A : B) WITHIN 1000000 DAYS``, n A's a second apart then one B: n matches.
+- ``chain-frequent``: the same events, B on A's predicate with an unindexed FILTER
+  (``?y = ?x + 5000``): every event is a trigger of the lazy chain (run it with and without
+  ``--cli-args=--lazy-chain``: what docs/decisions.md 49 compares). Not in the default set.
 
 ``--python`` runs another interpreter's spaseq (e.g. an unchanged checkout's venv: the
 "before" numbers); ``--cli-args`` adds options to every run (``--lazy-chain``). Inputs are
@@ -46,8 +50,12 @@ QUERIES = {
               "DEFINE GPM A ON S { ?a :pa ?x } DEFINE GPM B ON S { ?b :pb ?y }"),
 }
 QUERIES["conjunction-spread"] = QUERIES["conjunction"]
+QUERIES["chain-frequent"] = ("?a ?b", "WITHIN 1000000 DAYS\n", "A : B",
+                             "DEFINE GPM A ON S { ?a :pa ?x } "
+                             "DEFINE GPM B ON S { ?b :pa ?y FILTER(?y = ?x + 5000) }")
 DEFAULT_SIZES = {"conjunction": (5000, 10000, 20000, 40000), "conjunction-spread": (40000,),
-                 "kleene": (2500, 5000, 10000), "chain": (10000, 20000, 40000)}
+                 "kleene": (2500, 5000, 10000), "chain": (10000, 20000, 40000),
+                 "chain-frequent": (5000, 10000)}
 
 
 def query_text(shape: str) -> str:
@@ -70,14 +78,14 @@ def events(shape: str, n: int):
         yield 0, "a", "start", f'"0"^^{INT}'
         yield from ((i, f"b{i}", "step", f'"{i}"^^{INT}') for i in range(1, n + 1))
         yield n + 1, "c", "stop", f'"0"^^{INT}'
-    else:
+    else:  # chain, chain-frequent
         yield from ((i, f"a{i}", "pa", f'"{i}"^^{INT}') for i in range(n))
         yield n, "b", "pb", f'"{n}"^^{INT}'
 
 
 def input_file(shape: str, n: int) -> Path:
     """The shape's replay file at size ``n`` (N-Quads, times in seconds), written once."""
-    path = DATA / f"{shape}-{n}.nq"
+    path = DATA / f"{shape.removesuffix('-frequent')}-{n}.nq"
     if not path.exists():
         DATA.mkdir(parents=True, exist_ok=True)
         part = path.with_suffix(".part")
@@ -139,7 +147,7 @@ def _wait(proc: subprocess.Popen, timeout: float):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="conjunction,conjunction-spread,kleene,chain")
-    for shape in ("conjunction", "kleene", "chain"):
+    for shape in ("conjunction", "kleene", "chain", "chain-frequent"):
         parser.add_argument(f"--sizes-{shape}", type=int, nargs="+", default=list(DEFAULT_SIZES[shape]))
     parser.add_argument("--python", default=sys.executable, help="the interpreter whose spaseq runs")
     parser.add_argument("--cli-args", default="", help="more `spaseq run` options, space-separated")
@@ -147,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     sizes = {"conjunction": args.sizes_conjunction, "conjunction-spread": [max(args.sizes_conjunction)],
-             "kleene": args.sizes_kleene, "chain": args.sizes_chain}
+             "kleene": args.sizes_kleene, "chain": args.sizes_chain,
+             "chain-frequent": args.sizes_chain_frequent}
     rows = []
     for shape in args.shapes.split(","):
         for n in sizes[shape]:

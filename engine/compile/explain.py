@@ -57,6 +57,9 @@ def plan_lines(plan: Plan) -> list[str]:
             lines.append(f"  x{i}: absence of {operand_text(step.operand)} watched on {streams}")
             continue
         how = [f"indexed by stream {streams}"]
+        if i and plan.options.index_streams and all(plan.gpms[g].join_shaped for g in step.gpms):
+            how = [f"indexed by stream {streams} and state, visited only by events "
+                   f"{' or '.join(step.gpms)} has a solution on"]
         keys, rng = index.partition_keys, index.range
         if keys:
             how = ["partitioned by " + " ".join(f"?{k}" for k in keys)]
@@ -65,11 +68,15 @@ def plan_lines(plan: Plan) -> list[str]:
                                for g, rk in rng.by_gpm.items())
             how.append(f"sorted by ?{rng.run_var} ({events})")
         lines.append(f"  x{i}: runs waiting for {operand_text(step.operand)}: {', '.join(how)}")
-    t = plan.lazy_prefix
+    t, trigger = plan.lazy_chain, operand_text(steps[plan.lazy_prefix].operand)
     if t:
         buffered = ", ".join(operand_text(s.operand) for s in steps[:t])
-        lines.append(f"  with lazy_chain: no runs before x{t}; events {buffered} can take are buffered "
-                     f"for the window and chained when {operand_text(steps[t].operand)} matches")
+        lines.append(f"  lazy chain (--lazy-chain): no runs before x{t}; events {buffered} can take are "
+                     f"buffered for the window and chained when {trigger} matches")
+    elif plan.lazy_prefix:
+        lines.append(f"  lazy chain: possible over x0..x{plan.lazy_prefix}, not chosen (it pays only when {trigger} "
+                     f"is rarer than the atoms before it, which the planner cannot know: decision 49); "
+                     f"--lazy-chain turns it on")
     paths = {name: (path, why) for name, path, why in gpm_paths(plan_to_json(plan))}
     for name, g in plan.gpms.items():
         path, why = paths[name]

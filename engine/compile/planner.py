@@ -40,7 +40,7 @@ def plan_query(query: A.Query, options: EngineOptions | None = None) -> Plan:
         probes=_probes(automaton.steps, indexes, gpms),
         kleene_gpms=kleene_gpms(query),
         lazy_prefix=lazy,
-        lazy_chain=lazy if options.lazy_chain else 0,
+        lazy_chain=lazy_trigger(lazy, options),
     )
 
 
@@ -116,6 +116,15 @@ def _probes(steps: tuple[Step, ...], indexes: tuple[RunIndexPlan, ...],
             if names:
                 out.setdefault(stream, []).append(ProbeStep(step.index, index.range is not None, loops, names))
     return {s: tuple(p) for s, p in out.items()}
+
+
+def lazy_trigger(lazy_prefix: int, options: EngineOptions) -> int:
+    """The lazy chain's trigger step, 0 for the eager automaton: the whole lazy prefix when
+    ``options.lazy_chain`` asks for it, never by the planner's own choice (docs/decisions.md
+    49: eager runs are visited only by events that can extend them, so neither is cheaper
+    whatever the stream; the lazy chain wins when its trigger is rare and loses several
+    times over when it is frequent, and the planner knows no frequencies)."""
+    return lazy_prefix if options.lazy_chain else 0
 
 
 def lazy_prefix_length(steps: tuple[Step, ...], gpms: dict[str, GpmPlan], window: A.Window) -> int:

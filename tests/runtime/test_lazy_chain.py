@@ -7,7 +7,9 @@ import pytest
 
 from spaseq.engine import api, reference
 from spaseq.engine.api import Engine
+from spaseq.engine.compile.explain import plan_lines
 from spaseq.engine.compile.plan import EngineOptions
+from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.language.query import parse_query
 from tests.util import events, query_text
 from tests.util import match_bag as bag
@@ -78,3 +80,18 @@ def test_lazy_prefix_then_eager_suffix() -> None:
     assert expected
     got = bag(api.evaluate(q, evs, options=EngineOptions(lazy_chain=True)))
     assert got == expected
+
+
+def test_the_planner_leaves_the_lazy_chain_to_the_user() -> None:
+    """Decision 49: possible over A : B, not chosen by default, and explain says so."""
+    q = parse_query(query_text("A : B", PLAIN, within="1000000 DAYS", streams=("u1",)))
+    plan = plan_query(q)
+    assert (plan.lazy_prefix, plan.lazy_chain) == (1, 0)
+    said = [line for line in plan_lines(plan) if "lazy chain" in line]
+    assert said == ["  lazy chain: possible over x0..x1, not chosen (it pays only when B is rarer than the "
+                    "atoms before it, which the planner cannot know: decision 49); --lazy-chain turns it on"]
+    chosen = plan_query(q, EngineOptions(lazy_chain=True))
+    assert chosen.lazy_chain == 1
+    assert [line for line in plan_lines(chosen) if "lazy chain" in line] == [
+        "  lazy chain (--lazy-chain): no runs before x1; events A can take are buffered for the window "
+        "and chained when B matches"]
