@@ -15,7 +15,8 @@ growth curve shows. One command, JSON out::
 - ``chain``: ``SEQ(A : B) WITHIN 1000000 DAYS``, n A's a second apart then one B: n matches.
 - ``chain-frequent``: the same events, B on A's predicate with an unindexed FILTER
   (``?y = ?x + 5000``): every event is a trigger of the lazy chain (run it with and without
-  ``--cli-args=--lazy-chain``: what docs/decisions.md 49 compares). Not in the default set.
+  ``--cli-args=--lazy-chain``: what docs/decisions.md 49 compares; no match below 5,001
+  events). Not in the default set.
 
 ``--python`` runs another interpreter's spaseq (e.g. an unchanged checkout's venv: the
 "before" numbers); ``--cli-args`` adds options to every run (``--lazy-chain``). Inputs are
@@ -83,11 +84,11 @@ def events(shape: str, n: int):
         yield n, "b", "pb", f'"{n}"^^{INT}'
 
 
-def input_file(shape: str, n: int) -> Path:
+def input_file(shape: str, n: int, data: Path = DATA) -> Path:
     """The shape's replay file at size ``n`` (N-Quads, times in seconds), written once."""
-    path = DATA / f"{shape.removesuffix('-frequent')}-{n}.nq"
+    path = data / f"{shape.removesuffix('-frequent')}-{n}.nq"
     if not path.exists():
-        DATA.mkdir(parents=True, exist_ok=True)
+        data.mkdir(parents=True, exist_ok=True)
         part = path.with_suffix(".part")
         with open(part, "w", encoding="utf-8") as out:
             for k, (t, s, p, o) in enumerate(events(shape, n)):
@@ -97,9 +98,10 @@ def input_file(shape: str, n: int) -> Path:
     return path
 
 
-def measure(python: str, shape: str, n: int, cli_args: list[str], timeout: float) -> dict:
+def measure(python: str, shape: str, n: int, cli_args: list[str], timeout: float,
+            data_dir: Path = DATA) -> dict:
     """One whole ``spaseq run`` process on the shape at size ``n``."""
-    data = input_file(shape, n)
+    data = input_file(shape, n, data_dir)
     row: dict = {"shape": shape, "n": n, "cli_args": cli_args}
     with tempfile.TemporaryDirectory(prefix="spaseq-shapes-") as tmp:
         query, out = Path(tmp) / "query.rq", Path(tmp) / "out.csv"
@@ -152,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable, help="the interpreter whose spaseq runs")
     parser.add_argument("--cli-args", default="", help="more `spaseq run` options, space-separated")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
+    parser.add_argument("--data-dir", type=Path, default=DATA, help="where the inputs are written")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     sizes = {"conjunction": args.sizes_conjunction, "conjunction-spread": [max(args.sizes_conjunction)],
@@ -160,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for shape in args.shapes.split(","):
         for n in sizes[shape]:
-            row = measure(args.python, shape, n, args.cli_args.split(), args.timeout)
+            row = measure(args.python, shape, n, args.cli_args.split(), args.timeout, args.data_dir)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr)
     result = {"schema": "spaseq-moment-shapes/1", "python": args.python, "rows": rows}

@@ -256,3 +256,18 @@ def test_a_spaseq_run_process_cannot_fill_the_disk(tmp_path: Path, monkeypatch) 
                           preexec_fn=measure._cap_output, check=False)
     assert proc.returncode == 1 and "File too large" in proc.stderr
     assert target.stat().st_size <= 1000
+
+
+def test_moment_shapes_find_the_reference_matches(tmp_path: Path) -> None:
+    """benchmarks/moment_shapes.py: each shape's run finds the reference evaluator's matches."""
+    shapes = importlib.import_module("benchmarks.moment_shapes")
+    out = tmp_path / "shapes.json"
+    assert shapes.main(["--sizes-conjunction", "12", "--sizes-kleene", "6", "--sizes-chain", "9",
+                        "--data-dir", str(tmp_path), "--out", str(out)]) == 0
+    rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert [(r["shape"], r["n"]) for r in rows] == [
+        ("conjunction", 12), ("conjunction-spread", 12), ("kleene", 6), ("chain", 9)]
+    for r in rows:
+        assert r["status"] == "ok", r
+        events = read_replay(str(shapes.input_file(r["shape"], r["n"], tmp_path)), shapes.EX + "s").events
+        assert r["matches"] == len(evaluate(parse_query(shapes.query_text(r["shape"])), events)) > 0
