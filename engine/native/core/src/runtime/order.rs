@@ -71,10 +71,6 @@ pub fn sort_batch(
     if batch.len() < 2 {
         return batch;
     }
-    // the events' order keys inline (a match takes a few events: no allocation each), and
-    // the positions sorted rather than the records and keys (a few bytes moved, not ~250);
-    // many events per match: each match's list by its rank among the moment's lists
-    type Key = (Option<Order>, i128, Events);
     let budget = LISTED_PER_MATCH * batch.len();
     let few = batch
         .iter()
@@ -83,34 +79,7 @@ pub fn sort_batch(
             (n < budget).then_some(n)
         })
         .is_some();
-    let keys: Vec<Key> = if few {
-        batch
-            .iter()
-            .map(|m| {
-                let events = Node::orders(&m.node);
-                *ordered += events.len() as u64;
-                let last = if by_completion {
-                    events.iter().max().copied()
-                } else {
-                    None
-                };
-                (last, m.start, Events::Listed(events))
-            })
-            .collect()
-    } else {
-        let mut trie = Trie::default();
-        let at: Vec<u32> = batch.iter().map(|m| trie.locate(&m.node)).collect();
-        *ordered += trie.len() as u64;
-        let ranks = trie.ranks();
-        batch
-            .iter()
-            .zip(at)
-            .map(|(m, t)| {
-                let last = if by_completion { trie.max(t) } else { None };
-                (last, m.start, Events::Ranked(ranks[t as usize]))
-            })
-            .collect()
-    };
+    let keys = order_keys(&batch, by_completion, few, ordered);
     let mut order: Vec<usize> = (0..batch.len()).collect();
     order.sort_by(|&a, &b| keys[a].cmp(&keys[b])); // stable, and linear on ordered input
     let mut records: Vec<Option<MatchRecord>> = batch.into_iter().map(Some).collect();
@@ -138,6 +107,47 @@ pub fn sort_batch(
         i = j;
     }
     out
+}
+
+/// A match's place in the order but for the spelling tie-break: its last event's (unless a
+/// window closing completed it), its start, its events'.
+type Key = (Option<Order>, i128, Events);
+
+/// Each match's key; its events by their order keys when `listed` (a match takes a few
+/// events: inline, no allocation each), else by the rank of their list among the batch's.
+fn order_keys(
+    batch: &[MatchRecord],
+    by_completion: bool,
+    listed: bool,
+    ordered: &mut u64,
+) -> Vec<Key> {
+    if listed {
+        return batch
+            .iter()
+            .map(|m| {
+                let events = Node::orders(&m.node);
+                *ordered += events.len() as u64;
+                let last = if by_completion {
+                    events.iter().max().copied()
+                } else {
+                    None
+                };
+                (last, m.start, Events::Listed(events))
+            })
+            .collect();
+    }
+    let mut trie = Trie::default();
+    let at: Vec<u32> = batch.iter().map(|m| trie.locate(&m.node)).collect();
+    *ordered += trie.len() as u64;
+    let ranks = trie.ranks();
+    batch
+        .iter()
+        .zip(at)
+        .map(|(m, t)| {
+            let last = if by_completion { trie.max(t) } else { None };
+            (last, m.start, Events::Ranked(ranks[t as usize]))
+        })
+        .collect()
 }
 
 /// A match's events in the order's terms: their order keys, or their list's rank among the
@@ -213,5 +223,73 @@ impl Trie {
             stack.extend(self.children[t as usize].values().rev().copied());
         }
         rank
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::buffer::Taken;
+    use crate::runtime::event::EventData;
+
+    fn event(uid: u64, time: i128, seq: u64) -> Rc<EventData> {
+        Rc::new(EventData {
+            uid,
+            stream: 0,
+            dated: false,
+            time,
+            seq,
+            graph: None,
+            triples: Vec::new(),
+        })
+    }
+
+    fn push(parent: &Option<Rc<Node>>, e: &Rc<EventData>) -> Option<Rc<Node>> {
+        let taken = Taken {
+            gpm: 0,
+            event: e.clone(),
+            bindings: Rc::from(Vec::new()),
+        };
+        Some(Node::push(parent.clone(), taken))
+    }
+
+    #[test]
+    fn ranked_lists_order_as_listed_ones() {
+        // lists sharing nodes, lists of equal events in nodes of their own, prefixes of
+        // others, events of one time told apart by arrival, the empty list
+        let e: Vec<_> = (0..6).map(|i| event(i, (i / 2) as i128, i)).collect();
+        let a = push(&None, &e[0]);
+        let ab = push(&a, &e[1]);
+        let abc = push(&ab, &e[2]);
+        let abd = push(&ab, &e[3]);
+        let a2 = push(&None, &e[0]);
+        let a2d = push(&a2, &e[3]);
+        let ae = push(&a, &e[4]);
+        let f = push(&None, &e[5]);
+        let fa = push(&f, &e[0]);
+        let nodes = [abd, abc.clone(), None, a2d, ab, ae, fa, abc, f, a];
+        let batch: Vec<MatchRecord> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, node)| MatchRecord {
+                mu: Rc::new(Vec::new()),
+                node: node.clone(),
+                start: (i % 2) as i128,
+                time: 9,
+            })
+            .collect();
+        for by_completion in [false, true] {
+            let (mut listed, mut ranked) = (0, 0);
+            let a = order_keys(&batch, by_completion, true, &mut listed);
+            let b = order_keys(&batch, by_completion, false, &mut ranked);
+            for i in 0..batch.len() {
+                for j in 0..batch.len() {
+                    assert_eq!(a[i].cmp(&a[j]), b[i].cmp(&b[j]), "{i} {j}");
+                }
+            }
+            // the trie holds a node per distinct list (the empty one included: 9), the lists
+            // every event of every match (19)
+            assert_eq!((listed, ranked), (19, 9));
+        }
     }
 }
