@@ -315,6 +315,5 @@ class QueryRuntime:
         return dict(self._native.footprint(self.number))
 
     def work(self) -> dict[str, int]:
-        """Counts of the work done so far that grows with the input (pairs of conjunction
-        results compared, ...): what tests check a shape's cost by, without timing it."""
+        """Counts of work done so far (``runtime::query::Work``): tests bound a shape's cost by them."""
         return dict(self._native.work(self.number))

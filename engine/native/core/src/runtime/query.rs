@@ -249,7 +249,7 @@ pub struct QueryRuntime<G: GpmEval> {
     by_stream: HashMap<(Option<StreamId>, usize), BTreeMap<u64, RunRef>>,
     /// Per stream, the steps reading it, each with the GPMs (on that stream) an event must
     /// have a context-free solution of to extend its runs; None: visited by every event
-    /// (a GPM that is not join-shaped, whose base solutions bound nothing).
+    /// (a GPM is not join-shaped: its base solutions need not cover its results).
     visits: HashMap<StreamId, Vec<Visit>>,
     partitioned: HashMap<PartitionKey, Partition<RunRef>>,
     watchers: HashMap<Option<StreamId>, BTreeMap<u64, RunRef>>,
@@ -295,6 +295,7 @@ pub struct Work {
 }
 
 impl Work {
+    /// The counts by name (what `NativeEngine.work` hands to Python).
     pub fn counts(&self) -> BTreeMap<&'static str, u64> {
         BTreeMap::from([
             ("conjunction_pairs", self.conjunction_pairs),
