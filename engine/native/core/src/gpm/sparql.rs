@@ -224,7 +224,7 @@ impl SparqlGpm {
         let Ok(QueryResults::Solutions(solutions)) = prepared.execute(&dataset) else {
             return;
         };
-        // the event's spellings of computed values, gathered when a literal first comes back
+        // the event's spellings of values, gathered when a canonical literal first comes back
         let mut back: Option<HashMap<oxrdf::Term, oxrdf::Term>> = None;
         let mut seen = HashSet::new();
         let width = mu.len().max(self.width);
@@ -237,11 +237,13 @@ impl SparqlGpm {
                 };
                 if row[slot].is_none() {
                     // mu's values stay as mu spells them (the VALUES join made them equal)
+                    // the dataset keeps spellings, so a non-canonical literal is the event's
+                    // (or the query's) own; a canonical one is kept if the event holds it,
+                    // else it is computed and takes the event's spelling of its value
                     let term = match term {
-                        oxrdf::Term::Literal(_) => {
+                        oxrdf::Term::Literal(_) if canonical(term, dict).is_none() => {
                             let back = back.get_or_insert_with(|| spellings(index, dict));
-                            let c = canonical(term, dict);
-                            back.get(c.as_ref().unwrap_or(term)).unwrap_or(term).clone()
+                            back.get(term).unwrap_or(term).clone()
                         }
                         _ => term.clone(),
                     };
@@ -268,15 +270,26 @@ fn canonical(term: &oxrdf::Term, dict: &Dictionary) -> Option<oxrdf::Term> {
     }
 }
 
-/// The event's literals by their canonical forms, where those differ (Python's
-/// `sparql_store.spellings`): a value a SPARQL expression computes, canonical, is given
-/// back in the event's spelling of it (decision 7).
+/// The event's spelling of each literal value it holds, by the value's canonical form
+/// (Python's `sparql_store.spellings`): the canonical form itself when the event holds it,
+/// else the least of the event's spellings of the value (N-Triples text, code point order),
+/// whatever the triples' order. A value a SPARQL expression computes, canonical, is given
+/// back in this spelling (decision 7).
 fn spellings(index: &EventIndex, dict: &Dictionary) -> HashMap<oxrdf::Term, oxrdf::Term> {
-    let mut back = HashMap::new();
+    let mut back: HashMap<oxrdf::Term, oxrdf::Term> = HashMap::new();
     for (_, _, o) in index.triples() {
         let term = dict.get(o);
-        if let Some(c) = canonical(term, dict) {
-            back.entry(c).or_insert_with(|| term.clone());
+        let oxrdf::Term::Literal(_) = term else {
+            continue;
+        };
+        let c = canonical(term, dict).unwrap_or_else(|| term.clone());
+        // the canonical spelling, once held, stays; otherwise the least spelling wins
+        let better = match back.get(&c) {
+            None => true,
+            Some(held) => *held != c && (*term == c || term.to_string() < held.to_string()),
+        };
+        if better {
+            back.insert(c, term.clone());
         }
     }
     back
