@@ -138,8 +138,11 @@ class ServicePattern:
 
 @dataclass(frozen=True)
 class Bind:
+    """``BIND(expr AS ?var)``; ``text`` is the expression's source text."""
+
     expr: Expr
     var: str
+    text: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)

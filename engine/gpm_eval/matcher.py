@@ -32,6 +32,7 @@ from spaseq.engine.gpm_eval.sparql_store import (
     Solution,
     SparqlStore,
     compatible,
+    graph_text,
     query_functions,
     values_clause,
 )
@@ -149,7 +150,7 @@ class GpmMatcher:
         for el in plan.graph_elements:
             shared = sorted(A.in_scope_vars(el.pattern) | (
                 {el.graph.name} if isinstance(el.graph, A.Var) else set()))
-            self._graph_parts.append((el, shared, _graph_text(el)))
+            self._graph_parts.append((el, shared, graph_text(el)))
         self.cost = plan.cost
 
     def can_match(self, ctx: EventContext) -> bool:
@@ -228,7 +229,3 @@ class GpmMatcher:
         names = [v.value for v in result.variables]
         return [{n: r[n] for n in names if r[n] is not None} for r in result]
 
-
-def _graph_text(el: A.GraphPattern) -> str:
-    name = f"?{el.graph.name}" if isinstance(el.graph, A.Var) else f"<{el.graph.value}>"
-    return f"GRAPH {name} {el.pattern.text}"

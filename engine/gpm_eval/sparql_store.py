@@ -5,10 +5,14 @@ the incremental engine's fallback (``matcher``) share.
 Events and KB graphs live in one pyoxigraph store: each event is a named graph under an
 internal name (``EVENT_GRAPH_PREFIX``), and a GPM body runs with that graph as the default
 graph and the KB's graphs as the named graphs, so ``GRAPH <kb> {...}`` queries the KB. The
-context mu is joined in as a leading ``VALUES`` block (blank nodes, which VALUES cannot hold,
-go through pyoxigraph's substitutions instead). The store keeps literals in canonical form
-(``"14.0"^^xsd:double`` comes back as ``"14"``), so each event's own spellings are remembered
-and put back into the solutions, which are deduplicated.
+store keeps literals in canonical form (``"14.0"^^xsd:double`` is ``"14"`` there, and
+``"+1"^^xsd:integer`` the same term as ``"1"``), so the body's patterns are matched by
+``identity`` over the event's own triples, by term identity and in the event's spellings
+(decision 7), and the store answers for values: FILTER and BIND expressions, with a
+solution as a leading ``VALUES`` row (blank nodes, which VALUES cannot hold, go through
+pyoxigraph's substitutions instead), GRAPH blocks and sub-selects. Solutions are
+deduplicated. A body ``identity`` does not cover (SERVICE) is one pyoxigraph query, its
+literals given back in the event's spelling of their values.
 
 Which KB quads the store holds, and for how long events stay, is the users' business: the
 reference loads all of the KB (it is the oracle) and keeps every event; the engine copies
@@ -19,19 +23,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from pyoxigraph import BlankNode, NamedNode, Quad, Store, Variable
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Store, Variable
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.gpm_texts import GpmTexts
 from spaseq.engine.events import Event
 from spaseq.engine.functions.registry import pyoxigraph_functions
 from spaseq.engine.functions.run_functions import RunContext
+from spaseq.engine.gpm_eval.identity import (
+    Evaluator,
+    EventTriples,
+    Solution,
+    Spellings,
+    Unsupported,
+    compatible,
+)
 from spaseq.engine.matches import Term
 
 EVENT_GRAPH_PREFIX = "urn:spaseq:event:"
 
-Solution = dict[str, Term]
-Spellings = dict[Term, Term]  # the store's canonical term -> the event's own spelling
+__all__ = ["EVENT_GRAPH_PREFIX", "Solution", "SparqlStore", "compatible", "graph_text",
+           "query_functions", "spellings", "values_clause"]
+_INDEX = "_spaseq_row"
+_RESULT = "_spaseq_value"
+_BATCH = 256
 
 
 def values_clause(mu: Mapping[str, Term]) -> tuple[str, dict[Variable, Term]]:
@@ -47,15 +62,10 @@ def values_clause(mu: Mapping[str, Term]) -> tuple[str, dict[Variable, Term]]:
     return f"VALUES ({head}) {{ ({row}) }}\n", subst
 
 
-def compatible(a: Mapping[str, Term], b: Mapping[str, Term]) -> bool:
-    """SPARQL compatibility: the two mappings agree on every shared variable."""
-    if len(a) > len(b):
-        a, b = b, a
-    for k, v in a.items():
-        w = b.get(k)
-        if w is not None and w != v:
-            return False
-    return True
+def graph_text(el: A.GraphPattern) -> str:
+    """A GRAPH element as SPARQL text."""
+    name = f"?{el.graph.name}" if isinstance(el.graph, A.Var) else f"<{el.graph.value}>"
+    return f"GRAPH {name} {el.pattern.text}"
 
 
 _STATIC_FUNCTIONS = pyoxigraph_functions()
@@ -70,10 +80,11 @@ def query_functions(c: GpmTexts, run: RunContext | None) -> dict | None:
 
 
 def spellings(events: Sequence[Event]) -> list[Spellings]:
-    """Per event, its object terms the store would canonicalise (literals, and triple terms
-    holding them), from the canonical form back to the event's spelling; where an event spells
-    one canonical term several ways, its first triple's spelling wins. One scratch store for
-    all the events."""
+    """Per event, the spelling a canonical literal it does not hold takes (decision 7): for
+    each value the event spells only non-canonically (literals, and triple terms holding
+    them), from the canonical form to the least of its spellings (N-Triples text, code point
+    order, whatever the triples' order: the native path's rule). One scratch store for all
+    the events."""
     objects = list(dict.fromkeys(
         t.object for e in events for t in e.triples if not isinstance(t.object, NamedNode | BlankNode)
     ))
@@ -89,11 +100,12 @@ def spellings(events: Sequence[Event]) -> list[Spellings]:
             canonical[original] = q.object
     out = []
     for e in events:
+        held = {t.object for t in e.triples}
         back: Spellings = {}
         for t in e.triples:
             c = canonical.get(t.object)
-            if c is not None:
-                back.setdefault(c, t.object)
+            if c is not None and c not in held and (c not in back or str(t.object) < str(back[c])):
+                back[c] = t.object
         out.append(back)
     return out
 
@@ -113,7 +125,7 @@ class SparqlStore:
     def __init__(self) -> None:
         self.store = Store()
         self.kb_graphs: list[NamedNode | BlankNode] = []
-        self._spellings: dict[NamedNode, Spellings] = {}
+        self._events: dict[NamedNode, EventTriples] = {}
         self._counter = 0
 
     def load_kb(self, kb: Store) -> None:
@@ -124,7 +136,7 @@ class SparqlStore:
     # ------------------------------------------------------------------ events
 
     def add_events(self, events: Sequence[Event]) -> list[NamedNode]:
-        """Store each event as a new named graph (remembering its literals' spellings)."""
+        """Store each event as a new named graph (keeping its own triples and spellings)."""
         graphs = []
         quads = []
         for e, back in zip(events, spellings(events), strict=True):
@@ -132,22 +144,22 @@ class SparqlStore:
             self._counter += 1
             graphs.append(g)
             quads.extend(Quad(t.subject, t.predicate, t.object, g) for t in e.triples)
-            if back:
-                self._spellings[g] = back
+            self._events[g] = EventTriples(e.triples, back)
         self.store.extend(quads)
         return graphs
 
     def remove_event(self, graph: NamedNode) -> None:
-        """Drop an event graph (and its spellings)."""
+        """Drop an event graph (and its triples)."""
         self.store.remove_graph(graph)
-        self._spellings.pop(graph, None)
+        self._events.pop(graph, None)
 
     # ------------------------------------------------------------------ queries
 
     def select(self, text: str, graph: NamedNode, query: A.Query,
-               subst: dict[Variable, Term] | None = None, functions: dict | None = None) -> list[Solution]:
+               subst: dict[Variable, Term] | None = None, functions: dict | None = None,
+               back: Spellings | None = None) -> list[Solution]:
         """The distinct solutions of SELECT ``text`` (of ``query``'s prefixes and base) with
-        event ``graph`` as the default graph, in the event's spellings."""
+        event ``graph`` as the default graph; ``back``: literals to give back respelled."""
         result = self.store.query(
             text,
             default_graph=graph,
@@ -158,61 +170,124 @@ class SparqlStore:
             custom_functions=functions,
         )
         names = [v.value for v in result.variables]
-        back = self._spellings.get(graph, {})
         out: list[Solution] = []
         seen: set[tuple] = set()
         for row in result:
-            sol = _solution(row, names, back)
+            sol = _solution(row, names, back or {})
             key = _key(sol)
             if key not in seen:
                 seen.add(key)
                 out.append(sol)
         return out
 
+    def _evaluator(self, graph: NamedNode, query: A.Query, functions: dict | None) -> Evaluator:
+        return Evaluator(self._events[graph], _Values(self, graph, query, functions))
+
     def body(self, c: GpmTexts, graph: NamedNode, query: A.Query, mu: Mapping[str, Term],
              run: RunContext | None = None) -> list[Solution]:
         """The solutions nu of ``VALUES(mu) . body`` on the event (``run``: for run functions)."""
-        values, subst = values_clause(mu)
-        return self.select(f"SELECT {c.projection} WHERE {{ {values}{c.body_inner} }}", graph, query,
-                           subst, query_functions(c, run))
+        functions = query_functions(c, run)
+        try:
+            sols = self._evaluator(graph, query, functions).group(c.event.pattern, [dict(mu)])
+        except Unsupported:
+            values, subst = values_clause(mu)
+            return self.select(f"SELECT {c.projection} WHERE {{ {values}{c.body_inner} }}", graph, query,
+                               subst, functions, self._events[graph].spellings)
+        return _project(sols, c.mentioned)
 
     def filterless(self, c: GpmTexts, graph: NamedNode, query: A.Query) -> list[Solution]:
         """Solutions of a join-shaped body without its FILTERs and without context."""
-        return self.select(f"SELECT {c.projection} WHERE {c.filterless}", graph, query,
-                           functions=query_functions(c, None))
+        functions = query_functions(c, None)
+        try:
+            sols = self._evaluator(graph, query, functions).group(c.event.pattern, filters=False)
+        except Unsupported:
+            return self.select(f"SELECT {c.projection} WHERE {c.filterless}", graph, query,
+                               functions=functions, back=self._events[graph].spellings)
+        return _project(sols, c.mentioned)
 
     def filters_hold(self, c: GpmTexts, graph: NamedNode, query: A.Query, merged: Mapping[str, Term],
                      run: RunContext | None = None) -> bool:
         """Whether the body's FILTERs all hold on ``merged`` (a context joined with a solution)."""
-        values, subst = values_clause(merged)
-        filters = " ".join(f"FILTER({f})" for f in c.filters)
-        projection = " ".join(f"?{v}" for v in sorted(merged)) or "*"
-        return bool(self.select(f"SELECT {projection} WHERE {{ {values}{filters} }}", graph, query,
-                                subst, query_functions(c, run)))
+        values = _Values(self, graph, query, query_functions(c, run))
+        return all(values.filter(f, [dict(merged)])[0] for f in c.filters)
 
     def filterless_each(self, c: GpmTexts, graphs: Sequence[NamedNode],
                         query: A.Query) -> dict[NamedNode, list[Solution]]:
-        """``filterless`` for many events with one query: ``GRAPH ?g { body }`` over the event
-        graphs makes each event the active graph, exactly as running the body with that event
-        as default graph. Only for bodies without GRAPH clauses (inside ``GRAPH ?g`` they would
-        see the event graphs as named graphs)."""
-        out: dict[NamedNode, list[Solution]] = {g: [] for g in graphs}
-        graph_var = "_spaseq_event_graph"
-        result = self.store.query(
-            f"SELECT ?{graph_var} {c.projection} WHERE {{ GRAPH ?{graph_var} {c.filterless} }}",
-            default_graph=[],
-            named_graphs=list(out),
-            prefixes=query.prefixes,
-            base_iri=query.base,
-            custom_functions=query_functions(c, None),
-        )
-        names = [v.value for v in result.variables if v.value != graph_var]
-        seen: set[tuple] = set()
-        for row in result:
-            g = row[graph_var]
-            sol = _solution(row, names, self._spellings.get(g, {}))
-            key = (g, _key(sol))
-            if key not in seen:
-                seen.add(key)
-                out[g].append(sol)
-        return out
+        """``filterless`` for many events."""
+        return {g: self.filterless(c, g, query) for g in graphs}
+
+
+def _project(sols: Iterable[Solution], names: frozenset[str]) -> list[Solution]:
+    """The solutions on the body's named variables (blank-node variables dropped), distinct."""
+    out: list[Solution] = []
+    seen: set[tuple] = set()
+    for sol in sols:
+        p = {v: t for v, t in sol.items() if v in names}
+        key = _key(p)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+class _Values:
+    """``identity.Backend`` on the store: each question is one query over a batch of rows,
+    a leading ``VALUES`` row each (one query per row for rows holding blank nodes)."""
+
+    def __init__(self, sparql: SparqlStore, graph: NamedNode, query: A.Query, functions: dict | None) -> None:
+        self.sparql = sparql
+        self.event_graph = graph
+        self.query = query
+        self.functions = functions
+
+    def _each(self, rows: Sequence[Solution], where: str, out_vars: Sequence[str]) -> list[list[Solution]]:
+        """Per row, the solutions of ``{ VALUES(row) where }`` on ``out_vars``."""
+        found: list[list[Solution]] = [[] for _ in rows]
+        plain = [i for i, r in enumerate(rows) if not any(isinstance(t, BlankNode) for t in r.values())]
+        projection = " ".join(f"?{v}" for v in [_INDEX, *out_vars])
+        for lo in range(0, len(plain), _BATCH):
+            batch = plain[lo:lo + _BATCH]
+            names = sorted({v for i in batch for v in rows[i] if not v.startswith("_:")})
+            head = " ".join(f"?{v}" for v in [_INDEX, *names])
+            body = " ".join(
+                "(" + " ".join([str(i), *(str(rows[i][v]) if v in rows[i] else "UNDEF" for v in names)]) + ")"
+                for i in batch)
+            self._collect(f"SELECT {projection} WHERE {{ VALUES ({head}) {{ {body} }} {where} }}",
+                          None, out_vars, found)
+        for i, r in enumerate(rows):
+            if i not in plain:
+                values, subst = values_clause({_INDEX: _literal_index(i), **{
+                    v: t for v, t in r.items() if not v.startswith("_:")}})
+                self._collect(f"SELECT {projection} WHERE {{ {values}{where} }}", subst, out_vars, found)
+        return found
+
+    def _collect(self, text: str, subst: dict[Variable, Term] | None, out_vars: Sequence[str],
+                 found: list[list[Solution]]) -> None:
+        for sol in self.sparql.select(text, self.event_graph, self.query, subst, self.functions):
+            found[int(sol[_INDEX].value)].append({v: sol[v] for v in out_vars if v in sol})
+
+    def filter(self, text: str, rows: Sequence[Solution]) -> list[bool]:
+        """Whether FILTER ``text`` holds on each row."""
+        return [bool(f) for f in self._each(rows, f"FILTER({text})", [])]
+
+    def bind(self, text: str, rows: Sequence[Solution]) -> list[Term | None]:
+        """Expression ``text``'s value on each row (None on an error)."""
+        return [f[0].get(_RESULT) if f else None
+                for f in self._each(rows, f"BIND(({text}) AS ?{_RESULT})", [_RESULT])]
+
+    def graph(self, el: A.GraphPattern, rows: Sequence[Solution]) -> list[list[Solution]]:
+        """Per row, the GRAPH block's solutions agreeing with it in value (the caller joins
+        them by identity)."""
+        shared = sorted(A.in_scope_vars(el.pattern) | ({el.graph.name} if isinstance(el.graph, A.Var) else set()))
+        restricted = [{v: r[v] for v in shared if v in r} for r in rows]
+        return self._each(restricted, graph_text(el), shared)
+
+    def sub_select(self, el: A.SubSelect) -> list[Solution]:
+        """The sub-select's solutions on the event (canonical terms)."""
+        projection = " ".join(f"?{v}" for v in el.projected) or "*"
+        return self.sparql.select(f"SELECT {projection} WHERE {{ {{ {el.text} }} }}", self.event_graph, self.query,
+                                  functions=self.functions)
+
+
+def _literal_index(i: int) -> Term:
+    return Literal(str(i), datatype=NamedNode("http://www.w3.org/2001/XMLSchema#integer"))

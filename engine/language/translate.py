@@ -347,7 +347,7 @@ def _not_triples(ctx: _Context, node: Tree) -> A.Element:
         rest = node.children[1:] if silent else node.children
         return A.ServicePattern(_term(ctx, rest[0]), _group(ctx, rest[1]), silent)  # type: ignore[arg-type]
     if kind == "bind":
-        return A.Bind(_expr(ctx, node.children[0]), _var_name(node.children[1]))
+        return A.Bind(_expr(ctx, node.children[0]), _var_name(node.children[1]), ctx.span(node.children[0]))
     if kind == "inline_data":
         return _values(ctx, node.children[0])
     raise QueryError(f"unsupported pattern {kind}", ctx.loc(node))  # pragma: no cover

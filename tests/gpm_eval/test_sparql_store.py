@@ -37,17 +37,22 @@ def _query(body: str):
     return parse_query(query_text("A", f"DEFINE GPM A ON U1 {body}", streams=("u1",)))
 
 
-def test_spellings_map_canonical_terms_back_first_triple_first() -> None:
+def test_spellings_give_a_value_the_canonical_spelling_if_held_else_the_least() -> None:
     p, q = NamedNode(EX + "p"), NamedNode(EX + "q")
     other = Literal("1.4E1", datatype=NamedNode(XSD + "double"))
     canonical = Literal("14", datatype=NamedNode(XSD + "double"))
+    one = Literal("1", datatype=NamedNode(XSD + "integer"))
+    plus_one = Literal("+1", datatype=NamedNode(XSD + "integer"))
     e1 = Event(EX + "u1", 1.0, (Triple(S, p, V14), Triple(S, q, other), Triple(S, p, N01)), 0)
     e2 = Event(EX + "u1", 2.0, (Triple(S, p, other), Triple(S, q, Triple(S, p, V14))), 1)
     plain = Event(EX + "u1", 3.0, (Triple(S, p, S), Triple(S, q, canonical)), 2)
-    back1, back2, back3 = spellings([e1, e2, plain])
-    assert back1 == {canonical: V14, Literal("1", datatype=NamedNode(XSD + "integer")): N01}
+    both = Event(EX + "u1", 4.0, (Triple(S, p, plus_one), Triple(S, q, one), Triple(S, q, N01)), 3)
+    back1, back2, back3, back4 = spellings([e1, e2, plain, both])
+    # whatever the triples' order: "1.4E1" < "14.0" in code point order
+    assert back1 == {canonical: other, one: N01}
     assert back2 == {canonical: other, Triple(S, p, canonical): Triple(S, p, V14)}
     assert back3 == {}  # already canonical: nothing to restore
+    assert back4 == {}  # the event holds the canonical spelling: computed values keep it
 
 
 def test_store_canonicalises_and_select_restores_the_event_spelling() -> None:
@@ -57,10 +62,11 @@ def test_store_canonicalises_and_select_restores_the_event_spelling() -> None:
     text = "SELECT ?s ?v ?n WHERE { ?s :v ?v ; :n ?n }"
     raw = store.store.query(text, default_graph=graph, prefixes=query.prefixes)
     assert [(r["v"].value, r["n"].value) for r in raw] == [("14", "1")]  # why spellings exist
-    assert store.select(text, graph, query) == EXPECTED
+    assert store.select(text, graph, query, back=store._events[graph].spellings) == EXPECTED
+    assert store.body(GpmTexts.of(query.events["A"]), graph, query, {}) == EXPECTED
     store.remove_event(graph)
     assert store.select(text, graph, query) == []
-    assert not store._spellings
+    assert not store._events
 
 
 @pytest.mark.parametrize("body", BODIES.values(), ids=BODIES.keys())
@@ -90,7 +96,7 @@ def test_engine_fallback_matcher_shows_event_spellings(body: str) -> None:
     assert matcher.results(ctx, {}) == EXPECTED
     assert matcher.results(ctx, {"v": V14}) == EXPECTED
     graphs.release(float("inf"))
-    assert list(graphs.store) == [] and not graphs._spellings
+    assert list(graphs.store) == [] and not graphs._events
 
 
 @pytest.mark.parametrize("body", BODIES.values(), ids=BODIES.keys())
