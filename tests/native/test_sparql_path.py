@@ -24,10 +24,17 @@ SPARQL_BODIES = [
     "{{ ?s{i} :val ?v{i} BIND(?v{i} + 1 AS ?w{i}) FILTER(?w{i} > ?v{j}) }}",
     "{{ ?s{i} :val ?v{i} VALUES ?k {{ :K0 :K1 }} ?s{i} :key ?k }}",
     "{{ ?s{i} :key/^:key ?o{i} ; :val ?v{i} }}",
-    "{{ {{ SELECT ?s{i} (MAX(?x) AS ?v{i}) WHERE {{ ?s{i} :val ?x }} GROUP BY ?s{i} }} }}",
+    # SUM, not MAX: which spelling MAX returns of a value spelled several ways is
+    # pyoxigraph's secret in the reference (docs/decisions.md 7)
+    "{{ {{ SELECT ?s{i} (SUM(?x) AS ?v{i}) WHERE {{ ?s{i} :val ?x }} GROUP BY ?s{i} }} }}",
     "{{ ?s{i} :val ?v{i} FILTER EXISTS {{ ?s{i} :tag ?any }} }}",
     "{{ ?s{i} :val ?v{i} FILTER(REGEX(STR(?v{i}), STR(?v{j}))) }}",
     "{{ ?s{i} :val ?v{i} FILTER(STRLEN(STR(?v{i})) >= 1 && ?v{i} >= ?v{j}) }}",
+    # issue 24 B: literals joined by identity with the run's, through each construct
+    "{{ ?s{i} :val ?v{j} OPTIONAL {{ ?s{i} :tag ?t{i} }} }}",
+    "{{ {{ ?s{i} :val ?v{j} }} UNION {{ ?s{i} :alt ?v{j} }} }}",
+    "{{ ?s{i} :val ?w{i} BIND(?w{i} AS ?u{i}) ?s{i} :alt ?u{i} }}",
+    "{{ ?s{i} :alt ?w{i} BIND(?w{i} * 1 AS ?v{i}) OPTIONAL {{ ?s{i} :val ?v{i} }} }}",
 ]
 
 

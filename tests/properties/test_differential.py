@@ -1,6 +1,7 @@
 """The incremental engine against the reference evaluator on random streams and random
 queries: every operator, nesting, every window kind, stateful FILTERs across GPMs, join
-keys (partitioned runs), KB GRAPH clauses and a body only pyoxigraph evaluates. Matches are
+keys (partitioned runs), KB GRAPH clauses and a body only pyoxigraph evaluates, on events
+spelling one value several ways. Matches are
 compared as bags of (events per atom with iteration bindings, mapping, start, end); every
 combination of optimisation switches must give the same bag."""
 
@@ -39,15 +40,28 @@ BODIES = [
     "{{ ?s{i} :key ?k ; :val ?v{i} FILTER((3 - ?v{j}) / 2 >= ?v{i}) }}",
     "{{ ?s{i} :val ?v{i} FILTER(?v{i} <= ?v{j} * 0.3 / 0.1) }}",
     "{{ ?s{i} :tag ?t{i} }}",
+    # a literal joined by identity with the previous GPM's, and one read off the :alt triple
+    "{{ ?s{i} :val ?v{j} }}",
+    "{{ ?s{i} :alt ?v{i} FILTER(?v{i} >= ?v{j}) }}",
     "{{ ?s{i} :key ?k GRAPH :kb {{ ?k :owner ?o{i} }} }}",
     "{{ ?s{i} :val ?v{i} OPTIONAL {{ ?s{i} :tag ?t{i} }} FILTER(!BOUND(?t{i}) || ?v{i} < 3) }}",
 ]
 
 
-# mostly small integers; sometimes other numerics, NaN or a string (range-index corners)
+#: several spellings of one value (decision 7: a binding keeps its own triple's spelling,
+#: terms join by identity, and a computed value takes the event's spelling of it)
+SPELLINGS = [
+    ["1", '"+1"^^xsd:integer', '"01"^^xsd:integer', "1.0"],
+    ['"20"^^xsd:decimal', "20.0", '"020.00"^^xsd:decimal'],
+]
+SPELLED = st.sampled_from([s for family in SPELLINGS for s in family])
+
+# small integers; other numerics, NaN or a string (range-index corners); values spelled
+# several ways
 VALUES = st.one_of(
     st.integers(0, 4).map(str),
     st.sampled_from(['2.5', '"2"^^xsd:double', '"NaN"^^xsd:double', '"3"', '1e0', '"2"^^xsd:float']),
+    SPELLED,
 )
 
 
@@ -67,11 +81,17 @@ def _origin(text: str) -> Decimal:
 
 def event_parts(draw, i: int, values=VALUES) -> list[str]:
     """Event ``i``'s Turtle statements: mostly a :key, always a :val (from ``values``),
+    sometimes an :alt before or after it (often another spelling of the :val's value),
     sometimes a :tag."""
     parts = []
     if draw(st.integers(0, 4)):
         parts.append(f":e{i} :key :K{draw(st.integers(0, 1))} .")
-    parts.append(f":e{i} :val {draw(values)} .")
+    value = draw(values)
+    parts.append(f":e{i} :val {value} .")
+    if draw(st.booleans()):
+        family = next((f for f in SPELLINGS if value in f), None)
+        alt = draw(st.sampled_from(family) if family and draw(st.integers(0, 3)) else SPELLED)
+        parts.insert(draw(st.integers(0, len(parts))), f":e{i} :alt {alt} .")
     if draw(st.booleans()):
         parts.append(f":e{i} :tag :T{draw(st.integers(0, 1))} .")
     return parts
