@@ -64,21 +64,6 @@ class GpmEvaluator:
                                                            self.query)
         return self._base_cache[key]
 
-    def prefetch(self, gpm: str, events: list[Event]) -> None:
-        """Fill the base-solution cache for many events with one query
-        (``SparqlStore.filterless_each``), for join-shaped bodies without GRAPH clauses or
-        sub-selects (pyoxigraph evaluates a sub-select under ``GRAPH ?g`` once over every
-        graph, not once per graph: its aggregates would mix the events)."""
-        c = self._compiled[gpm]
-        todo = [e for e in events if (gpm, id(e)) not in self._base_cache]
-        if not c.join_shaped or not todo or any(
-            isinstance(el, A.GraphPattern | A.SubSelect) for el in c.event.pattern.walk()
-        ):
-            return
-        by_graph = self.sparql.filterless_each(c, [self._graphs[id(e)] for e in todo], self.query)
-        for e in todo:
-            self._base_cache[(gpm, id(e))] = by_graph[self._graphs[id(e)]]
-
     def solutions(self, gpm: str, event: Event, mu: Mapping[str, Term],
                   run: RunContext | None = None) -> list[Solution]:
         """eval(gpm, event, mu): every mu ∪ nu, nu a solution of VALUES(mu) . body. ``run``:

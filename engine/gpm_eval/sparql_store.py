@@ -96,7 +96,8 @@ def spellings(events: Sequence[Event]) -> list[Spellings]:
     canonical = {}
     for q in scratch.quads_for_pattern(None, probe, None):
         original = objects[int(q.subject.value.rsplit(":", 1)[1])]
-        if q.object != original:
+        # the same datatype only: the store makes "1"^^xsd:byte the integer 1, another term
+        if q.object != original and getattr(q.object, "datatype", None) == getattr(original, "datatype", None):
             canonical[original] = q.object
     out = []
     for e in events:
@@ -211,11 +212,6 @@ class SparqlStore:
         values = _Values(self, graph, query, query_functions(c, run))
         return all(values.filter(f, [dict(merged)])[0] for f in c.filters)
 
-    def filterless_each(self, c: GpmTexts, graphs: Sequence[NamedNode],
-                        query: A.Query) -> dict[NamedNode, list[Solution]]:
-        """``filterless`` for many events."""
-        return {g: self.filterless(c, g, query) for g in graphs}
-
 
 def _project(sols: Iterable[Solution], names: frozenset[str]) -> list[Solution]:
     """The solutions on the body's named variables (blank-node variables dropped), distinct."""
@@ -243,22 +239,24 @@ class _Values:
     def _each(self, rows: Sequence[Solution], where: str, out_vars: Sequence[str]) -> list[list[Solution]]:
         """Per row, the solutions of ``{ VALUES(row) where }`` on ``out_vars``."""
         found: list[list[Solution]] = [[] for _ in rows]
+        rows = [{v: t for v, t in r.items() if not v.startswith("_:")} for r in rows]  # not variables
         plain = [i for i, r in enumerate(rows) if not any(isinstance(t, BlankNode) for t in r.values())]
         projection = " ".join(f"?{v}" for v in [_INDEX, *out_vars])
         for lo in range(0, len(plain), _BATCH):
             batch = plain[lo:lo + _BATCH]
-            names = sorted({v for i in batch for v in rows[i] if not v.startswith("_:")})
+            names = sorted({v for i in batch for v in rows[i]})
             head = " ".join(f"?{v}" for v in [_INDEX, *names])
             body = " ".join(
                 "(" + " ".join([str(i), *(str(rows[i][v]) if v in rows[i] else "UNDEF" for v in names)]) + ")"
                 for i in batch)
             self._collect(f"SELECT {projection} WHERE {{ VALUES ({head}) {{ {body} }} {where} }}",
                           None, out_vars, found)
-        for i, r in enumerate(rows):
-            if i not in plain:
-                values, subst = values_clause({_INDEX: _literal_index(i), **{
-                    v: t for v, t in r.items() if not v.startswith("_:")}})
-                self._collect(f"SELECT {projection} WHERE {{ {values}{where} }}", subst, out_vars, found)
+        for i in sorted(set(range(len(rows))) - set(plain)):
+            values, subst = values_clause({_INDEX: _literal_index(i), **rows[i]})
+            # pyoxigraph substitutes projected variables only
+            names = dict.fromkeys([_INDEX, *out_vars, *(v.value for v in subst)])
+            self._collect(f"SELECT {' '.join(f'?{v}' for v in names)} WHERE {{ {values}{where} }}", subst,
+                          out_vars, found)
         return found
 
     def _collect(self, text: str, subst: dict[Variable, Term] | None, out_vars: Sequence[str],

@@ -206,7 +206,6 @@ class ReferenceEvaluator:
         if index is None:
             index = defaultdict(list)
             on_stream = [e for e in self.events if e.stream == stream]
-            self.gpms.prefetch(gpm, on_stream)
             for e in on_stream:
                 sols = self.gpms.base_solutions(gpm, e) if c.join_shaped else [{}]
                 for key in {tuple(s.get(k) for k in keys) for s in sols}:

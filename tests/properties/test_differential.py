@@ -246,3 +246,20 @@ def test_the_event_generator_puts_events_on_bounds_and_ties() -> None:
          settings=settings(max_examples=2000, database=None, derandomize=True))
     find(events(), lambda evs: {Decimal("0.1"), Decimal("0.3")} <= {e.time for e in evs},
          settings=settings(max_examples=2000, database=None, derandomize=True))
+
+
+def _several_spellings(evs) -> bool:
+    """Some event holds two spellings of one number, the :alt one first."""
+    for e in evs:
+        numbers = [(t.predicate.value, t.object) for t in e.triples if isinstance(t.object, pyoxigraph.Literal)
+                   and t.object.datatype.value in (XSD + "integer", XSD + "decimal")]
+        for i, (p, a) in enumerate(numbers):
+            for _q, b in numbers[i + 1:]:
+                if p == EX + "alt" and a != b and Decimal(a.value) == Decimal(b.value):
+                    return True
+    return False
+
+
+def test_the_event_generator_spells_one_value_several_ways() -> None:
+    """Issue 24 B: an event spelling one value twice, the other triple first (decision 7)."""
+    find(events(), _several_spellings, settings=settings(max_examples=2000, database=None, derandomize=True))
