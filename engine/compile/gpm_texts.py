@@ -37,6 +37,7 @@ class GpmTexts:
     filters: tuple[str, ...] = ()
     functions: bool = False  # calls spaseq functions (queries need them as custom_functions)
     run_aware: bool = False  # calls run functions: evaluated per run (extension_functions)
+    kb_vars: frozenset[str] = frozenset()  # variables a GRAPH block binds (the KB's terms)
 
     @classmethod
     def of(cls, ev: A.EventPattern) -> GpmTexts:
@@ -55,8 +56,13 @@ class GpmTexts:
         run_aware = calls_run_functions(group)
         if run_aware and not run_calls_only_in_top_filters(group):
             join_shaped = False  # the base solutions would depend on the run
+        kb_vars: set[str] = set()
+        for el in group.walk():
+            if isinstance(el, A.GraphPattern):
+                kb_vars |= A.in_scope_vars(el.pattern) | ({el.graph.name} if isinstance(el.graph, A.Var) else set())
         compiled = cls(ev, projection, frozenset(mentioned), frozenset(always), join_shaped, body_inner,
-                       functions=any(True for _ in pattern_calls(group)), run_aware=run_aware)
+                       functions=any(True for _ in pattern_calls(group)), run_aware=run_aware,
+                       kb_vars=frozenset(kb_vars))
         if join_shaped:
             cut = text
             for el in sorted(

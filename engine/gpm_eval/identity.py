@@ -8,9 +8,9 @@ matched on. Here triple patterns (and property paths) are matched against the ev
 triples as parsed, so a binding keeps the spelling of the triple it was matched on and joins
 compare terms. Values stay pyoxigraph's business (``Backend``): FILTER and BIND expressions
 (by value, as everywhere: ``STR("+1"^^xsd:integer)`` is ``"1"``), GRAPH blocks on the
-knowledge base (whose store is canonical) and sub-selects. A canonical literal the event
-does not hold (a computed value, a constant of the query) is given back in the event's
-spelling of its value (``Spellings``).
+knowledge base (whose store is canonical) and sub-selects. Solutions hold the terms as
+evaluated (a computed value canonical, as the native SPARQL path's spareval has them); the
+caller gives them back in the event's spelling (``EventTriples.respell``) once joined.
 
 Not covered (``Unsupported``: the caller evaluates the whole body with pyoxigraph): SERVICE.
 """
@@ -146,16 +146,14 @@ class Evaluator:
         if isinstance(el, A.Bind):
             return self._extend(omega, el)
         if isinstance(el, A.Values):
-            rows = [{v: self.event.respell(t) for v, t in zip(el.variables, row, strict=True)
-                     if t is not None} for row in el.rows]
+            rows = [{v: t for v, t in zip(el.variables, row, strict=True) if t is not None}
+                    for row in el.rows]
             return join(omega, rows)
         if isinstance(el, A.GraphPattern):
             return [{**m, **n} for m, found in zip(omega, self.backend.graph(el, omega), strict=True)
                     for n in found if compatible(m, n)]
         if isinstance(el, A.SubSelect):
-            inner = [{v: self.event.respell(t) for v, t in s.items()}
-                     for s in self.backend.sub_select(el)]
-            return join(omega, inner)
+            return join(omega, self.backend.sub_select(el))
         raise Unsupported(type(el).__name__)
 
     def _left_join(self, omega: list[Solution], pattern: A.GroupPattern) -> list[Solution]:
@@ -173,12 +171,12 @@ class Evaluator:
         return out
 
     def _extend(self, omega: list[Solution], el: A.Bind) -> list[Solution]:
-        """Extend(omega, var, expr): a bare variable passes its term on; a computed value is
-        given back in the event's spelling of it; an error leaves the variable unbound."""
+        """Extend(omega, var, expr): a bare variable passes its term on; an error leaves the
+        variable unbound."""
         if isinstance(el.expr, A.EVar):
             values = [m.get(el.expr.name) for m in omega]
         else:
-            values = [self.event.respell(v) for v in self.backend.bind(el.text, omega)]
+            values = self.backend.bind(el.text, omega)
         return [{**m, el.var: v} if v is not None else m for m, v in zip(omega, values, strict=True)]
 
     # ------------------------------------------------------------------ triples

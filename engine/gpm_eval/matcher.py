@@ -158,7 +158,13 @@ class GpmMatcher:
         return not self.prefilter or self.required <= ctx.predicates
 
     def base(self, ctx: EventContext) -> list[Solution]:
-        """Context-independent solutions of a join-shaped body on this event (cached)."""
+        """Context-independent solutions of a join-shaped body on this event, as it spells
+        them."""
+        sols = self._base(ctx)
+        return [self.graphs.spelled(self.text, ctx.graph, s, {}) for s in sols] if sols else sols
+
+    def _base(self, ctx: EventContext) -> list[Solution]:
+        """``base`` as evaluated (cached; what ``extend`` joins)."""
         key = ("base", self.name)
         if self.share and key in ctx.cache:
             return ctx.cache[key]
@@ -177,7 +183,9 @@ class GpmMatcher:
         if not compatible(nu, mu):
             return []
         merged = {**mu, **nu}
-        return [merged] if self._check(ctx, merged, run) else []
+        if not self._check(ctx, merged, run):
+            return []
+        return [self.graphs.spelled(self.text, self.graphs.graph_of(ctx), merged, mu)]
 
     def results(self, ctx: EventContext, mu: Mapping[str, Term],
                 run: RunContext | None = None) -> list[Solution]:
@@ -186,7 +194,7 @@ class GpmMatcher:
             return []
         if self.join_shaped:
             out: list[Solution] = []
-            for nu in self.base(ctx):
+            for nu in self._base(ctx):
                 out.extend(self.extend(ctx, mu, nu, run))
             return out
         relevant = {v: t for v, t in mu.items() if v in self.text.mentioned}

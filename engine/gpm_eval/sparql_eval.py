@@ -92,5 +92,5 @@ class GpmEvaluator:
                 continue
             merged = {**relevant, **nu}
             if not c.filters or self.sparql.filters_hold(c, graph, self.query, merged, run):
-                out.append(merged)
+                out.append(self.sparql.spelled(c, graph, merged, relevant))
         return out

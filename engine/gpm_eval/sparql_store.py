@@ -111,10 +111,6 @@ def spellings(events: Sequence[Event]) -> list[Spellings]:
     return out
 
 
-def _solution(row, names: Iterable[str], back: Spellings) -> Solution:
-    return {n: back.get(row[n], row[n]) for n in names if row[n] is not None}
-
-
 def _key(sol: Solution) -> tuple:
     return tuple(sorted(sol.items(), key=lambda kv: kv[0]))
 
@@ -157,10 +153,9 @@ class SparqlStore:
     # ------------------------------------------------------------------ queries
 
     def select(self, text: str, graph: NamedNode, query: A.Query,
-               subst: dict[Variable, Term] | None = None, functions: dict | None = None,
-               back: Spellings | None = None) -> list[Solution]:
+               subst: dict[Variable, Term] | None = None, functions: dict | None = None) -> list[Solution]:
         """The distinct solutions of SELECT ``text`` (of ``query``'s prefixes and base) with
-        event ``graph`` as the default graph; ``back``: literals to give back respelled."""
+        event ``graph`` as the default graph (the store's canonical terms)."""
         result = self.store.query(
             text,
             default_graph=graph,
@@ -174,7 +169,7 @@ class SparqlStore:
         out: list[Solution] = []
         seen: set[tuple] = set()
         for row in result:
-            sol = _solution(row, names, back or {})
+            sol = {n: row[n] for n in names if row[n] is not None}
             key = _key(sol)
             if key not in seen:
                 seen.add(key)
@@ -184,27 +179,38 @@ class SparqlStore:
     def _evaluator(self, graph: NamedNode, query: A.Query, functions: dict | None) -> Evaluator:
         return Evaluator(self._events[graph], _Values(self, graph, query, functions))
 
+    def spelled(self, c: GpmTexts, graph: NamedNode, sol: Solution, context: Mapping[str, Term]) -> Solution:
+        """``sol`` as the event spells it (decision 7): a canonical literal the event does not
+        hold (computed, or written in the query), bound by the body, not by ``context`` or a
+        GRAPH block, in the event's spelling of its value."""
+        event = self._events[graph]
+        if not event.spellings:
+            return sol
+        return {v: t if v in context or v in c.kb_vars else event.respell(t) for v, t in sol.items()}
+
     def body(self, c: GpmTexts, graph: NamedNode, query: A.Query, mu: Mapping[str, Term],
              run: RunContext | None = None) -> list[Solution]:
-        """The solutions nu of ``VALUES(mu) . body`` on the event (``run``: for run functions)."""
+        """The solutions nu of ``VALUES(mu) . body`` on the event, as it spells them (``run``:
+        for run functions)."""
         functions = query_functions(c, run)
         try:
-            sols = self._evaluator(graph, query, functions).group(c.event.pattern, [dict(mu)])
+            sols = _project(self._evaluator(graph, query, functions).group(c.event.pattern, [dict(mu)]),
+                            c.mentioned)
         except Unsupported:
             values, subst = values_clause(mu)
-            return self.select(f"SELECT {c.projection} WHERE {{ {values}{c.body_inner} }}", graph, query,
-                               subst, functions, self._events[graph].spellings)
-        return _project(sols, c.mentioned)
+            sols = self.select(f"SELECT {c.projection} WHERE {{ {values}{c.body_inner} }}", graph, query,
+                               subst, functions)
+        return [self.spelled(c, graph, s, mu) for s in sols]
 
     def filterless(self, c: GpmTexts, graph: NamedNode, query: A.Query) -> list[Solution]:
-        """Solutions of a join-shaped body without its FILTERs and without context."""
+        """Solutions of a join-shaped body without its FILTERs and without context, as
+        evaluated (``spelled`` once joined with a context)."""
         functions = query_functions(c, None)
         try:
-            sols = self._evaluator(graph, query, functions).group(c.event.pattern, filters=False)
+            return _project(self._evaluator(graph, query, functions).group(c.event.pattern, filters=False),
+                            c.mentioned)
         except Unsupported:
-            return self.select(f"SELECT {c.projection} WHERE {c.filterless}", graph, query,
-                               functions=functions, back=self._events[graph].spellings)
-        return _project(sols, c.mentioned)
+            return self.select(f"SELECT {c.projection} WHERE {c.filterless}", graph, query, functions=functions)
 
     def filters_hold(self, c: GpmTexts, graph: NamedNode, query: A.Query, merged: Mapping[str, Term],
                      run: RunContext | None = None) -> bool:

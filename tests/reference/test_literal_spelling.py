@@ -82,6 +82,26 @@ def test_a_computed_value_takes_the_events_spelling_of_it(e1: str, e2: str, spel
             assert [m["v"].value for m in got] == [spelled], body
 
 
+@pytest.mark.parametrize(("body", "object_", "found"), [
+    # a computed value joins as computed ("1"), and is given back spelled once joined
+    ("{ :c :p ?w BIND(?w + 0 AS ?u) :b :q ?u }", '"+1"^^xsd:integer', False),
+    ("{ :c :p ?w BIND(?w + 0 AS ?u) :b :q ?u }", '"1"^^xsd:integer', True),
+    ("{ :c :p ?w BIND(?w + 0 AS ?u) OPTIONAL { GRAPH :kb { ?w :o ?o } } :b :q ?u }", '"+1"^^xsd:integer',
+     False),
+    # so does a constant of the query
+    ("{ VALUES ?u { 1 } :b :q ?u }", '"+1"^^xsd:integer', False),
+    ("{ VALUES ?u { 1 } :b :q ?u }", '"1"^^xsd:integer', True),
+    ("{ VALUES ?u { 1 } :b :q ?u OPTIONAL { GRAPH :kb { ?u :o ?o } } }", '"+1"^^xsd:integer', False),
+])
+def test_computed_values_and_constants_join_as_written(body: str, object_: str, found: bool) -> None:
+    evs = events(("u1", 1, f':c :p "01"^^xsd:integer . :b :q {object_} .'))
+    q = parse_query(query_text("A", f"DEFINE GPM A ON U1 {body}", streams=("u1",)))
+    for got in [reference.evaluate(q, evs, KB), *(api.evaluate(q, evs, KB, o) for o in OPTIONS)]:
+        assert bool(got) == found
+        if found:  # the event holds "1": the computed value and the constant keep it
+            assert dict(got[0].bindings)["u"] == ONE
+
+
 def test_the_bodies_take_the_paths_they_are_meant_to_test() -> None:
     for name, body in BODIES.items():
         q = query_text("A ; B", f"DEFINE GPM A ON U1 {body} DEFINE GPM B ON U1 {{ :d :p ?v }}",
