@@ -35,6 +35,7 @@ SPARQL_BODIES = [
     "{{ {{ ?s{i} :val ?v{j} }} UNION {{ ?s{i} :alt ?v{j} }} }}",
     "{{ ?s{i} :val ?w{i} BIND(?w{i} AS ?u{i}) ?s{i} :alt ?u{i} }}",
     "{{ ?s{i} :alt ?w{i} BIND(?w{i} * 1 AS ?v{i}) OPTIONAL {{ ?s{i} :val ?v{i} }} }}",
+    "{{ ?s{i} :alt ?w{i} OPTIONAL {{ ?s{i} :val ?v{i} }} FILTER(!BOUND(?v{i}) || sameTerm(?w{i}, ?v{i})) }}",
 ]
 
 

@@ -79,6 +79,7 @@ impl SparqlGpm {
         let query = parser
             .clone()
             .parse_query(&format!("SELECT * WHERE {body}"))
+            .map(same_term_by_value)
             .map_err(|e| format!("GPM {}: spargebra cannot parse the body: {e}", plan.name))?;
         let Query::Select {
             pattern,
@@ -173,7 +174,7 @@ impl SparqlGpm {
         };
         let text = format!("SELECT * WHERE {{ {values}{} }}", self.inner);
         if let Ok(query) = self.parser.clone().parse_query(&text) {
-            self.solve(&query, &blank, index, mu, dict, out);
+            self.solve(&same_term_by_value(query), &blank, index, mu, dict, out);
         }
     }
 
@@ -293,6 +294,142 @@ fn spellings(index: &EventIndex, dict: &Dictionary) -> HashMap<oxrdf::Term, oxrd
         }
     }
     back
+}
+
+/// The query with `sameTerm(a, b)` answered as pyoxigraph's store answers it, the compiled
+/// FILTERs too: the store keeps literals canonical, so two spellings of one value of one
+/// datatype are the same term there (decision 7), while spareval over the event's own
+/// triples compares spellings. `STR` gives a literal's canonical form in spareval.
+fn same_term_by_value(query: Query) -> Query {
+    match query {
+        Query::Select {
+            mut pattern,
+            dataset,
+            base_iri,
+        } => {
+            rewrite_pattern(&mut pattern);
+            Query::Select {
+                pattern,
+                dataset,
+                base_iri,
+            }
+        }
+        other => other,
+    }
+}
+
+fn rewrite_pattern(p: &mut GraphPattern) {
+    match p {
+        GraphPattern::Join { left, right }
+        | GraphPattern::Union { left, right }
+        | GraphPattern::Minus { left, right } => {
+            rewrite_pattern(left);
+            rewrite_pattern(right);
+        }
+        GraphPattern::LeftJoin {
+            left,
+            right,
+            expression,
+        } => {
+            rewrite_pattern(left);
+            rewrite_pattern(right);
+            if let Some(e) = expression {
+                rewrite_expression(e);
+            }
+        }
+        GraphPattern::Filter { expr, inner } => {
+            rewrite_expression(expr);
+            rewrite_pattern(inner);
+        }
+        GraphPattern::Extend {
+            inner, expression, ..
+        } => {
+            rewrite_expression(expression);
+            rewrite_pattern(inner);
+        }
+        GraphPattern::OrderBy { inner, expression } => {
+            for e in expression {
+                match e {
+                    OrderExpression::Asc(e) | OrderExpression::Desc(e) => rewrite_expression(e),
+                }
+            }
+            rewrite_pattern(inner);
+        }
+        GraphPattern::Group {
+            inner, aggregates, ..
+        } => {
+            for (_, agg) in aggregates {
+                if let AggregateExpression::FunctionCall { expr, .. } = agg {
+                    rewrite_expression(expr);
+                }
+            }
+            rewrite_pattern(inner);
+        }
+        GraphPattern::Graph { inner, .. }
+        | GraphPattern::Project { inner, .. }
+        | GraphPattern::Distinct { inner }
+        | GraphPattern::Reduced { inner }
+        | GraphPattern::Slice { inner, .. }
+        | GraphPattern::Service { inner, .. } => rewrite_pattern(inner),
+        _ => {}
+    }
+}
+
+fn rewrite_expression(e: &mut Expression) {
+    match e {
+        Expression::Or(a, b)
+        | Expression::And(a, b)
+        | Expression::Equal(a, b)
+        | Expression::SameTerm(a, b)
+        | Expression::Greater(a, b)
+        | Expression::GreaterOrEqual(a, b)
+        | Expression::Less(a, b)
+        | Expression::LessOrEqual(a, b)
+        | Expression::Add(a, b)
+        | Expression::Subtract(a, b)
+        | Expression::Multiply(a, b)
+        | Expression::Divide(a, b) => {
+            rewrite_expression(a);
+            rewrite_expression(b);
+        }
+        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
+            rewrite_expression(a)
+        }
+        Expression::In(a, list) => {
+            rewrite_expression(a);
+            list.iter_mut().for_each(rewrite_expression);
+        }
+        Expression::If(a, b, c) => {
+            rewrite_expression(a);
+            rewrite_expression(b);
+            rewrite_expression(c);
+        }
+        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
+            list.iter_mut().for_each(rewrite_expression)
+        }
+        Expression::Exists(p) => rewrite_pattern(p),
+        Expression::NamedNode(_)
+        | Expression::Literal(_)
+        | Expression::Variable(_)
+        | Expression::Bound(_) => {}
+    }
+    if let Expression::SameTerm(a, b) = &*e {
+        // sameTerm(a, b) || (isLiteral(a) && isLiteral(b) && DATATYPE(a) = DATATYPE(b)
+        //   && LANG(a) = LANG(b) && STR(a) = STR(b))
+        let (a, b) = (a.as_ref().clone(), b.as_ref().clone());
+        let call = |f: Function, x: &Expression| Expression::FunctionCall(f, vec![x.clone()]);
+        let literals = Expression::And(
+            Box::new(call(Function::IsLiteral, &a)),
+            Box::new(call(Function::IsLiteral, &b)),
+        );
+        let same_value = [Function::Datatype, Function::Lang, Function::Str]
+            .into_iter()
+            .fold(literals, |acc, f| {
+                let equal = Expression::Equal(Box::new(call(f.clone(), &a)), Box::new(call(f, &b)));
+                Expression::And(Box::new(acc), Box::new(equal))
+            });
+        *e = Expression::Or(Box::new(e.clone()), Box::new(same_value));
+    }
 }
 
 /// Remove the FILTERs at the top of a group (under the projection of `SELECT *`).
