@@ -107,7 +107,7 @@ class QueryHandle:
     output: QueryOutput | None = field(default=None, repr=False)  # its output stream
     plan: Plan | None = field(default=None, repr=False)           # what its runtime runs
     _projector: Projector | None = field(default=None, repr=False)  # rows()'s SELECT, kept across calls
-    _flushed: Decimal = field(default=-INFINITY, repr=False)  # flush() closed this query's instants up to it
+    flushed: Decimal = field(default=-INFINITY, repr=False)  # flush() closed its instants up to here
 
     def _emit(self, match: Match) -> None:
         if self.callback is not None:
@@ -315,8 +315,8 @@ class Engine:
         """Why ``event`` is late for some query (``LateEventError``'s message), or None;
         UsageError for an event on a query's output stream."""
         if self._composer.gates and (clock := self._composer.late(event)) is not None:
-            return (f"event at {event.time:g} on <{event.stream}> is earlier than {clock:g}, "
-                    "already processed by a composed query (late event)")
+            return (f"event at {event.time:g} on <{event.stream}> comes after a composed query "
+                    f"processed (or flushed) {clock:g} (late event)")
         if event.time < self._heartbeat:
             return (f"event at {event.time:g} on <{event.stream}> is earlier than {self._heartbeat:g}, "
                     "which a heartbeat (advance_to) said no event would precede (late event)")
@@ -324,9 +324,9 @@ class Engine:
             if event.time < h.runtime.clock:
                 return (f"event at {event.time:g} on <{event.stream}> is earlier than "
                         f"{h.runtime.clock:g}, already processed on this query's streams (late event)")
-            if event.time <= h._flushed:
+            if event.time <= h.flushed:
                 return (f"event at {event.time:g} on <{event.stream}> comes after flush() said no more "
-                        f"events would come at {h._flushed:g} (late event)")
+                        f"events would come at {h.flushed:g} (late event)")
         return None
 
     def late(self, stream: str, time: float | int | Decimal | str | datetime | object) -> str | None:
@@ -415,7 +415,7 @@ class Engine:
         self._check_open()
         for h in self.handles:
             h.runtime.flush()
-            h._flushed = max(h._flushed, h.runtime.clock)
+            h.flushed = max(h.flushed, h.runtime.clock)
         if self._composer.gates:
             self._composer.pump(self._clock, flush=True)
         if self.materializer is not None:
@@ -495,7 +495,7 @@ class Engine:
                 "outputs": h.output._count if h.output is not None else 0,
                 "seen": _seen_state(h.output._projector) if h.output is not None else [],
                 "rows_seen": _seen_state(h._projector),
-                "flushed": _time_state(h._flushed),
+                "flushed": _time_state(h.flushed),
             } for iri, h in self._by_iri.items()],
             "gates": {iri: {"limit": _time_state(g.limit),
                             "buffer": [[str(t), k, _event_state(e)] for t, k, e in g.buffer]}
@@ -534,7 +534,7 @@ class Engine:
                 if h.output is not None:
                     h.output._count = q["outputs"]
                     h.output._projector._seen = _seen_of(q["seen"], term)
-                h._flushed = _time_of(q.get("flushed"))  # absent from older snapshots
+                h.flushed = _time_of(q.get("flushed"))  # absent from older snapshots
                 if q.get("rows_seen"):
                     h._projector = Projector(h.query.match.variables, h.query.match.distinct)
                     h._projector._seen = _seen_of(q["rows_seen"], term)
@@ -596,8 +596,9 @@ class Engine:
 
     def _holds_instants(self) -> bool:
         """Whether a query with its own clock still holds events of an unfinished instant
-        (lazy conjunction): the KB version must not change under them."""
-        return self.query_clocks and any(
+        (lazy conjunction): the KB version must not change under them. Asked only of a
+        store that can change version (the footprint walks the query's runs)."""
+        return self.query_clocks and isinstance(self.graphs.kb, KbStore) and any(
             h.runtime.footprint()["deferred"] for h in self.handles
             if h.plan is not None and h.plan.options.lazy_conjunction)
 

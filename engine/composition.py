@@ -175,8 +175,8 @@ class Composer:
                              "from that query, not from input")
         for gate in self.by_stream.get(event.stream, ()):
             clock = max(gate.limit, gate.handle.runtime.clock)
-            if event.time < clock:
-                return clock
+            if event.time < clock or event.time <= gate.handle.flushed:
+                return max(clock, gate.handle.flushed)
         return None
 
     def on_input(self, event: Event) -> None:
@@ -203,6 +203,7 @@ class Composer:
             self._release(gate, limit)
             if flush and limit >= frontier:
                 gate.handle.runtime.flush()
+                gate.handle.flushed = max(gate.handle.flushed, gate.handle.runtime.clock)
         if self.order:
             self.graphs.release(min(g.limit for g in self.order))
 

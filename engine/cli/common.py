@@ -25,7 +25,8 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
                              "when that atom is rare; same matches)")
     parser.add_argument("--lazy-conjunction", action="store_true",
                         help="evaluate conjunction operands once their timestamp is complete, cheapest "
-                             "first (same matches)")
+                             "first (same matches; a --kb-store stays at the version the run "
+                             "started on)")
 
 
 def engine_options(args: argparse.Namespace) -> EngineOptions:

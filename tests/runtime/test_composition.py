@@ -212,3 +212,17 @@ def test_materialize_from_the_api_with_kleene_iterations():
     text = list(store.query("PREFIX spaseq: <https://w3id.org/spaseq#> "
                             "SELECT ?form WHERE { <http://ex.org/k> a spaseq:Query ; spaseq:form ?form }"))
     assert [r["form"].value for r in text] == ["select"]
+
+
+def test_an_event_at_a_flushed_timestamp_is_late_for_a_composed_query():
+    """Issue 24 D for a query reading another's output and raw input: once ``flush()`` has
+    run it at a timestamp, an event at that timestamp is late for it too."""
+    engine = Engine()
+    engine.register(NO_RECOVERY, output=ALERTS)
+    engine.register(AFTER_ALARM)
+    push_readings(engine, [("h1", 60, 1), ("h1", 30, 20)])
+    engine.advance_to(20)
+    engine.flush()
+    with pytest.raises(StreamError, match="composed query processed \\(or flushed\\) 20"):
+        push_readings(engine, [("h1", 30, 20)])
+    push_readings(engine, [("h1", 30, 21)])  # later: on time

@@ -134,12 +134,15 @@ impl Prepared {
 }
 
 impl Programs {
-    /// Let go of the Python objects held: the callbacks and a kept error (the query can no
-    /// longer evaluate its Python GPMs or ask for KB rows).
-    fn release(&mut self) {
-        self.callback = None;
-        self.kb = None;
-        self.error.get_mut().take();
+    /// Take the Python objects held: the callbacks and a kept error (the query can no
+    /// longer evaluate its Python GPMs or ask for KB rows). The caller drops them once it
+    /// holds no borrow: dropping one may run Python code that calls the engine.
+    fn release(&mut self) -> (Option<Py<PyAny>>, Option<Py<PyAny>>, Option<PyErr>) {
+        (
+            self.callback.take(),
+            self.kb.take(),
+            self.error.get_mut().take(),
+        )
     }
 
     /// The error a callback raised while the last event was processed, if any.
@@ -507,12 +510,16 @@ impl NativeEngine {
 
     /// Let go of every query's callbacks; false (nothing done) while a query runs.
     fn release_callbacks(&self) -> bool {
-        let Ok(mut queries) = self.queries.try_borrow_mut() else {
-            return false;
+        let taken: Vec<_> = {
+            let Ok(mut queries) = self.queries.try_borrow_mut() else {
+                return false;
+            };
+            queries
+                .iter_mut()
+                .map(|rt| rt.gpms_mut().release())
+                .collect()
         };
-        for rt in queries.iter_mut() {
-            rt.gpms_mut().release();
-        }
+        drop(taken); // with no borrow held: a finalizer may call the engine
         true
     }
 

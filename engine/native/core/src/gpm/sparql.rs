@@ -415,19 +415,24 @@ fn rewrite_expression(e: &mut Expression) {
     }
     if let Expression::SameTerm(a, b) = &*e {
         // sameTerm(a, b) || (isLiteral(a) && isLiteral(b) && DATATYPE(a) = DATATYPE(b)
-        //   && LANG(a) = LANG(b) && STR(a) = STR(b))
+        //   && LANG(a) = LANG(b) && LANGDIR(a) = LANGDIR(b) && STR(a) = STR(b))
         let (a, b) = (a.as_ref().clone(), b.as_ref().clone());
         let call = |f: Function, x: &Expression| Expression::FunctionCall(f, vec![x.clone()]);
         let literals = Expression::And(
             Box::new(call(Function::IsLiteral, &a)),
             Box::new(call(Function::IsLiteral, &b)),
         );
-        let same_value = [Function::Datatype, Function::Lang, Function::Str]
-            .into_iter()
-            .fold(literals, |acc, f| {
-                let equal = Expression::Equal(Box::new(call(f.clone(), &a)), Box::new(call(f, &b)));
-                Expression::And(Box::new(acc), Box::new(equal))
-            });
+        let same_value = [
+            Function::Datatype,
+            Function::Lang,
+            Function::LangDir,
+            Function::Str,
+        ]
+        .into_iter()
+        .fold(literals, |acc, f| {
+            let equal = Expression::Equal(Box::new(call(f.clone(), &a)), Box::new(call(f, &b)));
+            Expression::And(Box::new(acc), Box::new(equal))
+        });
         *e = Expression::Or(Box::new(e.clone()), Box::new(same_value));
     }
 }
