@@ -38,6 +38,8 @@ from pathlib import Path
 import pyoxigraph
 from pyoxigraph import Literal, NamedNode, Triple, Variable
 
+from benchmarks.report import emit
+
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "kb"
 RESULTS = HERE / "results"
@@ -186,8 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     spark.stop()
     args.output.mkdir(parents=True, exist_ok=True)
     out = args.output / f"kb-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}.json"
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(report, indent=2))
+    emit(report, out)
     print(f"written to {out}", file=sys.stderr)
     return 0
 

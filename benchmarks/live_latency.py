@@ -31,6 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from benchmarks.generators import generate
+from benchmarks.report import emit
 from benchmarks.workloads import WORKLOADS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,8 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     out = args.out or RESULTS / f"live-latency-{args.label}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(report, indent=2))
+    emit(report, out)
     print(f"written to {out}", file=sys.stderr)
     return 0 if all(r["returncode"] == 0 for r in runs) else 1
 

@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.report import emit
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data" / "shapes"
 EX = "http://ex.org/"
@@ -167,10 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
             print(json.dumps(row), file=sys.stderr)
     result = {"schema": "spaseq-moment-shapes/1", "python": args.python, "rows": rows}
-    text = json.dumps(result, indent=2)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
-    print(text)
+    emit(result, args.out)
     return 0
 
 

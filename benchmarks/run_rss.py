@@ -34,6 +34,7 @@ if __package__ in (None, ""):  # run as a script: make the `benchmarks` package 
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.generators import STOCK_STREAM, generate  # noqa: E402
+from benchmarks.report import emit  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data"
 QUERIES = ROOT / "benchmarks" / "queries"
@@ -150,10 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({"kind": "no compaction", **compaction_child(str(10**12), str(args.pad), "0",
                                                                      str(compacted["events"]))})
             print(json.dumps(rows[-1]), file=sys.stderr)
-    report = json.dumps({"benchmark": "run_rss", "rows": rows}, indent=2)
-    print(report)
-    if args.output:
-        Path(args.output).write_text(report + "\n", encoding="utf-8")
+    emit({"benchmark": "run_rss", "rows": rows}, args.output)
     return 0
 
 

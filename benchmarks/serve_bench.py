@@ -38,6 +38,8 @@ from pathlib import Path
 
 import httpx
 
+from benchmarks.report import emit
+
 ROOT = Path(__file__).resolve().parent.parent
 STREAM = "http://ex.org/bench/readings"
 TIME = "<http://www.w3.org/ns/prov#generatedAtTime>"
@@ -192,10 +194,7 @@ def main(argv: list[str] | None = None) -> int:
                        "events_per_s": round(args.events / cli_s, 1), "matches": cli_matches},
         "serve": runs,
     }
-    text = json.dumps(result, indent=2)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
-    print(text)
+    emit(result, args.out)
     return 0 if all(r["matches_agree"] for r in runs.values()) else 1
 
 

@@ -10,13 +10,13 @@ there (the baseline: restoring must cost far less than replaying). One command, 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from benchmarks.generators import generate
+from benchmarks.report import emit
 from benchmarks.workloads import WORKLOADS, iter_events, load_kb
 
 
@@ -59,10 +59,7 @@ def main(argv: list[str] | None = None) -> int:
                          "held_events": len(engine._native.engine.held()), **footprint})
     result = {"schema": "spaseq-snapshot/1", "workload": args.workload, "window_minutes": args.window,
               "rows": rows}
-    text = json.dumps(result, indent=2)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
-    print(text)
+    emit(result, args.out)
     return 0
 
 

@@ -26,6 +26,7 @@ if __package__ in (None, ""):  # run as a script: make the `benchmarks` package 
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.generators import datetime_literal, generate  # noqa: E402
+from benchmarks.report import emit  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data"
 STAMP = re.compile(r'^(<[^>]*> <http://www\.w3\.org/ns/prov#generatedAtTime> )"[^"]*"\^\^<[^>]*>( \.)$')
@@ -114,10 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                 row.update(child(CHILD_PYTHON, path))
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr)
-    report = json.dumps({"benchmark": "stream_rss", "rows": rows}, indent=2)
-    print(report)
-    if args.output:
-        Path(args.output).write_text(report + "\n", encoding="utf-8")
+    emit({"benchmark": "stream_rss", "rows": rows}, args.output)
     return 0
 
 
