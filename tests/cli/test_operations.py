@@ -229,9 +229,12 @@ def test_ctrl_c_ends_a_live_run_quietly(runs):
     """SIGINT while reading a live stream that never ends: status 130, the line cleared, no
     traceback."""
     terminal = Terminal()
+    # SIGINT as a terminal delivers it, whatever this process inherited: a shell starts a
+    # background job with SIGINT ignored, and the child would inherit that and never stop
     proc = subprocess.Popen(spaseq_command(("run", "q.rq", "--stream", "S1=-", "--format", "jsonl")),
                             cwd=runs.work, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=terminal.slave)
+                            stderr=terminal.slave,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         proc.stdin.write(FILES["s.nq"].encode()[:4000])  # some events; the input stays open
         proc.stdin.flush()
