@@ -48,3 +48,20 @@ def test_nested_shapes_agree_with_the_reference(seq: str, expected, opts: Engine
     got = api.evaluate(q, EVENTS, None, opts)
     assert _taken(got) == expected
     assert match_bag(got) == match_bag(reference.evaluate(q, EVENTS))
+
+
+@pytest.mark.parametrize("opts", BOTH, ids=["eager", "lazy-conjunction"])
+def test_a_deferred_conjunction_completes_a_trailing_negation_its_instant_closed(opts: EngineOptions) -> None:
+    """Found by the 10^4-example differential run (issue 24): under an event-count window,
+    later events of the conjunction's own timestamp close the window while lazy conjunction
+    still holds its operands; the input cut short (no close, only a flush), the run it
+    extends must complete its trailing negation when the deferred work runs, as eager
+    evaluation did at the closing event."""
+    q = parse_query(query_text(
+        "(A & B) , N!", "DEFINE GPM A ON U1 { ?s :key ?k ; :val ?v } DEFINE GPM B ON U1 { ?t :key ?k ; :val ?w } "
+        "DEFINE GPM N ON U1 { ?n :key ?k ; :val ?x }", within="3 EVENTS TUMBLING", streams=("u1",)))
+    evs = events(("u1", 0, ":e0 :val 0 ."), ("u1", 0, ":e1 :val 0 ."), ("u1", 0, ":e2 :key :K0 ; :val 0 ."),
+                 ("u1", 0, ":e3 :val 0 ."))
+    expected = match_bag(reference.evaluate(q, evs, end_of_input=False))
+    assert len(expected) == 1
+    assert match_bag(api.evaluate(q, evs, None, opts, end_of_input=False)) == expected

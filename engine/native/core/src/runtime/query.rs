@@ -661,7 +661,15 @@ impl<G: GpmEval> QueryRuntime<G> {
                 }
             }
         }
-        let p = pos.unwrap_or(self.position);
+        self.expire(tau, pos.unwrap_or(self.position));
+        if !self.batch.is_empty() {
+            self.release(false, dict);
+        }
+    }
+
+    /// Drop the runs whose window time `tau` or position `p` has passed, and complete the
+    /// trailing negations whose window has (their matches wait in the batch).
+    fn expire(&mut self, tau: i128, p: i64) {
         while let Some(Reverse(Due(deadline, _, _))) = self.expiry.peek() {
             if !self.expired(*deadline, tau, p) {
                 break;
@@ -690,14 +698,18 @@ impl<G: GpmEval> QueryRuntime<G> {
                 self.kill(&run);
             }
         }
+    }
+
+    /// Evaluate work deferred to the end of the current timestamp (lazy conjunction). The
+    /// runs it extends may be past their window already (an event-count window that later
+    /// events of the same timestamp closed while the work waited): they expire or complete
+    /// now, as they would have at those events.
+    pub fn flush(&mut self, dict: &Dictionary) {
+        self.flush_lazy(INF, dict);
+        self.expire(self.time, self.position);
         if !self.batch.is_empty() {
             self.release(false, dict);
         }
-    }
-
-    /// Evaluate work deferred to the end of the current timestamp (lazy conjunction).
-    pub fn flush(&mut self, dict: &Dictionary) {
-        self.flush_lazy(INF, dict);
     }
 
     /// End of input: every window closes; trailing-negation matches are emitted.
