@@ -33,7 +33,7 @@ OPTIONAL = "OPTIONAL {{ ?s{i} :tag ?t{i} }} "  # outside the compiled subset: th
 FILTERS = [
     "?d{i} < {c}", "?d{i} = {c}", "?d{i} != {c}", "?d{i} >= ?d{j}", "?d{i} != ?d{j}",
     "?d{i} != 1", "sameTerm(?d{i}, {c})", "DATATYPE(?d{i}) = DATATYPE({c})",
-    "?d{i} - ?d{j} > \"PT0S\"^^xsd:dayTimeDuration", "?d{i} + \"PT1H\"^^xsd:dayTimeDuration > ?d{j}",
+    "?d{i} - ?d{j} > \"PT0S\"^^xsd:dayTimeDuration", "?d{i} - \"PT1H\"^^xsd:dayTimeDuration < ?d{j}",
     "YEAR(?d{i}) = 2023", "STR(?d{i}) < STR(?d{j})",
 ]
 
