@@ -126,10 +126,14 @@ class QueryHandle:
         """Matches completed since the last call, projected per the query's SELECT; with
         DISTINCT, a row returned by an earlier call (or before a snapshot) is not returned
         again: one DISTINCT over the whole run, as the CLI and the output stream keep."""
+        projector = self._rows_projector()
+        return [row for m in self.matches() if (row := projector(m)) is not None]
+
+    def _rows_projector(self) -> Projector:
+        """``rows()``'s SELECT, made on first use and kept (with its DISTINCT rows seen)."""
         if self._projector is None:
             self._projector = Projector(self.query.match.variables, self.query.match.distinct)
-        projector = self._projector
-        return [row for m in self.matches() if (row := projector(m)) is not None]
+        return self._projector
 
     @property
     def stats(self) -> dict:
@@ -286,12 +290,12 @@ class Engine:
                 self.dropped_late += 1
                 return
             raise LateEventError(late)
-        if event.time > self._clock:  # a new instant: the KB may switch version (decision 22)
+        advanced = event.time > self._clock
+        if advanced:  # a new instant: the KB may switch version (decision 22)
             if self._defers_instants():
                 self._complete_instants(event)
             self._poll_kb()
         handles = self._by_stream.get(event.stream, ())
-        advanced = event.time > self._clock
         self._clock = max(self._clock, event.time)
         ctx = EventContext(event)
         for h in handles:
@@ -536,8 +540,7 @@ class Engine:
                     h.output._projector._seen = _seen_of(q["seen"], term)
                 h.flushed = _time_of(q.get("flushed"))  # absent from older snapshots
                 if q.get("rows_seen"):
-                    h._projector = Projector(h.query.match.variables, h.query.match.distinct)
-                    h._projector._seen = _seen_of(q["rows_seen"], term)
+                    h._rows_projector()._seen = _seen_of(q["rows_seen"], term)
             for iri, g in s["gates"].items():
                 gate = engine._composer.gates[iri]
                 gate.limit = _time_of(g["limit"])
@@ -571,10 +574,13 @@ class Engine:
         self._end(error, end_of_input)
         return error
 
+    def _deferring(self) -> Iterator[QueryHandle]:
+        """The queries that hold an instant's events until it completes (lazy conjunction):
+        they must be evaluated on the KB version they arrived under (decision 22)."""
+        return (h for h in self.handles if h.plan is not None and h.plan.options.lazy_conjunction)
+
     def _defers_instants(self) -> bool:
-        """Whether a query holds an instant's events until it completes (lazy conjunction):
-        they must then be evaluated on the KB version they arrived under (decision 22)."""
-        return any(h.plan is not None and h.plan.options.lazy_conjunction for h in self.handles)
+        return any(self._deferring())
 
     def _complete_instants(self, event: Event) -> None:
         """Complete, on the KB version their events arrived under, the instants before
@@ -599,8 +605,7 @@ class Engine:
         (lazy conjunction): the KB version must not change under them. Asked only of a
         store that can change version (the footprint walks the query's runs)."""
         return self.query_clocks and isinstance(self.graphs.kb, KbStore) and any(
-            h.runtime.footprint()["deferred"] for h in self.handles
-            if h.plan is not None and h.plan.options.lazy_conjunction)
+            h.runtime.footprint()["deferred"] for h in self._deferring())
 
     def _poll_kb(self, force: bool = False) -> None:
         """Follow a new KB store version (checked at most once a second unless forced), at

@@ -37,6 +37,7 @@ from spaseq.engine.gpm_eval.identity import (
     Spellings,
     Unsupported,
     compatible,
+    distinct,
 )
 from spaseq.engine.matches import Term
 
@@ -111,10 +112,6 @@ def spellings(events: Sequence[Event]) -> list[Spellings]:
     return out
 
 
-def _key(sol: Solution) -> tuple:
-    return tuple(sorted(sol.items(), key=lambda kv: kv[0]))
-
-
 class SparqlStore:
     """A pyoxigraph store of event graphs and KB graphs, queried one event graph at a time
     (the default graph) with the KB graphs as named graphs."""
@@ -166,15 +163,7 @@ class SparqlStore:
             custom_functions=functions,
         )
         names = [v.value for v in result.variables]
-        out: list[Solution] = []
-        seen: set[tuple] = set()
-        for row in result:
-            sol = {n: row[n] for n in names if row[n] is not None}
-            key = _key(sol)
-            if key not in seen:
-                seen.add(key)
-                out.append(sol)
-        return out
+        return distinct({n: row[n] for n in names if row[n] is not None} for row in result)
 
     def _evaluator(self, graph: NamedNode, query: A.Query, functions: dict | None) -> Evaluator:
         return Evaluator(self._events[graph], _Values(self, graph, query, functions))
@@ -221,15 +210,7 @@ class SparqlStore:
 
 def _project(sols: Iterable[Solution], names: frozenset[str]) -> list[Solution]:
     """The solutions on the body's named variables (blank-node variables dropped), distinct."""
-    out: list[Solution] = []
-    seen: set[tuple] = set()
-    for sol in sols:
-        p = {v: t for v, t in sol.items() if v in names}
-        key = _key(p)
-        if key not in seen:
-            seen.add(key)
-            out.append(p)
-    return out
+    return distinct({v: t for v, t in sol.items() if v in names} for sol in sols)
 
 
 class _Values:

@@ -661,15 +661,12 @@ impl<G: GpmEval> QueryRuntime<G> {
                 }
             }
         }
-        self.expire(tau, pos.unwrap_or(self.position));
-        if !self.batch.is_empty() {
-            self.release(false, dict);
-        }
+        self.expire(tau, pos.unwrap_or(self.position), dict);
     }
 
     /// Drop the runs whose window time `tau` or position `p` has passed, and complete the
-    /// trailing negations whose window has (their matches wait in the batch).
-    fn expire(&mut self, tau: i128, p: i64) {
+    /// trailing negations whose window has, releasing their matches.
+    fn expire(&mut self, tau: i128, p: i64, dict: &Dictionary) {
         while let Some(Reverse(Due(deadline, _, _))) = self.expiry.peek() {
             if !self.expired(*deadline, tau, p) {
                 break;
@@ -698,6 +695,9 @@ impl<G: GpmEval> QueryRuntime<G> {
                 self.kill(&run);
             }
         }
+        if !self.batch.is_empty() {
+            self.release(false, dict);
+        }
     }
 
     /// Evaluate work deferred to the end of the current timestamp (lazy conjunction). The
@@ -706,10 +706,7 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// now, as they would have at those events.
     pub fn flush(&mut self, dict: &Dictionary) {
         self.flush_lazy(INF, dict);
-        self.expire(self.time, self.position);
-        if !self.batch.is_empty() {
-            self.release(false, dict);
-        }
+        self.expire(self.time, self.position, dict);
     }
 
     /// End of input: every window closes; trailing-negation matches are emitted.
