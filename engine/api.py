@@ -23,6 +23,7 @@ indexed once, and its context-independent GPM solutions are shared by every run.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import logging
 import os
@@ -460,13 +461,18 @@ class Engine:
         if not self.closed:
             self._end(None, end_of_input=exc_type is None)
 
-    def snapshot(self) -> bytes:
+    def snapshot(self, state_only: bool = False) -> bytes:
         """The engine's whole state, to continue elsewhere with ``Engine.restore``: every
         registered query (as its plan, in registration order), every partial match, window,
         clock and buffered event, composition's buffers and the output numbering, in a
         versioned binary format. Matches already released are not in it: they belong to the
         callbacks and handles that received them (``rows()`` before snapshotting). Take it
-        between pushes; it changes nothing."""
+        between pushes; it changes nothing.
+
+        ``state_only``: the state without the plans, only a hash of each (a few hundred bytes
+        less per query, and cheap to take): it continues in an engine that has the same
+        queries registered, by ``restore_state`` (e.g. one engine switching between the
+        states of many keys, as the Spark streaming execution keeps them)."""
         self._check_open()
         if self._native is None:
             self._native = NativeSession()
@@ -492,7 +498,8 @@ class Engine:
             "times": times,
             "composer_seq": following,
             "queries": [{
-                "plan": plan_to_json(h.plan, indent=None),  # type: ignore[arg-type]
+                **({} if state_only else {"plan": plan_to_json(h.plan, indent=None)}),  # type: ignore[arg-type]
+                "plan_hash": _plan_hash(h),
                 "output": iri,
                 "keep": h.keep,
                 "matches": h.runtime.stats["matches"],
@@ -516,9 +523,13 @@ class Engine:
         ``kb`` and ``materialize`` are given again (a store is not part of a snapshot;
         materialisation continues the numbering in the same store). Callbacks are not part
         of a snapshot either: set ``handle.callback`` on the restored handles. Raises
-        ``SnapshotError`` for bytes that are not a snapshot this spaseq reads."""
+        ``SnapshotError`` for bytes that are not a snapshot this spaseq reads, and for a
+        state-only snapshot (it holds no plans: ``restore_state``)."""
         snap = Snapshot.decode(data)
         s = snap.state
+        if s.get("queries") and "plan" not in s["queries"][0]:
+            raise SnapshotError("a state-only snapshot holds no queries: restore it with restore_state() "
+                                "into an engine that has its queries registered")
         try:
             native = NativeSession(NativeEngine.from_snapshot(snap.native))
             options = EngineOptions(**s["options"])
@@ -530,30 +541,82 @@ class Engine:
             for q in s["queries"]:
                 engine.register(plan_from_json(q["plan"]), keep=q["keep"], output=q["output"])
             engine._resuming = False
-            handles = list(engine._by_iri.values())
-            native.resume([h.runtime.number for h in handles], s["times"])
-            term = _term_reader(native)
-            for h, q in zip(handles, s["queries"], strict=True):
-                h.runtime.stats["matches"] = q["matches"]
-                if h.output is not None:
-                    h.output._count = q["outputs"]
-                    h.output._projector._seen = _seen_of(q["seen"], term)
-                h.flushed = _time_of(q.get("flushed"))  # absent from older snapshots
-                if q.get("rows_seen"):
-                    h._rows_projector()._seen = _seen_of(q["rows_seen"], term)
-            for iri, g in s["gates"].items():
-                gate = engine._composer.gates[iri]
-                gate.limit = _time_of(g["limit"])
-                gate.buffer = [(Decimal(t), k, _event_of(e, term)) for t, k, e in g["buffer"]]
-            engine._composer._seq = itertools.count(s["composer_seq"])
-            engine._seq = s["seq"]
-            engine._clock = _time_of(s["clock"])
-            engine._heartbeat = _time_of(s.get("heartbeat"))
-            engine.dropped_late = s["dropped_late"]
-            engine.dropped_unread = s.get("dropped_unread", 0)
+            native.resume([h.runtime.number for h in engine._by_iri.values()], s["times"])
+            engine._apply_state(s)
         except (KeyError, TypeError, ValueError) as exc:
             raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
         return engine
+
+    def restore_state(self, data: bytes) -> None:
+        """Continue from ``snapshot()``'s bytes (state-only or whole) in this engine, which
+        must have the snapshot's queries registered (the same plans, output IRIs and order)
+        and its settings (``drop_late``, ``query_clocks``, ``drop_unread``): its own state
+        (partial matches, windows, clocks, buffers, numbering) is replaced by the
+        snapshot's; handles and their callbacks stay. Matches released before keep reading
+        their terms. ``SnapshotError`` when the bytes or the queries differ; the engine is
+        then unchanged."""
+        self._check_open()
+        snap = Snapshot.decode(data)
+        s = snap.state
+        handles = list(self._by_iri.values())
+        try:
+            wanted = [(q["plan_hash"], q["output"]) for q in s["queries"]]
+            settings = (s["drop_late"], s.get("query_clocks", False), s.get("drop_unread", False))
+        except (KeyError, TypeError) as exc:
+            raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
+        have = [(_plan_hash(h), iri) for iri, h in self._by_iri.items()]
+        if have != wanted:
+            differ = next((i for i, (a, b) in enumerate(zip(have, wanted, strict=False)) if a != b),
+                          min(len(have), len(wanted)))
+            raise SnapshotError(
+                f"the snapshot's queries are not this engine's: it holds {len(wanted)}, this engine "
+                f"has {len(have)}, and query {differ + 1} differs (its plan or output IRI)")
+        if settings != (self.drop_late, self.query_clocks, self.drop_unread):
+            raise SnapshotError("the snapshot was taken with other settings (drop_late, query_clocks, "
+                                "drop_unread) than this engine's")
+        for h in handles:
+            h.runtime.drain()  # what this engine released so far goes out first
+        try:
+            session = NativeSession(NativeEngine.from_snapshot(snap.native))
+        except ValueError as exc:
+            raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
+        old = self._native
+        for h in handles:
+            h.runtime = _carried_over(h.runtime, session, h._emit)
+        try:
+            session.resume([h.runtime.number for h in handles], s["times"])
+            self._apply_state(s)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
+        self._native = session
+        if old is not None:
+            old.retire()
+        self._compact_at = 0
+
+    def _apply_state(self, s: dict) -> None:
+        """The Python half of a snapshot's state ``s`` onto this engine's registered queries
+        (their native runtimes already resumed)."""
+        native = self._native
+        assert native is not None
+        term = _term_reader(native)
+        for h, q in zip(self._by_iri.values(), s["queries"], strict=True):
+            h.runtime.stats["matches"] = q["matches"]
+            if h.output is not None:
+                h.output._count = q["outputs"]
+                h.output._projector._seen = _seen_of(q["seen"], term)
+            h.flushed = _time_of(q.get("flushed"))  # absent from older snapshots
+            if q.get("rows_seen") or h._projector is not None:
+                h._rows_projector()._seen = _seen_of(q.get("rows_seen", []), term)
+        for iri, g in s["gates"].items():
+            gate = self._composer.gates[iri]
+            gate.limit = _time_of(g["limit"])
+            gate.buffer = [(Decimal(t), k, _event_of(e, term)) for t, k, e in g["buffer"]]
+        self._composer._seq = itertools.count(s["composer_seq"])
+        self._seq = s["seq"]
+        self._clock = _time_of(s["clock"])
+        self._heartbeat = _time_of(s.get("heartbeat"))
+        self.dropped_late = s["dropped_late"]
+        self.dropped_unread = s.get("dropped_unread", 0)
 
     def run(self, events: Iterable[Event | SpaseqError], end_of_input: bool = True) -> SpaseqError | None:
         """Push ``events`` in the order given and end the input; the first input error, if any.
@@ -757,14 +820,19 @@ class Engine:
 
 
 def _carried_over(before: QueryRuntime, session: NativeSession, emit: Callable[[Match], None]) -> QueryRuntime:
-    """``before``'s query on ``session`` (a compaction's): its stats and native writer carried
-    over, the writer's caches by term id dropped."""
-    runtime = QueryRuntime(before.plan, session, emit, before.graphs)
+    """``before``'s query on ``session`` (a compaction's, a restored state's): its stats and
+    native writer carried over, the writer's caches by term id dropped."""
+    runtime = QueryRuntime(before.plan, session, emit, before.graphs, prior=before)
     runtime.stats = before.stats
     runtime.sink = before.sink
     if before.sink is not None:
         before.sink.forget_terms()
     return runtime
+
+
+def _plan_hash(handle: QueryHandle) -> str:
+    """What a state-only snapshot records of a query's plan: a hash of its JSON."""
+    return hashlib.sha256(handle.runtime.plan_json.encode()).hexdigest()
 
 
 def _event_state(event: Event) -> dict:

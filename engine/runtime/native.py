@@ -93,6 +93,10 @@ class NativeSession:
         self._current: tuple[EventContext, object] | None = None
         self._kb_version = 0
         self._seconds: dict[int, Decimal] = {}  # ns -> seconds, for times no live event holds
+        # a restored snapshot's event times as those events spelled them, kept while the
+        # restored events are held (their contexts are built only when a callback needs one)
+        self._restored: dict[str, str] = {}  # str(ns) -> the time as spelled
+        self._restored_uids: set[int] = set()
 
     def term_id(self, term: Term) -> int:
         i = self._ids.get(term)
@@ -146,7 +150,9 @@ class NativeSession:
         """Keep an event's context while the engine holds it, and its time as the event
         spells it (matches carry that Decimal: "3.0" stays "3.0"); ``forget`` undoes both."""
         self.contexts[uid] = ctx
-        self.times.setdefault(ns, ctx.event.time)
+        if ns not in self.times:  # the first spelling wins, a restored event's included
+            spelled = self._restored.get(str(ns)) if self._restored else None
+            self.times[ns] = ctx.event.time if spelled is None else Decimal(spelled)
         self._time_uses[ns] = self._time_uses.get(ns, 0) + 1
 
     def taken(self, taken: list) -> tuple[Taken, ...]:
@@ -166,7 +172,8 @@ class NativeSession:
             if t is None:
                 if len(self._seconds) > 65536:  # a cache of recent conversions, bounded
                     self._seconds.clear()
-                t = self._seconds[ns] = from_nanoseconds(ns)
+                spelled = self._restored.get(str(ns)) if self._restored else None
+                t = self._seconds[ns] = from_nanoseconds(ns) if spelled is None else Decimal(spelled)
         return t
 
     def follow_kb(self, version: int) -> None:
@@ -178,18 +185,18 @@ class NativeSession:
     def snapshot(self, numbers: list[int]) -> tuple[bytes, dict[str, str]]:
         """The native state of the runtimes ``numbers`` (their released matches taken), and
         the times of the events it holds as those events spelled them."""
-        return self.engine.snapshot(numbers), {str(ns): str(t) for ns, t in self.times.items()}
+        return self.engine.snapshot(numbers), {**self._restored, **{str(ns): str(t) for ns, t in self.times.items()}}
 
     def resume(self, numbers: list[int], times: dict[str, str]) -> None:
         """Continue a restored snapshot (``NativeEngine.from_snapshot``) on the runtimes
         ``numbers``, registered again in the snapshot's order; ``times`` as ``snapshot``
-        gave them. The held events get their Python side back, times spelled as before."""
+        gave them: the held events' times keep their spelling. Their Python contexts are
+        built only if a callback asks (restoring costs no Python work per event)."""
         self.engine.resume(numbers)
-        self.times.update({int(ns): Decimal(t) for ns, t in times.items()})
-        for uid in self.engine.held():
-            self.context(uid)
-        for ns in [ns for ns in self.times if ns not in self._time_uses]:
-            del self.times[ns]
+        held = self.engine.held()
+        if held and times:
+            self._restored = times  # read when a time is first asked for (seconds)
+            self._restored_uids = set(held)
 
     def retire(self) -> None:
         """This session is replaced (a compaction): the native engine lets go of its queries'
@@ -203,6 +210,11 @@ class NativeSession:
         """Drop the events nothing native holds any more."""
         for uid in self.engine.forget():
             ctx = self.contexts.pop(uid, None)
+            if self._restored_uids:
+                self._restored_uids.discard(uid)
+                if not self._restored_uids:  # no restored event is held: their times go
+                    self._restored = {}
+                    self._seconds.clear()
             if ctx is None:  # fed natively, never seen from Python
                 continue
             ns = nanoseconds(ctx.event.time)
@@ -220,19 +232,25 @@ class QueryRuntime:
     Python matchers, called back."""
 
     def __init__(self, plan: Plan, session: NativeSession, emit: Callable[[Match], None],
-                 graphs: EventGraphs) -> None:
+                 graphs: EventGraphs, prior: QueryRuntime | None = None) -> None:
+        """``prior``: the same plan's runtime on another session (a compaction, a restored
+        state) whose plan JSON and Python matchers are reused rather than made again."""
         self.plan = plan
         self.session = session
         self.emit = emit
         self._native = session.engine
         self.graphs = graphs
+        reuse = prior is not None and prior.plan is plan and prior.graphs is graphs
+        self.plan_json: str = prior.plan_json if reuse else plan_to_json(plan)  # type: ignore[union-attr]
         # GPMs with GRAPH blocks: joined natively, their KB rows asked of these matchers
-        self._kb_matchers = {name: GpmMatcher(gpm, plan.query, graphs, plan.options)
-                             for name, gpm in plan.gpms.items() if gpm.graph_elements}
+        self._kb_matchers = prior._kb_matchers if reuse else {  # type: ignore[union-attr]
+            name: GpmMatcher(gpm, plan.query, graphs, plan.options)
+            for name, gpm in plan.gpms.items() if gpm.graph_elements}
         self.number = self._native.register(
-            plan_to_json(plan), self._evaluate,
+            self.plan_json, self._evaluate,
             {name: m.graph_vars for name, m in self._kb_matchers.items()}, self._kb_rows)
-        self.matchers = {name: self._kb_matchers.get(name) or
+        known = prior.matchers if reuse else {}  # type: ignore[union-attr]
+        self.matchers = {name: known.get(name) or self._kb_matchers.get(name) or
                          GpmMatcher(plan.gpms[name], plan.query, graphs, plan.options)
                          for name in self._native.python_gpms(self.number)}
         self.stats = {"runs": 0, "matches": 0}

@@ -423,3 +423,123 @@ def test_query_clocks_let_streams_be_pushed_independently() -> None:
     assert shared[1] == expected[1] and len(shared[0]) < len(expected[0])  # why the option exists
     restored = Engine.restore(Engine(query_clocks=True).snapshot())
     assert restored.query_clocks
+
+
+# ---------------------------------------------------------------- state-only snapshots
+
+
+def _spelled(m) -> tuple:
+    """A match's identity with its times as spelled (a restored event keeps "3.0")."""
+    return (_identity(m), str(m.start), str(m.time))
+
+
+@settings(max_examples=max(EXAMPLES // 2, 20))
+@given(queries(), events(), events(), options, st.booleans(), st.data())
+def test_one_engine_switching_between_states_gives_each_input_its_own_matches(
+        text, evs1, evs2, opts, end_of_input, data) -> None:
+    """As the Spark streaming execution keeps one state per key: one engine restores key 1's
+    state-only snapshot, takes a chunk of its events, snapshots, does the same for key 2, and
+    so on; each key gets exactly the matches an engine of its own would give. Each key's
+    input ends in a fresh engine with the same query."""
+    def alone(evs: list[Event]) -> list[tuple]:
+        engine = api.Engine(kb(), opts)
+        engine.register(text)
+        _push(engine, evs)
+        _end(engine, end_of_input)
+        return [_spelled(m) for m in engine.handles[0].matches()]
+
+    store = kb()
+    engine = api.Engine(store, opts)
+    handle = engine.register(text)
+    fresh = engine.snapshot(state_only=True)
+    inputs = [evs1, evs2]
+    states = [fresh, fresh]
+    got: list[list[tuple]] = [[], []]
+    at = [0, 0]
+    for key, size in data.draw(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 6)), max_size=8),
+                               label="chunks"):
+        engine.restore_state(states[key])
+        _push(engine, inputs[key][at[key]:at[key] + size])
+        at[key] += size
+        states[key] = engine.snapshot(state_only=True)
+        got[key] += [_spelled(m) for m in handle.matches()]
+    for key in (0, 1):
+        last = api.Engine(store, opts)
+        last.register(text)
+        last.restore_state(states[key])
+        _push(last, inputs[key][at[key]:])
+        _end(last, end_of_input)
+        got[key] += [_spelled(m) for m in last.handles[0].matches()]
+    assert got == [alone(evs1), alone(evs2)], text
+
+
+def test_a_state_only_snapshot_holds_no_plan_and_restores_only_in_place() -> None:
+    engine = Engine()
+    engine.register(STOCK)
+    _push(engine, _stock(12))
+    state, whole = engine.snapshot(state_only=True), engine.snapshot()
+    assert b"GroupPattern" in whole and b"GroupPattern" not in state
+    with pytest.raises(SnapshotError, match="state-only .* restore_state"):
+        Engine.restore(state)
+    for data in (state, whole):  # a whole snapshot restores in place too
+        other = Engine()
+        other.register(STOCK)
+        other.restore_state(data)
+        assert other.handles[0].runtime.footprint() == engine.handles[0].runtime.footprint()
+
+
+def test_restoring_a_state_keeps_handles_callbacks_and_released_matches() -> None:
+    evs = _stock(30)
+    whole = Engine()
+    whole.register(STOCK)
+    _push(whole, evs)
+    expected = [_spelled(m) for m in whole.handles[0].matches()]
+
+    source = Engine()
+    source.register(STOCK)
+    _push(source, evs[:17])
+    before = [_spelled(m) for m in source.handles[0].matches()]
+    state = source.snapshot(state_only=True)
+
+    seen: list = []
+    engine = Engine()
+    handle = engine.register(STOCK, on_match=seen.append, keep=False)
+    _push(engine, _stock(9))  # its own state, replaced below
+    released = list(seen)
+    assert released
+    engine.restore_state(state)
+    seen.clear()
+    _push(engine, evs[17:])
+    assert engine.handles == [handle]
+    assert before + [_spelled(m) for m in seen] == expected
+    own = Engine()
+    own.register(STOCK)
+    _push(own, _stock(9))
+    # matches released before still read their terms (from the replaced dictionary)
+    assert [_spelled(m) for m in released] == [_spelled(m) for m in own.handles[0].matches()]
+
+
+def test_restoring_a_state_of_other_queries_or_settings_is_refused_and_changes_nothing() -> None:
+    source = Engine()
+    source.register(STOCK)
+    _push(source, _stock(10))
+    state = source.snapshot(state_only=True)
+
+    other = Engine()
+    other.register(STOCK.replace("SEQ(A ; B+)", "SEQ(A : B)"))
+    _push(other, _stock(10))
+    footprint = other.handles[0].runtime.footprint()
+    with pytest.raises(SnapshotError, match="query 1 differs"):
+        other.restore_state(state)
+    assert other.handles[0].runtime.footprint() == footprint
+    two = Engine()
+    two.register(STOCK)
+    two.register(STOCK, output="urn:q:again")
+    with pytest.raises(SnapshotError, match="holds 1, this engine has 2"):
+        two.restore_state(state)
+    clocked = Engine(query_clocks=True)
+    clocked.register(STOCK)
+    with pytest.raises(SnapshotError, match="other settings"):
+        clocked.restore_state(state)
+    with pytest.raises(SnapshotError, match="not a spaseq snapshot"):
+        clocked.restore_state(b"hello")

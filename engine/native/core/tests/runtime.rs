@@ -249,12 +249,12 @@ fn a_runtime_restored_from_its_saved_state_continues_exactly() {
 
 #[test]
 fn snapshots_of_another_format_or_not_snapshots_are_refused() {
-    use spaseq_core::snapshot::EngineState;
+    use spaseq_core::snapshot::{EngineState, TermState};
     assert!(EngineState::decode(b"nonsense")
         .unwrap_err()
         .contains("not a snapshot"));
     let state = EngineState {
-        terms: vec!["<http://ex.org/a>".into()],
+        terms: vec![TermState::Iri("http://ex.org/a".into())],
         streams: vec![],
         last_uid: 0,
         events: vec![],
