@@ -206,10 +206,11 @@ class NativeEngine:
     def take_matches(self, query: int) -> list[NativeMatch]:
         """The matches released since the last call, in order."""
 
-def gpm_paths(plan_json: str) -> list[tuple[str, str, str | None]]:
-    """Per GPM of a plan: (name, path, why): path "native" (the compiled path's programs),
-    "spareval" (the SPARQL path natively; why it is not compiled) or "python" (called back;
-    why), as ``spaseq explain`` prints it."""
+def gpm_evaluators(plan_json: str) -> list[tuple[str, str, str | None]]:
+    """Per GPM of a plan: (name, evaluator, why): "native" (the compiled path's programs),
+    "spareval" (the SPARQL path natively; why it is not compiled) or "callback" (the Python
+    matcher; why neither). The planner records the answer in the plan (``GpmPlan.evaluator``)
+    and the runtime follows it."""
 
 class NativeWriter:
     """One query's results written natively (``spaseq_core::output``): ``jsonl``, ``json``,

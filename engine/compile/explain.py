@@ -4,11 +4,9 @@ running engine."""
 
 from __future__ import annotations
 
-from spaseq.engine._native import gpm_paths
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.nfa import automaton_dot, automaton_text, compile_query
-from spaseq.engine.compile.plan import EngineOptions, Plan
-from spaseq.engine.compile.plan_json import plan_to_json
+from spaseq.engine.compile.plan import NATIVE, SPAREVAL, EngineOptions, Plan
 from spaseq.engine.compile.planner import plan_query
 
 _STRATEGY = {A.STRICT: "strict contiguity ','", A.SKIP_TILL_NEXT: "skip-till-next ';'",
@@ -77,12 +75,12 @@ def plan_lines(plan: Plan) -> list[str]:
         lines.append(f"  lazy chain: possible over x0..x{plan.lazy_prefix}, not chosen (it pays only when {trigger} "
                      f"is rarer than the atoms before it, which the planner cannot know: decision 49); "
                      f"--lazy-chain turns it on")
-    paths = {name: (path, why) for name, path, why in gpm_paths(plan_to_json(plan))}
+    why_not = plan.explain.get("evaluators", {})
     for name, g in plan.gpms.items():
-        path, why = paths[name]
-        if path == "native":
+        why = why_not.get(name)
+        if g.evaluator == NATIVE:
             how = "native join and FILTERs"
-        elif path == "spareval":
+        elif g.evaluator == SPAREVAL:
             how = "native SPARQL (spareval) on the event graph"
         else:
             how = f"pyoxigraph SPARQL, called back ({why.removeprefix(f'GPM {name} ') if why else 'a callback'})"

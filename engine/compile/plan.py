@@ -9,7 +9,7 @@ bodies outside the native evaluator are built from it too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyoxigraph import NamedNode
 
@@ -17,7 +17,7 @@ from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.nfa import Automaton
 from spaseq.engine.compile.range_keys import StepRange
 
-PLAN_VERSION = 2  # 2: no solver, direct_solver, row_slots (nothing read them)
+PLAN_VERSION = 3  # 3: GpmPlan.evaluator and Plan.explain; 2: no solver, direct_solver, row_slots
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,11 @@ class EngineOptions:
 COMPILED = "compiled"  # GpmPlan.path: generated join and FILTER code over the event's index
 SPARQL = "sparql"      # GpmPlan.path: a SPARQL engine (pyoxigraph) on the event as a graph
 
+# GpmPlan.evaluator: which evaluator runs the GPM, as the native core answered the planner
+NATIVE = "native"      # the core's compiled program
+SPAREVAL = "spareval"  # the core's SPARQL engine on the event as a graph
+CALLBACK = "callback"  # the engine's Python matcher, called back
+
 
 @dataclass(frozen=True)
 class GpmPlan:
@@ -57,6 +62,7 @@ class GpmPlan:
     variables: tuple[str, ...] = ()                   # COMPILED: the join's row layout
     filters: tuple[A.Expr, ...] = ()                  # COMPILED: top-level FILTER conjuncts
     graph_elements: tuple[A.GraphPattern, ...] = ()   # COMPILED: GRAPH blocks joined with the KB
+    evaluator: str = ""                               # NATIVE, SPAREVAL or CALLBACK ("": not yet asked)
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,8 @@ class Plan:
     kleene_gpms: frozenset[str]                 # GPMs under Kleene+ (run-function aggregates)
     lazy_prefix: int                            # lazy chain possible over steps 0..t (0: none)
     lazy_chain: int                             # the trigger step used (lazy_prefix if enabled)
+    # what only `spaseq explain` reads: {"evaluators": {gpm: why it is not native}}
+    explain: dict = field(default_factory=dict, compare=False)
     version: int = PLAN_VERSION
 
     @property

@@ -5,11 +5,14 @@ per-stream probe order) and whether the lazy chain applies."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from pyoxigraph import NamedNode
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.gpm_shape import compiled_shape, join_order
 from spaseq.engine.compile.gpm_texts import GpmTexts
+from spaseq.engine.compile.native_core import _native
 from spaseq.engine.compile.nfa import Step, compile_query
 from spaseq.engine.compile.plan import (
     COMPILED,
@@ -20,6 +23,7 @@ from spaseq.engine.compile.plan import (
     ProbeStep,
     RunIndexPlan,
 )
+from spaseq.engine.compile.plan_json import plan_to_json
 from spaseq.engine.compile.range_keys import StepRange, find_range_key, step_range
 from spaseq.engine.functions.run_functions import kleene_gpms
 
@@ -31,7 +35,7 @@ def plan_query(query: A.Query, options: EngineOptions | None = None) -> Plan:
     gpms = {name: plan_gpm(ev, query, options) for name, ev in query.events.items()}
     indexes = tuple(_run_index(step, gpms, options) for step in automaton.steps)
     lazy = lazy_prefix_length(automaton.steps, gpms, query.window)
-    return Plan(
+    return _with_evaluators(Plan(
         query=query,
         options=options,
         automaton=automaton,
@@ -41,7 +45,17 @@ def plan_query(query: A.Query, options: EngineOptions | None = None) -> Plan:
         kleene_gpms=kleene_gpms(query),
         lazy_prefix=lazy,
         lazy_chain=lazy_trigger(lazy, options),
-    )
+    ))
+
+
+def _with_evaluators(plan: Plan) -> Plan:
+    """``plan`` with each GPM's evaluator recorded: the native core is asked (a pure function
+    of the plan, ``gpm_evaluators``), so the runtime that will follow the plan is the one
+    that decided; why a GPM is not native goes under ``explain``."""
+    answers = {name: (evaluator, why) for name, evaluator, why in _native.gpm_evaluators(plan_to_json(plan, indent=None))}
+    gpms = {name: dataclasses.replace(g, evaluator=answers[name][0]) for name, g in plan.gpms.items()}
+    why = {name: reason for name, (_, reason) in answers.items() if reason}
+    return dataclasses.replace(plan, gpms=gpms, explain={"evaluators": why} if why else {})
 
 
 def plan_gpm(ev: A.EventPattern, query: A.Query, options: EngineOptions) -> GpmPlan:

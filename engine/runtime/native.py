@@ -16,13 +16,7 @@ from decimal import Decimal
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
-try:
-    from spaseq.engine._native import NativeEngine
-except ImportError as _missing:  # no silent slow fallback: say how to build it
-    raise ImportError(
-        "spaseq's native core (spaseq.engine._native) is not built: install spaseq from source "
-        "with a Rust toolchain (https://rustup.rs), e.g. `pip install .` or `make test`") from _missing
-
+from spaseq.engine.compile.native_core import _native
 from spaseq.engine.compile.plan import Plan
 from spaseq.engine.compile.plan_json import plan_to_json
 from spaseq.engine.events import Event
@@ -31,6 +25,8 @@ from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs, GpmMatcher
 from spaseq.engine.matches import Match, Taken, Term
 from spaseq.engine.values.timestamps import INFINITY, from_nanoseconds
 from spaseq.engine.values.timestamps import to_nanoseconds as nanoseconds
+
+NativeEngine = _native.NativeEngine
 
 
 def _term(kind: str, value: str, datatype: str | None, language: str | None) -> Term:

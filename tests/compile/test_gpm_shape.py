@@ -1,5 +1,5 @@
 """Which path a GPM body takes (compile/gpm_shape.py, the planner, and the native core's
-``gpm_paths``): top-level triple patterns, FILTERs and GRAPH blocks are the compiled path and
+``gpm_evaluators``): top-level triple patterns, FILTERs and GRAPH blocks are the compiled path and
 run natively unless a FILTER calls a function the native FILTER programs lack (then spareval);
 any other body is the SPARQL path, on spareval."""
 
@@ -17,7 +17,7 @@ from tests.native.oracles import plan_json
 def paths(body: str) -> tuple[str, str, str | None]:
     """The plan's path for the body, and the native core's (path, why not native)."""
     plan = plan_json(body)
-    ((_, native, why),) = _native.gpm_paths(plan)
+    ((_, native, why),) = _native.gpm_evaluators(plan)
     return json.loads(plan)["gpms"]["G"]["path"], native, why
 
 

@@ -21,7 +21,7 @@ from spaseq.engine.compile.plan_json import plan_from_json, plan_to_json
 from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.language.query import load_query, parse_query
 from tests.properties.test_differential import EXAMPLES, events, kb, options, queries
-from tests.util import match_bag, query_text
+from tests.util import ev, match_bag, query_text
 
 ROOT = Path(__file__).resolve().parents[2]
 QUERY_FILES = sorted(p for p in ROOT.glob("fixtures/**/*.rq")) + sorted(ROOT.glob("benchmarks/queries/*.rq"))
@@ -94,7 +94,7 @@ def test_explain_plan_prints_the_plan_as_json() -> None:
     out = subprocess.run([sys.executable, "-m", "spaseq.engine.cli", "explain", "--plan", str(path)],
                          capture_output=True, text=True, timeout=120, check=True).stdout
     data = json.loads(out)
-    assert data["@type"] == "Plan" and data["version"] == 2
+    assert data["@type"] == "Plan" and data["version"] == 3
     assert plan_from_json(out) == plan_query(load_query(str(path)))
     lazy = subprocess.run([sys.executable, "-m", "spaseq.engine.cli", "explain", "--plan", "--lazy-chain",
                            str(path)], capture_output=True, text=True, timeout=120, check=True).stdout
@@ -213,8 +213,63 @@ def test_a_plan_of_another_version_is_refused_by_its_version() -> None:
     old = {**json.loads(json.dumps(data)), "version": 1}
     for g in old["gpms"].values():
         g.update(solver=True, direct_solver=True)
-    with pytest.raises(ValueError, match="plan version 1, this spaseq reads version 2"):
+    with pytest.raises(ValueError, match="plan version 1, this spaseq reads version 3"):
         plan_from_json(json.dumps(old))
     with pytest.raises(ValueError, match="plan version 1"):
         _native.plan_summary(json.dumps(old))
     assert plan_from_json(json.dumps(data)) == plan_query(q)
+
+
+# ---------------------------------------------------------------- the plan decides the evaluator
+
+EVALUATED = query_text("A ; B", "DEFINE GPM A ON U1 { ?t :price ?p1 } "
+                       "DEFINE GPM B ON U2 { ?u :price ?p2 OPTIONAL { ?u :volume ?v } FILTER(?p2 > ?p1) }",
+                       within="60 SECONDS")
+
+
+def _with_evaluator(plan: Plan, name: str, evaluator: str) -> Plan:
+    import dataclasses
+
+    gpms = {**plan.gpms, name: dataclasses.replace(plan.gpms[name], evaluator=evaluator)}
+    return dataclasses.replace(plan, gpms=gpms)
+
+
+def test_the_planner_records_what_the_core_answers_and_why() -> None:
+    plan = plan_query(parse_query(EVALUATED))
+    assert {n: g.evaluator for n, g in plan.gpms.items()} == {"A": "native", "B": "spareval"}
+    assert set(plan.explain["evaluators"]) == {"B"}  # why B is not native, for explain only
+    answers = _native.gpm_evaluators(plan_to_json(plan))
+    assert [(n, e) for n, e, _ in answers] == [("A", "native"), ("B", "spareval")]
+    assert plan_from_json(plan_to_json(plan)).gpms == plan.gpms
+    assert "native SPARQL (spareval)" in "\n".join(explain.plan_lines(plan))
+
+
+def test_the_runtime_follows_the_plan_even_where_it_could_do_otherwise() -> None:
+    """A GPM the core could run natively runs on the callback when the plan says so, with
+    the same matches: nothing downstream second-guesses the plan."""
+    plan = plan_query(parse_query(EVALUATED))
+    evs = [ev(f"u{1 + i % 2}", i, f":e{i} :price {(i * 7) % 5} ; :volume {i} .", seq=i) for i in range(12)]
+
+    def run(p: Plan) -> tuple[set[str], object]:
+        engine = api.Engine()
+        handle = engine.register(p)
+        for e in evs:
+            engine.push_event(e)
+        engine.close()
+        return set(handle.runtime.matchers), match_bag(handle.matches())
+
+    natively, called = run(plan), run(_with_evaluator(plan, "A", "callback"))
+    assert natively[0] == set() and called[0] == {"A"}
+    assert called[1] == natively[1] and sum(natively[1].values()) > 0
+
+
+@pytest.mark.parametrize(("name", "evaluator", "why"), [
+    ("B", "native", "the plan says native, but"),
+    ("A", "", "the plan does not say which evaluator"),
+])
+def test_a_plan_the_core_cannot_follow_is_refused(name: str, evaluator: str, why: str) -> None:
+    plan = _with_evaluator(plan_query(parse_query(EVALUATED)), name, evaluator)
+    with pytest.raises(ValueError, match=f"the plan cannot run here: GPM {name}: {why}"):
+        _native.NativeEngine().register(plan_to_json(plan), lambda *a: [])
+    with pytest.raises(ValueError, match="and none is given"):
+        _native.NativeEngine().register(plan_to_json(_with_evaluator(plan, "A", "callback")))

@@ -96,5 +96,5 @@ def test_the_generator_reaches_both_paths() -> None:
         from spaseq.engine import _native
         from spaseq.engine.compile.plan_json import plan_to_json
 
-        paths = {name for name, path, _ in _native.gpm_paths(plan_to_json(handle.plan)) if path == "spareval"}
+        paths = {name for name, path, _ in _native.gpm_evaluators(plan_to_json(handle.plan)) if path == "spareval"}
         assert paths == expected

@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The plan format this crate reads (`compile/plan.py`, PLAN_VERSION).
-pub const PLAN_VERSION: usize = 2;
+pub const PLAN_VERSION: usize = 3;
 
 /// The engine's switches (EngineOptions), by name: each optimisation can be turned off.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,12 +70,36 @@ pub enum GpmPath {
     Sparql,
 }
 
+/// Which evaluator runs a GPM, as the planner recorded it (it asked the core: the
+/// binding's `gpm_evaluators`); the runtime evaluates it so or refuses the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evaluator {
+    /// The compiled program (joins and FILTERs over the event's index), in the core.
+    Native,
+    /// The body on spareval, in the core.
+    Spareval,
+    /// The engine's Python matcher, called back.
+    Callback,
+}
+
+impl Evaluator {
+    pub fn name(self) -> &'static str {
+        match self {
+            Evaluator::Native => "native",
+            Evaluator::Spareval => "spareval",
+            Evaluator::Callback => "callback",
+        }
+    }
+}
+
 /// How one GPM is evaluated on an event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpmPlan {
     pub name: String,
     pub stream: String,
     pub path: GpmPath,
+    /// None while the planner is asking the core (a plan to run must say).
+    pub evaluator: Option<Evaluator>,
     pub join_shaped: bool,
     pub run_aware: bool,
     pub key_vars: Vec<String>,
@@ -333,6 +357,16 @@ fn read_gpm(at: &At<'_>) -> Result<GpmPlan> {
             "compiled" => GpmPath::Compiled,
             "sparql" => GpmPath::Sparql,
             other => return path.error(format!("unknown evaluation path {other:?}")),
+        },
+        evaluator: {
+            let at = at.get("evaluator")?;
+            match at.str()? {
+                "" => None,
+                "native" => Some(Evaluator::Native),
+                "spareval" => Some(Evaluator::Spareval),
+                "callback" => Some(Evaluator::Callback),
+                other => return at.error(format!("unknown evaluator {other:?}")),
+            }
         },
         join_shaped: at.get("join_shaped")?.bool()?,
         run_aware: at.get("run_aware")?.bool()?,

@@ -119,12 +119,13 @@ fn gpm_results(
         .collect())
 }
 
-/// Per GPM of a plan, in the plan's order, how the engine evaluates it: ("native", None)
-/// for the compiled path's programs (GRAPH blocks included, their KB rows asked of the
-/// engine), ("spareval", why not native) for the SPARQL path on spareval, ("python", why
-/// neither) for the engine's Python matcher (what `spaseq explain` prints).
+/// Per GPM of a plan, in the plan's order, which evaluator this core gives it, the
+/// planner's question (`compile/planner.py` records the answer in the plan, which the
+/// runtime then follows): ("native", None) for the compiled path's programs (GRAPH blocks
+/// included, their KB rows asked of the engine), ("spareval", why not native) for the
+/// SPARQL path on spareval, ("callback", why neither) for the engine's Python matcher.
 #[pyfunction]
-fn gpm_paths(plan_json: &str) -> PyResult<Vec<(String, &'static str, Option<String>)>> {
+fn gpm_evaluators(plan_json: &str) -> PyResult<Vec<(String, &'static str, Option<String>)>> {
     let plan = Plan::from_json(plan_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let dict = Dictionary::new();
     let mut vars = VarTable::new();
@@ -143,8 +144,8 @@ fn gpm_paths(plan_json: &str) -> PyResult<Vec<(String, &'static str, Option<Stri
                             .err();
                     ("spareval", why)
                 }
-                Ok(Gpm::Python) => ("python", None),
-                Err(why) => ("python", Some(why)),
+                Ok(Gpm::Python) => ("callback", None),
+                Err(why) => ("callback", Some(why)),
             };
             (gpm.name.clone(), path, why)
         })
@@ -168,7 +169,7 @@ fn sparql_select(query: &str, ntriples: &str) -> PyResult<Vec<Vec<(String, Strin
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sparql_select, m)?)?;
-    m.add_function(wrap_pyfunction!(gpm_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(gpm_evaluators, m)?)?;
     m.add_function(wrap_pyfunction!(eval_filter, m)?)?;
     m.add_function(wrap_pyfunction!(eval_expr, m)?)?;
     m.add_function(wrap_pyfunction!(gpm_results, m)?)?;

@@ -17,6 +17,7 @@ use pyo3::PyTraverseError;
 use spaseq_core::dictionary::{Dictionary, TermId};
 use spaseq_core::disposal::Disposal;
 use spaseq_core::gpm::{EventIndex, GpmProgram, KbLookup, RunEnv, SparqlGpm, ValueCache};
+use spaseq_core::plan::Evaluator;
 use spaseq_core::runtime::{
     EventData, EventRef, GpmEval, MatchRecord, Node, QueryRuntime, QueryState, RunView, Streams,
 };
@@ -814,26 +815,29 @@ impl NativeEngine {
         let mut vars = VarTable::new();
         let mut gpms = Vec::new();
         for gpm in &plan.gpms {
-            let mut trial = vars.clone();
             let blocks = match &kb {
                 Some(_) => graph_vars.get(&gpm.name).map(Vec::as_slice).unwrap_or(&[]),
                 None => &[],
             };
-            match compile_gpm(&plan, gpm, blocks, &mut trial, &self.dict) {
-                Ok(program) => {
-                    vars = trial;
-                    gpms.push(program);
-                }
-                Err(why) if callback.is_none() => {
-                    return Err(PyValueError::new_err(format!("GPM {}: {why}", gpm.name)))
-                }
-                Err(_) => {
-                    for v in gpm.variables.iter().chain(gpm.local_vars.iter()) {
-                        vars.slot(v);
-                    }
-                    gpms.push(Gpm::Python);
-                }
+            // the plan decides (the planner asked `gpm_evaluators`); one this core cannot
+            // follow is refused, never second-guessed
+            let refuse = |why: String| {
+                PyValueError::new_err(format!(
+                    "the plan cannot run here: GPM {}: {why} (plan the query again with this spaseq)",
+                    gpm.name
+                ))
+            };
+            let evaluator = gpm
+                .evaluator
+                .ok_or_else(|| refuse("the plan does not say which evaluator runs it".into()))?;
+            if evaluator == Evaluator::Callback && callback.is_none() {
+                return Err(refuse(
+                    "it is evaluated by a callback, and none is given".into(),
+                ));
             }
+            let program = compile_as(&plan, gpm, evaluator, blocks, &mut vars, &self.dict)
+                .map_err(|why| refuse(format!("the plan says {}, but {why}", evaluator.name())))?;
+            gpms.push(program);
         }
         for v in plan.query.variables.iter().flatten() {
             vars.slot(v);
@@ -1127,8 +1131,46 @@ impl NativeEngine {
     }
 }
 
+/// GPM `gpm` of `plan` made ready for `evaluator` (the plan's choice): its compiled program
+/// (GRAPH blocks reading the variables `blocks`), its body on spareval, or the callback;
+/// Err says why this core cannot evaluate it so.
+fn compile_as(
+    plan: &Plan,
+    gpm: &spaseq_core::plan::GpmPlan,
+    evaluator: Evaluator,
+    blocks: &[Vec<String>],
+    vars: &mut VarTable,
+    dict: &Dictionary,
+) -> Result<Gpm, String> {
+    let base = plan.query.base.as_deref();
+    match evaluator {
+        Evaluator::Native => {
+            let mut trial = vars.clone();
+            let program = GpmProgram::compile_with_graphs(gpm, blocks, &mut trial, dict, base)?;
+            *vars = trial;
+            Ok(Gpm::Native(program))
+        }
+        Evaluator::Spareval => {
+            let body = plan
+                .query
+                .bodies
+                .get(&gpm.name)
+                .ok_or("the plan has no body for it")?;
+            SparqlGpm::compile(gpm, body, &plan.query.prefixes, base, vars, dict)
+                .map(|body| Gpm::Sparql(Box::new(body)))
+        }
+        Evaluator::Callback => {
+            for v in gpm.variables.iter().chain(gpm.local_vars.iter()) {
+                vars.slot(v);
+            }
+            Ok(Gpm::Python)
+        }
+    }
+}
+
 /// How GPM `gpm` of `plan` runs natively: its compiled program (GRAPH blocks reading the
 /// variables `blocks`), else its body on spareval; Err (why neither) leaves it to Python.
+/// The planner's question (`gpm_evaluators`), asked once when a query is planned.
 pub fn compile_gpm(
     plan: &Plan,
     gpm: &spaseq_core::plan::GpmPlan,
