@@ -66,16 +66,17 @@ def plan_lines(plan: Plan) -> list[str]:
                                for g, rk in rng.by_gpm.items())
             how.append(f"sorted by ?{rng.run_var} ({events})")
         lines.append(f"  x{i}: runs waiting for {operand_text(step.operand)}: {', '.join(how)}")
-    t, trigger = plan.lazy_chain, operand_text(steps[plan.lazy_prefix].operand)
+    lazy_prefix = plan.explain.lazy_prefix
+    t, trigger = plan.lazy_chain, operand_text(steps[lazy_prefix].operand)
     if t:
         buffered = ", ".join(operand_text(s.operand) for s in steps[:t])
         lines.append(f"  lazy chain (--lazy-chain): no runs before x{t}; events {buffered} can take are "
                      f"buffered for the window and chained when {trigger} matches")
-    elif plan.lazy_prefix:
-        lines.append(f"  lazy chain: possible over x0..x{plan.lazy_prefix}, not chosen (it pays only when {trigger} "
+    elif lazy_prefix:
+        lines.append(f"  lazy chain: possible over x0..x{lazy_prefix}, not chosen (it pays only when {trigger} "
                      f"is rarer than the atoms before it, which the planner cannot know: decision 49); "
                      f"--lazy-chain turns it on")
-    why_not = plan.explain.get("evaluators", {})
+    why_not = plan.explain.evaluators
     for name, g in plan.gpms.items():
         why = why_not.get(name)
         if g.evaluator == NATIVE:

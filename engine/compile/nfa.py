@@ -4,8 +4,8 @@ The automaton is a chain of states x0 .. xn, one step per atom. Each step record
 state-transition predicate of its edges (the streams U, the operator and the GPMs), the
 selection strategy attaching it to what precedes, and what the runtime needs to index runs
 waiting there: the streams it reads and the variables certainly bound on arrival (the keys
-runs can be partitioned by). ``states``/``edges`` give the paper's graph view for
-``spaseq explain``; the runtime executes ``steps``.
+runs can be partitioned by): the runtime executes ``steps``. ``automaton_edges`` gives the
+paper's graph view (states and edges) that ``spaseq explain`` draws; it is not in the plan.
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ class Step:
 @dataclass(frozen=True)
 class Automaton:
     steps: tuple[Step, ...]
-    edges: tuple[Edge, ...]
     all_streams: frozenset[str]
 
     @property
@@ -82,9 +81,7 @@ def operand_streams(op: A.Operand, query: A.Query) -> frozenset[str]:
 def compile_query(query: A.Query) -> Automaton:
     """NFACompiler: one state per atom plus the final state."""
     steps: list[Step] = []
-    edges: list[Edge] = []
     bound: set[str] = set()
-    all_streams = frozenset(query.streams.values())
     for i, atom in enumerate(query.seq.atoms):
         streams = operand_streams(atom.operand, query)
         gpms = tuple(A.operand_gpms(atom.operand))
@@ -93,12 +90,17 @@ def compile_query(query: A.Query) -> Automaton:
             after |= certainly_bound(atom.operand, query)
         steps.append(Step(i, atom.operand, atom.modifier, atom.strategy, streams, gpms,
                           frozenset(bound), frozenset(after)))
-        edges.extend(_edges(i, atom, streams, gpms, all_streams))
         bound = after
-    return Automaton(tuple(steps), tuple(edges), all_streams)
+    return Automaton(tuple(steps), frozenset(query.streams.values()))
 
 
-def _edges(i: int, atom: A.Atom, streams: frozenset[str], gpms: tuple[str, ...],
+def automaton_edges(auto: Automaton) -> tuple[Edge, ...]:
+    """The paper's graph view of the automaton (Figures 4-10): each state's edges."""
+    return tuple(e for step in auto.steps
+                 for e in _edges(step.index, step, step.streams, step.gpms, auto.all_streams))
+
+
+def _edges(i: int, atom: Step, streams: frozenset[str], gpms: tuple[str, ...],
            all_streams: frozenset[str]) -> list[Edge]:
     out: list[Edge] = []
     op = atom.operand
@@ -128,7 +130,7 @@ def automaton_text(auto: A.Query | Automaton, query: A.Query | None = None) -> s
     if isinstance(auto, A.Query):
         query, auto = auto, compile_query(auto)
     lines = [f"NFA_scep: states x0..x{auto.final} (x0 initial, x{auto.final} final)"]
-    for e in auto.edges:
+    for e in automaton_edges(auto):
         streams = ",".join(sorted(_short(s, query) for s in e.streams))
         gpms = ",".join(e.gpms) or "-"
         lines.append(f"  x{e.source} -> x{e.target}  [{e.label}]  ({{{streams}}}, {e.op or 'ø'}, {gpms})")
@@ -141,7 +143,7 @@ def automaton_dot(auto: Automaton, query: A.Query) -> list[str]:
     for i in range(auto.final + 1):
         shape = "doublecircle" if i == auto.final else "circle"
         out.append(f'    x{i} [shape={shape}, label="x{i}"];')
-    for e in auto.edges:
+    for e in automaton_edges(auto):
         streams = ",".join(sorted(_short(s, query) for s in e.streams))
         label = f"{{{streams}}}, {e.op or 'ø'}, {','.join(e.gpms) or '-'}"
         out.append(f'    x{e.source} -> x{e.target} [label="{label}"];')

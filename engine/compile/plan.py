@@ -84,6 +84,14 @@ class ProbeStep:
 
 
 @dataclass(frozen=True)
+class Explain:
+    """What only ``spaseq explain`` reads, never the runtime."""
+
+    lazy_prefix: int = 0                        # lazy chain possible over steps 0..t (0: none)
+    evaluators: dict[str, str] = field(default_factory=dict)  # GPM -> why it is not native
+
+
+@dataclass(frozen=True)
 class Plan:
     """A query compiled for the runtime."""
 
@@ -94,10 +102,8 @@ class Plan:
     run_indexes: tuple[RunIndexPlan, ...]
     probes: dict[str, tuple[ProbeStep, ...]]
     kleene_gpms: frozenset[str]                 # GPMs under Kleene+ (run-function aggregates)
-    lazy_prefix: int                            # lazy chain possible over steps 0..t (0: none)
-    lazy_chain: int                             # the trigger step used (lazy_prefix if enabled)
-    # what only `spaseq explain` reads: {"evaluators": {gpm: why it is not native}}
-    explain: dict = field(default_factory=dict, compare=False)
+    lazy_chain: int                             # the trigger step used (explain.lazy_prefix if enabled)
+    explain: Explain = Explain()
     version: int = PLAN_VERSION
 
     @property

@@ -18,6 +18,7 @@ from spaseq.engine.compile.plan import (
     COMPILED,
     SPARQL,
     EngineOptions,
+    Explain,
     GpmPlan,
     Plan,
     ProbeStep,
@@ -43,8 +44,8 @@ def plan_query(query: A.Query, options: EngineOptions | None = None) -> Plan:
         run_indexes=indexes,
         probes=_probes(automaton.steps, indexes, gpms),
         kleene_gpms=kleene_gpms(query),
-        lazy_prefix=lazy,
         lazy_chain=lazy_trigger(lazy, options),
+        explain=Explain(lazy_prefix=lazy),
     ))
 
 
@@ -55,7 +56,7 @@ def _with_evaluators(plan: Plan) -> Plan:
     answers = {name: (evaluator, why) for name, evaluator, why in _native.gpm_evaluators(plan_to_json(plan, indent=None))}
     gpms = {name: dataclasses.replace(g, evaluator=answers[name][0]) for name, g in plan.gpms.items()}
     why = {name: reason for name, (_, reason) in answers.items() if reason}
-    return dataclasses.replace(plan, gpms=gpms, explain={"evaluators": why} if why else {})
+    return dataclasses.replace(plan, gpms=gpms, explain=dataclasses.replace(plan.explain, evaluators=why))
 
 
 def plan_gpm(ev: A.EventPattern, query: A.Query, options: EngineOptions) -> GpmPlan:

@@ -86,7 +86,7 @@ def test_the_planner_leaves_the_lazy_chain_to_the_user() -> None:
     """Decision 49: possible over A : B, not chosen by default, and explain says so."""
     q = parse_query(query_text("A : B", PLAIN, within="1000000 DAYS", streams=("u1",)))
     plan = plan_query(q)
-    assert (plan.lazy_prefix, plan.lazy_chain) == (1, 0)
+    assert (plan.explain.lazy_prefix, plan.lazy_chain) == (1, 0)
     said = [line for line in plan_lines(plan) if "lazy chain" in line]
     assert said == ["  lazy chain: possible over x0..x1, not chosen (it pays only when B is rarer than the "
                     "atoms before it, which the planner cannot know: decision 49); --lazy-chain turns it on"]

@@ -51,17 +51,6 @@ pub struct Step {
     pub bound_after: Vec<String>,
 }
 
-/// An edge of NFA_scep (the paper's graph view; the runtime executes the steps).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Edge {
-    pub source: usize,
-    pub target: usize,
-    pub streams: Vec<String>,
-    pub op: String,
-    pub gpms: Vec<String>,
-    pub label: String,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GpmPath {
     /// Joins and FILTERs over the event's triples, evaluated by the engine.
@@ -170,13 +159,11 @@ pub struct Plan {
     pub query: QueryInfo,
     pub options: Options,
     pub steps: Vec<Step>,
-    pub edges: Vec<Edge>,
     /// In the query's order.
     pub gpms: Vec<GpmPlan>,
     pub run_indexes: Vec<RunIndex>,
     pub probes: BTreeMap<String, Vec<ProbeStep>>,
     pub kleene_gpms: Vec<String>,
-    pub lazy_prefix: usize,
     pub lazy_chain: usize,
 }
 
@@ -235,12 +222,6 @@ impl Plan {
             query: read_query(&at.get("query")?)?,
             options: read_options(&at.get("options")?)?,
             steps,
-            edges: automaton
-                .get("edges")?
-                .items()?
-                .iter()
-                .map(read_edge)
-                .collect::<Result<_>>()?,
             gpms: at
                 .get("gpms")?
                 .entries()?
@@ -250,7 +231,6 @@ impl Plan {
             run_indexes,
             probes,
             kleene_gpms: at.get("kleene_gpms")?.string_set()?,
-            lazy_prefix: at.get("lazy_prefix")?.usize()?,
             lazy_chain: at.get("lazy_chain")?.usize()?,
         })
     }
@@ -332,18 +312,6 @@ fn read_step(at: &At<'_>) -> Result<Step> {
         gpms: at.get("gpms")?.strings()?,
         bound_before: at.get("bound_before")?.string_set()?,
         bound_after: at.get("bound_after")?.string_set()?,
-    })
-}
-
-fn read_edge(at: &At<'_>) -> Result<Edge> {
-    at.typed("Edge")?;
-    Ok(Edge {
-        source: at.get("source")?.usize()?,
-        target: at.get("target")?.usize()?,
-        streams: at.get("streams")?.string_set()?,
-        op: at.get("op")?.string()?,
-        gpms: at.get("gpms")?.strings()?,
-        label: at.get("label")?.string()?,
     })
 }
 

@@ -59,7 +59,6 @@ pub fn summary(plan: &Plan) -> Value {
         "streams": plan.query.streams,
         "options": plan.options.0,
         "steps": steps,
-        "edges": plan.edges.len(),
         "gpms": gpms,
         "probes": plan.probes.iter().map(|(s, ps)| (s.clone(), json!(ps.iter().map(|p| json!([p.step, p.ranged, p.loops, p.gpms])).collect::<Vec<_>>()))).collect::<serde_json::Map<_, _>>(),
         "kleene_gpms": plan.kleene_gpms,
