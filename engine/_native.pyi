@@ -146,12 +146,12 @@ class NativeEngine:
     ``engine.runtime.native``."""
 
     def __init__(self) -> None: ...
-    def register(self, plan_json: str, callback: object | None = None,
-                 graph_vars: dict[str, list[list[str]]] | None = None, kb: object | None = None) -> int:
-        """Add a query from its plan JSON; its number. GPMs outside the native evaluator are
-        evaluated by ``callback(name, uid, mu, base, start_ns, taken) -> [pairs]``; GPMs with
-        GRAPH blocks (their variables in ``graph_vars``) run natively and ask
-        ``kb(name, block, bound pairs) -> [pairs]`` once per binding and KB version."""
+    def register(self, plan_json: str, callback: object | None = None, kb: object | None = None) -> int:
+        """Add a query from its plan JSON; its number. Each GPM runs on the evaluator the plan
+        records (ValueError when this core cannot follow it); "callback" GPMs are evaluated
+        by ``callback(name, uid, mu, base, start_ns, taken) -> [pairs]``; GRAPH blocks (their
+        variables in the plan's ``graph_vars``) ask ``kb(name, block, bound pairs) ->
+        [pairs]`` once per binding and KB version."""
     def kb_changed(self) -> None:
         """A new KB version: forget the cached KB rows."""
     def python_gpms(self, query: int) -> list[str]: ...

@@ -62,6 +62,7 @@ class GpmPlan:
     variables: tuple[str, ...] = ()                   # COMPILED: the join's row layout
     filters: tuple[A.Expr, ...] = ()                  # COMPILED: top-level FILTER conjuncts
     graph_elements: tuple[A.GraphPattern, ...] = ()   # COMPILED: GRAPH blocks joined with the KB
+    graph_vars: tuple[tuple[str, ...], ...] = ()      # COMPILED: per GRAPH block, what its KB rows bind
     evaluator: str = ""                               # NATIVE, SPAREVAL or CALLBACK ("": not yet asked)
 
 

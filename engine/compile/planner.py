@@ -80,8 +80,16 @@ def plan_gpm(ev: A.EventPattern, query: A.Query, options: EngineOptions) -> GpmP
         return GpmPlan(path=SPARQL, join_shaped=texts.join_shaped, **common)
     return GpmPlan(
         path=COMPILED, join_shaped=True, join_order=order, variables=compiled.variables,
-        filters=compiled.filters, graph_elements=compiled.graph_elements, **common,
+        filters=compiled.filters, graph_elements=compiled.graph_elements,
+        graph_vars=tuple(graph_block_vars(el) for el in compiled.graph_elements), **common,
     )
+
+
+def graph_block_vars(el: A.GraphPattern) -> tuple[str, ...]:
+    """A GRAPH block's variables, sorted: what its KB rows bind (the block's in-scope
+    variables and the graph's own variable), and so what the runtime caches them by."""
+    own = {el.graph.name} if isinstance(el.graph, A.Var) else set()
+    return tuple(sorted(A.in_scope_vars(el.pattern) | own))
 
 
 def _run_index(step: Step, gpms: dict[str, GpmPlan], options: EngineOptions) -> RunIndexPlan:

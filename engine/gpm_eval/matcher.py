@@ -147,10 +147,8 @@ class GpmMatcher:
         self.required = frozenset(plan.required)
         graphs.use(query)
         self._graph_parts = []
-        for el in plan.graph_elements:
-            shared = sorted(A.in_scope_vars(el.pattern) | (
-                {el.graph.name} if isinstance(el.graph, A.Var) else set()))
-            self._graph_parts.append((el, shared, graph_text(el)))
+        for el, shared in zip(plan.graph_elements, plan.graph_vars, strict=True):
+            self._graph_parts.append((el, list(shared), graph_text(el)))
         self.cost = plan.cost
 
     def can_match(self, ctx: EventContext) -> bool:

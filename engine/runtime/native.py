@@ -242,9 +242,7 @@ class QueryRuntime:
         self._kb_matchers = prior._kb_matchers if reuse else {  # type: ignore[union-attr]
             name: GpmMatcher(gpm, plan.query, graphs, plan.options)
             for name, gpm in plan.gpms.items() if gpm.graph_elements}
-        self.number = self._native.register(
-            self.plan_json, self._evaluate,
-            {name: m.graph_vars for name, m in self._kb_matchers.items()}, self._kb_rows)
+        self.number = self._native.register(self.plan_json, self._evaluate, self._kb_rows)
         known = prior.matchers if reuse else {}  # type: ignore[union-attr]
         self.matchers = {name: known.get(name) or self._kb_matchers.get(name) or
                          GpmMatcher(plan.gpms[name], plan.query, graphs, plan.options)

@@ -100,6 +100,8 @@ pub struct GpmPlan {
     pub filters: Vec<Expr>,
     /// Top-level GRAPH blocks joined against the knowledge base (kept as plan JSON).
     pub graph_elements: Vec<Value>,
+    /// Per GRAPH block, the variables its KB rows bind.
+    pub graph_vars: Vec<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -369,6 +371,12 @@ fn read_gpm(at: &At<'_>) -> Result<GpmPlan> {
             .iter()
             .map(|g| g.value.clone())
             .collect(),
+        graph_vars: at
+            .get("graph_vars")?
+            .items()?
+            .iter()
+            .map(At::strings)
+            .collect::<Result<_>>()?,
     })
 }
 

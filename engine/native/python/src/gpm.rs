@@ -133,14 +133,14 @@ fn gpm_evaluators(plan_json: &str) -> PyResult<Vec<(String, &'static str, Option
         .gpms
         .iter()
         .map(|gpm| {
-            let blocks = vec![Vec::new(); gpm.graph_elements.len()];
-            let (path, why) = match compile_gpm(&plan, gpm, &blocks, &mut vars, &dict) {
+            let blocks = &gpm.graph_vars;
+            let (path, why) = match compile_gpm(&plan, gpm, blocks, &mut vars, &dict) {
                 Ok(Gpm::Native(_)) => ("native", None),
                 Ok(Gpm::Sparql(_)) => {
                     let base = plan.query.base.as_deref();
                     let mut scratch = vars.clone();
                     let why =
-                        GpmProgram::compile_with_graphs(gpm, &blocks, &mut scratch, &dict, base)
+                        GpmProgram::compile_with_graphs(gpm, blocks, &mut scratch, &dict, base)
                             .err();
                     ("spareval", why)
                 }

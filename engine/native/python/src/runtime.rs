@@ -799,26 +799,20 @@ impl NativeEngine {
     /// native evaluator cannot run (`python`: their names) are evaluated by `callback`.
     /// ValueError when the plan is malformed or needs a callback that is not given.
     ///
-    /// `graph_vars`: per GPM with GRAPH blocks, each block's variables; such GPMs run
-    /// natively, their blocks' rows asked of `kb(name, block, bound pairs)` once per
-    /// distinct binding and cached until `kb_changed`.
-    #[pyo3(signature = (plan_json, callback = None, graph_vars = None, kb = None))]
+    /// GRAPH blocks (their variables: the plan's `graph_vars`) have their rows asked of
+    /// `kb(name, block, bound pairs)` once per distinct binding, cached until `kb_changed`.
+    #[pyo3(signature = (plan_json, callback = None, kb = None))]
     fn register(
         &self,
         plan_json: &str,
         callback: Option<Py<PyAny>>,
-        graph_vars: Option<HashMap<String, Vec<Vec<String>>>>,
         kb: Option<Py<PyAny>>,
     ) -> PyResult<usize> {
-        let graph_vars = graph_vars.unwrap_or_default();
         let plan = Plan::from_json(plan_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let mut vars = VarTable::new();
         let mut gpms = Vec::new();
         for gpm in &plan.gpms {
-            let blocks = match &kb {
-                Some(_) => graph_vars.get(&gpm.name).map(Vec::as_slice).unwrap_or(&[]),
-                None => &[],
-            };
+            let blocks = &gpm.graph_vars;
             // the plan decides (the planner asked `gpm_evaluators`); one this core cannot
             // follow is refused, never second-guessed
             let refuse = |why: String| {
