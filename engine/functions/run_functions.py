@@ -30,8 +30,8 @@ from spaseq.engine.functions.arguments import (
     variable_name,
 )
 from spaseq.engine.matches import Taken
-from spaseq.engine.values.arithmetic import op_add
-from spaseq.engine.values.dialects import SPEC
+from spaseq.engine.values.arithmetic import op_add, op_div
+from spaseq.engine.values.compare import compare_spec
 from spaseq.engine.values.kinds import ERRORS
 from spaseq.engine.values.literals import numeric_value
 from spaseq.engine.values.timestamps import seconds_literal
@@ -139,7 +139,7 @@ def avg(args: tuple[Term, ...], run: RunContext | None) -> Term:
     if not values:
         raise FunctionError("spaseq:avg over no iterations")
     try:
-        return to_term(SPEC.divide(_sum(values), len(values)))
+        return to_term(op_div(_sum(values), len(values)))
     except ERRORS as err:
         raise FunctionError(str(err)) from None
 
@@ -151,7 +151,7 @@ def _extreme(args: tuple[Term, ...], run: RunContext | None, name: str, sign: in
     best = values[0]
     try:
         for v in values[1:]:
-            order = SPEC.compare(v, best)
+            order = compare_spec(v, best)
             if order == 2:
                 raise FunctionError("NaN has no order")
             if order == sign:

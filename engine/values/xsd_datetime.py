@@ -1,4 +1,4 @@
-"""xsd:dateTime: the one parser of its lexical forms, and its equality and (partial) order."""
+"""xsd:dateTime: the one parser of its lexical forms, and its (partial) order."""
 
 from __future__ import annotations
 
@@ -124,13 +124,6 @@ def _format_tz(tz: int | None) -> str:
 
 
 _FOURTEEN_HOURS = Decimal(14 * 3600)
-
-
-def datetime_equal(a: DateTime, b: DateTime) -> bool:
-    """``=``: a dateTime without timezone equals no dateTime with one (pyoxigraph's choice)."""
-    if (a.tz is None) != (b.tz is None):
-        return False
-    return a.seconds == b.seconds
 
 
 def datetime_compare(a: DateTime, b: DateTime) -> int:

@@ -4,8 +4,8 @@ each expression's value, or its verdict as a FILTER, from the native core
 
 The answers are SPARQL 1.1's operator and function rules as pyoxigraph 0.5 applies them
 (docs/decisions.md 23); where that departs from the letter of the spec, a comment gives the
-spec's answer (``SPARQL 1.1: ...``), which the Python ``SPEC`` table keeps for the run functions
-(tests/values/test_dialects.py). Values are written as Python values: int (xsd:integer and
+spec's answer (``SPARQL 1.1: ...``), which the run functions keep for ordering and division
+(tests/values/test_spec_semantics.py). Values are written as Python values: int (xsd:integer and
 its derived types, which compute as xsd:integer), Decimal, float (xsd:double), F32
 (xsd:float), str (simple literals), LangStr, bool, or the term itself; ERR is an error. The
 generated counterpart is tests/native/test_gpm_eval.py."""
