@@ -22,7 +22,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 # pip builds the native core (setuptools-rust, release mode) into the editable install
 $(STAMP): pyproject.toml $(NATIVE_SRC) | $(BIN)/python check-rust
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
+	$(BIN)/python -m pip install --quiet -e '.[test,spark,server,rdflib]'
 	touch $(STAMP)
 
 check-rust:
@@ -64,7 +64,7 @@ test-rust: $(STAMP)
 # The benchmark suite (benchmarks/README.md): JSON and a PNG chart in benchmarks/results/.
 BENCH_STAMP := $(VENV)/.bench-stamp
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,spark,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,spark,server,rdflib,bench]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)

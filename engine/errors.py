@@ -6,6 +6,7 @@ carry a traceback to the user.
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -56,6 +57,22 @@ class KnowledgeBaseError(SpaseqError):
 
 class UsageError(SpaseqError):
     """A command-line mistake (unknown stream name, missing file, bad option value)."""
+
+
+class MissingExtraError(SpaseqError, ImportError):
+    """A feature whose dependencies are an optional extra of spaseq that is not installed (the
+    message says which: ``pip install 'spaseq[server]'``); an ImportError too, since it is
+    raised where the feature is imported."""
+
+
+def require_extra(extra: str, feature: str, *modules: str) -> None:
+    """MissingExtraError unless every one of ``modules`` (the extra ``extra`` of pyproject.toml)
+    imports: what ``feature`` needs beyond the base install (docs/decisions.md 52)."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            raise MissingExtraError(f"{feature} needs {module}: pip install 'spaseq[{extra}]'") from None
 
 
 def located_error(message: str, paths: Iterable[str]) -> StreamError:

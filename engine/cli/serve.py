@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from spaseq.engine.errors import require_extra
 from spaseq.engine.output.times import TIME_FORMATS
 from spaseq.engine.server.config import DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT, ServerConfig
 
@@ -56,6 +57,7 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    require_extra("server", "spaseq serve", "fastapi", "uvicorn", "sse_starlette")
     from spaseq.engine.server.serve import serve
 
     config = ServerConfig(host=args.host, port=args.port, kb=tuple(args.kb), kb_store=args.kb_store,
