@@ -18,6 +18,7 @@ import pyoxigraph
 from pyoxigraph import RdfFormat
 
 from spaseq.engine import _native
+from spaseq.engine._native import _testing
 
 ROOT = Path(__file__).resolve().parent.parent
 STREAM = "http://stockmarket.org/stocks"
@@ -45,7 +46,7 @@ def measure(path: str, repeats: int) -> dict:
         start = time.perf_counter()
         events = sum(len(batch) for batch in stream)
         times["iterate"].append(time.perf_counter() - start)
-        times["count_replay"].append(_timed(lambda: _native.count_replay(path, GENERATED_AT)))
+        times["count_replay"].append(_timed(lambda: _testing.count_replay(path, GENERATED_AT)))
     return {
         "file": path, "events": events, "repeats": repeats,
         "median_s": {k: round(statistics.median(v), 4) for k, v in times.items()},

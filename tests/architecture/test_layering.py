@@ -41,7 +41,7 @@ FORBIDDEN = {"engine.gpm_eval": {"spaseq.engine.kb.layout"}, "engine.runtime": {
 def _modules() -> dict[str, Path]:
     out = {}
     for folder, package in PACKAGES.items():
-        # the native extension is known by its stubs (engine/_native.pyi)
+        # the native extension is known by its stubs (engine/_native/*.pyi)
         for path in [*(ROOT / folder).rglob("*.py"), *(ROOT / folder).rglob("*.pyi")]:
             parts = path.relative_to(ROOT / folder).with_suffix("").parts
             if parts[-1] == "__init__":

@@ -1,6 +1,7 @@
-"""The public API type-checks: mypy (the test extra) finds no error in the modules
-``[tool.mypy] packages`` names, and every package ships ``py.typed`` so that users' type
-checkers read spaseq's hints (PEP 561)."""
+"""The package type-checks: mypy (the test extra) finds no error in the modules ``[tool.mypy]
+packages`` names, stubtest finds the extension's stubs
+(``engine/_native/*.pyi``) true to the compiled module, and every package ships ``py.typed``
+so that users' type checkers read spaseq's hints (PEP 561)."""
 
 from __future__ import annotations
 
@@ -24,18 +25,38 @@ def test_every_package_ships_py_typed() -> None:
         assert "py.typed" in package_data.get(package, []), package
 
 
-def test_mypy_finds_no_error_in_the_public_api(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    """A folder holding ``spaseq/``, whose packages are links to the repository's folders (they
+    are the spaseq.* packages only once installed; mypy reads them through the links)."""
     if importlib.util.find_spec("mypy") is None:
         pytest.fail("mypy is missing: pip install -e '.[test]'")
-    # the folders are the spaseq.* packages once installed; mypy reads them through links
-    tree = tmp_path / "spaseq"
-    tree.mkdir()
+    root = tmp_path_factory.mktemp("typing")
+    (root / "spaseq").mkdir()
     for folder in PACKAGES:
-        (tree / folder).symlink_to(ROOT / folder, target_is_directory=True)
-    env = {**os.environ, "MYPYPATH": str(tmp_path)}
-    out = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-         "--cache-dir", str(tmp_path / "cache"), "--no-error-summary"],
-        capture_output=True, text=True, cwd=tmp_path, env=env)
+        (root / "spaseq" / folder).symlink_to(ROOT / folder, target_is_directory=True)
+    return root
+
+
+def _mypy(tree: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MYPYPATH": str(tree)}
+    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, cwd=tree, env=env,
+                          timeout=600)
+
+
+def test_mypy_finds_no_error_in_the_public_api(tree: Path) -> None:
+    out = _mypy(tree, "mypy", "--config-file", str(ROOT / "pyproject.toml"),
+                "--cache-dir", str(tree / "cache"), "--no-error-summary")
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout == ""
+
+
+def test_stubtest_finds_the_stubs_true_to_the_extension(tree: Path) -> None:
+    """``python -m mypy.stubtest``: every name, class and signature of ``spaseq.engine._native``
+    and its ``_testing`` submodule is in the stubs as at runtime, and nothing more. (No
+    allowlist: should stubtest ever need one for a limitation of its own, give it here with
+    ``--allowlist``, one commented line per entry.)"""
+    out = _mypy(tree, "mypy.stubtest", "spaseq.engine._native", "--mypy-config-file",
+                str(ROOT / "pyproject.toml"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout == "Success: no issues found in 2 modules\n", out.stdout  # _native and _testing

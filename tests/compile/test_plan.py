@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spaseq.engine import _native, api, reference
+from spaseq.engine._native import _testing
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile import explain
 from spaseq.engine.compile.plan import COMPILED, SPARQL, EngineOptions, Plan
@@ -176,7 +177,7 @@ def _expr_vars_in_order(e) -> list[str]:
 def test_the_native_core_reads_every_fixture_plan(path: Path) -> None:
     for opts in (EngineOptions(), EngineOptions(lazy_chain=True, compiled_gpm=False, partition_runs=False)):
         plan = plan_query(load_query(str(path)), opts)
-        got = json.loads(_native.plan_summary(plan_to_json(plan)))
+        got = json.loads(_testing.plan_summary(plan_to_json(plan)))
         assert got == _expected_summary(plan)
 
 
@@ -184,13 +185,13 @@ def test_the_native_core_reads_every_fixture_plan(path: Path) -> None:
 @given(queries(), options)
 def test_the_native_core_reads_generated_plans(text, opts) -> None:
     plan = plan_query(parse_query(text), opts)
-    assert json.loads(_native.plan_summary(plan_to_json(plan))) == _expected_summary(plan)
+    assert json.loads(_testing.plan_summary(plan_to_json(plan))) == _expected_summary(plan)
 
 
 def test_the_native_core_names_the_field_it_cannot_read() -> None:
     text = plan_to_json(plan_query(load_query(str(ROOT / "fixtures" / "vshape.rq"))))
     with pytest.raises(ValueError, match=r"^plan\.run_indexes\[1\]\.partition_keys: expected an array"):
-        _native.plan_summary(text.replace('"partition_keys": [\n        "c"\n      ]', '"partition_keys": 7'))
+        _testing.plan_summary(text.replace('"partition_keys": [\n        "c"\n      ]', '"partition_keys": 7'))
 
 
 @pytest.mark.parametrize("name", ["vshape", "kleene_strict"])
@@ -216,7 +217,7 @@ def test_a_plan_of_another_version_is_refused_by_its_version() -> None:
     with pytest.raises(ValueError, match="plan version 1, this spaseq reads version 3"):
         plan_from_json(json.dumps(old))
     with pytest.raises(ValueError, match="plan version 1"):
-        _native.plan_summary(json.dumps(old))
+        _testing.plan_summary(json.dumps(old))
     assert plan_from_json(json.dumps(data)) == plan_query(q)
 
 

@@ -1,6 +1,6 @@
 """Both sides of the native GPM differential tests: an expression's value and effective
 boolean value, and a body's solutions on an event in a context, from the native core
-(``_native.eval_expr``/``eval_filter``/``gpm_results``) and from pyoxigraph's SPARQL engine.
+(``_native._testing.eval_expr``/``eval_filter``/``gpm_results``) and from pyoxigraph's SPARQL engine.
 
 Terms travel as N-Triples; every blank node in an expression's value reads ``_:b`` (a store
 renames them). A context goes into pyoxigraph as data in its own graph, joined in first:
@@ -13,7 +13,7 @@ import json
 
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, Store
 
-from spaseq.engine import _native
+from spaseq.engine._native import _testing
 from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.compile.plan_json import encode, plan_to_json
 from spaseq.engine.compile.planner import plan_query
@@ -59,10 +59,10 @@ def native_value(text: str, mu: dict) -> tuple[str | None, int | None]:
     """The value (N-Triples) and EBV (1/0) of an expression natively, None for errors."""
     expr = json.dumps(encode(expression_of(text)))
     bindings = {k: str(t) for k, t in mu.items()}
-    value = _native.eval_expr(expr, bindings)
+    value = _testing.eval_expr(expr, bindings)
     if value is not None and value.startswith("_:"):
         value = "_:b"
-    ebv = _native.eval_filter(expr, bindings)
+    ebv = _testing.eval_filter(expr, bindings)
     return value, None if ebv is None else int(ebv)
 
 
@@ -99,7 +99,7 @@ def native_answer(body: str, triples, mu) -> tuple[set, int]:
     plan = plan_json(body)
     assert json.loads(plan)["gpms"]["G"]["path"] == "compiled", body
     terms = {str(t): t for t in [*(x for tr in triples for x in tr), *mu.values()]}
-    rows = _native.gpm_results(plan, "G", [tuple(str(x) for x in tr) for tr in triples],
+    rows = _testing.gpm_results(plan, "G", [tuple(str(x) for x in tr) for tr in triples],
                                {k: str(v) for k, v in mu.items()})
     return {frozenset((k, canon(terms[v])) for k, v in row.items()) for row in rows}, len(rows)
 

@@ -1,6 +1,6 @@
 """The value semantics of native FILTER programs (engine/native/core/src/gpm/), case by case:
 each expression's value, or its verdict as a FILTER, from the native core
-(``_native.eval_expr``/``eval_filter``) must be the one written here and pyoxigraph's.
+(``_native._testing.eval_expr``/``eval_filter``) must be the one written here and pyoxigraph's.
 
 The answers are SPARQL 1.1's operator and function rules as pyoxigraph 0.5 applies them
 (docs/decisions.md 23); where that departs from the letter of the spec, a comment gives the

@@ -5,12 +5,12 @@ both sides in tests/native/oracles.py:
 1. FILTER expressions: on random expressions over literals of every kind (numbers of each
    xsd numeric type and derived integer types, NaN/INF, booleans, strings with and without
    language tags, dateTimes, dates, times, durations, IRIs, blank nodes, unbound variables,
-   ill-typed literals), the native value (``_native.eval_expr``) and effective boolean value
-   (``_native.eval_filter``, None for an error) must equal pyoxigraph's
+   ill-typed literals), the native value (``_native._testing.eval_expr``) and effective boolean value
+   (``_native._testing.eval_filter``, None for an error) must equal pyoxigraph's
    ``BIND((e) AS ?r) BIND(IF((e), 1, 0) AS ?ebv)``. The native core reads literals by value
    as pyoxigraph does ("01"^^xsd:integer is 1 for STR and sameTerm, "1200"^^xsd:byte an
    integer, dateTimes subtract into durations), so no example is canonicalised or kept out.
-2. ``_native.gpm_results`` (join, compatibility with mu, FILTERs) on random events, bodies and
+2. ``_native._testing.gpm_results`` (join, compatibility with mu, FILTERs) on random events, bodies and
    contexts, against pyoxigraph's ``SELECT ... WHERE { mu . body }``. The native join matches
    terms by identity where pyoxigraph's store matches canonical forms ("01" and "1" as
    xsd:integer): examples where two literals share a canonical form run on canonical ones.
@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyoxigraph import BlankNode, Literal
 
-from spaseq.engine import _native
+from spaseq.engine._native import _testing
 from spaseq.engine.compile.plan_json import encode
 from tests.native.oracles import (
     canon,
@@ -172,7 +172,7 @@ def test_outside_the_native_subset_is_refused():
     for text in ('xsd:dateTime("x")', 'REGEX("a", STR(?x))', "EXISTS { ?s ?p ?o }",
                  'SHA1("a")'):
         with pytest.raises(ValueError):
-            _native.eval_filter(json.dumps(encode(expression_of(text))), {})
+            _testing.eval_filter(json.dumps(encode(expression_of(text))), {})
 
 
 # ---------------------------------------------------------------- whole GPMs
@@ -207,12 +207,12 @@ def test_gpm_results_join_blank_nodes_and_context():
     triples = [(a, p, "_:n1"), (a, p, "_:n2"), ("_:n1", q, _int(5)), ("_:n2", q, _int(5)),
                (b, p, c), (c, q, half)]
     # two blank-node paths give ?s=a, ?v=5 once; ?v=2.5 fails the FILTER
-    assert _native.gpm_results(plan, "G", triples, {"w": _int(3)}) == [
+    assert _testing.gpm_results(plan, "G", triples, {"w": _int(3)}) == [
         {"s": a, "v": _int(5), "w": _int(3)}]
-    assert _native.gpm_results(plan, "G", triples, {"s": b, "w": _int(1)}) == [
+    assert _testing.gpm_results(plan, "G", triples, {"s": b, "w": _int(1)}) == [
         {"s": b, "v": half, "w": _int(1)}]
     with pytest.raises(ValueError, match="SPARQL"):
-        _native.gpm_results(plan_json("{ ?s <http://ex.org/p>+ ?o }"), "G", [], {})
+        _testing.gpm_results(plan_json("{ ?s <http://ex.org/p>+ ?o }"), "G", [], {})
 
 
 def _solutions(body: str, triples, mu=None) -> set:

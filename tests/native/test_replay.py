@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spaseq.engine import _native
+from spaseq.engine._native import _testing
 from spaseq.engine.io.replay import read_replay
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,8 +38,8 @@ def _python_view(path: Path, predicate: str | None = None) -> list[tuple[str, in
 @pytest.mark.parametrize("path", GOOD, ids=lambda p: str(p.relative_to(ROOT)))
 def test_native_reader_agrees_with_the_python_reader(path: Path) -> None:
     expected = _python_view(path)
-    assert _native.read_replay(str(path)) == expected
-    events, triples, _terms = _native.count_replay(str(path))
+    assert _testing.read_replay(str(path)) == expected
+    events, triples, _terms = _testing.count_replay(str(path))
     assert (events, triples) == (len(expected), sum(len(e[2]) for e in expected))
 
 
@@ -47,7 +48,7 @@ def test_gzip_and_a_custom_time_predicate(tmp_path: Path) -> None:
     packed = tmp_path / "custom.trig.gz"
     with src.open("rb") as f, gzip.open(packed, "wb") as g:
         shutil.copyfileobj(f, g)
-    got = _native.read_replay(str(packed), AT)
+    got = _testing.read_replay(str(packed), AT)
     assert got == _python_view(src, AT)
     assert [time for _, time, _ in got] == [3_500_000_000, 5_000_000_000]
 
@@ -61,14 +62,14 @@ def test_gzip_and_a_custom_time_predicate(tmp_path: Path) -> None:
 ])
 def test_bad_input_is_located(name: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        _native.read_replay(str(ROOT / "fixtures/io/replay" / name))
+        _testing.read_replay(str(ROOT / "fixtures/io/replay" / name))
 
 
 def test_a_file_of_unknown_format_is_refused(tmp_path: Path) -> None:
     odd = tmp_path / "events.txt"
     odd.write_text("")
     with pytest.raises(ValueError, match="cannot tell the replay file's format"):
-        _native.read_replay(str(odd))
+        _testing.read_replay(str(odd))
 
 
 # The error messages, in full: the native reader's (whole file, and streamed) are the Python
@@ -82,7 +83,7 @@ def _errors(path: Path, predicate: str | None = None) -> tuple[str | None, str |
     kwargs = {"time_predicate": predicate} if predicate else {}
     python = read_replay(str(path), "http://ex.org/s", **kwargs).error
     try:
-        _native.read_replay(str(path), *([predicate] if predicate else []))
+        _testing.read_replay(str(path), *([predicate] if predicate else []))
         whole = None
     except ValueError as err:
         whole = str(err)
@@ -163,7 +164,7 @@ def test_timestamps_are_read_as_the_python_reader_reads_them(tmp_path_factory, t
     python, whole, streamed = _errors(path)
     assert (whole, streamed) == (python, python)
     if python is None:
-        assert _native.read_replay(str(path)) == _python_view(path)
+        assert _testing.read_replay(str(path)) == _python_view(path)
 
 
 def test_a_gzip_file_cut_short_says_so_as_the_python_reader(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pyoxigraph
 import pytest
 
-from spaseq.engine import _native, reference
+from spaseq.engine import reference
+from spaseq.engine._native import _testing
 from spaseq.engine.api import Engine
 from spaseq.engine.language.query import parse_query
 from tests.util import EX, QUERY_PREFIXES, ev
@@ -50,7 +51,7 @@ def test_spareval_has_pyoxigraphs_features(feature: str, probe: str) -> None:
     query = f"{PREFIX}SELECT ?x WHERE {{ {probe} }}"
     expected = _pyoxigraph(query)
     assert expected and expected[0] and expected[0][0][1] != '"error"', (feature, expected)
-    assert _native.sparql_select(query, "") == expected, feature
+    assert _testing.sparql_select(query, "") == expected, feature
 
 
 def _count(body: str, date: str = '"2023-01-01"^^xsd:date') -> tuple[int, int]:

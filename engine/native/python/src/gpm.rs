@@ -1,5 +1,6 @@
-//! The binding of GPM evaluation and FILTER expressions (issue 12), for tests: terms travel
-//! as N-Triples strings, expressions and plans as their plan JSON (docs/plan.md).
+//! The binding of GPM evaluation and FILTER expressions (issue 12): `gpm_evaluators` for the
+//! planner, the rest for tests (`_native._testing`). Terms travel as N-Triples strings,
+//! expressions and plans as their plan JSON (docs/plan.md).
 
 use crate::runtime::{compile_gpm, Gpm};
 use pyo3::exceptions::PyValueError;
@@ -168,8 +169,13 @@ fn sparql_select(query: &str, ntriples: &str) -> PyResult<Vec<Vec<(String, Strin
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(sparql_select, m)?)?;
     m.add_function(wrap_pyfunction!(gpm_evaluators, m)?)?;
+    Ok(())
+}
+
+/// The test hooks: `_native._testing`'s functions of this module.
+pub fn register_testing(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(sparql_select, m)?)?;
     m.add_function(wrap_pyfunction!(eval_filter, m)?)?;
     m.add_function(wrap_pyfunction!(eval_expr, m)?)?;
     m.add_function(wrap_pyfunction!(gpm_results, m)?)?;

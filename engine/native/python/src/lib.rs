@@ -1,5 +1,5 @@
 //! `spaseq.engine._native`: the PyO3 binding of the native core (a thin layer: every
-//! decision is the core's). Stubs for type checkers: `engine/_native.pyi`.
+//! decision is the core's). Stubs for type checkers: `engine/_native/`.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -82,13 +82,29 @@ fn count_replay(path: &str, time_predicate: &str) -> PyResult<(usize, usize, usi
     ))
 }
 
+/// `_native._testing`: the core's pieces opened to the tests and benchmarks only (the plan
+/// as the core reads it, the replay reader's events, FILTER values, one GPM's solutions,
+/// spareval), kept out of the module the engine uses (docs/decisions.md 53).
+fn testing(parent: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = parent.py();
+    let name = format!("{}._testing", parent.name()?);
+    let m = PyModule::new(py, &name)?;
+    m.add_function(wrap_pyfunction!(plan_summary, &m)?)?;
+    m.add_function(wrap_pyfunction!(read_replay, &m)?)?;
+    m.add_function(wrap_pyfunction!(count_replay, &m)?)?;
+    gpm::register_testing(&m)?;
+    parent.add_submodule(&m)?;
+    // a submodule of an extension is no package: `import spaseq.engine._native._testing`
+    // finds it in sys.modules (PyO3 issue 759)
+    py.import("sys")?.getattr("modules")?.set_item(name, &m)?;
+    Ok(())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PLAN_VERSION", PLAN_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add_function(wrap_pyfunction!(plan_summary, m)?)?;
-    m.add_function(wrap_pyfunction!(read_replay, m)?)?;
-    m.add_function(wrap_pyfunction!(count_replay, m)?)?;
+    testing(m)?;
     gpm::register(m)?;
     live::register(m)?;
     output::register(m)?;

@@ -1,39 +1,17 @@
-"""Type stubs of ``spaseq.engine._native``, the native core's PyO3 binding (engine/native)."""
+"""Type stubs of ``spaseq.engine._native``, the native core's PyO3 binding (engine/native).
+Its test hooks are the submodule ``_testing`` (``_testing.pyi``)."""
+
+from typing import final
+
+from spaseq.engine._native import _testing as _testing
+
+__all__ = ["PLAN_VERSION", "__version__", "_testing", "gpm_evaluators", "LiveStream", "LiveReader", "NativeWriter",
+           "NativeEngine", "NativeEvent", "NativeMatch", "ReplayReading", "ReplayStream"]
 
 PLAN_VERSION: int
 __version__: str
 
-def plan_summary(plan_json: str) -> str:
-    """The plan (``spaseq explain --plan`` JSON) as the native core reads it, summarised as
-    JSON; ValueError naming the field when it does not have docs/plan.md's shape."""
-
-def read_replay(
-    path: str, time_predicate: str = ...
-) -> list[tuple[str, int, list[tuple[str, str, str]]]]:
-    """A replay file's events as the native reader sees them: (graph, time in nanoseconds,
-    triples), terms in N-Triples; ValueError ``PATH:LINE:COLUMN: message`` on bad input."""
-
-def count_replay(path: str, time_predicate: str = ...) -> tuple[int, int, int]:
-    """Parse a replay file into native events: (events, triples, distinct terms)."""
-
-def eval_filter(expr_json: str, bindings: dict[str, str]) -> bool | None:
-    """The effective boolean value of a FILTER expression (its plan JSON) with variables
-    bound to N-Triples terms; None for an error; ValueError outside the native subset."""
-
-def eval_expr(expr_json: str, bindings: dict[str, str]) -> str | None:
-    """The value of an expression as an N-Triples term (canonical literal); None for an error."""
-
-def gpm_results(
-    plan_json: str, gpm: str, triples: list[tuple[str, str, str]], mu: dict[str, str]
-) -> list[dict[str, str]]:
-    """eval(GPM, event, mu) natively: every solution mu ∪ nu of the plan's GPM ``gpm`` on the
-    event's triples (N-Triples), as dicts of N-Triples terms; ValueError outside the subset."""
-
-def sparql_select(query: str, ntriples: str) -> list[list[tuple[str, str]]]:
-    """SELECT ``query`` evaluated by the core's spareval (the SPARQL path's evaluator) over
-    ``ntriples`` as the default graph: per solution, (variable, N-Triples term) pairs;
-    ValueError when it does not parse or evaluate."""
-
+@final
 class ReplayReading:
     """The first pass of a ``ReplayStream`` over ``paths`` (same arguments), started on a
     thread of its own: give it to ``ReplayStream(..., reading=)`` with the same paths and
@@ -41,20 +19,21 @@ class ReplayReading:
     file): the first pass hands its events over as it judges them, and the stream's
     ``speculation`` says at its end whether the file was read as it is written."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         paths: list[str],
         time_predicate: str = ...,
         spill_dir: str | None = None,
         memory_events: int = ...,
         format: str | None = None,
         speculate: bool = False,
-    ) -> None: ...
+    ) -> ReplayReading: ...
     @property
     def speculative(self) -> bool:
         """Whether its one file is read speculatively (``speculate=True``: read once, its
         first pass handing events over as it judges them; decision 47) and not taken yet."""
 
+@final
 class ReplayStream:
     """Replay files, one per stream, merged by time in bounded memory (native core
     ``stream``): what ``spaseq run`` reads (the Python reader per file, ``seq`` numbered as
@@ -66,8 +45,8 @@ class ReplayStream:
     ``format`` (``"trig"`` or ``"nquads"``) is every file's format whatever its name says
     (None: each name's extension)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         files: list[tuple[str, str]],
         time_predicate: str = ...,
         spill_dir: str | None = None,
@@ -75,7 +54,7 @@ class ReplayStream:
         batch: int = ...,
         format: str | None = None,
         reading: ReplayReading | None = None,
-    ) -> None: ...
+    ) -> ReplayStream: ...
     def __iter__(self) -> ReplayStream: ...
     def __next__(self) -> list[tuple[str, int, int, str, list[tuple[str, str, str]]]]: ...
     @property
@@ -93,8 +72,9 @@ class ReplayStream:
         ``reading``: ``pending``, ``confirmed`` or ``failed`` (the stream then ended early
         with an error, and what was made of its events is to be thrown away)."""
 
-LiveEvent = tuple[str, int, int, str, list[tuple[str, str, str]], bool, str]
+_LiveEvent = tuple[str, int, int, str, list[tuple[str, str, str]], bool, str]
 
+@final
 class LiveStream:
     """Live sources (native core ``stream/live.rs``), each read on a thread of its own, their
     events merged in the order they complete and numbered so (``seq`` from 1). ``sources``:
@@ -104,21 +84,23 @@ class LiveStream:
     source ended, the first source error as ValueError ``FILE:LINE:COLUMN: message``.
     ValueError at once for a bad time predicate or format."""
 
-    def __init__(self, sources: list[tuple[str, str, str]], time_predicate: str = ..., batch: int = ...) -> None: ...
+    def __new__(cls, sources: list[tuple[str, str, str]], time_predicate: str = ..., batch: int = ...) -> LiveStream: ...
     def __iter__(self) -> LiveStream: ...
-    def __next__(self) -> list[LiveEvent]: ...
+    def __next__(self) -> list[_LiveEvent]: ...
 
+@final
 class LiveReader:
     """The live rules for one source, fed a line at a time: ``read(line)`` and ``finish()`` (the
     end of input) each return the events complete after it and the error that ended the
     reading (``LABEL:LINE:COLUMN: message``) or None."""
 
-    def __init__(self, stream: str, label: str, format: str, time_predicate: str = ...) -> None: ...
-    def read(self, line: str) -> tuple[list[LiveEvent], str | None]: ...
-    def finish(self) -> tuple[list[LiveEvent], str | None]: ...
+    def __new__(cls, stream: str, label: str, format: str, time_predicate: str = ...) -> LiveReader: ...
+    def read(self, line: str) -> tuple[list[_LiveEvent], str | None]: ...
+    def finish(self) -> tuple[list[_LiveEvent], str | None]: ...
 
-Pairs = list[tuple[str, int]]
+_Pairs = list[tuple[str, int]]
 
+@final
 class NativeMatch:
     """A released match; bindings and taken events are converted when asked for."""
 
@@ -129,10 +111,11 @@ class NativeMatch:
     @property
     def span(self) -> tuple[int, int]:
         """(start, time) in ns."""
-    def bindings(self) -> Pairs: ...
-    def taken(self) -> list[tuple[str, int, Pairs]]:
+    def bindings(self) -> _Pairs: ...
+    def taken(self) -> list[tuple[str, int, _Pairs]]:
         """(GPM, event uid, local bindings) per event taken, first to last."""
 
+@final
 class NativeEvent:
     """An event prepared once for every query of a ``NativeEngine``."""
 
@@ -140,12 +123,13 @@ class NativeEvent:
     def uid(self) -> int:
         """The event's number in its engine (what taken events and callbacks name)."""
 
+@final
 class NativeEngine:
     """The native runtime (engine/native/core/src/runtime): term dictionary, streams, and one
     NFA_scep runtime per registered plan; events in and matches out as term ids. Used by
     ``engine.runtime.native``."""
 
-    def __init__(self) -> None: ...
+    def __new__(cls) -> NativeEngine: ...
     def register(self, plan_json: str, callback: object | None = None, kb: object | None = None) -> int:
         """Add a query from its plan JSON; its number. Each GPM runs on the evaluator the plan
         records (ValueError when this core cannot follow it); "callback" GPMs are evaluated
@@ -212,14 +196,15 @@ def gpm_evaluators(plan_json: str) -> list[tuple[str, str, str | None]]:
     matcher; why neither). The planner records the answer in the plan (``GpmPlan.evaluator``)
     and the runtime follows it."""
 
+@final
 class NativeWriter:
     """One query's results written natively (``spaseq_core::output``): ``jsonl``, ``json``,
     ``csv`` or ``tsv``, byte for byte as ``engine/output/writers.py`` writes them, to the
     text file ``out`` (``write(str)``, ``flush()``), without a Python object per match."""
 
-    def __init__(self, format: str, out: object, select: list[str] | None, distinct: bool,
+    def __new__(cls, format: str, out: object, select: list[str] | None, distinct: bool,
                  columns: list[str], with_time: bool, binary: bool = False,
-                 time_format: str = "input", thread: bool = False) -> None:
+                 time_format: str = "input", thread: bool = False) -> NativeWriter:
         """Rows of ``select`` (None: every bound variable, by name), DISTINCT or not;
         ``columns`` the header's variables; ``with_time`` adds ``_time`` and ``_start``;
         ``binary``: ``out`` takes UTF-8 bytes instead of text; ``time_format``: ``input``,
