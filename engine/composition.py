@@ -26,7 +26,7 @@ from spaseq.engine.errors import Location, QueryError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.kb_source import KbSource
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
-from spaseq.engine.output.derived import Derived
+from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.runtime.native import QueryRuntime
 from spaseq.engine.values.timestamps import INFINITY
 
@@ -37,6 +37,8 @@ class QueryHandle(Protocol):
 
     query: A.Query
     runtime: QueryRuntime
+    output: QueryOutput | None  # its output stream
+    flushed: Decimal  # flush() closed its instants up to here
 
 INF = INFINITY  # times are Decimal seconds (values.timestamps)
 
@@ -155,7 +157,8 @@ class Composer:
         self.gates[iri] = gate
         for source in upstream:  # only outputs somebody reads are turned into events
             producer = self.handles.get(source)
-            if producer is not None and self.deliver not in producer.output.listeners:
+            if producer is not None and producer.output is not None \
+                    and self.deliver not in producer.output.listeners:
                 producer.output.listeners.append(self.deliver)
         for s in dict.fromkeys(raw):
             self.by_stream.setdefault(s, []).append(gate)

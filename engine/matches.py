@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from pyoxigraph import BlankNode, Literal, NamedNode
 
@@ -122,7 +122,9 @@ class MatchTimes:
     gets them here, from its ``match`` (a field or a property)."""
 
     __slots__ = ()
-    match: Match
+    if TYPE_CHECKING:  # a field of the subclass or a property: read only here
+        @property
+        def match(self) -> Match: ...
 
     @property
     def time(self) -> Decimal:

@@ -51,7 +51,7 @@ class MatchBindings(MatchTimes, dict):
         self.time_format = time_format
 
     @property
-    def match(self) -> Match:  # type: ignore[override]  # MatchTimes reads it, never sets it
+    def match(self) -> Match:
         """The match this row came from (``time`` and ``start`` are its)."""
         return self.row.match
 

@@ -227,8 +227,9 @@ def in_scope_vars(group: GroupPattern) -> set[str]:
                 out |= in_scope_vars(alt)
         elif isinstance(el, GraphPattern | ServicePattern):
             out |= in_scope_vars(el.pattern)
-            if isinstance(getattr(el, "graph", None), Var):
-                out.add(el.graph.name)
+            graph = getattr(el, "graph", None)  # a ServicePattern has none
+            if isinstance(graph, Var):
+                out.add(graph.name)
         elif isinstance(el, Bind):
             out.add(el.var)
         elif isinstance(el, Values):

@@ -219,9 +219,9 @@ def _query(args: argparse.Namespace, out: IO[str]) -> int:
             else:
                 fmt = {"json": QueryResultsFormat.JSON, "csv": QueryResultsFormat.CSV,
                        "tsv": QueryResultsFormat.TSV}[args.format]
-                out.write(result.serialize(format=fmt).decode("utf-8"))
+                out.write(result.serialize(format=fmt).decode("utf-8"))  # type: ignore[union-attr]  # pyoxigraph's stubs: bytes, not None, without an output
         else:
-            out.write(result.serialize(format=RdfFormat.N_TRIPLES).decode("utf-8"))
+            out.write(result.serialize(format=RdfFormat.N_TRIPLES).decode("utf-8"))  # type: ignore[union-attr]  # pyoxigraph's stubs: bytes, not None, without an output
     return 0
 
 

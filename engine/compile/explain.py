@@ -80,15 +80,15 @@ def plan_lines(plan: Plan) -> list[str]:
     for name, g in plan.gpms.items():
         why = why_not.get(name)
         if g.evaluator == NATIVE:
-            how = "native join and FILTERs"
+            runs = "native join and FILTERs"
         elif g.evaluator == SPAREVAL:
-            how = "native SPARQL (spareval) on the event graph"
+            runs = "native SPARQL (spareval) on the event graph"
         else:
-            how = f"pyoxigraph SPARQL, called back ({why.removeprefix(f'GPM {name} ') if why else 'a callback'})"
+            runs = f"pyoxigraph SPARQL, called back ({why.removeprefix(f'GPM {name} ') if why else 'a callback'})"
         extra = " + cached KB join" if g.graph_elements else ""
         pre = (", pre-filter on " + ", ".join(f"<{p.value}>" for p in g.required)
                if g.required and plan.options.prefilter else "")
-        lines.append(f"  {name}: {how}{extra}{pre}")
+        lines.append(f"  {name}: {runs}{extra}{pre}")
     return lines
 
 

@@ -6,6 +6,7 @@ per-stream probe order) and whether the lazy chain applies."""
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 
 from pyoxigraph import NamedNode
 
@@ -73,15 +74,15 @@ def plan_gpm(ev: A.EventPattern, query: A.Query, options: EngineOptions) -> GpmP
     local_vars = tuple(sorted(ev.variables))
     required = tuple(sorted({tp.predicate for tp in triples if isinstance(tp.predicate, NamedNode)},
                             key=lambda p: p.value))
-    common = dict(name=ev.name, stream=ev.stream, run_aware=run_aware,
-                  key_vars=frozenset(texts.always_bound), local_vars=local_vars,
-                  required=required, cost=len(triples))
+    plan = partial(GpmPlan, name=ev.name, stream=ev.stream, run_aware=run_aware,
+                   key_vars=frozenset(texts.always_bound), local_vars=local_vars,
+                   required=required, cost=len(triples))
     if compiled is None:
-        return GpmPlan(path=SPARQL, join_shaped=texts.join_shaped, **common)
-    return GpmPlan(
+        return plan(path=SPARQL, join_shaped=texts.join_shaped)
+    return plan(
         path=COMPILED, join_shaped=True, join_order=order, variables=compiled.variables,
         filters=compiled.filters, graph_elements=compiled.graph_elements,
-        graph_vars=tuple(graph_block_vars(el) for el in compiled.graph_elements), **common,
+        graph_vars=tuple(graph_block_vars(el) for el in compiled.graph_elements),
     )
 
 

@@ -70,7 +70,7 @@ class GpmEvaluator:
         the run being extended, for bodies calling run functions (``c.run_aware``)."""
         c = self._compiled[gpm]
         relevant = {v: t for v, t in mu.items() if v in c.mentioned}
-        key = (gpm, id(event), tuple(sorted(relevant.items(), key=lambda kv: kv[0])))
+        key: tuple[object, ...] = (gpm, id(event), tuple(sorted(relevant.items(), key=lambda kv: kv[0])))
         if c.run_aware:
             key += (run,)
         local = self._cache.get(key)

@@ -107,7 +107,7 @@ def use_options(archive: Path) -> str:
     return f"-XX:SharedArchiveFile={archive} {QUIET}"
 
 
-def record_options(archive: Path) -> str:
+def record_options(archive: str | Path) -> str:
     """Driver JVM options recording the loaded classes into ``archive`` as the JVM exits."""
     return f"-XX:ArchiveClassesAtExit={archive} {QUIET}"
 

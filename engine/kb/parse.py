@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 from pyoxigraph import BlankNode, DefaultGraph, NamedNode, Quad, RdfFormat, parse
 
@@ -40,7 +41,11 @@ def skolem_prefix(file: str) -> str:
     return f"{SPASEQ_NS}genid-{hashlib.sha1(file.encode('utf-8')).hexdigest()[:16]}-"
 
 
-def _skolem(term: object, prefix: str) -> object:
+_T = TypeVar("_T")
+
+
+def _skolem(term: _T, prefix: str) -> _T | NamedNode:
+    """``term``, a blank node replaced by its skolem IRI."""
     return NamedNode(prefix + term.value) if isinstance(term, BlankNode) else term
 
 

@@ -93,7 +93,7 @@ class _SharedPatternBasicLexer(BasicLexer):
                 if s.priority == retok.priority
                 and _str_matched_by(self.re, retok.pattern.to_regexp(), s.pattern.value, self.g_regex_flags)
             ]
-            embedded.update(s.name for s in unless if s.pattern.flags <= retok.pattern.flags)
+            embedded.update(s.name for s in unless if frozenset(s.pattern.flags) <= frozenset(retok.pattern.flags))
             if unless:
                 callback[retok.name] = UnlessCallback(
                     _OrderedScanner(unless, self.g_regex_flags, self.re, self.use_bytes)

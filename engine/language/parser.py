@@ -126,7 +126,8 @@ def _error(exc: UnexpectedInput, text: str, file: str) -> QueryError:
             Location(file, line, column),
         )
     if isinstance(exc, UnexpectedCharacters):
-        char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        pos = exc.pos_in_stream
+        char = text[pos] if pos is not None and pos < len(text) else ""
         allowed = set(exc.allowed or ())
         tail = f"; expected {expected_list(allowed)}" if allowed else ""
         return QueryError(f"unexpected character {char!r}{tail}", Location(file, line, column))

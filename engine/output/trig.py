@@ -28,7 +28,7 @@ class TrigWriter:
     def event(self, derived: Derived) -> None:
         quads = [Quad(derived.name, GENERATED_AT_TIME, stamp_literal(derived.time), DefaultGraph())]
         quads += [Quad(t.subject, t.predicate, t.object, derived.name) for t in derived.triples]
-        text = serialize(quads, format=RdfFormat.TRIG, prefixes=self.prefixes).decode("utf-8")
+        text = serialize(quads, format=RdfFormat.TRIG, prefixes=self.prefixes).decode("utf-8")  # type: ignore[union-attr]  # pyoxigraph's stubs: bytes, not None, without an output
         lines = text.splitlines(keepends=True)
         while lines and lines[0].startswith("@prefix "):  # declared once, in start()
             lines.pop(0)

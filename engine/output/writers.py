@@ -44,6 +44,7 @@ class JsonSeconds(float):
     writes floats with ``float.__repr__``, so the text is put back by ``dumps_exact``)."""
 
     __slots__ = ("text",)
+    text: str
 
 
 def seconds(value: Decimal | float | int) -> int | float:
@@ -70,10 +71,10 @@ def dumps_exact(obj: object) -> str:
         # leaves (strings, ints, plain floats: almost every node) are kept without a call
         if type(value) is JsonSeconds:
             key = f"\u0000{len(exact)}\u0000"
-            exact[key] = value.text  # type: ignore[attr-defined]
+            exact[key] = value.text
             return key
         if type(value) is dict:
-            return {k: mark(v) if type(v) in nested else v for k, v in value.items()}  # type: ignore[attr-defined]
+            return {k: mark(v) if type(v) in nested else v for k, v in value.items()}
         if type(value) in (list, tuple):
             return [mark(v) if type(v) in nested else v for v in value]  # type: ignore[attr-defined]
         return value

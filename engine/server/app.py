@@ -143,7 +143,7 @@ def create_app(config: ServerConfig) -> FastAPI:
                 params.setdefault(k, []).extend(v)
             # SPARQLWrapper sends a text it takes for an update (a keyword such as LOAD in a
             # comment is enough) as update=: a SPAseq query registers however it is sent
-            update = (form.get("update") or [None])[0]
+            update = next(iter(form.get("update") or ()), None)
             if not form.get("query") and update is not None and is_spaseq(update):
                 form["query"] = [update]
             elif update is not None:
@@ -163,7 +163,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         if is_spaseq(query):
             # output-stream=IRI names the query's output stream (SPARQLWrapper itself sends
             # output=json, so the name differs)
-            return await _register(request, query, (params.get("output-stream") or [None])[0])
+            return await _register(request, query, next(iter(params.get("output-stream") or ()), None))
         return await _sparql(request, query, _dataset(params.get("default-graph-uri", []),
                                                       params.get("named-graph-uri", [])))
 
@@ -219,7 +219,7 @@ def create_app(config: ServerConfig) -> FastAPI:
             if not form.get("query"):
                 raise ServiceError(400, "give the query as query=")
             text = form["query"][0]
-            output = output or (form.get("output-stream") or [None])[0]
+            output = output or next(iter(form.get("output-stream") or ()), None)
         else:
             raise ServiceError(415, f"a query is sent as {mt.SPARQL_QUERY} or {mt.FORM}, "
                                f"not {media or 'a body without Content-Type'}")

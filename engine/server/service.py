@@ -257,7 +257,7 @@ class EngineService:
                 row = Row({v: row.bindings[v] for v in variables if v in row.bindings}, row.match)
                 quads = [Quad(derived.name, GENERATED_AT_TIME, stamp_literal(derived.time), DefaultGraph())]
                 quads += [Quad(t.subject, t.predicate, t.object, derived.name) for t in derived.triples]
-                trig = serialize(quads, format=RdfFormat.TRIG, prefixes=prefixes).decode()
+                trig = serialize(quads, format=RdfFormat.TRIG, prefixes=prefixes).decode()  # type: ignore[union-attr]  # pyoxigraph's stubs: bytes, not None, without an output
             reg.log.append(dumps_exact(jsonl_record(row, self.config.time_format)), trig)
 
         return collect

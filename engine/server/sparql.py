@@ -114,11 +114,11 @@ def evaluate(store: Store, query: str, dataset: Dataset, accept: str | None) -> 
         media = mt.negotiate(accept, list(RESULT_FORMATS))
         if media is None:
             raise NotAcceptable("SELECT and ASK results come as " + ", ".join(RESULT_FORMATS))
-        return Answer(result.serialize(format=RESULT_FORMATS[media]), _with_charset(media))
+        return Answer(result.serialize(format=RESULT_FORMATS[media]), _with_charset(media))  # type: ignore[arg-type]  # pyoxigraph's stubs: bytes, not None, without an output
     media = mt.negotiate(accept, list(GRAPH_FORMATS))
     if media is None:
         raise NotAcceptable("CONSTRUCT and DESCRIBE results come as " + ", ".join(GRAPH_FORMATS))
-    return Answer(result.serialize(format=GRAPH_FORMATS[media]), _with_charset(media))
+    return Answer(result.serialize(format=GRAPH_FORMATS[media]), _with_charset(media))  # type: ignore[arg-type]  # pyoxigraph's stubs: bytes, not None, without an output
 
 
 def results_from_json(document: dict, media: str) -> bytes:
@@ -126,7 +126,7 @@ def results_from_json(document: dict, media: str) -> bytes:
     import json
 
     solutions = pyoxigraph.parse_query_results(json.dumps(document).encode(), format=QueryResultsFormat.JSON)
-    return solutions.serialize(format=RESULT_FORMATS[media])
+    return solutions.serialize(format=RESULT_FORMATS[media])  # type: ignore[return-value]  # pyoxigraph's stubs: bytes, not None, without an output
 
 
 def _located(message: str) -> str:

@@ -7,6 +7,8 @@ terms of any kind equal (``<http://a> <= <http://a>`` is true; SPARQL: an error)
 
 from __future__ import annotations
 
+from typing import cast
+
 from spaseq.engine.values.kinds import (
     K_BOOL,
     K_DBL,
@@ -16,7 +18,7 @@ from spaseq.engine.values.kinds import (
 )
 from spaseq.engine.values.literals import INFO_CACHE, info_slow
 from spaseq.engine.values.numbers import promote
-from spaseq.engine.values.xsd_datetime import datetime_compare
+from spaseq.engine.values.xsd_datetime import DateTime, datetime_compare
 
 
 def _num_cmp(ka, va, kb, vb) -> int:
@@ -40,8 +42,12 @@ def compare_spec(a, b) -> int:
     if ka <= K_DBL and kb <= K_DBL:
         return _num_cmp(ka, va, kb, vb)
     if ka == kb:
-        if ka == K_STR or ka == K_BOOL:
-            return (va > vb) - (va < vb)
+        if ka == K_STR:  # the kind says which type the values have
+            s, t = cast(str, va), cast(str, vb)
+            return (s > t) - (s < t)
+        if ka == K_BOOL:
+            p, q = cast(bool, va), cast(bool, vb)
+            return (p > q) - (p < q)
         if ka == K_DT:
-            return datetime_compare(va, vb)
+            return datetime_compare(cast(DateTime, va), cast(DateTime, vb))
     raise ExprError("operands cannot be ordered")

@@ -48,7 +48,7 @@ from spaseq.engine.vocab import (
     xsd,
 )
 
-_NUMERIC_PARSERS: dict[NamedNode, tuple[int, object]] = {}
+_NUMERIC_PARSERS: dict[NamedNode, tuple[int, tuple[int | None, int | None] | None]] = {}
 for _local, (_lo, _hi) in INT_RANGES.items():
     _NUMERIC_PARSERS[xsd(_local)] = (K_INT, (_lo, _hi))
 _NUMERIC_PARSERS[XSD_DECIMAL] = (K_DEC, None)
@@ -70,7 +70,8 @@ def _analyze_literal(lit: Literal) -> tuple[int, object]:
         if kind == K_INT:
             v = parse_integer(lex)
             if v is not None:
-                lo, hi = rng  # type: ignore[misc]
+                assert rng is not None  # every integer type has its range
+                lo, hi = rng
                 if (lo is None or v >= lo) and (hi is None or v <= hi):
                     return (K_INT, v)
         elif kind == K_DEC:

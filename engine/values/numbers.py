@@ -43,9 +43,18 @@ def f32(x: float) -> float:
         return math.copysign(INF, x)
 
 
+def exponent(d: Decimal) -> int:
+    """The exponent of a finite decimal (its digits times 10**exponent); ValueError for an
+    infinity or NaN."""
+    e = d.as_tuple().exponent
+    if not isinstance(e, int):
+        raise ValueError(f"{d} has no exponent")
+    return e
+
+
 def dec_limit(d: Decimal) -> Decimal:
     """Truncate a computed decimal to 18 fractional digits (pyoxigraph's precision)."""
-    if d.as_tuple().exponent < -DEC_FRACTION_DIGITS:  # type: ignore[operator]
+    if exponent(d) < -DEC_FRACTION_DIGITS:
         d = d.quantize(_DEC_SCALE, rounding=ROUND_DOWN, context=DCTX)
     if not d:
         return Decimal(0)

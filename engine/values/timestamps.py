@@ -28,7 +28,7 @@ from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pyoxigraph import BlankNode, Literal, NamedNode
 
 from spaseq.engine.values.lexical import canonical_decimal, parse_decimal, parse_double, parse_integer
-from spaseq.engine.values.numbers import INT_RANGES
+from spaseq.engine.values.numbers import INT_RANGES, exponent
 from spaseq.engine.values.xsd_datetime import parse_datetime, read_datetime, unix_seconds
 from spaseq.engine.vocab import (
     XSD_DATETIME,
@@ -77,7 +77,7 @@ def checked_time(value: Decimal, text: object) -> Decimal:
         raise ValueError(f"{text!r} is not a finite number of seconds")
     if abs(value) >= MAX_SECONDS:
         raise ValueError(f"{text!r} is too large to be a time in seconds")
-    if value.as_tuple().exponent < -9 and value != value.quantize(NANOSECOND):
+    if exponent(value) < -9 and value != value.quantize(NANOSECOND):
         raise ValueError(f"{text!r} is finer than a nanosecond, the resolution of times")
     return value
 
@@ -190,7 +190,7 @@ def exact_seconds(seconds: float | int | Decimal | str) -> Decimal:
         value = Decimal(repr(float(seconds)))
     except (TypeError, ValueError, InvalidOperation):
         raise ValueError(f"{seconds!r} is not a time in seconds") from None
-    if value.is_finite() and value.as_tuple().exponent < -9:
+    if value.is_finite() and exponent(value) < -9:
         value = value.quantize(NANOSECOND, rounding=ROUND_HALF_EVEN)
     return checked_time(value, seconds)
 

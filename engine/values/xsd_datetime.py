@@ -103,7 +103,7 @@ def read_datetime(s: str, *, strip: bool = False) -> DateTime:
     """The value of an xsd:dateTime lexical form; ValueError saying why ``s`` is not one.
     ``strip``: surrounding whitespace is allowed (XSD's whitespace facet)."""
     r = _read(s.strip() if strip else s)
-    if type(r) is DateTime:
+    if isinstance(r, DateTime):
         return r
     raise ValueError(f"{s!r} is not an xsd:dateTime ({r})" if r.startswith("expected")
                      else f"{s!r} is not an xsd:dateTime: {r}")

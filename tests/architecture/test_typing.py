@@ -1,5 +1,5 @@
 """The package type-checks: mypy (the test extra) finds no error in the modules ``[tool.mypy]
-packages`` names, stubtest finds the extension's stubs
+packages`` names (every package of spaseq), stubtest finds the extension's stubs
 (``engine/_native/*.pyi``) true to the compiled module, and every package ships ``py.typed``
 so that users' type checkers read spaseq's hints (PEP 561)."""
 
@@ -44,11 +44,31 @@ def _mypy(tree: Path, *args: str) -> subprocess.CompletedProcess:
                           timeout=600)
 
 
-def test_mypy_finds_no_error_in_the_public_api(tree: Path) -> None:
+def test_mypy_finds_no_error_in_the_package(tree: Path) -> None:
     out = _mypy(tree, "mypy", "--config-file", str(ROOT / "pyproject.toml"),
                 "--cache-dir", str(tree / "cache"), "--no-error-summary")
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout == ""
+
+
+#: the modules whose mypy errors are not reported yet (pyproject.toml says why); remove a
+#: module from both places once it type-checks
+DEBT = {
+    "spaseq.engine.reference.evaluator", "spaseq.engine.language.translate", "spaseq.engine.language.checks",
+    "spaseq.engine.gpm_eval.sparql_store", "spaseq.engine.gpm_eval.matcher", "spaseq.engine.gpm_eval.identity",
+    "spaseq.engine.runtime.native", "spaseq.engine.functions.stream_functions",
+    "spaseq.engine.io.replay", "spaseq.engine.io.streamfile", "spaseq.engine.cli.run",
+}
+
+
+def test_mypy_checks_every_module() -> None:
+    """``[tool.mypy] packages`` names whole packages, so a new module is checked too."""
+    tomllib = pytest.importorskip("tomllib")
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert sorted(config["packages"]) == sorted(PACKAGES.values())
+    assert "follow_imports" not in config  # every module's own errors are reported
+    debt = {m for o in config.get("overrides", []) if o.get("ignore_errors") for m in o["module"]}
+    assert debt <= DEBT, f"typing debt may only shrink: {sorted(debt - DEBT)}"
 
 
 def test_stubtest_finds_the_stubs_true_to_the_extension(tree: Path) -> None:
