@@ -1,4 +1,4 @@
-"""End-to-end tests of the ``spaseq`` command line (engine/cli.py), run in a subprocess.
+"""End-to-end tests of the ``spaseq`` command line (engine/cli/), run in a subprocess.
 
 Every process spends about half a second building the LALR parser, so the invocations are
 listed in ``RUNS`` and started together, in parallel, when the module's first test asks for

@@ -1,4 +1,4 @@
-"""Tests of timestamp conversion and TriG/N-Quads replay files (engine/io/timestamps.py, replay.py)."""
+"""Tests of timestamp conversion and TriG/N-Quads replay files (engine/values/timestamps.py, engine/io/replay.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Tests of the SPAseq front end: text -> syntax tree -> algebra -> static checks
-(engine/spaseq.lark, parser.py, translate.py, checks.py, query.py, algebra.py)."""
+(engine/language/: spaseq.lark, parser.py, translate.py, checks.py, query.py;
+engine/algebra/operators.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of the result writers (engine/io/output.py): SPARQL 1.1 JSON/CSV/TSV results that
+"""Tests of the result writers (engine/output/writers.py): SPARQL 1.1 JSON/CSV/TSV results that
 rdflib parses back to the same bindings, the jsonl contract and the table for people."""
 
 from __future__ import annotations

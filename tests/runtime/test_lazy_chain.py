@@ -1,5 +1,6 @@
-"""The lazy chain (engine/runtime/lazy_chain.py): which prefixes it takes, and on a skewed stream the
-same matches as the eager automaton and the reference evaluator with far fewer runs."""
+"""The lazy chain (planned by engine/compile/planner.py, run natively; decision 49): which
+prefixes it takes, and on a skewed stream the same matches as the eager automaton and the
+reference evaluator with far fewer runs."""
 
 from __future__ import annotations
 
