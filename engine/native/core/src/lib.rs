@@ -8,6 +8,7 @@ pub mod algebra;
 pub mod dictionary;
 pub mod disposal;
 pub mod gpm;
+pub mod hash;
 pub mod json;
 pub mod output;
 pub mod plan;

@@ -26,6 +26,7 @@
 //! that reading's error if it had one.
 
 use crate::dictionary::{Dictionary, TermId};
+use crate::hash::{Fast, FastHasher};
 use crate::time::{is_datetime, py_repr, timestamp_nanos};
 use flate2::read::MultiGzDecoder;
 use oxrdf::vocab::rdf;
@@ -36,7 +37,7 @@ use oxttl::{NQuadsParser, TriGParser};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::fs::File;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 use std::io::{BufRead, BufReader, Read};
 use std::sync::atomic::Ordering;
 
@@ -156,75 +157,6 @@ pub fn open(path: &str) -> Result<Box<dyn Read + Send>, ReplayError> {
 pub fn time_predicate(iri: &str) -> Result<NamedNode, ReplayError> {
     NamedNode::new(iri).map_err(|e| error(format!("bad time predicate: {e}")))
 }
-
-/// A fast hasher for the reader's own maps (names and triples of one file, not chosen by an
-/// adversary it must resist): 8 bytes per multiply, a final mix so that every bit counts.
-#[derive(Default, Clone, Copy)]
-pub struct FastHasher(u64);
-
-const MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
-
-impl FastHasher {
-    #[inline]
-    fn word(&mut self, w: u64) {
-        self.0 = (self.0 ^ w).wrapping_mul(MULTIPLIER).rotate_left(29);
-    }
-}
-
-impl Hasher for FastHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in chunks.by_ref() {
-            self.word(u64::from_le_bytes(c.try_into().unwrap_or_default()));
-        }
-        let rest = chunks.remainder().len();
-        if rest == 0 {
-            return;
-        }
-        // the last 8 bytes (overlapping the last chunk) when there are that many: one load,
-        // not a copy into a zeroed word
-        let last = match bytes.len().checked_sub(8) {
-            Some(from) => u64::from_le_bytes(bytes[from..].try_into().unwrap_or_default()),
-            None => bytes.iter().rev().fold(0, |w, &b| (w << 8) | u64::from(b)),
-        };
-        self.word(last ^ ((rest as u64) << 59));
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.word(u64::from(i) | 0x100);
-    }
-
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.word(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.word(i);
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.word(i as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        // murmur3's finaliser
-        let mut h = self.0;
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        h ^ (h >> 33)
-    }
-}
-
-/// The reader's fast hasher as a map's `BuildHasher`.
-pub type Fast = BuildHasherDefault<FastHasher>;
 
 fn fast_hash(value: &impl Hash) -> u64 {
     let mut hasher = FastHasher::default();

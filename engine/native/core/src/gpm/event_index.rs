@@ -5,7 +5,7 @@
 
 use super::value::Value;
 use crate::dictionary::{Dictionary, TermId};
-use crate::replay::FastHasher;
+use crate::hash::FastHasher;
 use oxrdf::Term;
 use smallvec::SmallVec;
 use std::cell::RefCell;
@@ -14,7 +14,7 @@ use std::hash::BuildHasherDefault;
 use std::rc::Rc;
 use std::sync::OnceLock;
 
-/// The index's maps are keyed by term ids: hashed fast (`replay::FastHasher`), not by SipHash.
+/// The index's maps are keyed by term ids: hashed fast (`crate::hash::FastHasher`), not by SipHash.
 type Map<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 /// Pairs `(subject, object)` of one predicate.

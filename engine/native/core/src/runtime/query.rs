@@ -33,9 +33,9 @@ mod snapshot;
 use conj::{join_keys, ConjBuffer, Pool};
 pub use snapshot::QueryState;
 
-/// The runtime's maps are keyed by ids, steps and term ids: hashed by the reader's fast
-/// hasher, not SipHash (a tenth of the engine's instructions went to SipHash).
-type HashMap<K, V> = std::collections::HashMap<K, V, crate::replay::Fast>;
+/// The runtime's maps are keyed by ids, steps and term ids: hashed by the engine's fast
+/// hasher (`crate::hash`), not SipHash (a tenth of the engine's instructions went to SipHash).
+type HashMap<K, V> = std::collections::HashMap<K, V, crate::hash::Fast>;
 
 const INF: i128 = i128::MAX;
 const NEG_INF: i128 = i128::MIN;
@@ -258,7 +258,7 @@ pub struct QueryRuntime<G: GpmEval> {
     expiry: BinaryHeap<Reverse<Due>>,
     closing: BinaryHeap<Reverse<Due>>,
     lazy: Vec<(RunRef, Offered<G>)>,
-    lazy_ids: std::collections::HashSet<u64, crate::replay::Fast>,
+    lazy_ids: std::collections::HashSet<u64, crate::hash::Fast>,
     doomed: Vec<RunRef>,
     start_run: RunRef,
     /// Positions of the events at the current timestamp, by `uid`.

@@ -14,7 +14,7 @@
 
 use crate::dictionary::{Dictionary, TermId};
 use crate::gpm::Value;
-use crate::replay::FastHasher;
+use crate::hash::FastHasher;
 use oxrdf::vocab::xsd;
 use oxrdf::Term;
 use oxsdatatypes::Double;
