@@ -14,7 +14,8 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 NATIVE := engine/native
-NATIVE_SRC := $(shell find $(NATIVE)/core $(NATIVE)/python -name '*.rs' -o -name Cargo.toml) $(NATIVE)/Cargo.toml $(NATIVE)/Cargo.lock
+# every crate of the workspace (engine/native/*/): its sources and manifests
+NATIVE_SRC := $(shell find $(NATIVE) -path $(NATIVE)/target -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print) $(NATIVE)/Cargo.lock
 # the PyO3 build and clippy find Python here; rustup's default place for cargo is searched too
 export PYO3_PYTHON := $(abspath $(BIN)/python)
 export PATH := $(HOME)/.cargo/bin:$(PATH)
@@ -59,7 +60,7 @@ lint-rust: $(STAMP)
 	cd $(NATIVE) && cargo fmt --check && cargo clippy --all-targets --quiet -- -D warnings
 
 test-rust: $(STAMP)
-	cd $(NATIVE) && cargo test --quiet -p spaseq-core
+	cd $(NATIVE) && cargo test --quiet --workspace --exclude spaseq-python
 
 # The benchmark suite (benchmarks/README.md): JSON and a PNG chart in benchmarks/results/.
 BENCH_STAMP := $(VENV)/.bench-stamp

@@ -4,21 +4,14 @@
 //! compare with the Python plan); and ingest: replay files parsed by oxttl into events of
 //! dictionary-encoded terms, with exact nanosecond timestamps.
 
-pub mod algebra;
 pub mod dictionary;
 pub mod disposal;
 pub mod gpm;
 pub mod hash;
-pub mod json;
 pub mod output;
-pub mod plan;
 pub mod replay;
 pub mod runtime;
 pub mod snapshot;
 pub mod stream;
-pub mod summary;
 pub mod time;
 pub mod vars;
-
-pub use json::PlanError;
-pub use plan::{Plan, PLAN_VERSION};

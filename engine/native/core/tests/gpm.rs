@@ -4,7 +4,7 @@
 use spaseq_core::dictionary::{Dictionary, TermId};
 use spaseq_core::gpm::{parse_term, Compiled, Env, EventIndex, GpmProgram};
 use spaseq_core::vars::{Row, VarTable};
-use spaseq_core::Plan;
+use spaseq_plan::Plan;
 
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 
@@ -12,7 +12,7 @@ const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 fn gpm_plan(join_order: &str, variables: &str, local: &str, filters: &str) -> Plan {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/vshape.plan.json"
+        "/../plan/tests/data/vshape.plan.json"
     ))
     .unwrap();
     let mut plan: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -29,7 +29,7 @@ fn gpm_plan(join_order: &str, variables: &str, local: &str, filters: &str) -> Pl
     g["local_vars"] = serde_json::from_str(local).unwrap();
     g["filters"] = serde_json::from_str(filters).unwrap();
     gpms.insert("G".to_owned(), g);
-    Plan::read(&spaseq_core::json::At::root(&plan)).unwrap()
+    Plan::read(&spaseq_plan::json::At::root(&plan)).unwrap()
 }
 
 fn var(name: &str) -> String {

@@ -3,11 +3,11 @@
 //! a test evaluator: the automaton's strategies, Kleene loops and windows, by hand.
 
 use oxrdf::{Literal, NamedNode, Term};
-use spaseq_core::algebra::{PatternTerm, Term as PlanTerm};
 use spaseq_core::dictionary::{Dictionary, TermId};
 use spaseq_core::runtime::{EventData, GpmEval, Node, QueryRuntime, RunView, Streams};
 use spaseq_core::vars::{Row, Slot, VarTable};
-use spaseq_core::Plan;
+use spaseq_plan::algebra::{PatternTerm, Term as PlanTerm};
+use spaseq_plan::Plan;
 use std::rc::Rc;
 
 /// Each GPM: one pattern (subject variable, predicate IRI, object variable).

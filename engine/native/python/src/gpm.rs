@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use spaseq_core::dictionary::{Dictionary, TermId};
 use spaseq_core::gpm::{parse_term, Compiled, Env, EventIndex, GpmProgram};
 use spaseq_core::vars::{Row, VarTable};
-use spaseq_core::Plan;
+use spaseq_plan::Plan;
 use std::collections::HashMap;
 
 fn value_error(message: impl std::fmt::Display) -> PyErr {

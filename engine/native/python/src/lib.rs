@@ -16,7 +16,7 @@ mod runtime;
 mod stream;
 use spaseq_core::dictionary::Dictionary;
 use spaseq_core::replay::{self, Event, Format, GENERATED_AT_TIME};
-use spaseq_core::{summary::summary, Plan, PLAN_VERSION};
+use spaseq_plan::{summary::summary, Plan, PLAN_VERSION};
 
 /// The plan (JSON of `spaseq explain --plan`) as the native core reads it, summarised as
 /// JSON; ValueError naming the field when it does not have docs/plan.md's shape.

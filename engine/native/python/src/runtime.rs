@@ -25,7 +25,7 @@ use spaseq_core::snapshot::EngineState;
 use spaseq_core::stream::live::Next;
 use spaseq_core::stream::StreamEvent;
 use spaseq_core::vars::{Row, Slot, VarTable};
-use spaseq_core::Plan;
+use spaseq_plan::Plan;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::collections::VecDeque;
@@ -1167,7 +1167,7 @@ fn compile_as(
 /// The planner's question (`gpm_evaluators`), asked once when a query is planned.
 pub fn compile_gpm(
     plan: &Plan,
-    gpm: &spaseq_core::plan::GpmPlan,
+    gpm: &spaseq_plan::plan::GpmPlan,
     blocks: &[Vec<String>],
     vars: &mut VarTable,
     dict: &Dictionary,

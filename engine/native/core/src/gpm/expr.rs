@@ -8,10 +8,10 @@ use super::event_index::EventIndex;
 use super::functions::{self as f, Arith, Cast, Rounding, StrTest};
 use super::run_functions::{self as run_fn, RunEnv, RunFn};
 use super::value::{self, Value};
-use crate::algebra::{Expr, Term};
 use crate::dictionary::{Dictionary, TermId};
 use crate::vars::{Slot, VarTable};
 use regex::Regex;
+use spaseq_plan::algebra::{Expr, Term};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -135,7 +135,7 @@ impl Compiled {
         base_iri: Option<&str>,
     ) -> Result<Self, String> {
         let json: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        let expr = Expr::read(&crate::json::At::root(&json)).map_err(|e| e.to_string())?;
+        let expr = Expr::read(&spaseq_plan::json::At::root(&json)).map_err(|e| e.to_string())?;
         Self::new(&expr, vars, dict, base_iri)
     }
 

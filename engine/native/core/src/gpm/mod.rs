@@ -20,11 +20,11 @@ pub use run_functions::RunEnv;
 pub use sparql::SparqlGpm;
 pub use value::Value;
 
-use crate::algebra::{PatternTerm, Term};
 use crate::dictionary::{Dictionary, TermId};
-use crate::plan::{GpmPath, GpmPlan};
 use crate::vars::{Row, Slot, VarTable};
 use join::{Bgp, Pattern, Pos};
+use spaseq_plan::algebra::{PatternTerm, Term};
+use spaseq_plan::plan::{GpmPath, GpmPlan};
 
 /// The knowledge base as a GPM's GRAPH blocks see it: the rows of block `element` of GPM
 /// `gpm` that agree with `bound` (the values of the block's variables bound so far, in the

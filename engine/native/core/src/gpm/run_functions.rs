@@ -7,10 +7,10 @@
 
 use super::functions::{self as f, Arith};
 use super::value::Value;
-use crate::algebra::{Expr, Term};
 use crate::dictionary::{Dictionary, TermId};
 use crate::vars::Slot;
 use oxsdatatypes::{Decimal, Integer};
+use spaseq_plan::algebra::{Expr, Term};
 use std::cmp::Ordering;
 use std::str::FromStr;
 

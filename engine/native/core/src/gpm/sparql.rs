@@ -12,7 +12,6 @@
 use super::event_index::EventIndex;
 use super::value::Value;
 use crate::dictionary::{Dictionary, TermId};
-use crate::plan::GpmPlan;
 use crate::vars::{Row, Slot, VarTable};
 use oxrdf::{Dataset, GraphName, Quad, Variable};
 use spareval::{QueryEvaluator, QueryResults};
@@ -21,6 +20,7 @@ use spargebra::algebra::{
 };
 use spargebra::term::TermPattern;
 use spargebra::{Query, SparqlParser};
+use spaseq_plan::plan::GpmPlan;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";

@@ -1,7 +1,7 @@
 //! A step's operand with GPMs as plan indexes and each conjunction numbered (a run buffers
 //! a conjunction's operand results per timestamp under that number).
 
-use crate::algebra::Operand;
+use spaseq_plan::algebra::Operand;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op {

@@ -1,7 +1,7 @@
 //! WITHIN on exact times (nanoseconds) or event positions: whether an event fits a match's
 //! window, when a run's window is over, and when that is passed.
 
-use crate::algebra::{Window, WindowSpan};
+use spaseq_plan::algebra::{Window, WindowSpan};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {

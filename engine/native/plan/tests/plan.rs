@@ -1,9 +1,9 @@
 //! The plan of a V-shape query (`fixtures/vshape.rq`, written by `spaseq explain --plan`;
 //! tests/compile/test_plan.py keeps this copy current) read by the core.
 
-use spaseq_core::algebra::{Expr, Operand, WindowSpan};
-use spaseq_core::plan::{GpmPath, Modifier, Strategy};
-use spaseq_core::Plan;
+use spaseq_plan::algebra::{Expr, Operand, WindowSpan};
+use spaseq_plan::plan::{GpmPath, Modifier, Strategy};
+use spaseq_plan::Plan;
 
 const VSHAPE: &str = include_str!("data/vshape.plan.json");
 
