@@ -4,14 +4,8 @@
 //! compare with the Python plan); and ingest: replay files parsed by oxttl into events of
 //! dictionary-encoded terms, with exact nanosecond timestamps.
 
-pub mod dictionary;
-pub mod disposal;
 pub mod gpm;
-pub mod hash;
 pub mod output;
-pub mod replay;
 pub mod runtime;
 pub mod snapshot;
-pub mod stream;
-pub mod time;
 pub mod vars;

@@ -13,11 +13,11 @@
 //! micro-batch by the Spark streaming execution, so its cost is per restore). The parts
 //! were valid terms when written; a forged snapshot can give odd terms, never run code.
 
-use crate::dictionary::{Dictionary, TermId};
 use crate::runtime::{EventData, EventRef, QueryState, Streams};
 use oxrdf::vocab::xsd;
 use oxrdf::{BlankNode, Literal, NamedNode, Term};
 use serde::{Deserialize, Serialize};
+use spaseq_io::dictionary::{Dictionary, TermId};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::str::FromStr;

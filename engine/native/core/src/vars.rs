@@ -1,7 +1,7 @@
 //! Variables as slots (and names numbered in general): every variable of a query gets a small integer, so a solution (a
 //! `Row`) is an array of term ids indexed by slot, and joins compare integers.
 
-use crate::dictionary::TermId;
+use spaseq_io::dictionary::TermId;
 use std::collections::HashMap;
 
 pub type Slot = usize;

@@ -3,9 +3,9 @@
 //! a test evaluator: the automaton's strategies, Kleene loops and windows, by hand.
 
 use oxrdf::{Literal, NamedNode, Term};
-use spaseq_core::dictionary::{Dictionary, TermId};
 use spaseq_core::runtime::{EventData, GpmEval, Node, QueryRuntime, RunView, Streams};
 use spaseq_core::vars::{Row, Slot, VarTable};
+use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::algebra::{PatternTerm, Term as PlanTerm};
 use spaseq_plan::Plan;
 use std::rc::Rc;

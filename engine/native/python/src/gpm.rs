@@ -5,9 +5,9 @@
 use crate::runtime::{compile_gpm, Gpm};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use spaseq_core::dictionary::{Dictionary, TermId};
 use spaseq_core::gpm::{parse_term, Compiled, Env, EventIndex, GpmProgram};
 use spaseq_core::vars::{Row, VarTable};
+use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::Plan;
 use std::collections::HashMap;
 

@@ -14,8 +14,8 @@ mod live;
 mod output;
 mod runtime;
 mod stream;
-use spaseq_core::dictionary::Dictionary;
-use spaseq_core::replay::{self, Event, Format, GENERATED_AT_TIME};
+use spaseq_io::dictionary::Dictionary;
+use spaseq_io::replay::{self, Event, Format, GENERATED_AT_TIME};
 use spaseq_plan::{summary::summary, Plan, PLAN_VERSION};
 
 /// The plan (JSON of `spaseq explain --plan`) as the native core reads it, summarised as

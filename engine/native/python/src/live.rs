@@ -7,9 +7,9 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use spaseq_core::replay::{self, Format, GENERATED_AT_TIME};
-use spaseq_core::stream::live::{LiveEvent, LiveInput, LiveReader, LiveStream, Next};
-use spaseq_core::stream::{StreamError, StreamEvent};
+use spaseq_io::replay::{self, Format, GENERATED_AT_TIME};
+use spaseq_io::stream::live::{LiveEvent, LiveInput, LiveReader, LiveStream, Next};
+use spaseq_io::stream::{StreamError, StreamEvent};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 

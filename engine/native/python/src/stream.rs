@@ -8,10 +8,10 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use spaseq_core::replay::{Format, GENERATED_AT_TIME};
-use spaseq_core::stream::file::{self, Mode};
-use spaseq_core::stream::prefetch::{Prefetched, BATCH, DEPTH};
-use spaseq_core::stream::{Options, ReplayStream, StreamError, StreamEvent, MEMORY_EVENTS};
+use spaseq_io::replay::{Format, GENERATED_AT_TIME};
+use spaseq_io::stream::file::{self, Mode};
+use spaseq_io::stream::prefetch::{Prefetched, BATCH, DEPTH};
+use spaseq_io::stream::{Options, ReplayStream, StreamError, StreamEvent, MEMORY_EVENTS};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};

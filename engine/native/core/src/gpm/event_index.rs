@@ -4,17 +4,17 @@
 //! literals are parsed once, on first use by a FILTER.
 
 use super::value::Value;
-use crate::dictionary::{Dictionary, TermId};
-use crate::hash::FastHasher;
 use oxrdf::Term;
 use smallvec::SmallVec;
+use spaseq_io::dictionary::{Dictionary, TermId};
+use spaseq_io::hash::FastHasher;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::rc::Rc;
 use std::sync::OnceLock;
 
-/// The index's maps are keyed by term ids: hashed fast (`crate::hash::FastHasher`), not by SipHash.
+/// The index's maps are keyed by term ids: hashed fast (`spaseq_io::hash::FastHasher`), not by SipHash.
 type Map<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 /// Pairs `(subject, object)` of one predicate.

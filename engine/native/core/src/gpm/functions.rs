@@ -2,9 +2,9 @@
 //! returns None for an expression error), with pyoxigraph's semantics (spareval 0.2.9).
 
 use super::value::{Operands, Value};
-use crate::dictionary::Dictionary;
 use oxsdatatypes::{Decimal, Double, Float, Integer};
 use regex::{Regex, RegexBuilder};
+use spaseq_io::dictionary::Dictionary;
 use std::sync::Arc;
 
 /// `+ - * /`.

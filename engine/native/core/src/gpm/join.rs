@@ -6,8 +6,8 @@
 use super::event_index::EventIndex;
 use super::expr::{Compiled, Env};
 use super::run_functions::RunEnv;
-use crate::dictionary::{Dictionary, TermId};
 use crate::vars::{Row, Slot};
+use spaseq_io::dictionary::{Dictionary, TermId};
 use std::cell::Cell;
 use std::collections::HashSet;
 

@@ -20,9 +20,9 @@ pub use run_functions::RunEnv;
 pub use sparql::SparqlGpm;
 pub use value::Value;
 
-use crate::dictionary::{Dictionary, TermId};
 use crate::vars::{Row, Slot, VarTable};
 use join::{Bgp, Pattern, Pos};
+use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::algebra::{PatternTerm, Term};
 use spaseq_plan::plan::{GpmPath, GpmPlan};
 

@@ -7,9 +7,9 @@
 
 use super::functions::{self as f, Arith};
 use super::value::Value;
-use crate::dictionary::{Dictionary, TermId};
 use crate::vars::Slot;
 use oxsdatatypes::{Decimal, Integer};
+use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::algebra::{Expr, Term};
 use std::cmp::Ordering;
 use std::str::FromStr;

@@ -11,7 +11,6 @@
 
 use super::event_index::EventIndex;
 use super::value::Value;
-use crate::dictionary::{Dictionary, TermId};
 use crate::vars::{Row, Slot, VarTable};
 use oxrdf::{Dataset, GraphName, Quad, Variable};
 use spareval::{QueryEvaluator, QueryResults};
@@ -20,6 +19,7 @@ use spargebra::algebra::{
 };
 use spargebra::term::TermPattern;
 use spargebra::{Query, SparqlParser};
+use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::plan::GpmPlan;
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -3,12 +3,12 @@
 //! `"01"^^xsd:integer` and `"1"^^xsd:int` are both the integer 1; anything else keeps its
 //! lexical form. Comparison, equality, EBV and the numeric promotion live here.
 
-use crate::dictionary::{Dictionary, TermId};
 use oxrdf::{Literal, Term};
 use oxsdatatypes::{
     Date, DateTime, DayTimeDuration, Decimal, Double, Duration, Float, GDay, GMonth, GMonthDay,
     GYear, GYearMonth, Integer, Time, YearMonthDuration,
 };
+use spaseq_io::dictionary::{Dictionary, TermId};
 use std::cmp::Ordering;
 use std::sync::Arc;
 

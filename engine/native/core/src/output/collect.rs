@@ -4,11 +4,11 @@
 //! reference into the runtime, so it can be spelled on another thread (`background.rs`).
 
 use super::{Format, Scope, TimeFormat};
-use crate::dictionary::TermId;
 use crate::runtime::event::StreamId;
 use crate::runtime::MatchRecord;
 use crate::vars::Slot;
 use oxrdf::Term;
+use spaseq_io::dictionary::TermId;
 use std::collections::HashSet;
 
 /// Events a collector remembers sending before it starts again (a match's events recur in

@@ -9,8 +9,8 @@ use super::spell::{
     json_term, json_time_literal, time_datatype, time_value, tsv_value,
 };
 use super::Format;
-use crate::dictionary::TermId;
 use oxrdf::Term;
+use spaseq_io::dictionary::TermId;
 use std::collections::HashMap;
 
 /// Slots of the cache of spelled times (a power of two): enough for a window's worth of

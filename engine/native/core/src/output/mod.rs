@@ -18,12 +18,12 @@ pub mod collect;
 pub mod formatter;
 pub mod spell;
 
-use crate::dictionary::Dictionary;
 use crate::runtime::{MatchRecord, Streams};
 use crate::vars::VarTable;
 pub use background::Background;
 pub use collect::{Batch, Collector};
 pub use formatter::Formatter;
+use spaseq_io::dictionary::Dictionary;
 
 /// The formats written natively.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,8 +3,8 @@
 //! when it is emitted.
 
 use super::event::EventRef;
-use crate::dictionary::TermId;
 use smallvec::SmallVec;
+use spaseq_io::dictionary::TermId;
 use std::rc::Rc;
 
 /// One event an atom took: the GPM (its index in the plan), the event, and the values of

@@ -2,8 +2,8 @@
 //! that the automaton does not depend on how a body is evaluated.
 
 use super::buffer::Node;
-use crate::dictionary::Dictionary;
 use crate::vars::{Row, Slot};
+use spaseq_io::dictionary::Dictionary;
 use std::rc::Rc;
 
 /// What a GPM calling run functions (`spaseq:` functions over the run's events) sees of the

@@ -7,8 +7,8 @@
 use super::buffer::Taken;
 use super::event::{EventRef, StreamId};
 use super::gpms::{GpmEval, RunView};
-use crate::dictionary::{Dictionary, TermId};
 use crate::vars::Row;
+use spaseq_io::dictionary::{Dictionary, TermId};
 use std::collections::VecDeque;
 use std::rc::Rc;
 

@@ -4,9 +4,9 @@
 //! spelling of their bindings and of each taken event's bindings.
 
 use super::buffer::Node;
-use crate::dictionary::{Dictionary, TermId};
 use crate::vars::{Row, Slot, VarTable};
 use smallvec::SmallVec;
+use spaseq_io::dictionary::{Dictionary, TermId};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 

@@ -19,9 +19,9 @@ use super::operand::Op;
 use super::order::{sort_batch, MatchRecord};
 use super::range_index::{KeyCache, Line, Partition, Request};
 use super::window::Span;
-use crate::dictionary::{Dictionary, TermId};
 use crate::vars::{Row, Slot, VarTable};
 use smallvec::{smallvec, SmallVec};
+use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::plan::{Modifier, Plan, Strategy};
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -34,8 +34,8 @@ use conj::{join_keys, ConjBuffer, Pool};
 pub use snapshot::QueryState;
 
 /// The runtime's maps are keyed by ids, steps and term ids: hashed by the engine's fast
-/// hasher (`crate::hash`), not SipHash (a tenth of the engine's instructions went to SipHash).
-type HashMap<K, V> = std::collections::HashMap<K, V, crate::hash::Fast>;
+/// hasher (`spaseq_io::hash`), not SipHash (a tenth of the engine's instructions went to SipHash).
+type HashMap<K, V> = std::collections::HashMap<K, V, spaseq_io::hash::Fast>;
 
 const INF: i128 = i128::MAX;
 const NEG_INF: i128 = i128::MIN;
@@ -258,7 +258,7 @@ pub struct QueryRuntime<G: GpmEval> {
     expiry: BinaryHeap<Reverse<Due>>,
     closing: BinaryHeap<Reverse<Due>>,
     lazy: Vec<(RunRef, Offered<G>)>,
-    lazy_ids: std::collections::HashSet<u64, crate::hash::Fast>,
+    lazy_ids: std::collections::HashSet<u64, spaseq_io::hash::Fast>,
     doomed: Vec<RunRef>,
     start_run: RunRef,
     /// Positions of the events at the current timestamp, by `uid`.

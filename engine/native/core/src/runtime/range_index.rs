@@ -12,13 +12,13 @@
 //! promotion that rounds monotonically too). Non-numeric values and NaN have no key: such
 //! runs are always visited.
 
-use crate::dictionary::{Dictionary, TermId};
 use crate::gpm::Value;
-use crate::hash::FastHasher;
 use oxrdf::vocab::xsd;
 use oxrdf::Term;
 use oxsdatatypes::Double;
 use smallvec::SmallVec;
+use spaseq_io::dictionary::{Dictionary, TermId};
+use spaseq_io::hash::FastHasher;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::BuildHasherDefault;

@@ -13,11 +13,11 @@ use super::{
     ConjBuffer, Due, EventRef, Home, Node, Pending, Pool, QueryRuntime, Result1, Run, RunRef,
     Strategy, Taken, Takens,
 };
-use crate::dictionary::TermId;
 use crate::runtime::gpms::GpmEval;
 use crate::runtime::range_index::Key;
 use crate::vars::Row;
 use serde::{Deserialize, Serialize};
+use spaseq_io::dictionary::TermId;
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap};

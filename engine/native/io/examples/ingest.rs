@@ -1,6 +1,6 @@
 //! Time ingest phases on a replay file: `cargo run --release --example ingest -- FILE`.
-use spaseq_core::dictionary::Dictionary;
-use spaseq_core::replay::{self, Format, GENERATED_AT_TIME};
+use spaseq_io::dictionary::Dictionary;
+use spaseq_io::replay::{self, Format, GENERATED_AT_TIME};
 use std::time::Instant;
 
 fn main() {

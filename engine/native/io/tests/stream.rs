@@ -1,11 +1,11 @@
-//! Streaming replay (core/src/stream): files merged by time with the CLI's ties and `seq`,
+//! Streaming replay (io/src/stream): files merged by time with the CLI's ties and `seq`,
 //! graphs in several blocks, timestamps before and after, out-of-order files sorted on disk
 //! with a tiny memory budget, gzip, and errors after the usable events.
 
 use flate2::write::GzEncoder;
-use spaseq_core::replay::Format;
-use spaseq_core::stream::file::Mode;
-use spaseq_core::stream::{Options, ReplayStream, StreamEvent};
+use spaseq_io::replay::Format;
+use spaseq_io::stream::file::Mode;
+use spaseq_io::stream::{Options, ReplayStream, StreamEvent};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
