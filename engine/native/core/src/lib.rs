@@ -4,8 +4,6 @@
 //! compare with the Python plan); and ingest: replay files parsed by oxttl into events of
 //! dictionary-encoded terms, with exact nanosecond timestamps.
 
-pub mod gpm;
 pub mod output;
 pub mod runtime;
 pub mod snapshot;
-pub mod vars;

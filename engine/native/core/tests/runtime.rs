@@ -4,7 +4,7 @@
 
 use oxrdf::{Literal, NamedNode, Term};
 use spaseq_core::runtime::{EventData, GpmEval, Node, QueryRuntime, RunView, Streams};
-use spaseq_core::vars::{Row, Slot, VarTable};
+use spaseq_gpm::vars::{Row, Slot, VarTable};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::algebra::{PatternTerm, Term as PlanTerm};
 use spaseq_plan::Plan;

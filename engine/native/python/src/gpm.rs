@@ -5,8 +5,8 @@
 use crate::runtime::{compile_gpm, Gpm};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use spaseq_core::gpm::{parse_term, Compiled, Env, EventIndex, GpmProgram};
-use spaseq_core::vars::{Row, VarTable};
+use spaseq_gpm::vars::{Row, VarTable};
+use spaseq_gpm::{parse_term, Compiled, Env, EventIndex, GpmProgram};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::Plan;
 use std::collections::HashMap;
@@ -161,7 +161,7 @@ fn sparql_select(query: &str, ntriples: &str) -> PyResult<Vec<Vec<(String, Strin
         .for_slice(ntriples.as_bytes())
         .collect::<Result<Vec<_>, _>>()
         .map_err(value_error)?;
-    let rows = spaseq_core::gpm::sparql_select::select(query, &triples).map_err(value_error)?;
+    let rows = spaseq_gpm::sparql_select::select(query, &triples).map_err(value_error)?;
     Ok(rows
         .into_iter()
         .map(|row| row.into_iter().map(|(v, t)| (v, t.to_string())).collect())

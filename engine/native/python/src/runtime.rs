@@ -14,17 +14,17 @@ use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use pyo3::PyTraverseError;
-use spaseq_core::gpm::{EventIndex, GpmProgram, KbLookup, RunEnv, SparqlGpm, ValueCache};
-use spaseq_core::plan::Evaluator;
 use spaseq_core::runtime::{
     EventData, EventRef, GpmEval, MatchRecord, Node, QueryRuntime, QueryState, RunView, Streams,
 };
 use spaseq_core::snapshot::EngineState;
-use spaseq_core::vars::{Row, Slot, VarTable};
+use spaseq_gpm::vars::{Row, Slot, VarTable};
+use spaseq_gpm::{EventIndex, GpmProgram, KbLookup, RunEnv, SparqlGpm, ValueCache};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_io::disposal::Disposal;
 use spaseq_io::stream::live::Next;
 use spaseq_io::stream::StreamEvent;
+use spaseq_plan::plan::Evaluator;
 use spaseq_plan::Plan;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;

@@ -6,8 +6,8 @@
 use super::{Format, Scope, TimeFormat};
 use crate::runtime::event::StreamId;
 use crate::runtime::MatchRecord;
-use crate::vars::Slot;
 use oxrdf::Term;
+use spaseq_gpm::vars::Slot;
 use spaseq_io::dictionary::TermId;
 use std::collections::HashSet;
 

@@ -19,10 +19,10 @@ pub mod formatter;
 pub mod spell;
 
 use crate::runtime::{MatchRecord, Streams};
-use crate::vars::VarTable;
 pub use background::Background;
 pub use collect::{Batch, Collector};
 pub use formatter::Formatter;
+use spaseq_gpm::vars::VarTable;
 use spaseq_io::dictionary::Dictionary;
 
 /// The formats written natively.

@@ -1,8 +1,8 @@
 //! Events as the runtime holds them: shared (`Rc`) by every query, run and match that took
 //! them, and dropped when the last of those is gone.
 
-use crate::vars::Names;
 use oxrdf::Term;
+use spaseq_gpm::vars::Names;
 use spaseq_io::dictionary::TermId;
 use std::rc::Rc;
 

@@ -2,7 +2,7 @@
 //! that the automaton does not depend on how a body is evaluated.
 
 use super::buffer::Node;
-use crate::vars::{Row, Slot};
+use spaseq_gpm::vars::{Row, Slot};
 use spaseq_io::dictionary::Dictionary;
 use std::rc::Rc;
 

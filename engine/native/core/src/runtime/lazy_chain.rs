@@ -7,7 +7,7 @@
 use super::buffer::Taken;
 use super::event::{EventRef, StreamId};
 use super::gpms::{GpmEval, RunView};
-use crate::vars::Row;
+use spaseq_gpm::vars::Row;
 use spaseq_io::dictionary::{Dictionary, TermId};
 use std::collections::VecDeque;
 use std::rc::Rc;

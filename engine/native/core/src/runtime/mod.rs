@@ -7,7 +7,7 @@
 //! - `buffer`: the shared buffer of taken events (parent-linked nodes: cloning is O(1));
 //! - `window`: WITHIN arithmetic on exact nanoseconds or event positions;
 //! - `operand`: a step's operand (a GPM, `&`, `|`) compiled to GPM indexes;
-//! - `gpms`: what the runtime asks of GPM evaluation (`gpm::GpmProgram` answers it);
+//! - `gpms`: what the runtime asks of GPM evaluation (`spaseq_gpm::GpmProgram` answers it);
 //! - `lazy_chain`: a skip-till-any prefix evaluated only when its trigger's events come;
 //! - `order`: complete matches and their order;
 //! - `range_index`: partitions of waiting runs, sorted by a range key;

@@ -4,8 +4,8 @@
 //! spelling of their bindings and of each taken event's bindings.
 
 use super::buffer::Node;
-use crate::vars::{Row, Slot, VarTable};
 use smallvec::SmallVec;
+use spaseq_gpm::vars::{Row, Slot, VarTable};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;

@@ -19,8 +19,8 @@ use super::operand::Op;
 use super::order::{sort_batch, MatchRecord};
 use super::range_index::{KeyCache, Line, Partition, Request};
 use super::window::Span;
-use crate::vars::{Row, Slot, VarTable};
 use smallvec::{smallvec, SmallVec};
+use spaseq_gpm::vars::{Row, Slot, VarTable};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::plan::{Modifier, Plan, Strategy};
 use std::cell::RefCell;
@@ -34,7 +34,8 @@ use conj::{join_keys, ConjBuffer, Pool};
 pub use snapshot::QueryState;
 
 /// The runtime's maps are keyed by ids, steps and term ids: hashed by the engine's fast
-/// hasher (`spaseq_io::hash`), not SipHash (a tenth of the engine's instructions went to SipHash).
+/// hasher (`spaseq_io::hash`), not SipHash (a tenth of the engine's instructions went to
+/// SipHash).
 type HashMap<K, V> = std::collections::HashMap<K, V, spaseq_io::hash::Fast>;
 
 const INF: i128 = i128::MAX;

@@ -12,11 +12,11 @@
 //! promotion that rounds monotonically too). Non-numeric values and NaN have no key: such
 //! runs are always visited.
 
-use crate::gpm::Value;
 use oxrdf::vocab::xsd;
 use oxrdf::Term;
 use oxsdatatypes::Double;
 use smallvec::SmallVec;
+use spaseq_gpm::Value;
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_io::hash::FastHasher;
 use std::cell::RefCell;

@@ -6,8 +6,8 @@
 
 use super::{HashMap, KeyValues, Result1, Takens};
 use crate::runtime::operand::Op;
-use crate::vars::{Row, Slot};
 use smallvec::SmallVec;
+use spaseq_gpm::vars::{Row, Slot};
 use std::collections::BTreeSet;
 
 /// One operand's results at the conjunction's timestamp, indexed by its join slots.

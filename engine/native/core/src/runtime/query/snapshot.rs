@@ -15,8 +15,8 @@ use super::{
 };
 use crate::runtime::gpms::GpmEval;
 use crate::runtime::range_index::Key;
-use crate::vars::Row;
 use serde::{Deserialize, Serialize};
+use spaseq_gpm::vars::Row;
 use spaseq_io::dictionary::TermId;
 use std::cell::RefCell;
 use std::cmp::Reverse;

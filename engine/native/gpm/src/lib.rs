@@ -4,6 +4,9 @@
 //! them (the "oxigraph" dialect, docs/decisions.md 23). SEMANTICS.md section 2: eval(A, e,
 //! mu) is every mu ∪ nu, nu a solution of the BGP on the event compatible with mu, for
 //! which every FILTER is true (errors are false).
+//!
+//! A crate of its own above `spaseq-plan` and `spaseq-io` (the GPMs' plans, the events'
+//! terms); `vars` (variables as slots, rows) lives here, the lowest crate that needs it.
 
 pub mod event_index;
 pub mod expr;
@@ -13,6 +16,7 @@ pub mod run_functions;
 pub mod sparql;
 pub mod sparql_select;
 pub mod value;
+pub mod vars;
 
 pub use event_index::{EventIndex, ValueCache};
 pub use expr::{Compiled, Env};

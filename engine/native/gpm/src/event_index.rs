@@ -14,7 +14,8 @@ use std::hash::BuildHasherDefault;
 use std::rc::Rc;
 use std::sync::OnceLock;
 
-/// The index's maps are keyed by term ids: hashed fast (`spaseq_io::hash::FastHasher`), not by SipHash.
+/// The index's maps are keyed by term ids: hashed fast (`spaseq_io::hash::FastHasher`), not
+/// by SipHash.
 type Map<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 /// Pairs `(subject, object)` of one predicate.

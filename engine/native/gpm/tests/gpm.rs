@@ -1,8 +1,8 @@
 //! Native GPM evaluation on one event: the join (shared variables, repeated variables,
 //! blank nodes, variable predicates, compatibility with mu), FILTER placement and values.
 
-use spaseq_core::gpm::{parse_term, Compiled, Env, EventIndex, GpmProgram};
-use spaseq_core::vars::{Row, VarTable};
+use spaseq_gpm::vars::{Row, VarTable};
+use spaseq_gpm::{parse_term, Compiled, Env, EventIndex, GpmProgram};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::Plan;
 
