@@ -194,7 +194,7 @@ def test_the_native_core_names_the_field_it_cannot_read() -> None:
         _testing.plan_summary(text.replace('"partition_keys": [\n        "c"\n      ]', '"partition_keys": 7'))
 
 
-@pytest.mark.parametrize("data", ["plan/tests/data/vshape.plan.json", "core/tests/data/kleene_strict.plan.json"])
+@pytest.mark.parametrize("data", ["plan/tests/data/vshape.plan.json", "automaton/tests/data/kleene_strict.plan.json"])
 def test_the_native_test_fixtures_are_current(data: str) -> None:
     """engine/native/CRATE/tests/data/NAME.plan.json is what explain --plan writes today for
     fixtures/NAME.rq (the Rust tests read them)."""

@@ -5,5 +5,3 @@
 //! dictionary-encoded terms, with exact nanosecond timestamps.
 
 pub mod output;
-pub mod runtime;
-pub mod snapshot;

@@ -14,10 +14,10 @@ use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use pyo3::PyTraverseError;
-use spaseq_core::runtime::{
+use spaseq_automaton::snapshot::EngineState;
+use spaseq_automaton::{
     EventData, EventRef, GpmEval, MatchRecord, Node, QueryRuntime, QueryState, RunView, Streams,
 };
-use spaseq_core::snapshot::EngineState;
 use spaseq_gpm::vars::{Row, Slot, VarTable};
 use spaseq_gpm::{EventIndex, GpmProgram, KbLookup, RunEnv, SparqlGpm, ValueCache};
 use spaseq_io::dictionary::{Dictionary, TermId};

@@ -4,9 +4,9 @@
 //! reference into the runtime, so it can be spelled on another thread (`background.rs`).
 
 use super::{Format, Scope, TimeFormat};
-use crate::runtime::event::StreamId;
-use crate::runtime::MatchRecord;
 use oxrdf::Term;
+use spaseq_automaton::event::StreamId;
+use spaseq_automaton::MatchRecord;
 use spaseq_gpm::vars::Slot;
 use spaseq_io::dictionary::TermId;
 use std::collections::HashSet;

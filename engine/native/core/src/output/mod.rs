@@ -18,10 +18,10 @@ pub mod collect;
 pub mod formatter;
 pub mod spell;
 
-use crate::runtime::{MatchRecord, Streams};
 pub use background::Background;
 pub use collect::{Batch, Collector};
 pub use formatter::Formatter;
+use spaseq_automaton::{MatchRecord, Streams};
 use spaseq_gpm::vars::VarTable;
 use spaseq_io::dictionary::Dictionary;
 

@@ -3,7 +3,7 @@
 //! a test evaluator: the automaton's strategies, Kleene loops and windows, by hand.
 
 use oxrdf::{Literal, NamedNode, Term};
-use spaseq_core::runtime::{EventData, GpmEval, Node, QueryRuntime, RunView, Streams};
+use spaseq_automaton::{EventData, GpmEval, Node, QueryRuntime, RunView, Streams};
 use spaseq_gpm::vars::{Row, Slot, VarTable};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::algebra::{PatternTerm, Term as PlanTerm};
@@ -181,8 +181,8 @@ fn a_gap_breaks_strict_contiguity_and_the_window_bounds_matches() {
 /// As `run`, but the runtime's state is saved after `cut` events (none past the end), encoded,
 /// decoded into a fresh dictionary, stream table and runtime, which goes on with the rest.
 fn run_split(plan: &str, events: &[(i128, &str, &str, i64)], cut: usize) -> Vec<Found> {
-    use spaseq_core::runtime::EventRef;
-    use spaseq_core::snapshot::EngineState;
+    use spaseq_automaton::snapshot::EngineState;
+    use spaseq_automaton::EventRef;
     use std::collections::HashMap;
 
     let mut dict = Dictionary::new();
@@ -249,7 +249,7 @@ fn a_runtime_restored_from_its_saved_state_continues_exactly() {
 
 #[test]
 fn snapshots_of_another_format_or_not_snapshots_are_refused() {
-    use spaseq_core::snapshot::{EngineState, TermState};
+    use spaseq_automaton::snapshot::{EngineState, TermState};
     assert!(EngineState::decode(b"nonsense")
         .unwrap_err()
         .contains("not a snapshot"));

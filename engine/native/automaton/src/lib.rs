@@ -11,7 +11,12 @@
 //! - `lazy_chain`: a skip-till-any prefix evaluated only when its trigger's events come;
 //! - `order`: complete matches and their order;
 //! - `range_index`: partitions of waiting runs, sorted by a range key;
-//! - `query`: one query's runs, indexes and clock.
+//! - `query`: one query's runs, indexes and clock;
+//! - `snapshot`: the native half of `Engine.snapshot()` (the dictionary, streams, events
+//!   held and every query's state).
+//!
+//! A crate of its own above `spaseq-plan`, `spaseq-io` and `spaseq-gpm` (the steps, the
+//! events, their GPMs' results), below the writers (`spaseq-output`).
 
 pub mod buffer;
 pub mod event;
@@ -21,6 +26,7 @@ pub mod operand;
 pub mod order;
 pub mod query;
 pub mod range_index;
+pub mod snapshot;
 pub mod window;
 
 pub use buffer::{Node, Taken};

@@ -1,5 +1,5 @@
 //! The native half of `Engine.snapshot()`: the term dictionary, the stream table, the
-//! events still held and every query's runtime state (`runtime::QueryState`), in a
+//! events still held and every query's runtime state (`query::QueryState`), in a
 //! versioned binary format (a magic string, a format version, then postcard: serde's
 //! compact encoding with a stable wire format).
 //!
@@ -13,7 +13,7 @@
 //! micro-batch by the Spark streaming execution, so its cost is per restore). The parts
 //! were valid terms when written; a forged snapshot can give odd terms, never run code.
 
-use crate::runtime::{EventData, EventRef, QueryState, Streams};
+use crate::{EventData, EventRef, QueryState, Streams};
 use oxrdf::vocab::xsd;
 use oxrdf::{BlankNode, Literal, NamedNode, Term};
 use serde::{Deserialize, Serialize};
@@ -25,6 +25,8 @@ use std::str::FromStr;
 /// Bumped whenever the encoding of any state changes; older snapshots are refused with a
 /// message rather than misread. 3: terms by their parts (`TermState`), not N-Triples.
 pub const SNAPSHOT_VERSION: u32 = 3;
+/// The format's magic (named after the crate that first wrote it: kept, snapshots' bytes
+/// do not change with the crates' names).
 const MAGIC: &[u8; 12] = b"spaseq-core\n";
 
 /// An event as a snapshot writes it (its graph name and terms in N-Triples / by id).

@@ -5,7 +5,7 @@
 //! the results are the nested loop's, in the nested loop's order.
 
 use super::{HashMap, KeyValues, Result1, Takens};
-use crate::runtime::operand::Op;
+use crate::operand::Op;
 use smallvec::SmallVec;
 use spaseq_gpm::vars::{Row, Slot};
 use std::collections::BTreeSet;

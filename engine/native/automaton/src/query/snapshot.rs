@@ -13,8 +13,8 @@ use super::{
     ConjBuffer, Due, EventRef, Home, Node, Pending, Pool, QueryRuntime, Result1, Run, RunRef,
     Strategy, Taken, Takens,
 };
-use crate::runtime::gpms::GpmEval;
-use crate::runtime::range_index::Key;
+use crate::gpms::GpmEval;
+use crate::range_index::Key;
 use serde::{Deserialize, Serialize};
 use spaseq_gpm::vars::Row;
 use spaseq_io::dictionary::TermId;

@@ -229,8 +229,8 @@ impl Trie {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::buffer::Taken;
-    use crate::runtime::event::EventData;
+    use crate::buffer::Taken;
+    use crate::event::EventData;
 
     fn event(uid: u64, time: i128, seq: u64) -> Rc<EventData> {
         Rc::new(EventData {
