@@ -1,4 +1,4 @@
-//! The binding of the native writers (`spaseq_core::output`): `NativeWriter` takes a
+//! The binding of the native writers (`spaseq_output`): `NativeWriter` takes a
 //! query's released matches straight from the native runtime and writes their rows to a
 //! Python file (`out.write`, in chunks), with no Python object per match; or, asked to and
 //! given a binary file with a descriptor, spells and writes them on a thread of its own
@@ -7,7 +7,7 @@
 use crate::runtime::NativeEngine;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use spaseq_core::output::{Background, Batch, Collector, Format, Formatter, Scope, TimeFormat};
+use spaseq_output::{Background, Batch, Collector, Format, Formatter, Scope, TimeFormat};
 
 /// Text kept before it is handed to `out.write` (a batch of matches can be large).
 const CHUNK: usize = 1 << 20;

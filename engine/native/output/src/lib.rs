@@ -12,6 +12,9 @@
 //! (`Background`). Terms are spelled once per term id and kept until the dictionary is
 //! compacted. Times are written in the input's form unless `TimeFormat` says otherwise
 //! (docs/decisions.md 43).
+//!
+//! The top of the engine's crates: it reads the automaton's match records
+//! (`spaseq-automaton`), and nothing below depends on it.
 
 pub mod background;
 pub mod collect;
