@@ -4,7 +4,7 @@ completes written on its stdout (p50, p99, max), at steady input rates, and the 
 The stock workload's events (``benchmarks.generators``, cached in ``--data-dir``) are written as
 N-Quads to ``spaseq run QUERY --stream S1=- --format jsonl`` (vshape-strict by default), each
 event's quads then its timestamp, so that it is complete the moment it is written (the live rules:
-core ``stream/live.rs``), ``--rates`` events per second, one run per rate; the send time of each
+spaseq-io ``stream/live.rs``), ``--rates`` events per second, one run per rate; the send time of each
 event is taken once it is flushed, and a reader thread stamps each output line as it arrives. A
 match's latency is its arrival minus the send time of the event that completed it (the one at the
 match's ``time``: the stock events have one event per timestamp). ``--spaseq`` runs another build

@@ -76,7 +76,7 @@ _LiveEvent = tuple[str, int, int, str, list[tuple[str, str, str]], bool, str]
 
 @final
 class LiveStream:
-    """Live sources (native core ``stream/live.rs``), each read on a thread of its own, their
+    """Live sources (spaseq-io ``stream/live.rs``), each read on a thread of its own, their
     events merged in the order they complete and numbered so (``seq`` from 1). ``sources``:
     ``(stream_iri, path or "-" for stdin, "trig" or "nquads")``. Iterating yields batches of
     the events that have arrived ``(stream_iri, seq, time_ns, graph, [(s, p, o)], dated,
@@ -125,7 +125,7 @@ class NativeEvent:
 
 @final
 class NativeEngine:
-    """The native runtime (engine/native/core/src/runtime): term dictionary, streams, and one
+    """The native runtime (engine/native/automaton): term dictionary, streams, and one
     NFA_scep runtime per registered plan; events in and matches out as term ids. Used by
     ``engine.runtime.native``."""
 
@@ -198,7 +198,7 @@ def gpm_evaluators(plan_json: str) -> list[tuple[str, str, str | None]]:
 
 @final
 class NativeWriter:
-    """One query's results written natively (``spaseq_core::output``): ``jsonl``, ``json``,
+    """One query's results written natively (``spaseq_output``): ``jsonl``, ``json``,
     ``csv`` or ``tsv``, byte for byte as ``engine/output/writers.py`` writes them, to the
     text file ``out`` (``write(str)``, ``flush()``), without a Python object per match."""
 

@@ -1,6 +1,6 @@
 """Range keys: which FILTER comparison between a run's variable and the event's lets runs
 waiting at a step be kept sorted (the plan's part of the range index; the sorted buckets
-themselves are the native runtime's, engine/native/core/src/runtime/range_index.rs)."""
+themselves are the native runtime's, engine/native/automaton/src/range_index.rs)."""
 
 from __future__ import annotations
 

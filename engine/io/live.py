@@ -1,6 +1,6 @@
 """Live input (stdin and named pipes) as Python ``Event``s, for the runs that push events one by
 one (composed queries, ``spaseq run --with``): the events of ``_native.LiveStream``, which reads
-every source natively on a thread of its own by the rules of core ``stream/live.rs`` (when an
+every source natively on a thread of its own by the rules of spaseq-io ``stream/live.rs`` (when an
 event is complete, in which order, its errors) and merges them in arrival order (decision 46),
 with their terms read by pyoxigraph. A run of one query takes the native stream whole instead
 (``Engine.run_live``)."""

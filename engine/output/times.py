@@ -3,7 +3,7 @@
 A match's times (its end and start) are written as ``xsd:dateTime`` in UTC when every event it
 took was stamped with an ``xsd:dateTime`` (``Event.dated``), and as ``xsd:decimal`` seconds
 otherwise; ``--time-format dateTime`` or ``epoch`` (``TIME_FORMATS``) writes every time in one
-form. The native writers (engine/native/core/src/output, ``TimeFormat``) apply the same rule.
+form. The native writers (engine/native/output, ``TimeFormat``) apply the same rule.
 """
 
 from __future__ import annotations

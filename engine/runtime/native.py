@@ -1,4 +1,4 @@
-"""The engine's runtime, native (engine/native/core/src/runtime, the NFA_scep of
+"""The engine's runtime, native (engine/native/automaton, the NFA_scep of
 SEMANTICS.md sections 4-8): ``NativeSession`` holds one engine's ``_native.NativeEngine``
 (term dictionary, streams, one runtime per query) and the Python objects its ids stand for;
 ``QueryRuntime`` is one registered query on it, driven by the engine, composition and the CLI.

@@ -1,4 +1,4 @@
-"""The Python live reader, kept as the oracle of the native one (``_native.LiveReader``, core
+"""The Python live reader, kept as the oracle of the native one (``_native.LiveReader``, spaseq-io
 ``stream/live.rs``, which ``spaseq run`` reads live input with): the rules below are theirs,
 and ``test_live_reader.py`` checks that both read every input alike.
 

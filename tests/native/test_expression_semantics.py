@@ -1,4 +1,4 @@
-"""The value semantics of native FILTER programs (engine/native/core/src/gpm/), case by case:
+"""The value semantics of native FILTER programs (engine/native/gpm/), case by case:
 each expression's value, or its verdict as a FILTER, from the native core
 (``_native._testing.eval_expr``/``eval_filter``) must be the one written here and pyoxigraph's.
 

@@ -1,4 +1,4 @@
-"""Native GPM evaluation (engine/native/core/src/gpm/) against pyoxigraph, whose expression
+"""Native GPM evaluation (engine/native/gpm/) against pyoxigraph, whose expression
 semantics the GPM bodies follow (docs/decisions.md 23); generators in tests/native/strategies.py,
 both sides in tests/native/oracles.py:
 

@@ -1,4 +1,4 @@
-"""The native core's replay reader (engine/native/core/src/replay.rs) against the Python one
+"""The native core's replay reader (engine/native/io/src/replay.rs) against the Python one
 (engine/io/replay.py): the same events, in the same order, at the same exact times, with
 the same triples, on every replay fixture; and bad input located as FILE:LINE:COLUMN."""
 

@@ -1,4 +1,4 @@
-"""The SPARQL path on spareval (engine/native core ``gpm/sparql.rs``) against the reference
+"""The SPARQL path on spareval (engine/native/gpm ``sparql.rs``) against the reference
 evaluator (pyoxigraph): bodies outside the compiled subset (OPTIONAL, UNION, MINUS, BIND,
 VALUES, property paths, sub-selects, EXISTS, functions without a native FILTER program),
 after a first atom whose variables they read, so the run's context reaches them; and

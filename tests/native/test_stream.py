@@ -1,4 +1,4 @@
-"""The native streaming replay (engine/native/core/src/stream) against what ``spaseq run``
+"""The native streaming replay (engine/native/io/src/stream) against what ``spaseq run``
 reads today: the Python reader on each file (``first_seq`` as the CLI numbers them), the
 events sorted by (time, seq), cut as ``Input.usable`` cuts them after an error, and the
 first failing file's error. On every replay fixture, on generated files (graphs in several

@@ -1,4 +1,4 @@
-"""The native writers (``_native.NativeWriter``, engine/native/core/src/output) against the
+"""The native writers (``_native.NativeWriter``, engine/native/output) against the
 Python writers, their oracle: the same run must give the same bytes in every format they
 cover (jsonl, SPARQL JSON, CSV, TSV, with and without ``--with-time``, times in every
 ``--time-format``, events stamped as xsd:dateTime or as numbers).
