@@ -5,6 +5,7 @@ use super::value::{Operands, Value};
 use oxsdatatypes::{Decimal, Double, Float, Integer};
 use regex::{Regex, RegexBuilder};
 use spaseq_io::dictionary::Dictionary;
+use spaseq_io::vocab::XSD;
 use std::sync::Arc;
 
 /// `+ - * /`.
@@ -322,7 +323,7 @@ pub enum Cast {
 
 impl Cast {
     pub fn of_iri(iri: &str) -> Option<Self> {
-        Some(match iri.strip_prefix(super::value::XSD)? {
+        Some(match iri.strip_prefix(XSD)? {
             "string" => Cast::String,
             "boolean" => Cast::Boolean,
             "integer" => Cast::Integer,

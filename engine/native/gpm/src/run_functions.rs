@@ -8,6 +8,7 @@
 use super::functions::{self as f, Arith};
 use super::value::Value;
 use crate::vars::Slot;
+use oxrdf::vocab::xsd;
 use oxsdatatypes::{Decimal, Integer};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::algebra::{Expr, Term};
@@ -15,7 +16,6 @@ use std::cmp::Ordering;
 use std::str::FromStr;
 
 pub const SPASEQ_NS: &str = "https://w3id.org/spaseq#";
-const XSD_STRING: &str = "http://www.w3.org/2001/XMLSchema#string";
 
 /// What the run functions read of the run and the event being evaluated.
 pub struct RunEnv<'a> {
@@ -87,7 +87,7 @@ pub fn compile(
             value,
             datatype,
             language: None,
-        })] if datatype == XSD_STRING => value.strip_prefix(['?', '$']).unwrap_or(value),
+        })] if datatype == xsd::STRING.as_str() => value.strip_prefix(['?', '$']).unwrap_or(value),
         _ => "",
     };
     Some(if var.is_empty() {

@@ -20,10 +20,9 @@ use spargebra::algebra::{
 use spargebra::term::TermPattern;
 use spargebra::{Query, SparqlParser};
 use spaseq_io::dictionary::{Dictionary, TermId};
+use spaseq_io::vocab::XSD;
 use spaseq_plan::plan::GpmPlan;
 use std::collections::{BTreeMap, HashMap, HashSet};
-
-const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 
 /// One GPM body prepared for spareval.
 #[derive(Clone)]

@@ -3,17 +3,16 @@
 //! `"01"^^xsd:integer` and `"1"^^xsd:int` are both the integer 1; anything else keeps its
 //! lexical form. Comparison, equality, EBV and the numeric promotion live here.
 
+use oxrdf::vocab::{rdf, xsd};
 use oxrdf::{Literal, Term};
 use oxsdatatypes::{
     Date, DateTime, DayTimeDuration, Decimal, Double, Duration, Float, GDay, GMonth, GMonthDay,
     GYear, GYearMonth, Integer, Time, YearMonthDuration,
 };
 use spaseq_io::dictionary::{Dictionary, TermId};
+use spaseq_io::vocab::XSD;
 use std::cmp::Ordering;
 use std::sync::Arc;
-
-pub const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
-const RDF_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
 
 /// One expression value. IRIs and blank nodes read from terms stay term ids (compared as
 /// integers); computed IRIs (`DATATYPE`, `IRI()`) are strings.
@@ -132,32 +131,27 @@ impl Value {
 
     /// The datatype IRI of a literal value (None for IRIs and blank nodes).
     pub fn datatype(&self) -> Option<&str> {
-        macro_rules! xsd {
-            ($local:literal) => {
-                concat!("http://www.w3.org/2001/XMLSchema#", $local)
-            };
-        }
         Some(match self {
             Value::Node(_) | Value::Iri(_) => return None,
-            Value::Lang(..) => RDF_LANG_STRING,
+            Value::Lang(..) => rdf::LANG_STRING.as_str(),
             Value::Other { datatype, .. } => datatype,
-            Value::Str(_) => xsd!("string"),
-            Value::Boolean(_) => xsd!("boolean"),
-            Value::Integer(_) => xsd!("integer"),
-            Value::Decimal(_) => xsd!("decimal"),
-            Value::Float(_) => xsd!("float"),
-            Value::Double(_) => xsd!("double"),
-            Value::DateTime(_) => xsd!("dateTime"),
-            Value::Date(_) => xsd!("date"),
-            Value::Time(_) => xsd!("time"),
-            Value::GYear(_) => xsd!("gYear"),
-            Value::GYearMonth(_) => xsd!("gYearMonth"),
-            Value::GMonth(_) => xsd!("gMonth"),
-            Value::GMonthDay(_) => xsd!("gMonthDay"),
-            Value::GDay(_) => xsd!("gDay"),
-            Value::Duration(_) => xsd!("duration"),
-            Value::YearMonthDuration(_) => xsd!("yearMonthDuration"),
-            Value::DayTimeDuration(_) => xsd!("dayTimeDuration"),
+            Value::Str(_) => xsd::STRING.as_str(),
+            Value::Boolean(_) => xsd::BOOLEAN.as_str(),
+            Value::Integer(_) => xsd::INTEGER.as_str(),
+            Value::Decimal(_) => xsd::DECIMAL.as_str(),
+            Value::Float(_) => xsd::FLOAT.as_str(),
+            Value::Double(_) => xsd::DOUBLE.as_str(),
+            Value::DateTime(_) => xsd::DATE_TIME.as_str(),
+            Value::Date(_) => xsd::DATE.as_str(),
+            Value::Time(_) => xsd::TIME.as_str(),
+            Value::GYear(_) => xsd::G_YEAR.as_str(),
+            Value::GYearMonth(_) => xsd::G_YEAR_MONTH.as_str(),
+            Value::GMonth(_) => xsd::G_MONTH.as_str(),
+            Value::GMonthDay(_) => xsd::G_MONTH_DAY.as_str(),
+            Value::GDay(_) => xsd::G_DAY.as_str(),
+            Value::Duration(_) => xsd::DURATION.as_str(),
+            Value::YearMonthDuration(_) => xsd::YEAR_MONTH_DURATION.as_str(),
+            Value::DayTimeDuration(_) => xsd::DAY_TIME_DURATION.as_str(),
         })
     }
 

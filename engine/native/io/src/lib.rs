@@ -8,7 +8,8 @@
 //! - `replay`: the replay reader (whole files, and the parser loop the streams share);
 //! - `stream`: replay files merged by time, streamed (`file`, `spill`, `prefetch`), and live
 //!   input (`live`);
-//! - `disposal`: values dropped on a thread of their own.
+//! - `disposal`: values dropped on a thread of their own;
+//! - `vocab`: the `xsd:` namespace as a prefix string (whole IRIs: `oxrdf::vocab`).
 
 pub mod dictionary;
 pub mod disposal;
@@ -16,3 +17,4 @@ pub mod hash;
 pub mod replay;
 pub mod stream;
 pub mod time;
+pub mod vocab;

@@ -28,6 +28,7 @@
 use crate::dictionary::{Dictionary, TermId};
 use crate::hash::{Fast, FastHasher};
 use crate::time::{is_datetime, py_repr, timestamp_nanos};
+use crate::vocab::XSD;
 use flate2::read::MultiGzDecoder;
 use oxrdf::vocab::rdf;
 use oxrdf::{GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term, Triple};
@@ -440,7 +441,7 @@ impl<'a> Scan<'a, '_> {
                 self.at += 2;
                 let datatype = self.iri_text()?;
                 if datatype == rdf::LANG_STRING.as_str()
-                    || datatype == "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString"
+                    || datatype == rdf::DIR_LANG_STRING.as_str()
                 {
                     return Err(());
                 }
@@ -527,8 +528,7 @@ impl IriCache {
             None => {
                 let datatype = literal.datatype();
                 datatype != rdf::LANG_STRING
-                    && datatype.as_str()
-                        != "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString"
+                    && datatype != rdf::DIR_LANG_STRING
                     && self.valid(datatype.as_str())
             }
         }
@@ -843,7 +843,6 @@ impl<R> Quads<R> {
 /// `xsd:dateTimeStamp`) with a valid date and time, read directly; None for anything else,
 /// which `timestamp_nanos` reads (and which agrees on these: tested).
 fn usual_timestamp_nanos(term: &Term) -> Option<i128> {
-    const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
     let Term::Literal(literal) = term else {
         return None;
     };

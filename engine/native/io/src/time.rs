@@ -4,14 +4,15 @@
 //! with the same message (texts quoted as Python's `repr` quotes them). Finer than a
 //! nanosecond, or 10^18 seconds or more, is an error.
 
-use oxrdf::{vocab::xsd, Literal, Term};
+use crate::vocab::XSD;
+use oxrdf::vocab::xsd;
+use oxrdf::{Literal, NamedNodeRef, Term};
 use regex::Regex;
 use std::sync::OnceLock;
 
 const NANOS_PER_SECOND: i128 = 1_000_000_000;
 /// Times are below 10^18 seconds (values.timestamps.MAX_SECONDS).
 const MAX_NANOS: i128 = 1_000_000_000_000_000_000 * NANOS_PER_SECOND;
-const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 
 /// `text` without the whitespace Python's `str.strip()` removes (Rust's, and the
 /// information separators U+001C..U+001F).
@@ -404,7 +405,7 @@ fn literal_nanos(literal: &Literal) -> Result<i128, String> {
     if datatype == xsd::DATE_TIME || datatype == xsd::DATE_TIME_STAMP {
         return datetime_nanos(text, datatype == xsd::DATE_TIME_STAMP);
     }
-    let lexical: Option<fn(&str) -> bool> = if INTEGER_TYPES.contains(&datatype.as_str()) {
+    let lexical: Option<fn(&str) -> bool> = if INTEGER_TYPES.contains(&datatype) {
         Some(is_integer)
     } else if datatype == xsd::DECIMAL {
         Some(is_decimal)
@@ -434,20 +435,20 @@ fn literal_nanos(literal: &Literal) -> Result<i128, String> {
     ))
 }
 
-const INTEGER_TYPES: &[&str] = &[
-    "http://www.w3.org/2001/XMLSchema#integer",
-    "http://www.w3.org/2001/XMLSchema#long",
-    "http://www.w3.org/2001/XMLSchema#int",
-    "http://www.w3.org/2001/XMLSchema#short",
-    "http://www.w3.org/2001/XMLSchema#byte",
-    "http://www.w3.org/2001/XMLSchema#nonNegativeInteger",
-    "http://www.w3.org/2001/XMLSchema#positiveInteger",
-    "http://www.w3.org/2001/XMLSchema#nonPositiveInteger",
-    "http://www.w3.org/2001/XMLSchema#negativeInteger",
-    "http://www.w3.org/2001/XMLSchema#unsignedLong",
-    "http://www.w3.org/2001/XMLSchema#unsignedInt",
-    "http://www.w3.org/2001/XMLSchema#unsignedShort",
-    "http://www.w3.org/2001/XMLSchema#unsignedByte",
+const INTEGER_TYPES: &[NamedNodeRef<'static>] = &[
+    xsd::INTEGER,
+    xsd::LONG,
+    xsd::INT,
+    xsd::SHORT,
+    xsd::BYTE,
+    xsd::NON_NEGATIVE_INTEGER,
+    xsd::POSITIVE_INTEGER,
+    xsd::NON_POSITIVE_INTEGER,
+    xsd::NEGATIVE_INTEGER,
+    xsd::UNSIGNED_LONG,
+    xsd::UNSIGNED_INT,
+    xsd::UNSIGNED_SHORT,
+    xsd::UNSIGNED_BYTE,
 ];
 
 #[cfg(test)]

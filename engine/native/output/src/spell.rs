@@ -3,6 +3,7 @@
 //! `timestamps.seconds_literal` and `timestamps.datetime_text` do, CSV cells as Python's
 //! `csv` module quotes them.
 
+use oxrdf::vocab::{rdf, xsd};
 use oxrdf::Term;
 use std::fmt::Write;
 
@@ -171,9 +172,9 @@ pub fn time_value(ns: i128, dated: bool, out: &mut String) {
 /// The datatype of a time written `dated` or not (`time_value`).
 pub fn time_datatype(dated: bool) -> &'static str {
     if dated {
-        XSD_DATE_TIME
+        xsd::DATE_TIME.as_str()
     } else {
-        XSD_DECIMAL
+        xsd::DECIMAL.as_str()
     }
 }
 
@@ -261,13 +262,8 @@ pub fn json_term(term: &Term, out: &mut String) {
     out.push('}');
 }
 
-const XSD_STRING: &str = "http://www.w3.org/2001/XMLSchema#string";
-const RDF_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
-pub const XSD_DECIMAL: &str = "http://www.w3.org/2001/XMLSchema#decimal";
-pub const XSD_DATE_TIME: &str = "http://www.w3.org/2001/XMLSchema#dateTime";
-
 fn is_plain(datatype: &str) -> bool {
-    datatype == XSD_STRING || datatype == RDF_LANG_STRING
+    datatype == xsd::STRING.as_str() || datatype == rdf::LANG_STRING.as_str()
 }
 
 /// A time as the literal `times.time_literal` makes (`xsd:dateTime` when `dated`, else

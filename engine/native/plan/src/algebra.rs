@@ -3,6 +3,7 @@
 //! SPARQL engine (property paths, EXISTS, GRAPH blocks) are kept as their plan JSON.
 
 use crate::json::{At, Result};
+use oxrdf::vocab::{rdf, xsd};
 use serde_json::Value;
 
 /// An RDF term as the plan writes it (`{"@iri"}`, `{"@bnode"}`, `{"@literal", ...}`).
@@ -17,8 +18,6 @@ pub enum Term {
     },
 }
 
-const RDF_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
-
 impl Term {
     pub fn read(at: &At<'_>) -> Result<Self> {
         if let Ok(iri) = at.get("@iri") {
@@ -31,7 +30,7 @@ impl Term {
         if let Ok(language) = at.get("language") {
             return Ok(Term::Literal {
                 value,
-                datatype: RDF_LANG_STRING.to_owned(),
+                datatype: rdf::LANG_STRING.as_str().to_owned(),
                 language: Some(language.string()?),
             });
         }
@@ -55,7 +54,7 @@ impl Term {
                 let quoted = serde_json::to_string(value).unwrap_or_default();
                 match language {
                     Some(lang) => format!("{quoted}@{lang}"),
-                    None if datatype == "http://www.w3.org/2001/XMLSchema#string" => quoted,
+                    None if datatype == xsd::STRING.as_str() => quoted,
                     None => format!("{quoted}^^<{datatype}>"),
                 }
             }
