@@ -194,12 +194,21 @@ def test_the_native_core_names_the_field_it_cannot_read() -> None:
         _testing.plan_summary(text.replace('"partition_keys": [\n        "c"\n      ]', '"partition_keys": 7'))
 
 
-@pytest.mark.parametrize("data", ["plan/tests/data/vshape.plan.json", "automaton/tests/data/kleene_strict.plan.json"])
+#: the plans the Rust tests read (engine/native/CRATE/tests/data/NAME.plan.json) -> their query
+NATIVE_FIXTURES = {
+    "plan/tests/data/vshape.plan.json": "fixtures/vshape.rq",
+    "automaton/tests/data/kleene_strict.plan.json": "fixtures/kleene_strict.rq",
+    **{f"automaton/tests/data/{n}.plan.json": f"fixtures/automaton/{n}.rq"
+       for n in ("strict", "next", "any", "optional", "negation")},
+}
+
+
+@pytest.mark.parametrize("data", sorted(NATIVE_FIXTURES))
 def test_the_native_test_fixtures_are_current(data: str) -> None:
     """engine/native/CRATE/tests/data/NAME.plan.json is what explain --plan writes today for
-    fixtures/NAME.rq (the Rust tests read them)."""
-    name = data.rpartition("/")[2].removesuffix(".plan.json")
-    path = ROOT / "fixtures" / f"{name}.rq"
+    its query, NAME.rq (the Rust tests read them)."""
+    path = ROOT / NATIVE_FIXTURES[data]
+    name = path.stem
     current = json.loads(plan_to_json(plan_query(load_query(str(path)))))
     fixture = json.loads((ROOT / "engine/native" / data).read_text(encoding="utf-8"))
     assert json.dumps(fixture).replace(f'"{name}.rq"', json.dumps(str(path))) == json.dumps(current)

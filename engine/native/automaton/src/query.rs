@@ -30,6 +30,8 @@ use std::rc::Rc;
 
 mod conj;
 mod snapshot;
+#[cfg(test)]
+mod tests;
 use conj::{join_keys, ConjBuffer, Pool};
 pub use snapshot::QueryState;
 

@@ -1,0 +1,247 @@
+//! The automaton's runtime on small plans written by `spaseq explain --plan` (tests/data,
+//! kept current by tests/compile/test_plan.py from fixtures/automaton/*.rq): one stream, GPMs
+//! of one pattern `?x <p> ?o` joined on `?x`, evaluated by a test evaluator, so that each
+//! test is about the automaton alone: the event selection strategies `,` `;` `:` and the
+//! modifiers `+` `?` `!`.
+
+use super::QueryRuntime;
+use crate::buffer::Node;
+use crate::event::{EventData, Streams};
+use crate::gpms::{GpmEval, RunView};
+use oxrdf::{Literal, NamedNode, Term};
+use spaseq_gpm::vars::{Row, Slot, VarTable};
+use spaseq_io::dictionary::{Dictionary, TermId};
+use spaseq_plan::algebra::{PatternTerm, Term as PlanTerm};
+use spaseq_plan::plan::{Modifier, Strategy};
+use spaseq_plan::Plan;
+use std::rc::Rc;
+
+const STRICT: &str = include_str!("../../tests/data/strict.plan.json");
+const NEXT: &str = include_str!("../../tests/data/next.plan.json");
+const ANY: &str = include_str!("../../tests/data/any.plan.json");
+const KLEENE: &str = include_str!("../../tests/data/kleene_strict.plan.json");
+const OPTIONAL: &str = include_str!("../../tests/data/optional.plan.json");
+const NEGATION: &str = include_str!("../../tests/data/negation.plan.json");
+
+/// Each GPM: one pattern (subject slot, predicate id, object slot), and its local slots.
+struct OnePattern(Vec<(Slot, TermId, Slot)>, Vec<Vec<Slot>>);
+
+impl GpmEval for OnePattern {
+    type Index = Vec<[TermId; 3]>;
+
+    fn results(
+        &self,
+        gpm: usize,
+        index: &Self::Index,
+        mu: &[Option<TermId>],
+        _: RunView<'_>,
+        _: &Dictionary,
+        out: &mut Vec<Row>,
+    ) {
+        let (s, p, o) = self.0[gpm];
+        for t in index.iter().filter(|t| t[1] == p) {
+            if mu[s].is_some_and(|v| v != t[0]) || mu[o].is_some_and(|v| v != t[2]) {
+                continue;
+            }
+            let mut row = mu.to_vec();
+            row[s] = Some(t[0]);
+            row[o] = Some(t[2]);
+            out.push(row);
+        }
+    }
+
+    fn base(&self, gpm: usize, index: &Self::Index, dict: &Dictionary, out: &mut Vec<Row>) {
+        let width = self.1.iter().flatten().max().map_or(0, |m| m + 1);
+        let empty = vec![None; width];
+        self.results(gpm, index, &empty, RunView::default(), dict, out);
+    }
+
+    fn local_slots(&self, gpm: usize) -> &[Slot] {
+        &self.1[gpm]
+    }
+}
+
+fn runtime(plan: &Plan, dict: &mut Dictionary, streams: &mut Streams) -> QueryRuntime<OnePattern> {
+    let mut vars = VarTable::new();
+    let mut patterns = Vec::new();
+    let mut locals = Vec::new();
+    for gpm in &plan.gpms {
+        let tp = &gpm.join_order[0];
+        let var = |t: &PatternTerm, vars: &mut VarTable| match t {
+            PatternTerm::Var(name) => vars.slot(name),
+            _ => panic!("a variable"),
+        };
+        let PatternTerm::Term(PlanTerm::Iri(p)) = &tp.predicate else {
+            panic!("an IRI")
+        };
+        let p = dict.intern(NamedNode::new(p.clone()).unwrap().into());
+        patterns.push((var(&tp.subject, &mut vars), p, var(&tp.object, &mut vars)));
+        locals.push(gpm.local_vars.iter().map(|v| vars.slot(v)).collect());
+    }
+    QueryRuntime::new(plan, OnePattern(patterns, locals), vars, streams).expect("supported")
+}
+
+/// A match: (start s, end s, [(GPM, event time s)]).
+type Found = (i128, i128, Vec<(String, i128)>);
+
+/// The matches of `plan` on events `(time in s, subject, predicate local name)` of one
+/// stream, in release order.
+fn run(plan: &str, events: &[(i128, &str, &str)]) -> Vec<Found> {
+    let plan = Plan::from_json(plan).expect("a valid plan");
+    let mut dict = Dictionary::new();
+    let mut streams = Streams::new();
+    let mut rt = runtime(&plan, &mut dict, &mut streams);
+    let stream = streams.id("http://ex.org/s");
+    let mut out = Vec::new();
+    let found = |rt: &mut QueryRuntime<OnePattern>, out: &mut Vec<Found>| {
+        for m in std::mem::take(&mut rt.out) {
+            let taken = Node::chain(&m.node)
+                .iter()
+                .map(|t| (rt.gpm_names()[t.gpm].clone(), t.event.time / 1_000_000_000))
+                .collect();
+            out.push((m.start / 1_000_000_000, m.time / 1_000_000_000, taken));
+        }
+    };
+    for (uid, &(time, s, p)) in events.iter().enumerate() {
+        let triple = [
+            dict.intern(NamedNode::new(format!("http://ex.org/{s}")).unwrap().into()),
+            dict.intern(NamedNode::new(format!("http://ex.org/{p}")).unwrap().into()),
+            dict.intern(Term::from(Literal::from(uid as i64))),
+        ];
+        let event = Rc::new(EventData {
+            uid: uid as u64,
+            stream,
+            dated: false,
+            time: time * 1_000_000_000,
+            seq: uid as u64,
+            graph: None,
+            triples: vec![triple],
+        });
+        let index = Rc::new(event.triples.clone());
+        rt.on_event(&event, &index, &dict);
+        found(&mut rt, &mut out);
+    }
+    rt.close(&dict);
+    found(&mut rt, &mut out);
+    out
+}
+
+/// A match's events as (GPM, time s).
+fn m(start: i128, end: i128, taken: &[(&str, i128)]) -> Found {
+    let taken = taken.iter().map(|(g, t)| ((*g).to_owned(), *t)).collect();
+    (start, end, taken)
+}
+
+#[test]
+fn the_plans_are_the_queries_they_say() {
+    let steps = |text: &str| {
+        let plan = Plan::from_json(text).unwrap();
+        let steps = plan.steps.iter();
+        steps.map(|s| (s.modifier, s.strategy)).collect::<Vec<_>>()
+    };
+    use Modifier::{Kleene, Negation, Optional, Plain as One};
+    use Strategy::{SkipTillAny, SkipTillNext, Strict};
+    assert_eq!(steps(STRICT), [(One, None), (One, Some(Strict))]);
+    assert_eq!(steps(NEXT), [(One, None), (One, Some(SkipTillNext))]);
+    assert_eq!(steps(ANY), [(One, None), (One, Some(SkipTillAny))]);
+    let kleene = [
+        (One, None),
+        (Kleene, Some(SkipTillNext)),
+        (One, Some(Strict)),
+    ];
+    assert_eq!(steps(KLEENE), kleene);
+    let optional = [
+        (One, None),
+        (Optional, Some(SkipTillNext)),
+        (One, Some(SkipTillNext)),
+    ];
+    assert_eq!(steps(OPTIONAL), optional);
+    let negation = [
+        (One, None),
+        (Negation, Some(SkipTillNext)),
+        (One, Some(SkipTillNext)),
+    ];
+    assert_eq!(steps(NEGATION), negation);
+}
+
+#[test]
+fn strict_takes_only_the_next_timestamp() {
+    // `A , B`: B at the timestamp right after A's
+    let got = run(STRICT, &[(1, "x", "a"), (2, "x", "b"), (3, "x", "b")]);
+    assert_eq!(got, [m(1, 2, &[("A", 1), ("B", 2)])]);
+    // an event of another subject at 2 is still a timestamp of the stream: A's run dies
+    let got = run(STRICT, &[(1, "x", "a"), (2, "y", "z"), (3, "x", "b")]);
+    assert_eq!(got, []);
+}
+
+#[test]
+fn skip_till_next_commits_to_the_first_timestamp_with_a_result() {
+    // `A ; B`: B may come later, but only the first B (at 3) is taken, not the one at 4
+    let events = [(1, "x", "a"), (2, "y", "z"), (3, "x", "b"), (4, "x", "b")];
+    assert_eq!(run(NEXT, &events), [m(1, 3, &[("A", 1), ("B", 3)])]);
+    // every result at that first timestamp is taken (two events at 3)
+    let events = [(1, "x", "a"), (3, "x", "b"), (3, "x", "b"), (4, "x", "b")];
+    let got = run(NEXT, &events);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(got.iter().all(|f| f.1 == 3), "{got:?}");
+}
+
+#[test]
+fn skip_till_any_takes_every_later_result_within_the_window() {
+    // `A : B`: each B after A in the window makes a match; B at 12 is outside 10 seconds
+    let events = [(1, "x", "a"), (3, "x", "b"), (4, "x", "b"), (12, "x", "b")];
+    let got = run(ANY, &events);
+    assert_eq!(
+        got,
+        [
+            m(1, 3, &[("A", 1), ("B", 3)]),
+            m(1, 4, &[("A", 1), ("B", 4)])
+        ]
+    );
+}
+
+#[test]
+fn the_selection_joins_on_the_shared_variable() {
+    // B of another subject is no result for A's run, whatever the strategy
+    for plan in [STRICT, NEXT, ANY] {
+        assert_eq!(run(plan, &[(1, "x", "a"), (2, "y", "b")]), []);
+    }
+}
+
+#[test]
+fn kleene_plus_iterates_and_needs_one_iteration() {
+    // `A ; B+ , C`: B+ takes B at 2 and 3; C strict after the last B
+    let events = [(1, "x", "a"), (2, "x", "b"), (3, "x", "b"), (4, "x", "c")];
+    let got = run(KLEENE, &events);
+    assert_eq!(got, [m(1, 4, &[("A", 1), ("B", 2), ("B", 3), ("C", 4)])]);
+    // no B at all: B+ needs one
+    assert_eq!(run(KLEENE, &[(1, "x", "a"), (2, "x", "c")]), []);
+}
+
+#[test]
+fn an_optional_atom_is_taken_when_its_event_comes() {
+    // `A ; B? ; C`: with B between, the match takes it
+    let events = [(1, "x", "a"), (2, "x", "b"), (3, "x", "c")];
+    assert_eq!(
+        run(OPTIONAL, &events),
+        [m(1, 3, &[("A", 1), ("B", 2), ("C", 3)])]
+    );
+    // without B, the match skips it
+    let events = [(1, "x", "a"), (3, "x", "c")];
+    assert_eq!(run(OPTIONAL, &events), [m(1, 3, &[("A", 1), ("C", 3)])]);
+}
+
+#[test]
+fn a_negated_atom_kills_the_runs_its_event_comes_between() {
+    // `A ; B! ; C`: B between A and C, no match
+    let events = [(1, "x", "a"), (2, "x", "b"), (3, "x", "c")];
+    assert_eq!(run(NEGATION, &events), []);
+    // no B, or a B of another subject (the absence joins on ?x): a match, B not in it
+    let events = [(1, "x", "a"), (3, "x", "c")];
+    assert_eq!(run(NEGATION, &events), [m(1, 3, &[("A", 1), ("C", 3)])]);
+    let events = [(1, "x", "a"), (2, "y", "b"), (3, "x", "c")];
+    assert_eq!(run(NEGATION, &events), [m(1, 3, &[("A", 1), ("C", 3)])]);
+    // B after C does not undo the match
+    let events = [(1, "x", "a"), (3, "x", "c"), (4, "x", "b")];
+    assert_eq!(run(NEGATION, &events), [m(1, 3, &[("A", 1), ("C", 3)])]);
+}
