@@ -8,6 +8,9 @@
 //!   the clock moves past that timestamp ("commits");
 //! - `:` a run waits until its window ends.
 //!
+//! Each step's strategy is compiled once into the transitions of the runs waiting there
+//! (`Transitions`): running them never branches on the strategy.
+//!
 //! Absences (negated and untaken optional atoms) are pending on a run: an event matching
 //! one at t limits the run to extensions at t or earlier.
 
@@ -106,7 +109,7 @@ struct Run {
     /// Mostly one (a stream or a partition): kept inline.
     homes: SmallVec<[Home; 1]>,
     conj: HashMap<usize, ConjBuffer>,
-    strategy: Option<Strategy>,
+    select: Transitions,
     last: bool,
 }
 
@@ -145,7 +148,7 @@ impl Run {
             dead: false,
             homes: SmallVec::new(),
             conj: HashMap::default(),
-            strategy: None,
+            select: Transitions::NONE,
             last: false,
         }
     }
@@ -187,7 +190,9 @@ struct StepInfo {
     /// Shared: a run offered an event holds it while the runtime changes.
     op: Rc<Op>,
     modifier: Modifier,
-    strategy: Option<Strategy>,
+    /// A run waiting at the step, and (a Kleene atom) one waiting for another iteration.
+    wait: Transitions,
+    loop_wait: Transitions,
     streams: Vec<StreamId>,
     partition: Option<Vec<Slot>>,
     range: Option<RangeInfo>,
@@ -201,13 +206,45 @@ struct RangeInfo {
     by_gpm: HashMap<usize, (Slot, Line)>,
 }
 
-impl StepInfo {
-    fn loop_strategy(&self) -> Option<Strategy> {
-        Some(if self.strategy.is_none() {
-            Strategy::SkipTillNext
-        } else {
-            Strategy::Strict
-        })
+/// Event selection (`,` `;` `:`) compiled into a waiting run's transitions, as FlinkCEP's
+/// NFACompiler compiles it into take / ignore / proceed edges: the run carries them, so the
+/// runtime never asks which strategy its atom had. Every waiting run takes (its step's
+/// operand) and proceeds on a result; the strategy is its ignore edge:
+///
+/// - `,` none (`strict`): only an event at next(t) may extend the run, which dies once the
+///   clock moves past next(t);
+/// - `;` until the first take (`commit`): the run takes every result at that timestamp, then
+///   dies when the clock moves past it;
+/// - `:` and no strategy (the first atom; a lazy chain's runs): always, until the window ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Transitions {
+    strict: bool,
+    commit: bool,
+    /// The strategy compiled (what a snapshot records of the run).
+    strategy: Option<Strategy>,
+}
+
+impl Transitions {
+    /// No strategy: the start run, and runs that never wait.
+    const NONE: Self = Self::compile(None);
+    /// `:`, for a lazy chain's runs.
+    const ANY: Self = Self::compile(Some(Strategy::SkipTillAny));
+
+    const fn compile(strategy: Option<Strategy>) -> Self {
+        Transitions {
+            strict: matches!(strategy, Some(Strategy::Strict)),
+            commit: matches!(strategy, Some(Strategy::SkipTillNext)),
+            strategy,
+        }
+    }
+
+    /// A Kleene atom's next iterations: `;` after the first atom's first one, `,` after any
+    /// other's.
+    const fn looping(strategy: Option<Strategy>) -> Self {
+        Self::compile(Some(match strategy {
+            None => Strategy::SkipTillNext,
+            Some(_) => Strategy::Strict,
+        }))
     }
 }
 
@@ -360,7 +397,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             steps.push(StepInfo {
                 op: Rc::new(op),
                 modifier: step.modifier,
-                strategy: step.strategy,
+                wait: Transitions::compile(step.strategy),
+                loop_wait: Transitions::looping(step.strategy),
                 streams: step.streams.iter().map(|s| streams.id(s)).collect(),
                 partition,
                 range,
@@ -876,7 +914,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 false,
             );
             let run = Rc::new(RefCell::new(run));
-            run.borrow_mut().strategy = Some(Strategy::SkipTillAny);
+            run.borrow_mut().select = Transitions::ANY;
             self.try_run(&run, event, index, pos, dict);
         }
         if let Some(mut prefix) = self.prefix.take() {
@@ -1031,15 +1069,13 @@ impl<G: GpmEval> QueryRuntime<G> {
         dict: &Dictionary,
     ) {
         let tau = event.time;
-        let (step, strategy) = {
+        let (step, commit) = {
             let r = run.borrow();
             if let Some(end) = r.end {
                 if tau <= end || tau > r.limit {
                     return;
                 }
-                if r.strategy == Some(Strategy::Strict)
-                    && !(end == self.prev_clock && tau == self.clock)
-                {
+                if r.select.strict && !(end == self.prev_clock && tau == self.clock) {
                     return;
                 }
                 if r.commit.is_some_and(|c| c != tau) {
@@ -1051,7 +1087,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                     return;
                 }
             }
-            (r.step, r.strategy)
+            (r.step, r.select.commit)
         };
         if !self.steps[step].streams.contains(&event.stream) {
             return;
@@ -1072,7 +1108,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         if results.is_empty() {
             return;
         }
-        if strategy == Some(Strategy::SkipTillNext) && run.borrow().commit.is_none() {
+        if commit && run.borrow().commit.is_none() {
             run.borrow_mut().commit = Some(tau);
             self.death.entry(tau).or_default().push(run.clone());
         }
@@ -1276,11 +1312,11 @@ impl<G: GpmEval> QueryRuntime<G> {
                 continue;
             }
             let tau0 = offered[0].0.time;
-            let (strategy, commit) = {
+            let (commits, commit) = {
                 let r = run.borrow();
-                (r.strategy, r.commit)
+                (r.select.commit, r.commit)
             };
-            if strategy == Some(Strategy::SkipTillNext) && commit.is_none() {
+            if commits && commit.is_none() {
                 run.borrow_mut().commit = Some(tau0);
                 self.death.entry(tau0).or_default().push(run.clone());
             }
@@ -1343,7 +1379,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         let mu = Rc::new(mu);
         let info = &self.steps[step];
         if info.modifier == Modifier::Kleene {
-            let strategy = info.loop_strategy();
+            let wait = info.loop_wait;
             let looped = Run::new(
                 step,
                 mu.clone(),
@@ -1355,7 +1391,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 run_context,
                 true,
             );
-            self.enter_wait(Rc::new(RefCell::new(looped)), strategy, dict);
+            self.enter_wait(Rc::new(RefCell::new(looped)), wait, dict);
         } else if step + 1 == self.steps.len() && run.borrow().pending.is_empty() {
             self.emit(mu, node, start, tau); // a complete match: no run to build
             return;
@@ -1395,9 +1431,9 @@ impl<G: GpmEval> QueryRuntime<G> {
         run.borrow_mut().step = index;
         // what the step says, not the step: cloning it copied its streams, partition and
         // range tables for every run entering it
-        let (op, modifier, strategy) = {
+        let (op, modifier, wait) = {
             let info = &self.steps[index];
-            (info.op.clone(), info.modifier, info.strategy)
+            (info.op.clone(), info.modifier, info.wait)
         };
         let absence = |r: &Run| -> Option<Pending> {
             match *op {
@@ -1436,23 +1472,23 @@ impl<G: GpmEval> QueryRuntime<G> {
                         false,
                     )
                 };
-                self.enter_wait(run, strategy, dict);
+                self.enter_wait(run, wait, dict);
                 self.enter(index + 1, Rc::new(RefCell::new(skip)), dict);
             }
-            _ => self.enter_wait(run, strategy, dict),
+            _ => self.enter_wait(run, wait, dict),
         }
     }
 
-    fn enter_wait(&mut self, run: RunRef, strategy: Option<Strategy>, dict: &Dictionary) {
+    fn enter_wait(&mut self, run: RunRef, wait: Transitions, dict: &Dictionary) {
         let id = self.new_id();
         {
             let mut r = run.borrow_mut();
             r.id = id;
-            r.strategy = strategy;
+            r.select = wait;
         }
         self.runs_created += 1;
         self.wait(&run, dict);
-        if strategy == Some(Strategy::Strict) {
+        if wait.strict {
             self.strict_new.push(run.clone());
         }
         if self.switches.push_windows {

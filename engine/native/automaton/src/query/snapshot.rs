@@ -11,7 +11,7 @@
 
 use super::{
     ConjBuffer, Due, EventRef, Home, Node, Pending, Pool, QueryRuntime, Result1, Run, RunRef,
-    Strategy, Taken, Takens,
+    Strategy, Taken, Takens, Transitions,
 };
 use crate::gpms::GpmEval;
 use crate::range_index::Key;
@@ -295,7 +295,7 @@ impl Writer {
             dead: r.dead,
             homes,
             conj,
-            strategy: strategy_code(r.strategy),
+            strategy: strategy_code(r.select.strategy),
             last: r.last,
         });
         let i = self.runs.len() - 1;
@@ -537,7 +537,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             run.dead = s.dead;
             run.homes = homes;
             run.conj = conj;
-            run.strategy = strategy_of(s.strategy)?;
+            run.select = Transitions::compile(strategy_of(s.strategy)?);
             run.last = s.last;
             r.runs.push(Rc::new(RefCell::new(run)));
         }
