@@ -1,4 +1,4 @@
-//! The binding of live input (core `stream::live`): `LiveStream`, sources (stdin as `-`,
+//! The binding of live input (`spaseq_io::stream::live`): `LiveStream`, sources (stdin as `-`,
 //! named pipes, any file) read on threads of their own and merged in arrival order, a Python
 //! iterator of batches of the events that have arrived (the first waited for with the GIL
 //! released, never more than that); and `LiveReader`, the rules fed a line at a time.

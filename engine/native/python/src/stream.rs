@@ -1,4 +1,4 @@
-//! The binding of streaming replay (core `stream`): `ReplayStream`, a Python iterator of
+//! The binding of streaming replay (`spaseq_io::stream`): `ReplayStream`, a Python iterator of
 //! batches of merged events, terms in N-Triples; a file's error as ValueError
 //! `PATH:LINE:COLUMN: message` after its usable events. The GIL is released while reading;
 //! after the first pass (at construction), the stream is read ahead on a thread of its own
