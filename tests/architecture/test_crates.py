@@ -23,6 +23,7 @@ ORDER = [
     "spaseq-gpm",  # GPM evaluation on one event; vars
     "spaseq-automaton",  # the NFA_scep runtime; snapshot
     "spaseq-output",  # results written natively from the runtime's match records
+    "spaseq-engine",  # the engine: every query's runtime fed by every way in; its host
     "spaseq-python",  # the PyO3 binding (spaseq.engine._native)
 ]
 

@@ -38,11 +38,11 @@ fn errors_name_the_field() {
     let err = Plan::from_json(&broken).unwrap_err();
     assert_eq!(err.path, "plan.gpms.A.path");
     assert!(err.message.contains("magic"), "{err}");
-    let newer = VSHAPE.replace("\"version\": 2", "\"version\": 3");
+    let newer = VSHAPE.replace("\"version\": 3", "\"version\": 4");
     assert!(Plan::from_json(&newer)
         .unwrap_err()
         .to_string()
-        .contains("plan version 3"));
+        .contains("plan version 4"));
     assert!(Plan::from_json("{")
         .unwrap_err()
         .message

@@ -2,9 +2,9 @@
 //! planner, the rest for tests (`_native._testing`). Terms travel as N-Triples strings,
 //! expressions and plans as their plan JSON (docs/plan.md).
 
-use crate::runtime::{compile_gpm, Gpm};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use spaseq_engine::choose_evaluator;
 use spaseq_gpm::vars::{Row, VarTable};
 use spaseq_gpm::{parse_term, Compiled, Env, EventIndex, GpmProgram};
 use spaseq_io::dictionary::{Dictionary, TermId};
@@ -134,21 +134,8 @@ fn gpm_evaluators(plan_json: &str) -> PyResult<Vec<(String, &'static str, Option
         .gpms
         .iter()
         .map(|gpm| {
-            let blocks = &gpm.graph_vars;
-            let (path, why) = match compile_gpm(&plan, gpm, blocks, &mut vars, &dict) {
-                Ok(Gpm::Native(_)) => ("native", None),
-                Ok(Gpm::Sparql(_)) => {
-                    let base = plan.query.base.as_deref();
-                    let mut scratch = vars.clone();
-                    let why =
-                        GpmProgram::compile_with_graphs(gpm, blocks, &mut scratch, &dict, base)
-                            .err();
-                    ("spareval", why)
-                }
-                Ok(Gpm::Python) => ("callback", None),
-                Err(why) => ("callback", Some(why)),
-            };
-            (gpm.name.clone(), path, why)
+            let (evaluator, why) = choose_evaluator(&plan, gpm, &mut vars, &dict);
+            (gpm.name.clone(), evaluator.name(), why)
         })
         .collect())
 }

@@ -1,0 +1,461 @@
+//! The engine: the term dictionary, the stream table and one runtime per registered query,
+//! fed events one at a time (`feed_event`) by every way in (a replay stream, a live one, an
+//! event pushed from Python), with the events' lifetimes, lateness, the knowledge base's row
+//! cache and snapshots. The binding only converts: its `NativeEngine` wraps an `Engine`
+//! whose `Host` calls back into Python.
+//!
+//! - `host`: what the engine asks of its host (callback GPMs, KB rows);
+//! - `programs`: a query's GPMs as the plan gives them to evaluators;
+//! - `feed`: the loops that feed a replay or live stream to the queries.
+
+pub mod feed;
+pub mod host;
+pub mod programs;
+
+pub use feed::{Fed, Late};
+pub use host::{Host, Pairs, TakenPairs};
+pub use programs::{choose_evaluator, Gpm, Names, Prepared, Programs};
+
+use spaseq_automaton::snapshot::EngineState;
+use spaseq_automaton::{EventData, EventRef, MatchRecord, QueryRuntime, QueryState, Streams};
+use spaseq_gpm::{EventIndex, ValueCache};
+use spaseq_io::dictionary::{Dictionary, TermId};
+use spaseq_io::disposal::Disposal;
+use spaseq_io::stream::StreamEvent;
+use spaseq_plan::Plan;
+use std::cell::{Cell, Ref, RefCell};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::rc::{Rc, Weak};
+
+/// Released matches the queries may hold, not yet taken, before the feed loops return
+/// early so that they are written (or emitted) and dropped: a query matching many times
+/// per event (skip-till-any over a wide window) would otherwise hold a whole batch's
+/// matches at once, hundreds of MB, the peak growing with the worst batch of the stream.
+pub const PENDING_MATCHES: usize = 1 << 14;
+
+/// What the engine refuses, typed (the binding turns each into a Python exception).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EngineError {
+    /// A plan that is not JSON of the plan format, or names something the core lacks.
+    PlanFormat(String),
+    /// A plan this core cannot follow: a GPM's evaluator (or its stream).
+    Plan { gpm: String, why: String },
+    /// A plan the runtime cannot run (an operator shape it lacks).
+    Unsupported(String),
+    /// No query of that number.
+    NoQuery(usize),
+    /// An event given wrongly (its triples, its graph name).
+    Event(String),
+    /// A snapshot that is not one, or does not fit the registered queries.
+    Snapshot(String),
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineError::PlanFormat(why) | EngineError::Unsupported(why) => f.write_str(why),
+            EngineError::Plan { gpm, why } => write!(
+                f,
+                "the plan cannot run here: GPM {gpm}: {why} (plan the query again with this spaseq)"
+            ),
+            EngineError::NoQuery(q) => write!(f, "no query {q}"),
+            EngineError::Event(why) | EngineError::Snapshot(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+/// A query's host raised an error while it processed an event: the host keeps it, the
+/// engine stopped after that query's step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostFailed {
+    pub query: usize,
+}
+
+/// An event prepared once for every query: shared with the runtimes that hold it.
+#[derive(Clone)]
+pub struct PreparedEvent {
+    pub event: EventRef,
+    pub prepared: Rc<Prepared>,
+}
+
+/// A snapshot's query states and its events by uid, until they are loaded.
+type Restoring = (Vec<QueryState>, HashMap<u64, EventRef>);
+
+/// Term dictionary, streams and the registered queries' runtimes.
+pub struct Engine<H: Host> {
+    dict: Dictionary,
+    /// values of the dictionary's terms read by FILTERs from runs' bindings
+    values: Rc<ValueCache>,
+    streams: RefCell<Streams>,
+    queries: RefCell<Vec<QueryRuntime<Programs<H>>>>,
+    events: Cell<u64>,
+    /// Events handed out, oldest first, until nothing refers to them any more.
+    handed: RefCell<VecDeque<(u64, Weak<EventData>)>>,
+    /// A snapshot being restored: its query states and events, until `resume`.
+    restoring: RefCell<Option<Restoring>>,
+    /// Fed terms known already, dropped on a thread of their own.
+    disposal: RefCell<Disposal<oxrdf::Term>>,
+}
+
+impl<H: Host> Default for Engine<H> {
+    fn default() -> Self {
+        Engine {
+            dict: Dictionary::new(),
+            values: Rc::default(),
+            streams: RefCell::new(Streams::new()),
+            queries: RefCell::new(Vec::new()),
+            events: Cell::new(0),
+            handed: RefCell::new(VecDeque::new()),
+            restoring: RefCell::new(None),
+            disposal: RefCell::default(),
+        }
+    }
+}
+
+impl<H: Host> Engine<H> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn dict(&self) -> &Dictionary {
+        &self.dict
+    }
+
+    pub fn streams(&self) -> Ref<'_, Streams> {
+        self.streams.borrow()
+    }
+
+    /// Add a query from its plan (`spaseq explain --plan` JSON), its GPMs evaluated as the
+    /// plan says (`host` evaluating the `callback` ones and answering GRAPH blocks); its
+    /// number.
+    pub fn register(&self, plan_json: &str, host: H) -> Result<usize, EngineError> {
+        let plan =
+            Plan::from_json(plan_json).map_err(|e| EngineError::PlanFormat(e.to_string()))?;
+        let (programs, vars) = Programs::new(&plan, host, &self.dict)?;
+        let runtime = QueryRuntime::new(&plan, programs, vars, &mut self.streams.borrow_mut())
+            .map_err(|why| EngineError::Unsupported(why.0))?;
+        let mut queries = self.queries.borrow_mut();
+        queries.push(runtime);
+        Ok(queries.len() - 1)
+    }
+
+    /// The knowledge base changed (a new store version): forget every cached KB row.
+    pub fn kb_changed(&self) {
+        for rt in self.queries.borrow().iter() {
+            rt.gpms().kb_changed();
+        }
+    }
+
+    /// `f` on each query's host, unless a query is running (None then: nothing done).
+    pub fn try_hosts<T>(&self, mut f: impl FnMut(&H) -> T) -> Option<Vec<T>> {
+        let queries = self.queries.try_borrow().ok()?;
+        Some(queries.iter().map(|rt| f(&rt.gpms().host)).collect())
+    }
+
+    /// `f` on each query's host, mutably, unless a query is running (None then).
+    pub fn try_hosts_mut<T>(&self, mut f: impl FnMut(&mut H) -> T) -> Option<Vec<T>> {
+        let mut queries = self.queries.try_borrow_mut().ok()?;
+        Some(
+            queries
+                .iter_mut()
+                .map(|rt| f(&mut rt.gpms_mut().host))
+                .collect(),
+        )
+    }
+
+    /// `f` on query `query`'s host.
+    pub fn with_host<T>(&self, query: usize, f: impl FnOnce(&H) -> T) -> Result<T, EngineError> {
+        let queries = self.queries.borrow();
+        let rt = queries.get(query).ok_or(EngineError::NoQuery(query))?;
+        Ok(f(&rt.gpms().host))
+    }
+
+    /// The names of query `query`'s GPMs its host evaluates.
+    pub fn callback_gpms(&self, query: usize) -> Result<Vec<String>, EngineError> {
+        let queries = self.queries.borrow();
+        let rt = queries.get(query).ok_or(EngineError::NoQuery(query))?;
+        Ok(rt.gpms().callback_gpms())
+    }
+
+    /// An event made for the engine: numbered, indexed for joins, and remembered (weakly)
+    /// so that its host side can be forgotten once nothing refers to it.
+    pub fn prepare(
+        &self,
+        stream: &str,
+        (time, dated): (i128, bool),
+        seq: u64,
+        graph: Option<oxrdf::Term>,
+        triples: Vec<[TermId; 3]>,
+    ) -> PreparedEvent {
+        let uid = self.events.get() + 1;
+        self.events.set(uid);
+        let prepared = Rc::new(Prepared::new(
+            EventIndex::with_values(&triples, self.values.clone()),
+            uid,
+            time,
+        ));
+        let event = Rc::new(EventData {
+            uid,
+            stream: self.streams.borrow_mut().id(stream),
+            dated,
+            time,
+            seq,
+            graph,
+            triples,
+        });
+        self.handed
+            .borrow_mut()
+            .push_back((uid, Rc::downgrade(&event)));
+        PreparedEvent { event, prepared }
+    }
+
+    /// A handed-out event still held by something.
+    pub fn held_event(&self, uid: u64) -> Option<EventRef> {
+        let handed = self.handed.borrow();
+        let front = handed.front()?.0;
+        handed
+            .get(usize::try_from(uid.checked_sub(front)?).ok()?)?
+            .1
+            .upgrade()
+    }
+
+    /// The uids of the events something still holds, oldest first.
+    pub fn held(&self) -> Vec<u64> {
+        self.handed
+            .borrow()
+            .iter()
+            .filter(|(_, weak)| weak.strong_count() > 0)
+            .map(|(uid, _)| *uid)
+            .collect()
+    }
+
+    /// The uids of the oldest events nothing refers to any more (no run, match or index):
+    /// the host may forget them. Stops at the first event still held.
+    pub fn forget(&self) -> Vec<u64> {
+        let mut handed = self.handed.borrow_mut();
+        let mut out = Vec::new();
+        while let Some((uid, weak)) = handed.front() {
+            if weak.strong_count() > 0 {
+                break;
+            }
+            out.push(*uid);
+            handed.pop_front();
+        }
+        out
+    }
+
+    /// Whether an event at `time` on `stream` is late: the clock of a query reading the
+    /// stream that is past it.
+    pub fn late(&self, stream: &str, time: i128) -> Option<i128> {
+        let id = self.streams.borrow_mut().id(stream);
+        self.queries
+            .borrow()
+            .iter()
+            .filter(|rt| rt.reads(id) && rt.clock != i128::MIN)
+            .map(|rt| rt.clock)
+            .find(|&clock| time < clock)
+    }
+
+    /// One event of a stream fed to every query: processed by those reading its stream,
+    /// the others' clocks moved. Stops at the first query whose host failed.
+    pub fn feed_event(&self, iri: &str, e: StreamEvent) -> Result<(), HostFailed> {
+        let mut disposal = self.disposal.borrow_mut();
+        let mut intern = |term: oxrdf::Term| {
+            let (id, known) = self.dict.intern_returning(term);
+            if let Some(term) = known {
+                disposal.put(term);
+            }
+            id
+        };
+        let triples: Vec<[TermId; 3]> = e
+            .triples
+            .into_iter()
+            .map(|t| {
+                [
+                    intern(t.subject.into()),
+                    intern(t.predicate.into()),
+                    intern(t.object),
+                ]
+            })
+            .collect();
+        drop(disposal);
+        let prepared = self.prepare(iri, (e.time_ns, e.dated), e.seq, Some(e.graph), triples);
+        let mut queries = self.queries.borrow_mut();
+        for (query, rt) in queries.iter_mut().enumerate() {
+            if rt.reads(prepared.event.stream) {
+                rt.on_event(&prepared.event, &prepared.prepared, &self.dict);
+            } else {
+                rt.advance_time(e.time_ns, None, &self.dict);
+            }
+            if rt.gpms().host.failed() {
+                return Err(HostFailed { query });
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the queries hold `PENDING_MATCHES` released matches not yet taken.
+    pub fn matches_pending(&self) -> bool {
+        self.queries
+            .borrow()
+            .iter()
+            .map(|rt| rt.out.len())
+            .sum::<usize>()
+            >= PENDING_MATCHES
+    }
+
+    /// Run `f` on query `query`; Err(HostFailed) when its host failed meanwhile.
+    pub fn with_query<T>(
+        &self,
+        query: usize,
+        f: impl FnOnce(&mut QueryRuntime<Programs<H>>, &Dictionary) -> T,
+    ) -> Result<Result<T, HostFailed>, EngineError> {
+        let mut queries = self.queries.borrow_mut();
+        let runtime = queries.get_mut(query).ok_or(EngineError::NoQuery(query))?;
+        let out = f(runtime, &self.dict);
+        Ok(if runtime.gpms().host.failed() {
+            Err(HostFailed { query })
+        } else {
+            Ok(out)
+        })
+    }
+
+    /// Query `query` processes an event of its streamset.
+    pub fn on_event(
+        &self,
+        query: usize,
+        event: &PreparedEvent,
+    ) -> Result<Result<(), HostFailed>, EngineError> {
+        self.with_query(query, |rt, dict| {
+            rt.on_event(&event.event, &event.prepared, dict)
+        })
+    }
+
+    /// Query `query`'s state, read.
+    pub fn query<T>(
+        &self,
+        query: usize,
+        f: impl FnOnce(&QueryRuntime<Programs<H>>) -> T,
+    ) -> Result<T, EngineError> {
+        let queries = self.queries.borrow();
+        Ok(f(queries.get(query).ok_or(EngineError::NoQuery(query))?))
+    }
+
+    /// The matches query `query` released since the last take, with what names them.
+    pub fn take_matches(&self, query: usize) -> Result<(Vec<MatchRecord>, Rc<Names>), EngineError> {
+        let mut queries = self.queries.borrow_mut();
+        let runtime = queries.get_mut(query).ok_or(EngineError::NoQuery(query))?;
+        Ok((
+            std::mem::take(&mut runtime.out),
+            runtime.gpms().names.clone(),
+        ))
+    }
+
+    /// The clock (ns) of query `query`, None before any event.
+    pub fn clock(&self, query: usize) -> Result<Option<i128>, EngineError> {
+        self.query(query, |rt| (rt.clock != i128::MIN).then_some(rt.clock))
+    }
+
+    /// The sizes of what query `query` holds.
+    pub fn footprint(&self, query: usize) -> Result<BTreeMap<&'static str, usize>, EngineError> {
+        self.query(query, |rt| rt.footprint())
+    }
+
+    /// The native half of a snapshot (`snapshot`, versioned binary): the dictionary,
+    /// streams, held events and the states of the runtimes `queries` (in the order
+    /// `resume` will be given them). Every released match must have been taken.
+    pub fn snapshot(&self, queries: &[usize]) -> Result<Vec<u8>, EngineError> {
+        let runtimes = self.queries.borrow();
+        let states = queries
+            .iter()
+            .map(|&q| {
+                runtimes
+                    .get(q)
+                    .ok_or(EngineError::NoQuery(q))
+                    .and_then(|rt| rt.save().map_err(EngineError::Snapshot))
+            })
+            .collect::<Result<Vec<_>, EngineError>>()?;
+        let held = |uid: u64| self.held_event(uid);
+        EngineState::new(
+            &self.dict,
+            &self.streams.borrow(),
+            self.events.get(),
+            states,
+            &held,
+        )
+        .and_then(|s| s.encode())
+        .map_err(EngineError::Snapshot)
+    }
+
+    /// A fresh engine holding a snapshot's dictionary, streams and events: register the
+    /// same plans again, in the same order, then `resume` with their numbers.
+    pub fn from_snapshot(data: &[u8]) -> Result<Self, EngineError> {
+        let state = EngineState::decode(data).map_err(EngineError::Snapshot)?;
+        let engine = Engine::new();
+        state
+            .restore_tables(&engine.dict, &mut engine.streams.borrow_mut())
+            .map_err(EngineError::Snapshot)?;
+        let events = state.restore_events().map_err(EngineError::Snapshot)?;
+        engine.events.set(state.last_uid);
+        *engine.restoring.borrow_mut() = Some((state.queries, events));
+        Ok(engine)
+    }
+
+    /// The number of query states the snapshot being restored holds.
+    pub fn restoring(&self) -> usize {
+        self.restoring.borrow().as_ref().map_or(0, |(q, _)| q.len())
+    }
+
+    /// Load the restored snapshot's query states into the runtimes `queries` (in the
+    /// snapshot's order): they continue where the snapshot was taken.
+    pub fn resume(&self, queries: &[usize]) -> Result<(), EngineError> {
+        let (states, events) = self
+            .restoring
+            .borrow_mut()
+            .take()
+            .ok_or_else(|| EngineError::Snapshot("no snapshot is being restored".into()))?;
+        if states.len() != queries.len() {
+            return Err(EngineError::Snapshot(format!(
+                "the snapshot holds {} queries, {} were registered",
+                states.len(),
+                queries.len()
+            )));
+        }
+        let index = |e: &EventRef| {
+            Rc::new(Prepared::new(
+                EventIndex::with_values(&e.triples, self.values.clone()),
+                e.uid,
+                e.time,
+            ))
+        };
+        let mut runtimes = self.queries.borrow_mut();
+        for (state, &q) in states.into_iter().zip(queries) {
+            let runtime = runtimes.get_mut(q).ok_or(EngineError::NoQuery(q))?;
+            runtime
+                .load(state, &events, &index)
+                .map_err(EngineError::Snapshot)?;
+        }
+        // the restored events are handed out again (uids between them: already forgotten)
+        let mut uids: Vec<&u64> = events.keys().collect();
+        uids.sort_unstable();
+        let mut handed = self.handed.borrow_mut();
+        if let Some(&&first) = uids.first() {
+            let mut next = first;
+            for uid in uids {
+                while next < *uid {
+                    handed.push_back((next, Weak::new()));
+                    next += 1;
+                }
+                handed.push_back((*uid, Rc::downgrade(&events[uid])));
+                next = uid + 1;
+            }
+            while next <= self.events.get() {
+                handed.push_back((next, Weak::new()));
+                next += 1;
+            }
+        }
+        Ok(())
+    }
+}
