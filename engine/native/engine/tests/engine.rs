@@ -1,0 +1,288 @@
+//! The engine on the V-shape plan `spaseq explain --plan` writes for fixtures/vshape.rq
+//! (`SEQ(A ; B)`, B's price above A's for the same company, within 60 s): events fed as a
+//! stream gives them, GPMs on the plan's evaluators (the host's callback included), the
+//! host's failure, lateness, the feed loop and snapshots.
+
+use oxrdf::{Literal, NamedNode, Term, Triple};
+use spaseq_engine::{Engine, EngineError, Host, HostFailed, Pairs, TakenPairs};
+use spaseq_io::stream::StreamEvent;
+use std::cell::{Cell, RefCell};
+
+const VSHAPE: &str = include_str!("../../plan/tests/data/vshape.plan.json");
+const TRADES: &str = "http://ex.org/trades";
+const SECOND: i128 = 1_000_000_000;
+
+/// A host evaluating B itself (when the plan gives it the callback): the trades of the
+/// event whose price is above the run's ?p1; or failing on its first call.
+#[derive(Default)]
+struct TestHost {
+    evaluates: bool,
+    fail: bool,
+    asked: Cell<usize>,
+    error: RefCell<Option<String>>,
+}
+
+impl Host for TestHost {
+    fn evaluates(&self) -> bool {
+        self.evaluates
+    }
+
+    fn evaluate(
+        &self,
+        gpm: &str,
+        _uid: u64,
+        mu: Option<Pairs>,
+        _start: Option<i128>,
+        _taken: Vec<TakenPairs>,
+    ) -> Vec<Pairs> {
+        self.asked.set(self.asked.get() + 1);
+        if self.fail {
+            self.fail("the host failed".into());
+            return Vec::new();
+        }
+        assert_eq!(gpm, "B");
+        // the test's events carry their values in the event itself: the engine hands the
+        // host mu only, so this host answers from what it was told (see `trade`)
+        let mu = mu.unwrap_or_default();
+        let c = mu.iter().find(|(v, _)| v == "c").map(|(_, id)| *id);
+        CURRENT.with(|now| {
+            let (u, company, price, p2) = (*now.borrow()).expect("an event");
+            let p1 = mu.iter().find(|(v, _)| v == "p1").map(|(_, id)| *id);
+            if c.is_some_and(|c| c != company)
+                || p1.is_some_and(|p1| PRICES.with(|p| p.borrow()[&p1]) >= price)
+            {
+                return Vec::new();
+            }
+            // mu's bindings and the solution's, as the Python matcher answers (mu ∪ nu)
+            let mut row: Pairs = mu
+                .iter()
+                .filter(|(v, _)| !["u", "c", "p2"].contains(&v.as_str()))
+                .cloned()
+                .collect();
+            row.extend([("u".into(), u), ("c".into(), company), ("p2".into(), p2)]);
+            vec![row]
+        })
+    }
+
+    fn kb_rows(&self, _: &str, _: usize, _: Pairs) -> Vec<Pairs> {
+        Vec::new()
+    }
+
+    fn fail(&self, message: String) {
+        self.error.borrow_mut().get_or_insert(message);
+    }
+
+    fn failed(&self) -> bool {
+        self.error.borrow().is_some()
+    }
+}
+
+thread_local! {
+    /// The event being fed, as the host's ids: (u, company, price value, price id).
+    static CURRENT: RefCell<Option<(u32, u32, i64, u32)>> = const { RefCell::new(None) };
+    /// Price ids to values.
+    static PRICES: RefCell<std::collections::HashMap<u32, i64>> = RefCell::default();
+}
+
+/// A match as (start s, end s, [(var, N-Triples)] sorted).
+type Found = (i128, i128, Vec<(String, String)>);
+
+fn iri(s: &str) -> NamedNode {
+    NamedNode::new(format!("http://ex.org/{s}")).unwrap()
+}
+
+/// A trade event: `:e<n> :company :<company> ; :price <price>` at `time` seconds.
+fn trade(engine: &Engine<TestHost>, n: u64, time: i128, company: &str, price: i64) -> StreamEvent {
+    let e = iri(&format!("e{n}"));
+    let dict = engine.dict();
+    let u = dict.intern(e.clone().into());
+    let c = dict.intern(iri(company).into());
+    let p = dict.intern(Literal::from(price).into());
+    CURRENT.with(|now| *now.borrow_mut() = Some((u, c, price, p)));
+    PRICES.with(|prices| prices.borrow_mut().insert(p, price));
+    StreamEvent {
+        stream: 0,
+        seq: n,
+        time_ns: time * SECOND,
+        dated: false,
+        graph: Term::NamedNode(iri(&format!("g{n}"))),
+        triples: vec![
+            Triple::new(e.clone(), iri("company"), iri(company)),
+            Triple::new(e, iri("price"), Literal::from(price)),
+        ],
+    }
+}
+
+/// The matches released so far.
+fn matches(engine: &Engine<TestHost>, query: usize) -> Vec<Found> {
+    let (records, names) = engine.take_matches(query).unwrap();
+    records
+        .into_iter()
+        .map(|m| {
+            let mut pairs: Vec<(String, String)> = names
+                .pairs(m.mu.iter().copied().enumerate())
+                .into_iter()
+                .filter(|(v, _)| ["c", "p1", "p2"].contains(&v.as_str()))
+                .map(|(v, id)| (v, engine.dict().get(id).to_string()))
+                .collect();
+            pairs.sort();
+            (m.start / SECOND, m.time / SECOND, pairs)
+        })
+        .collect()
+}
+
+fn int(v: i64) -> String {
+    format!("\"{v}\"^^<http://www.w3.org/2001/XMLSchema#integer>")
+}
+
+const INPUT: [(i128, &str, i64); 5] = [
+    (1, "acme", 10),
+    (2, "bolt", 5),
+    (3, "acme", 12),
+    (4, "bolt", 7),
+    (70, "acme", 30),
+];
+
+fn run(plan: &str, host: TestHost) -> Vec<Found> {
+    let engine = Engine::new();
+    let q = engine.register(plan, host).unwrap();
+    for (n, (t, c, p)) in INPUT.iter().enumerate() {
+        let e = trade(&engine, n as u64, *t, c, *p);
+        engine.feed_event(TRADES, e).unwrap();
+    }
+    engine
+        .with_query(q, |rt, dict| rt.close(dict))
+        .unwrap()
+        .unwrap();
+    matches(&engine, q)
+}
+
+fn expected() -> Vec<Found> {
+    let m = |s, e, c: &str, p1, p2| {
+        let mut v = vec![
+            ("c".to_string(), format!("<http://ex.org/{c}>")),
+            ("p1".to_string(), int(p1)),
+            ("p2".to_string(), int(p2)),
+        ];
+        v.sort();
+        (s, e, v)
+    };
+    // each company's next higher price within 60 s (acme at 70 s is past the window of
+    // acme at 1 s, and 30 > 12 is past the one at 3 s)
+    vec![m(1, 3, "acme", 10, 12), m(2, 4, "bolt", 5, 7)]
+}
+
+#[test]
+fn events_fed_give_the_plan_s_matches() {
+    assert_eq!(run(VSHAPE, TestHost::default()), expected());
+}
+
+#[test]
+fn a_gpm_the_plan_gives_the_callback_is_evaluated_by_the_host() {
+    let plan = VSHAPE.replacen("\"evaluator\": \"native\"", "\"evaluator\": \"x\"", 1);
+    let plan = plan.replacen(
+        "\"evaluator\": \"native\"",
+        "\"evaluator\": \"callback\"",
+        1,
+    );
+    let plan = plan.replacen("\"evaluator\": \"x\"", "\"evaluator\": \"native\"", 1);
+    let host = TestHost {
+        evaluates: true,
+        ..TestHost::default()
+    };
+    assert_eq!(run(&plan, host), expected());
+}
+
+#[test]
+fn a_plan_the_engine_cannot_follow_is_refused_with_the_gpm_named() {
+    let engine: Engine<TestHost> = Engine::new();
+    let callback = VSHAPE.replacen(
+        "\"evaluator\": \"native\"",
+        "\"evaluator\": \"callback\"",
+        1,
+    );
+    let err = engine.register(&callback, TestHost::default()).unwrap_err();
+    assert!(
+        matches!(&err, EngineError::Plan { gpm, why } if gpm == "A" && why.contains("none is given")),
+        "{err}"
+    );
+    let undecided = VSHAPE.replacen("\"evaluator\": \"native\"", "\"evaluator\": \"\"", 1);
+    let err = engine
+        .register(&undecided, TestHost::default())
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("does not say which evaluator"),
+        "{err}"
+    );
+    assert!(matches!(
+        engine.register("{", TestHost::default()),
+        Err(EngineError::PlanFormat(_))
+    ));
+    assert_eq!(engine.clock(7), Err(EngineError::NoQuery(7)));
+}
+
+#[test]
+fn a_host_s_failure_stops_the_feed_at_its_query() {
+    let plan = VSHAPE.replace("\"evaluator\": \"native\"", "\"evaluator\": \"callback\"");
+    let engine = Engine::new();
+    let host = TestHost {
+        evaluates: true,
+        fail: true,
+        ..TestHost::default()
+    };
+    let q = engine.register(&plan, host).unwrap();
+    let e = trade(&engine, 0, 1, "acme", 10);
+    assert_eq!(engine.feed_event(TRADES, e), Err(HostFailed { query: q }));
+    assert_eq!(engine.with_host(q, |h| h.asked.get()).unwrap(), 1);
+}
+
+#[test]
+fn the_feed_loop_stops_at_max_and_at_the_end_and_lateness_is_judged_by_the_clock() {
+    let engine = Engine::new();
+    let q = engine.register(VSHAPE, TestHost::default()).unwrap();
+    let mut input = INPUT
+        .iter()
+        .enumerate()
+        .map(|(n, (t, c, p))| trade(&engine, n as u64, *t, c, *p))
+        .collect::<Vec<_>>()
+        .into_iter();
+    let fed = engine
+        .feed(|| input.next().map(|e| Ok((TRADES, e))), 2)
+        .unwrap();
+    assert_eq!((fed.fed, fed.last, fed.ended), (2, Some(2 * SECOND), false));
+    assert_eq!(engine.late(TRADES, SECOND), Some(2 * SECOND));
+    assert_eq!(engine.late(TRADES, 2 * SECOND), None);
+    let fed = engine
+        .feed(|| input.next().map(|e| Ok((TRADES, e))), 10)
+        .unwrap();
+    assert_eq!((fed.fed, fed.ended), (3, true));
+    assert_eq!(engine.clock(q), Ok(Some(70 * SECOND)));
+}
+
+#[test]
+fn a_snapshot_restored_and_resumed_continues_exactly() {
+    let whole = run(VSHAPE, TestHost::default());
+    let engine = Engine::new();
+    let q = engine.register(VSHAPE, TestHost::default()).unwrap();
+    for (n, (t, c, p)) in INPUT.iter().enumerate().take(2) {
+        let e = trade(&engine, n as u64, *t, c, *p);
+        engine.feed_event(TRADES, e).unwrap();
+    }
+    let mut got = matches(&engine, q);
+    let data = engine.snapshot(&[q]).unwrap();
+    let restored: Engine<TestHost> = Engine::from_snapshot(&data).unwrap();
+    assert_eq!(restored.restoring(), 1);
+    let q = restored.register(VSHAPE, TestHost::default()).unwrap();
+    restored.resume(&[q]).unwrap();
+    assert!(restored.resume(&[q]).is_err(), "a snapshot is resumed once");
+    for (n, (t, c, p)) in INPUT.iter().enumerate().skip(2) {
+        let e = trade(&restored, n as u64, *t, c, *p);
+        restored.feed_event(TRADES, e).unwrap();
+    }
+    restored
+        .with_query(q, |rt, dict| rt.close(dict))
+        .unwrap()
+        .unwrap();
+    got.extend(matches(&restored, q));
+    assert_eq!(got, whole);
+}
