@@ -299,17 +299,16 @@ class Engine:
         handles = self._by_stream.get(event.stream, ())
         self._clock = max(self._clock, event.time)
         ctx = EventContext(event)
-        for h in handles:
-            h.runtime.on_event(ctx)
+        native = self._native
+        assert native is not None  # a query is registered
+        # those reading the stream first, then (one engine clock) the others: as before
+        fed = handles if self.query_clocks else [*handles, *(h for h in self.handles if h not in handles)]
+        native.push(ctx, [h.runtime for h in fed], self.query_clocks)
         if self.query_clocks:
             if handles and self.handles:  # what every query has processed can go
                 self.graphs.release(min(h.runtime.clock for h in self.handles))
-        else:
-            for h in self.handles:
-                if h not in handles:
-                    h.runtime.advance_time(event.time)
-            if advanced:  # deferred work on earlier timestamps ran above: their graphs can go
-                self.graphs.release(event.time)
+        elif advanced:  # deferred work on earlier timestamps ran above: their graphs can go
+            self.graphs.release(event.time)
         if self._composer.gates:
             self._composer.on_input(event)
             self._composer.pump(self._clock)

@@ -160,6 +160,9 @@ class NativeEngine:
         """(stream, time ns, dated, seq, graph name's parts, triples as ids), or None."""
     def forget(self) -> list[int]:
         """uids of the oldest events nothing native holds any more."""
+    def push(self, event: NativeEvent, queries: list[int], own_clocks: bool) -> None:
+        """The event to the queries ``queries`` (numbers, in order): those reading its stream
+        process it, the others move their clocks to its time unless ``own_clocks``."""
     def on_event(self, query: int, event: NativeEvent) -> None: ...
     def advance_time(self, query: int, time: int) -> None: ...
     def flush(self, query: int) -> None: ...

@@ -178,6 +178,17 @@ class NativeSession:
             self._kb_version = version
             self.engine.kb_changed()
 
+    def push(self, ctx: EventContext, runtimes: list[QueryRuntime], own_clocks: bool) -> None:
+        """An event to ``runtimes`` through the engine's one fan-out (as a native stream's
+        events are fed): those reading its stream process it, the others move their clocks
+        to its time unless ``own_clocks``; then each releases its matches, in order."""
+        self.engine.push(self.event(ctx), [r.number for r in runtimes], own_clocks)
+        for r in runtimes:
+            r.drain()
+            r.stats["runs"] = self.engine.runs_created(r.number)
+        if ctx.event.seq % 64 == 0:
+            self.forget()
+
     def snapshot(self, numbers: list[int]) -> tuple[bytes, dict[str, str]]:
         """The native state of the runtimes ``numbers`` (their released matches taken), and
         the times of the events it holds as those events spelled them."""
@@ -298,6 +309,7 @@ class QueryRuntime:
                 emit(_Released(native, session))
 
     def on_event(self, ctx: EventContext) -> None:
+        """This query alone processes an event (composition feeds a gated query so)."""
         self._native.on_event(self.number, self.session.event(ctx))
         self.drain()
         self.stats["runs"] = self._native.runs_created(self.number)

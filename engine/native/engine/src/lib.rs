@@ -282,12 +282,41 @@ impl<H: Host> Engine<H> {
             .collect();
         drop(disposal);
         let prepared = self.prepare(iri, (e.time_ns, e.dated), e.seq, Some(e.graph), triples);
-        let mut queries = self.queries.borrow_mut();
-        for (query, rt) in queries.iter_mut().enumerate() {
-            if rt.reads(prepared.event.stream) {
-                rt.on_event(&prepared.event, &prepared.prepared, &self.dict);
-            } else {
-                rt.advance_time(e.time_ns, None, &self.dict);
+        let all = self.queries.borrow().len();
+        self.fan_out(&prepared, 0..all, false)
+    }
+
+    /// Event `event` to the queries `queries` (numbers, in order; e.g. not those composition
+    /// feeds with another query's output): those reading its stream process it, the others
+    /// move their clocks to its time unless `own_clocks` (each query's clock then moves with
+    /// its own streams only, decision 40). Stops at the first query whose host failed.
+    pub fn push(
+        &self,
+        event: &PreparedEvent,
+        queries: &[usize],
+        own_clocks: bool,
+    ) -> Result<Result<(), HostFailed>, EngineError> {
+        let all = self.queries.borrow().len();
+        if let Some(&q) = queries.iter().find(|&&q| q >= all) {
+            return Err(EngineError::NoQuery(q));
+        }
+        Ok(self.fan_out(event, queries.iter().copied(), own_clocks))
+    }
+
+    /// `push` on checked query numbers: the one fan-out every way in goes through.
+    fn fan_out(
+        &self,
+        event: &PreparedEvent,
+        queries: impl Iterator<Item = usize>,
+        own_clocks: bool,
+    ) -> Result<(), HostFailed> {
+        let mut runtimes = self.queries.borrow_mut();
+        for query in queries {
+            let rt = &mut runtimes[query];
+            if rt.reads(event.event.stream) {
+                rt.on_event(&event.event, &event.prepared, &self.dict);
+            } else if !own_clocks {
+                rt.advance_time(event.event.time, None, &self.dict);
             }
             if rt.gpms().host.failed() {
                 return Err(HostFailed { query });

@@ -450,6 +450,13 @@ impl NativeEngine {
         self.core.forget()
     }
 
+    /// An event to the queries `queries` (numbers, in order), as a stream's events are fed:
+    /// those reading its stream process it, the others move their clocks to its time unless
+    /// `own_clocks`. What the first query whose callback raised raised is raised.
+    fn push(&self, event: &NativeEvent, queries: Vec<usize>, own_clocks: bool) -> PyResult<()> {
+        self.run(self.core.push(&event.0, &queries, own_clocks))
+    }
+
     /// Query `query` processes an event of its streamset.
     fn on_event(&self, query: usize, event: &NativeEvent) -> PyResult<()> {
         self.run(self.core.on_event(query, &event.0))
