@@ -6,7 +6,7 @@ from typing import final
 from spaseq.engine._native import _testing as _testing
 
 __all__ = ["PLAN_VERSION", "__version__", "_testing", "gpm_evaluators", "LiveStream", "LiveReader", "NativeWriter",
-           "NativeEngine", "NativeEvent", "NativeMatch", "ReplayReading", "ReplayStream"]
+           "NativeEngine", "NativeEvent", "NativeMatch", "ReplayReading", "ReplayStream", "read_batch"]
 
 PLAN_VERSION: int
 __version__: str
@@ -38,7 +38,8 @@ class ReplayStream:
     """Replay files, one per stream, merged by time in bounded memory (native core
     ``stream``): what ``spaseq run`` reads (the Python reader per file, ``seq`` numbered as
     the CLI does, ties by file order then first appearance). Iterating yields batches of
-    events ``(stream_iri, seq, time_ns, graph, [(s, p, o)])``, terms in N-Triples; after the
+    events ``(stream_iri, seq, time_ns, graph, [(s, p, o)], dated)``, terms in N-Triples
+    (``dated``: the time was written as an ``xsd:dateTime``); after the
     usable events, a file's error as ValueError ``PATH:LINE:COLUMN: message``. The first
     pass over every file runs in the constructor (ValueError for a bad time predicate), or
     was started ahead by ``reading`` (used only if it has the same paths and options).
@@ -56,7 +57,7 @@ class ReplayStream:
         reading: ReplayReading | None = None,
     ) -> ReplayStream: ...
     def __iter__(self) -> ReplayStream: ...
-    def __next__(self) -> list[tuple[str, int, int, str, list[tuple[str, str, str]]]]: ...
+    def __next__(self) -> list[tuple[str, int, int, str, list[tuple[str, str, str]], bool]]: ...
     @property
     def notes(self) -> list[str]:
         """For the user (stderr): files sorted on disk, files read whole."""
@@ -71,6 +72,15 @@ class ReplayStream:
         """``off`` (the files were judged before their first event), or for a speculative
         ``reading``: ``pending``, ``confirmed`` or ``failed`` (the stream then ended early
         with an error, and what was made of its events is to be thrown away)."""
+
+def read_batch(
+    data: bytes, format: str, label: str, time_predicate: str = ...
+) -> list[tuple[str, int, list[tuple[str, str, str]], bool]]:
+    """The events of a replay batch held in memory (``format`` ``"trig"`` or ``"nquads"``; a
+    request body), read whole by the replay reader's rules, sorted by time (ties in order of
+    first appearance): ``(graph, time_ns, [(s, p, o)], dated)``, terms in N-Triples. For any
+    problem, no events but ValueError ``LABEL:LINE:COLUMN: message`` (``LABEL: message``
+    without a place), ``label`` naming the batch as a path names a file."""
 
 _LiveEvent = tuple[str, int, int, str, list[tuple[str, str, str]], bool, str]
 

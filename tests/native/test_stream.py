@@ -30,7 +30,7 @@ EX = "http://ex.org/"
 EXAMPLES = int(os.environ.get("SPASEQ_DIFF_EXAMPLES", "100"))
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
-View = tuple[str, int, int, str, list[tuple[str, str, str]]]
+View = tuple[str, int, int, str, list[tuple[str, str, str]], bool]
 
 
 def python_merge(files: list[tuple[str, str]], time_predicate: str = PROV_GENERATED_AT,
@@ -47,7 +47,7 @@ def python_merge(files: list[tuple[str, str]], time_predicate: str = PROV_GENERA
             inp.errors.append((res.error, max((e.time for e in res.events), default=float("-inf"))))
     events, _ = inp.usable()
     view = [(e.stream, e.seq, int(e.time * Decimal(10**9)), str(e.name),
-             [(str(t.subject), str(t.predicate), str(t.object)) for t in e.triples])
+             [(str(t.subject), str(t.predicate), str(t.object)) for t in e.triples], e.dated)
             for e in sorted(events, key=Event.sort_key)]
     return view, (str(inp.errors[0][0]) if inp.errors else None)
 

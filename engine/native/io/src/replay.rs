@@ -69,10 +69,12 @@ impl Format {
     }
 }
 
-/// One event: its graph's name and triples (as term ids) and its time in nanoseconds.
+/// One event: its graph's name and triples (as term ids), its time in nanoseconds and
+/// whether that time was written as an `xsd:dateTime` (`dated`, docs/decisions.md 43).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
     pub time_ns: i128,
+    pub dated: bool,
     pub graph: TermId,
     pub triples: Vec<[TermId; 3]>,
 }
@@ -1463,8 +1465,8 @@ pub fn read_events(
         intern,
     );
     for graph in graphs.by_ref() {
-        if let (Some(_), Stamp::At(time_ns, _)) = (judge.judge(&graph), &graph.stamp) {
-            events.push((*time_ns, graph.name, graph.triples));
+        if let (Some(_), Stamp::At(time_ns, dated)) = (judge.judge(&graph), &graph.stamp) {
+            events.push((*time_ns, *dated, graph.name, graph.triples));
         }
     }
     let read_error = graphs.read_error().cloned();
@@ -1474,8 +1476,9 @@ pub fn read_events(
     }
     let mut out: Vec<Event> = events
         .into_iter()
-        .map(|(time_ns, name, triples)| Event {
+        .map(|(time_ns, dated, name, triples)| Event {
             time_ns,
+            dated,
             graph: dictionary.intern(name),
             triples,
         })

@@ -4,11 +4,13 @@
 //! after the first pass (at construction), the stream is read ahead on a thread of its own
 //! (`stream::prefetch`). `ReplayReading` starts the first pass on a thread of its own ahead
 //! of time (the CLI starts it before it loads the engine and compiles the query), and a
-//! `ReplayStream` built with it takes over what it read.
+//! `ReplayStream` built with it takes over what it read. `read_batch`: a batch of events
+//! held in memory (a request body), read whole by the same reader.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use spaseq_io::replay::{Format, GENERATED_AT_TIME};
+use spaseq_io::dictionary::Dictionary;
+use spaseq_io::replay::{self, Format, GENERATED_AT_TIME};
 use spaseq_io::stream::file::{self, Mode};
 use spaseq_io::stream::prefetch::{Prefetched, BATCH, DEPTH};
 use spaseq_io::stream::{Options, ReplayStream, StreamError, StreamEvent, MEMORY_EVENTS};
@@ -17,8 +19,15 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-/// An event as Python sees it: (stream IRI, seq, time in ns, graph, [(s, p, o)]).
-type PyEvent = (String, u64, i128, String, Vec<(String, String, String)>);
+/// An event as Python sees it: (stream IRI, seq, time in ns, graph, [(s, p, o)], dated).
+type PyEvent = (
+    String,
+    u64,
+    i128,
+    String,
+    Vec<(String, String, String)>,
+    bool,
+);
 
 #[pyclass(module = "spaseq.engine._native", name = "ReplayStream")]
 pub struct PyReplayStream {
@@ -52,7 +61,20 @@ fn nt(stream: &[String], e: StreamEvent) -> PyEvent {
                 )
             })
             .collect(),
+        e.dated,
     )
+}
+
+/// `"trig"` or `"nquads"` (None: None), or ValueError.
+fn format_named(format: Option<&str>) -> PyResult<Option<Format>> {
+    match format {
+        None => Ok(None),
+        Some("trig") => Ok(Some(Format::TriG)),
+        Some("nquads") => Ok(Some(Format::NQuads)),
+        Some(other) => Err(PyValueError::new_err(format!(
+            "unknown replay format {other:?}: expected trig or nquads"
+        ))),
+    }
 }
 
 fn options(
@@ -61,16 +83,7 @@ fn options(
     memory_events: usize,
     format: Option<&str>,
 ) -> PyResult<Options> {
-    let format = match format {
-        None => None,
-        Some("trig") => Some(Format::TriG),
-        Some("nquads") => Some(Format::NQuads),
-        Some(other) => {
-            return Err(PyValueError::new_err(format!(
-                "unknown replay format {other:?}: expected trig or nquads"
-            )))
-        }
-    };
+    let format = format_named(format)?;
     Ok(Options {
         time_predicate: time_predicate.to_owned(),
         spill_dir,
@@ -291,7 +304,52 @@ impl PyReplayStream {
     }
 }
 
+/// An event of a batch: (graph, time in ns, [(s, p, o)], dated), terms in N-Triples.
+type BatchEvent = (String, i128, Vec<(String, String, String)>, bool);
+
+/// The events of a replay batch held in memory (`format` "trig" or "nquads"; a request
+/// body), read whole by the replay reader's rules (core `replay::read_events`): sorted by
+/// time, ties in order of first appearance; for any problem, no events but ValueError
+/// `LABEL:LINE:COLUMN: message` (`LABEL: message` where the reader gives no place), `label`
+/// naming the batch as a path names a file.
+#[pyfunction]
+#[pyo3(signature = (data, format, label, time_predicate = GENERATED_AT_TIME))]
+fn read_batch(
+    py: Python<'_>,
+    data: &[u8],
+    format: &str,
+    label: &str,
+    time_predicate: &str,
+) -> PyResult<Vec<BatchEvent>> {
+    let format = format_named(Some(format))?.unwrap_or(Format::TriG);
+    let mut dictionary = Dictionary::new();
+    let events = py
+        .detach(|| replay::read_events(data, format, time_predicate, &mut dictionary))
+        .map_err(|error| {
+            value_error(StreamError {
+                path: Some(label.to_owned()),
+                error,
+            })
+        })?;
+    let nt = |id| dictionary.get(id).to_string();
+    Ok(events
+        .iter()
+        .map(|e| {
+            (
+                nt(e.graph),
+                e.time_ns,
+                e.triples
+                    .iter()
+                    .map(|t| (nt(t[0]), nt(t[1]), nt(t[2])))
+                    .collect(),
+                e.dated,
+            )
+        })
+        .collect())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(read_batch, m)?)?;
     m.add_class::<PyReplayReading>()?;
     m.add_class::<PyReplayStream>()
 }
