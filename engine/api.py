@@ -47,7 +47,7 @@ from spaseq.engine.composition import Composer, Composition
 from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError, located_error
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
-from spaseq.engine.io.replay import syntax_error_location
+from spaseq.engine.io.parsing import syntax_error_location
 from spaseq.engine.kb.reader import KbStore
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Match, Projector, Row, Term

@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from spaseq.engine.api import Engine
-from spaseq.engine.io.replay import read_replay
+from spaseq.engine.io.native_events import replay_events
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "composition"
 ALERTS = "http://ex.org/alerts"
@@ -34,11 +34,11 @@ def on_repeat(match):
 engine.register((FIXTURES / "alerts.rq").read_text(), output=ALERTS, on_output=on_alert)
 repeated = engine.register((FIXTURES / "repeated.rq").read_text(), on_match=on_repeat)
 
-# the recording's events (times are xsd:dateTime, read as seconds since the epoch)
-readings = read_replay(str(FIXTURES / "readings.trig"), "http://ex.org/readings")
-if readings.error is not None:
-    raise readings.error
-engine.run(readings.events)  # push every event in time order, then end the input
+# the recording's events (times are xsd:dateTime, read as seconds since the epoch), read
+# natively in time order; run() pushes each, then ends the input (or returns its error)
+error = engine.run(replay_events([("http://ex.org/readings", str(FIXTURES / "readings.trig"))]))
+if error is not None:
+    raise error
 
 for row in repeated.rows():  # projected as repeated.rq's SELECT says
     print("row:", {v: term.value for v, term in row.bindings.items()})

@@ -15,7 +15,8 @@ A Dataset is a set of graphs with no order, so events with equal timestamps are 
 graph name (N-Triples spelling), which makes the order the same on every store.
 
 ``load_streams`` writes the convention: replay files (the CLI's ``--stream`` inputs, read by
-the same reader, ``engine.io.replay``) into a Dataset, each event tagged with its stream.
+the same native reader, ``engine.io.native_events``) into a Dataset, each event tagged with
+its stream.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from rdflib.term import IdentifiedNode, Identifier
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import Location, StreamError, UsageError
 from spaseq.engine.events import Event
-from spaseq.engine.io.replay import PROV_GENERATED_AT, read_replay
+from spaseq.engine.io.native_events import read_replay_files
 from spaseq.engine.values.timestamps import datetime_literal, is_datetime, seconds_literal, to_seconds
 from spaseq.engine.vocab import GENERATED_AT_TIME, SPASEQ_NS
 from spaseq.plugin.terms import TermCache, to_oxigraph, to_rdflib
@@ -183,13 +184,12 @@ def load_streams(dataset: Dataset, streams: Mapping[str, str | os.PathLike[str]]
     ``time_predicate`` is the files' timestamp predicate. Every file is read before the
     Dataset changes: a file's error (StreamError, located) or an event graph name already an
     event of the Dataset (or of another file) leaves it as it was. Returns ``dataset``."""
-    predicate = time_predicate or PROV_GENERATED_AT
     read: list[tuple[str, str, list[Event]]] = []
     for stream, path in streams.items():
-        result = read_replay(os.fspath(path), stream, time_predicate=predicate)
-        if result.error is not None:
-            raise result.error
-        read.append((stream, os.fspath(path), result.events))
+        events, error = read_replay_files([(stream, os.fspath(path))], time_predicate)
+        if error is not None:
+            raise error
+        read.append((stream, os.fspath(path), events))
     default, _ = _named_graphs(dataset)
     taken: dict[object, str] = {s: "the Dataset" for s in default.subjects(TIME_PREDICATE, None)}
     cache: dict[object, Identifier] = {}  # each term converted once

@@ -125,8 +125,8 @@ def run_run(args: argparse.Namespace) -> int:
     inputs = _input_view(query, withs)
     if any(_is_live(spec.partition("=")[2]) for spec in args.stream):
         return _run_live(args, query, withs, inputs)
-    if args.engine != "reference" and not args.stream_file and not withs:
-        return _run_replay(args, query, reading)
+    if args.engine != "reference" and not args.stream_file:
+        return _run_composed(args, query, withs, inputs) if withs else _run_replay(args, query, reading)
     inp = _read_input(args, inputs)
     kb = _load_kb(args, query)
     events, complete = inp.usable()
@@ -328,9 +328,9 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
               inputs: A.Query) -> int:
     """Push events from live sources as they complete; write each match immediately. Read
     natively (decision 46); one query runs on the native runtime whole (``Engine.run_live``),
-    composed ones take the events as Python ``Event``s (``io.live``)."""
-    from spaseq.engine.io.live import live_events
-    from spaseq.engine.io.replay import PROV_GENERATED_AT
+    composed ones take the events as Python ``Event``s (``io.native_events``)."""
+    from spaseq.engine.io.native_events import live_events
+    from spaseq.engine.vocab import GENERATED_AT_TIME
 
     if args.stream_file:
         raise UsageError("--stream-file cannot be combined with a live stream ('-' or a pipe)")
@@ -345,7 +345,7 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
     if sum(1 for _, path, _ in sources if path == "-") > 1:
         raise UsageError("only one stream can read standard input")
     kb = _load_kb(args, query)
-    predicate = args.time_predicate or PROV_GENERATED_AT
+    predicate = args.time_predicate or GENERATED_AT_TIME.value
     with _open_output(args.output) as out:
         writer, write = _sink(args, query, out, _why_not_native_run(args, withs))
         writer.start()
@@ -359,6 +359,30 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
         writer.finish()
     if engine.dropped_late:
         log.info("dropped %d late event(s)", engine.dropped_late)
+    if error is not None:
+        raise error
+    return 0
+
+
+def _run_composed(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]],
+                  inputs: A.Query) -> int:
+    """Composed queries (``--with``) over replay files: the native reader's events, merged by
+    time in bounded memory as for one query, pushed as Python ``Event``s through
+    ``Engine.run`` (composition gates them in Python); the input's error after the matches
+    before it."""
+    from spaseq.engine.io.native_events import replay_events
+
+    specs = _replay_specs(args, inputs)
+    arrivals = replay_events(specs, args.time_predicate, _input_format(args))
+    _warn_missing(inputs, {iri for iri, _ in specs})
+    kb = _load_kb(args, query)
+    with _open_output(args.output) as out:
+        writer, write = _sink(args, query, out, _why_not_native_run(args, withs))
+        writer.start()
+        engine = _engine(args, query, withs, kb, write, writer=writer)
+        with _watch(args, _probe(engine, args), engine) as progress:
+            error = engine.run(arrivals if progress is None else progress.events(arrivals, _event_time))
+        writer.finish()
     if error is not None:
         raise error
     return 0
@@ -388,15 +412,15 @@ def _start_reading(args: argparse.Namespace) -> ReplayReading | None:
     if any(_is_live(path) for path in paths):
         return None
     from spaseq.engine._native import ReplayReading
-    from spaseq.engine.io.replay import PROV_GENERATED_AT
+    from spaseq.engine.vocab import GENERATED_AT_TIME
 
     # one file into an output file of ours (which a refused speculation can rewind; nothing
     # materialised elsewhere): read once, its events fed as its first pass judges them
     # (decision 47)
     speculate = len(paths) == 1 and args.output is not None and not args.materialize and (
         not os.path.exists(args.output) or os.path.isfile(args.output))
-    return ReplayReading(paths, args.time_predicate or PROV_GENERATED_AT,
-                         format=None if args.input_format == "auto" else args.input_format,
+    return ReplayReading(paths, args.time_predicate or GENERATED_AT_TIME.value,
+                         format=_input_format(args),
                          speculate=speculate)
 
 
@@ -429,7 +453,7 @@ def _replay_into(args: argparse.Namespace, query: A.Query, specs: list[tuple[str
                  out: IO[str], reading: ReplayReading | None) -> SpaseqError | None:
     """One run of ``_run_replay``'s query over its files into ``out``: its input's error, if
     any (SpeculationFailed from a speculative ``reading`` that was refused)."""
-    from spaseq.engine.io.replay import PROV_GENERATED_AT
+    from spaseq.engine.vocab import GENERATED_AT_TIME
 
     # a replay run's rows are spelled and written on a thread of their own (nothing else
     # writes to ``out`` while it runs; a live run writes each match before the next wait)
@@ -438,8 +462,8 @@ def _replay_into(args: argparse.Namespace, query: A.Query, specs: list[tuple[str
         writer.start()
         engine = _engine(args, query, [], kb, write, writer=writer)
         with _watch(args, _probe(engine, args), engine) as progress:
-            error = engine.run_replay(specs, time_predicate=args.time_predicate or PROV_GENERATED_AT,
-                                      format=None if args.input_format == "auto" else args.input_format,
+            error = engine.run_replay(specs, time_predicate=args.time_predicate or GENERATED_AT_TIME.value,
+                                      format=_input_format(args),
                                       progress=None if progress is None else progress.tick,
                                       reading=reading)
         writer.finish()
@@ -497,20 +521,23 @@ def _warn_missing(query: A.Query, given: set[str]) -> None:
 
 
 def _read_input(args: argparse.Namespace, query: A.Query) -> Input:
-    from spaseq.engine.io.replay import PROV_GENERATED_AT, REPLAY_FORMATS, read_replay
+    """Every event of the run's inputs, in memory: the replay files' as the native reader
+    merges them (``Engine.run_replay``'s events; after a file's error, those up to its last
+    time), then the stream description file's, numbered after them."""
+    from spaseq.engine.io.native_events import read_replay_files
     from spaseq.engine.io.streamfile import read_stream_description
 
     inp = Input()
     specs = _replay_specs(args, query)
-    fmt = None if args.input_format == "auto" else REPLAY_FORMATS[args.input_format]
     seq = 0
-    for iri, path in specs:
-        res = read_replay(path, iri, time_predicate=args.time_predicate or PROV_GENERATED_AT,
-                          first_seq=seq, data_format=fmt)
-        seq += len(res.events) + 1
-        inp.events.extend(res.events)
-        if res.error is not None:
-            inp.errors.append((res.error, max((e.time for e in res.events), default=float("-inf"))))
+    if specs:
+        events, error = read_replay_files(specs, args.time_predicate, _input_format(args))
+        inp.events.extend(events)
+        if error is None:
+            seq = len(events) + len(specs)  # each file's count plus one, as they are numbered
+        else:  # every file cut at the failing one's last time: the latest event read
+            inp.errors.append((error, max((e.time for e in events), default=float("-inf"))))
+            seq = max((e.seq for e in events), default=-1) + 1
     if args.stream_file:
         res = read_stream_description(args.stream_file, drop_late=args.drop_late)
         if res.dropped_late:
@@ -521,6 +548,11 @@ def _read_input(args: argparse.Namespace, query: A.Query) -> Input:
             inp.errors.append((res.error, max((e.time for e in res.events), default=float("-inf"))))
     _warn_missing(query, {e.stream for e in inp.events} | {iri for iri, _ in specs})
     return inp
+
+
+def _input_format(args: argparse.Namespace) -> str | None:
+    """Every replay file's format (``--input-format``), or None: each name's."""
+    return None if args.input_format == "auto" else args.input_format
 
 
 def _renumber(events: list[Event], offset: int) -> list[Event]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pyoxigraph import DefaultGraph, NamedNode, Quad, RdfFormat, Store, parse
 
 from spaseq.engine.errors import KnowledgeBaseError, Location, UsageError
-from spaseq.engine.io.replay import READ_ERRORS, extension, open_rdf, syntax_error_location
+from spaseq.engine.io.parsing import READ_ERRORS, extension, open_rdf, syntax_error_location
 
 EXTRA_EXTENSIONS: dict[str, RdfFormat] = {
     "nquads": RdfFormat.N_QUADS,

@@ -32,7 +32,7 @@ from pyoxigraph import Literal, NamedNode, RdfFormat, Triple, parse
 
 from spaseq.engine.errors import Location, StreamError
 from spaseq.engine.events import Event
-from spaseq.engine.io.replay import READ_ERRORS, LineTrackingReader, open_rdf, syntax_error_location
+from spaseq.engine.io.parsing import READ_ERRORS, LineTrackingReader, open_rdf, syntax_error_location
 from spaseq.engine.values.timestamps import is_datetime, number_from_lexical, to_seconds
 from spaseq.engine.vocab import XSD_DATETIME, XSD_DATETIMESTAMP
 

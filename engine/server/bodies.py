@@ -1,5 +1,5 @@
-"""Request bodies to events: a TriG/N-Quads batch read by the replay reader (one named graph
-per event, timestamped by its ``prov:generatedAtTime`` triple, exactly as replay files), or a
+"""Request bodies to events: a TriG/N-Quads batch read by the native replay reader (one named
+graph per event, timestamped by its ``prov:generatedAtTime`` triple, exactly as replay files), or a
 Turtle graph as one event at ``time``. Nothing here touches the engine: a batch is read whole
 and checked before any of it is applied (all-or-nothing)."""
 
@@ -12,13 +12,14 @@ import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode, RdfFormat, Triple
 
 from spaseq.engine.errors import Location, SpaseqError
-from spaseq.engine.io.replay import PROV_GENERATED_AT, read_replay, syntax_error_location
+from spaseq.engine.io import native_events
+from spaseq.engine.io.parsing import syntax_error_location
 from spaseq.engine.values.timestamps import datetime_to_seconds, exact_seconds
 
 from . import negotiation as mt
 
 #: the media types an event batch may have, and the replay format each is read as
-BATCH_FORMATS: dict[str, RdfFormat] = {mt.TRIG: RdfFormat.TRIG, mt.NQUADS: RdfFormat.N_QUADS}
+BATCH_FORMATS: dict[str, str] = {mt.TRIG: "trig", mt.NQUADS: "nquads"}
 SINGLE_FORMATS: dict[str, RdfFormat] = {mt.TURTLE: RdfFormat.TURTLE, mt.NTRIPLES: RdfFormat.N_TRIPLES}
 EVENT_MEDIA_TYPES = (*BATCH_FORMATS, *SINGLE_FORMATS)
 
@@ -72,12 +73,12 @@ def check_iri(text: str, what: str) -> str:
 
 def read_batch(body: bytes, media: str, stream: str) -> list[IncomingEvent]:
     """The events of a TriG/N-Quads body, sorted by time (ties in body order), through the
-    replay reader; BodyError for any problem in it (then none of its events is used)."""
-    result = read_replay(BODY, stream, time_predicate=PROV_GENERATED_AT, data=body,
-                         data_format=BATCH_FORMATS[media])
-    if result.error is not None:
-        raise BodyError(located(result.error))
-    return [IncomingEvent(stream, e.time, e.triples, e.name, e.dated) for e in result.events]
+    native replay reader; BodyError for any problem in it (then none of its events is used)."""
+    try:
+        events = native_events.read_batch(body, BATCH_FORMATS[media], stream, BODY)
+    except SpaseqError as err:
+        raise BodyError(located(err)) from None
+    return [IncomingEvent(stream, e.time, e.triples, e.name, e.dated) for e in events]
 
 
 def read_single(body: bytes, media: str, stream: str, time: str | None,

@@ -27,9 +27,9 @@ runner = importlib.import_module("benchmarks.runner")
 live_latency = importlib.import_module("benchmarks.live_latency")
 process_instructions = importlib.import_module("benchmarks.process_instructions")
 
-from spaseq.engine.io.replay import read_replay  # noqa: E402
 from spaseq.engine.language.query import parse_query  # noqa: E402
 from spaseq.engine.reference.evaluator import evaluate  # noqa: E402
+from tests.io.replay_oracle import read_replay  # noqa: E402
 
 TINY = 240
 

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from spaseq.engine.io.kb import KbSpec, load_kb
-from spaseq.engine.io.replay import read_replay
 from spaseq.engine.io.streamfile import read_stream_description
 from spaseq.engine.language.query import load_query
 from spaseq.engine.matches import Row, project
 from spaseq.engine.reference.evaluator import evaluate
 from spaseq.engine.values.timestamps import datetime_text
+from tests.io.replay_oracle import read_replay
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SCENARIOS = sorted(

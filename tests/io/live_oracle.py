@@ -30,7 +30,7 @@ When an event is complete (the rule; an event is yielded as soon as it holds, ne
   holding its first block, with a column only when that chunk holds nothing else), after
   every earlier event has been yielded; the held-back events are dropped.
 
-Other decisions, as in replay files (``replay.py``) where liveness allows:
+Other decisions, as in replay files (``replay_oracle.py``) where liveness allows:
 
 * Every other default-graph triple is ignored, and so is a time triple whose subject never
   names a graph (it is kept, unused, until the end of input: an empty graph cannot be told
@@ -62,7 +62,7 @@ from pyoxigraph import BlankNode, DefaultGraph, NamedNode, Quad, Triple
 
 from spaseq.engine.errors import Location, StreamError
 from spaseq.engine.events import Event
-from spaseq.engine.io.replay import syntax_error_location
+from spaseq.engine.io.parsing import syntax_error_location
 from spaseq.engine.values.timestamps import is_datetime, to_seconds
 
 _PREFIX_LINE = re.compile(r"^\s*(@prefix|@base|PREFIX|BASE)\b", re.IGNORECASE)

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from spaseq.engine import _native
 from spaseq.engine.errors import StreamError
 from spaseq.engine.events import Event
-from spaseq.engine.io.replay import PROV_GENERATED_AT
 from spaseq.engine.values.timestamps import to_nanoseconds
 from tests.io.live_oracle import LiveReader
+from tests.io.replay_oracle import PROV_GENERATED_AT
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = sorted(p for pattern in ("*.trig", "*.nq") for p in ROOT.glob(f"fixtures/**/{pattern}"))

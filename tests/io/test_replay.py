@@ -1,4 +1,5 @@
-"""Tests of timestamp conversion and TriG/N-Quads replay files (engine/values/timestamps.py, engine/io/replay.py)."""
+"""Tests of timestamp conversion (engine/values/timestamps.py) and of the Python replay reader,
+the native reader's oracle (tests/io/replay_oracle.py), on TriG/N-Quads replay files."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from hypothesis import strategies as st
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from spaseq.engine.errors import StreamError, UsageError
-from spaseq.engine.io.replay import PROV_GENERATED_AT, read_replay
 from spaseq.engine.values.timestamps import to_seconds
+from tests.io.replay_oracle import PROV_GENERATED_AT, read_replay
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "io" / "replay"
 XSD = "http://www.w3.org/2001/XMLSchema#"

@@ -1,5 +1,5 @@
-"""The native core's replay reader (engine/native/io/src/replay.rs) against the Python one
-(engine/io/replay.py): the same events, in the same order, at the same exact times, with
+"""The native core's replay reader (engine/native/io/src/replay.rs) against the Python one,
+the oracle (tests/io/replay_oracle.py): the same events, in the same order, at the same exact times, with
 the same triples, on every replay fixture; and bad input located as FILE:LINE:COLUMN."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from spaseq.engine import _native
 from spaseq.engine._native import _testing
-from spaseq.engine.io.replay import read_replay
+from tests.io.replay_oracle import read_replay
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = sorted(

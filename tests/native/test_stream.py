@@ -1,5 +1,5 @@
 """The native streaming replay (engine/native/io/src/stream) against what ``spaseq run``
-reads today: the Python reader on each file (``first_seq`` as the CLI numbers them), the
+read before it: the Python reader, now the oracle (tests/io/replay_oracle.py), on each file (``first_seq`` as the CLI numbers them), the
 events sorted by (time, seq), cut as ``Input.usable`` cuts them after an error, and the
 first failing file's error. On every replay fixture, on generated files (graphs in several
 blocks, timestamps before, after, missing or twice, out of order, syntax errors) with tiny
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from spaseq.engine import _native
 from spaseq.engine.cli.run import Input
 from spaseq.engine.events import Event
-from spaseq.engine.io.replay import PROV_GENERATED_AT, read_replay
+from tests.io.replay_oracle import PROV_GENERATED_AT, read_replay
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = sorted(p for pattern in ("*.trig", "*.nq", "*.nq.gz", "*.trig.gz")

@@ -1,7 +1,7 @@
 """``Engine.run_live``: live sources read natively and fed to the native runtime as they
 complete give the matches the same events give as a replay file; late events raise or are
 dropped and counted; composed queries read the same native stream as Python events
-(``io.live.live_events``); a source's error comes located after the others' events."""
+(``io.native_events.live_events``); a source's error comes located after the others' events."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from spaseq.engine.api import Engine, LateEventError
 from spaseq.engine.errors import StreamError
 from spaseq.engine.events import Event
-from spaseq.engine.io.live import live_events
+from spaseq.engine.io.native_events import live_events
 
 S = "http://ex.org/s"
 QUERY = """PREFIX : <http://ex.org/>

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from pyoxigraph import DefaultGraph, Quad, RdfFormat, serialize
 
-from spaseq.engine.io.replay import read_replay
 from spaseq.engine.output.match_rdf import stamp_literal
 from spaseq.engine.vocab import GENERATED_AT_TIME
+from tests.io.replay_oracle import read_replay
 
 ROOT = Path(__file__).resolve().parents[2]
 SG = ROOT / "fixtures" / "smartgrid"

@@ -1,6 +1,6 @@
 //! Replay files read natively: TriG or N-Quads, gzip or not, one named graph per event, its
 //! timestamp the triple `g <time-predicate> "literal"` in the default graph, exactly as the
-//! Python reader (`engine/io/replay.py`) reads them: other default-graph triples ignored, a
+//! Python reader (now the tests' oracle, `tests/io/replay_oracle.py`) reads them: other default-graph triples ignored, a
 //! graph's triples in file order without duplicates (a graph written in several blocks is
 //! one event), events sorted by time with ties in order of first appearance, and its error
 //! rules (`Judge`).

@@ -1,4 +1,10 @@
-"""Replay files: TriG or N-Quads (optionally gzip-compressed), one named graph per event.
+"""The test oracle of the native replay reader: replay files read in Python, as the engine
+read them before the native reader (engine/native/core/src/replay.rs, stream/) became the
+only one. The native reader's events, order, times and error messages are checked against
+this one (tests/native/test_replay.py, test_stream.py, tests/io/test_replay.py); nothing in
+the engine imports it.
+
+Replay files: TriG or N-Quads (optionally gzip-compressed), one named graph per event.
 
 Each named graph ``g`` is one event; its timestamp is the triple ``g <time-predicate> "literal"``
 in the default graph (by default ``prov:generatedAtTime``), read with ``to_seconds``. Decisions:
@@ -16,90 +22,39 @@ in the default graph (by default ``prov:generatedAtTime``), read with ``to_secon
   (for a syntax error, the graph being read when it happened is left out as maybe incomplete),
   so a caller can still evaluate them; ``error`` says what went wrong and where.
 
-The helpers ``open_rdf``, ``LineTrackingReader`` and ``syntax_error_location`` are shared with the
-other readers of this package.
+The helpers ``open_rdf``, ``LineTrackingReader`` and ``syntax_error_location`` are the
+engine's (``engine/io/parsing.py``), shared with the readers that stay in Python.
 """
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
-import re
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import BinaryIO
 
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Triple, parse
 
 from spaseq.engine.errors import Location, StreamError, UsageError
 from spaseq.engine.events import Event
+from spaseq.engine.io.parsing import (
+    READ_ERRORS,
+    LineTrackingReader,
+    extension,
+    open_rdf,
+    syntax_error_location,
+)
 from spaseq.engine.values.timestamps import is_datetime, to_seconds
 from spaseq.engine.vocab import GENERATED_AT_TIME
 
 PROV_GENERATED_AT = GENERATED_AT_TIME.value
 
-GZIP_MAGIC = b"\x1f\x8b"
 REPLAY_FORMATS: dict[str, RdfFormat] = {
     "trig": RdfFormat.TRIG,
     "nq": RdfFormat.N_QUADS,
     "nquads": RdfFormat.N_QUADS,
 }
-READ_ERRORS = (OSError, EOFError, zlib.error, UnicodeDecodeError)
-
-_PARSER_PREFIX = re.compile(r"^Parser error (?:at|between) [^:]*: ")
-
-
-def strip_gz(path: str) -> str:
-    """The file name without a trailing ``.gz``, to guess the format underneath."""
-    return path[:-3] if path.lower().endswith(".gz") else path
-
-
-def extension(path: str) -> str:
-    """The lower-case extension of a file name after removing ``.gz`` (``"trig"``, ``"nq"``...)."""
-    base = os.path.basename(strip_gz(path))
-    return base.rsplit(".", 1)[1].lower() if "." in base else ""
-
-
-def open_rdf(path: str) -> BinaryIO:
-    """Open a file for binary reading, transparently decompressing gzip (sniffed by magic bytes)."""
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    if magic == GZIP_MAGIC:
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb")  # the caller closes it
-
-
-@dataclass
-class LineTrackingReader:
-    """A file-like reader feeding pyoxigraph one line at a time, so quads can be given a line.
-
-    pyoxigraph yields a quad as soon as its terminating token is read, so ``line`` (the line of
-    the last chunk handed over) is the line where the most recently yielded quad ends.
-    """
-
-    source: BinaryIO
-    line: int = 0
-    _newlines: int = field(default=0, repr=False)
-
-    def read(self, size: int = -1) -> bytes:
-        """Read at most one line (and at most ``size`` bytes) from the source."""
-        chunk = self.source.readline(size if size and size > 0 else -1)
-        if chunk:
-            self.line = self._newlines + 1
-            self._newlines += chunk.count(b"\n")
-        return chunk
-
-
-def syntax_error_location(err: SyntaxError, path: str) -> tuple[Location, str]:
-    """The location and the bare message of a pyoxigraph SyntaxError about the file ``path``."""
-    message = err.msg if isinstance(err.msg, str) and err.msg else str(err)
-    message = _PARSER_PREFIX.sub("", message)
-    line = err.lineno if isinstance(err.lineno, int) and err.lineno > 0 else None
-    column = err.offset if line is not None and isinstance(err.offset, int) and err.offset > 0 else None
-    return Location(path, line, column), message
 
 
 def term_text(term: NamedNode | BlankNode | Literal | DefaultGraph) -> str:
