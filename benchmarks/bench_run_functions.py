@@ -25,7 +25,7 @@ from pyoxigraph import NamedNode, RdfFormat, Store
 
 from spaseq.engine import api
 from spaseq.engine.compile.plan import EngineOptions
-from spaseq.engine.io.replay import read_replay
+from spaseq.engine.io.native_events import read_replay_files
 from spaseq.engine.language.query import parse_query
 
 HERE = Path(__file__).parent
@@ -38,12 +38,12 @@ def _inputs(size: int) -> tuple[list, Store]:
     kb_file = DATA / f"creditcard-{size}-s42-kb.nt"
     if not events_file.exists():
         sys.exit(f"{events_file} is missing: run `python -m benchmarks --quick` once to generate it")
-    result = read_replay(str(events_file), STREAM)
-    if result.error is not None:
-        sys.exit(str(result.error))
+    events, error = read_replay_files([(STREAM, str(events_file))])
+    if error is not None:
+        sys.exit(str(error))
     kb = Store()
     kb.load(path=str(kb_file), format=RdfFormat.N_TRIPLES, to_graph=NamedNode("http://creditcard.org/db"))
-    return list(result.events), kb
+    return events, kb
 
 
 def _queries() -> dict[str, str]:

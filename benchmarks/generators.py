@@ -2,7 +2,8 @@
 
 Each event is a named graph ``<g>`` plus the default-graph triple
 ``<g> prov:generatedAtTime "..."^^xsd:dateTime``, written before the graph's triples, in time
-order, so the files can be read by ``spaseq.engine.io.replay.read_replay`` or streamed. The
+order, so the files can be read whole or streamed by the native reader (``spaseq run``,
+``spaseq.engine.io.native_events``). The
 four datasets model the paper's Section 8 (synthetic stand-ins for its real datasets):
 
 * ``stock`` (SMD): trades ``{ ?company pred:price ?p ; pred:volume ?v }`` of a few companies with

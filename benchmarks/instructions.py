@@ -8,9 +8,10 @@ each import the engine, load the workload's knowledge base (if any), create
 window, or ``--window``) and finally ``close()`` the engine:
 
 * ``startup``: nothing else (0 events);
-* ``read``: also reads the workload's N-Quads replay files with the replay reader
-  (``spaseq.engine.io.replay.read_replay``, merged across streams in time order, then stream order,
-  then file order) and keeps the first N events, without pushing them;
+* ``read``: also reads the workload's N-Quads replay files with the replay reader (the native
+  one as Python events, ``spaseq.engine.io.native_events.read_replay_files``, or in a tree from
+  before it the Python ``read_replay``), merged across streams in time order, then stream order,
+  then file order, and keeps the first N events, without pushing them;
 * ``run``: also pushes those N events with ``Engine.push(stream, time, triples, name=...)``.
 
 It reports ``instructions_per_event = (I_run - I_startup) / N`` (reading the files included, as in
@@ -21,8 +22,10 @@ project's generators (``benchmarks.generators.generate``) with exactly N events,
 ``--data-dir``; point both trees at the same directory so that they read the same files.
 
 Only the public API is used in the child (``Engine`` and ``EngineOptions`` from
-``spaseq.engine.api``, ``read_replay`` from the replay reader, pyoxigraph's ``Store`` for the
-KB), so the same script runs on a tree from before the engine's reorganisation. Children run with
+``spaseq.engine.api``, the replay reader, pyoxigraph's ``Store`` for the KB), so the same
+script runs on a tree from before the engine's reorganisation. ``read_instructions_per_event``
+of a tree with the native reader and one with the Python reader compare the two readers;
+``engine_instructions_per_event`` compares the engines. Children run with
 ``PYTHONHASHSEED=0``, after one untimed warm-up run without valgrind (so ``.pyc`` files and lark's
 grammar cache exist, and the matches are checked against it). Repeated runs give the same counts to
 within a few instructions per event.
@@ -66,8 +69,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_WORKLOADS = ("vshape-next", "creditcard", "vshape-any", "traffic")
 DEFAULT_EVENTS = {"vshape-next": 3000, "creditcard": 5000, "vshape-any": 1000, "traffic": 2000}
 FALLBACK_EVENTS = 2000
-READER_MODULES = ("spaseq.engine.io.replay", "spaseq.engine.replay")
-"""Where the replay reader's ``read_replay`` may live (the first importable one is used)."""
+READER_MODULES = ("spaseq.engine.io.native_events", "spaseq.engine.io.replay", "spaseq.engine.replay")
+"""Where the replay reader may live (the first importable one is used): ``read_replay_files``
+(the native reader's events) or, before it, the Python ``read_replay``."""
 MODES = ("startup", "read", "run")
 _COLLECTED = re.compile(r"^==\d+== Collected : (\d+)\s*$", re.MULTILINE)
 
@@ -91,7 +95,13 @@ def _child(spec_path: str) -> None:
             module = importlib.import_module(name)
         except ModuleNotFoundError:
             continue
-        reader_name, read_replay = name, module.read_replay
+        reader_name = name
+        if hasattr(module, "read_replay_files"):
+            def read_replay(path, stream, _read=module.read_replay_files):
+                events, error = _read([(stream, path)])
+                return argparse.Namespace(events=events, error=error)
+        else:
+            read_replay = module.read_replay
         break
     if read_replay is None:
         raise SystemExit(f"no replay reader among {', '.join(READER_MODULES)}")

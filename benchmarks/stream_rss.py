@@ -8,7 +8,8 @@ alongside). JSON on stdout (and in ``--output``):
 Inputs are the stock workload's generated N-Quads (``generators.generate``, cached in
 ``benchmarks/data/``); the out-of-order file is the same file with its event times permuted
 (``(i * 7919) mod n``), written next to it once. ``--python-max`` also measures the Python
-reader (``io.replay.read_replay``, whole file) on sizes up to that many events.
+reader the engine had before (now the tests' oracle, ``tests/io/replay_oracle.py``,
+``read_replay``, whole file) on sizes up to that many events; run from the repository root.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ print(json.dumps({"events": events, "triples": triples, "elapsed_s": time.perf_c
 
 CHILD_PYTHON = """
 import json, resource, sys, time
-from spaseq.engine.io.replay import read_replay
+from tests.io.replay_oracle import read_replay
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()
 result = read_replay(sys.argv[1], "http://ex.org/stock")
@@ -81,8 +82,10 @@ def out_of_order(path: str, events: int) -> str:
 
 
 def child(code: str, *args: str) -> dict:
-    """Run ``code`` in a fresh interpreter and return the JSON it prints."""
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False)
+    """Run ``code`` in a fresh interpreter (in the repository root: the Python reader is the
+    tests' oracle, ``tests.io.replay_oracle``) and return the JSON it prints."""
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False,
+                          cwd=ROOT)
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1] if done.stderr else f"exit {done.returncode}"}
     return json.loads(done.stdout)
