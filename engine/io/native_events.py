@@ -4,7 +4,7 @@ run with a ``--stream-file``, ``spaseq serve``'s request bodies and the rdflib p
 ``load_streams``. A run of one query takes the native streams whole instead
 (``Engine.run_replay``, ``Engine.run_live``).
 
-Everything about reading is the native core's, written once (decisions 36, 46, 51): the
+Everything about reading is the native core's, written once (decisions 36, 46, 52): the
 formats (TriG, N-Quads, gzip), timestamps and the time predicate, when an event is
 complete, the order of an out-of-order replay file (sorted in bounded memory), ``seq``, and
 the errors and their places (``FILE:LINE:COLUMN``). Here an event's terms, which the binding
