@@ -14,7 +14,7 @@ spells in N-Triples, are read by pyoxigraph, one parse per batch of events.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode
@@ -29,8 +29,11 @@ log = logging.getLogger(__name__)
 #: The time predicate of recorded events unless told otherwise (``prov:generatedAtTime``).
 DEFAULT_TIME_PREDICATE = GENERATED_AT_TIME.value
 
-#: A native event: (stream IRI, seq, time ns, graph, [(s, p, o)], dated[, origin]).
+#: A native event: (stream IRI, seq, time ns, graph, [(s, p, o)], dated[, origin]), terms
+#: in N-Triples (``ReplayStream``'s; ``LiveStream``'s with its origin).
 NativeItem = tuple
+#: An event's origin, from its native tuple.
+Origin = Callable[[NativeItem], "str | None"]
 
 
 def checked_time_predicate(iri: str | None) -> str:
@@ -71,7 +74,7 @@ def replay_events(files: Sequence[tuple[str, str]], time_predicate: str | None =
     return _replayed(stream, paths, lambda item: origins[item[0]])
 
 
-def _replayed(stream, paths: list[str], origin) -> Iterator[Event | StreamError]:
+def _replayed(stream: Iterator[list[NativeItem]], paths: list[str], origin: Origin) -> Iterator[Event | StreamError]:
     """The events of a ``_native.ReplayStream``, then its error, located."""
     try:
         for native in stream:
@@ -124,7 +127,7 @@ def live_events(sources: list[tuple[str, str, str]], time_predicate: str) -> Ite
         yield located_error(str(exc), labels)
 
 
-def _events(native: list[NativeItem], origin) -> list[Event]:
+def _events(native: list[NativeItem], origin: Origin) -> list[Event]:
     """A batch of native events as ``Event``s, their triples read in one parse."""
     parsed = _triples([t for item in native for t in item[4]])
     out = []
