@@ -134,8 +134,7 @@ impl Compiled {
         dict: &Dictionary,
         base_iri: Option<&str>,
     ) -> Result<Self, String> {
-        let json: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        let expr = Expr::read(&spaseq_plan::json::At::root(&json)).map_err(|e| e.to_string())?;
+        let expr = Expr::from_json(text).map_err(|e| e.to_string())?;
         Self::new(&expr, vars, dict, base_iri)
     }
 

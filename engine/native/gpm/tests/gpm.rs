@@ -29,7 +29,7 @@ fn gpm_plan(join_order: &str, variables: &str, local: &str, filters: &str) -> Pl
     g["local_vars"] = serde_json::from_str(local).unwrap();
     g["filters"] = serde_json::from_str(filters).unwrap();
     gpms.insert("G".to_owned(), g);
-    Plan::read(&spaseq_plan::json::At::root(&plan)).unwrap()
+    Plan::from_value(&plan).unwrap()
 }
 
 fn var(name: &str) -> String {

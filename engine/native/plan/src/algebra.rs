@@ -1,9 +1,12 @@
 //! The parts of the query algebra the native runtime evaluates itself: RDF terms, triple
-//! patterns, FILTER expressions, SEQ operands and the window. Constructs it leaves to a
-//! SPARQL engine (property paths, EXISTS, GRAPH blocks) are kept as their plan JSON.
+//! patterns, FILTER expressions, SEQ operands and the window, read from the plan's JSON.
+//! Constructs it leaves to a SPARQL engine (property paths, EXISTS, GRAPH blocks) are kept
+//! as their plan JSON.
 
-use crate::json::{At, Result};
+use crate::json::{dataclass, nullable, unexpected, via_tagged, Tagged};
 use oxrdf::vocab::{rdf, xsd};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 /// An RDF term as the plan writes it (`{"@iri"}`, `{"@bnode"}`, `{"@literal", ...}`).
@@ -18,29 +21,44 @@ pub enum Term {
     },
 }
 
-impl Term {
-    pub fn read(at: &At<'_>) -> Result<Self> {
-        if let Ok(iri) = at.get("@iri") {
-            return Ok(Term::Iri(iri.string()?));
+impl<'de> Deserialize<'de> for Term {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Encoded {
+            #[serde(rename = "@iri")]
+            iri: Option<String>,
+            #[serde(rename = "@bnode")]
+            bnode: Option<String>,
+            #[serde(rename = "@literal")]
+            literal: Option<String>,
+            datatype: Option<String>,
+            language: Option<String>,
         }
-        if let Ok(id) = at.get("@bnode") {
-            return Ok(Term::BlankNode(id.string()?));
+        let t = Encoded::deserialize(d)?;
+        match (t.iri, t.bnode, t.literal) {
+            (Some(iri), _, _) => Ok(Term::Iri(iri)),
+            (_, Some(id), _) => Ok(Term::BlankNode(id)),
+            (_, _, Some(value)) => match (t.language, t.datatype) {
+                (Some(language), _) => Ok(Term::Literal {
+                    value,
+                    datatype: rdf::LANG_STRING.as_str().to_owned(),
+                    language: Some(language),
+                }),
+                (None, Some(datatype)) => Ok(Term::Literal {
+                    value,
+                    datatype,
+                    language: None,
+                }),
+                (None, None) => Err(D::Error::missing_field("datatype")),
+            },
+            _ => Err(D::Error::custom(
+                "expected a term: {\"@iri\"}, {\"@bnode\"} or {\"@literal\"}",
+            )),
         }
-        let value = at.get("@literal")?.string()?;
-        if let Ok(language) = at.get("language") {
-            return Ok(Term::Literal {
-                value,
-                datatype: rdf::LANG_STRING.as_str().to_owned(),
-                language: Some(language.string()?),
-            });
-        }
-        Ok(Term::Literal {
-            value,
-            datatype: at.get("datatype")?.string()?,
-            language: None,
-        })
     }
+}
 
+impl Term {
     /// N-Triples spelling (the tie-break of the match order, docs/decisions.md 4).
     pub fn to_ntriples(&self) -> String {
         match self {
@@ -62,6 +80,12 @@ impl Term {
     }
 }
 
+/// `{"@type": "Var", "name": ...}` and the like: a dataclass with a name.
+#[derive(Deserialize)]
+struct Named {
+    name: String,
+}
+
 /// A position of a triple pattern: a variable, a constant, or (predicates) a property path.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PatternTerm {
@@ -70,36 +94,35 @@ pub enum PatternTerm {
     Path(Value),
 }
 
-impl PatternTerm {
-    pub fn read(at: &At<'_>) -> Result<Self> {
-        match at.tag() {
-            Ok("Var") => Ok(PatternTerm::Var(at.get("name")?.string()?)),
-            Ok("Path") => Ok(PatternTerm::Path(at.value.clone())),
-            Ok(other) => at.error(format!(
-                "expected a variable, a term or a path, found a {other}"
-            )),
-            Err(_) => Term::read(at).map(PatternTerm::Term),
+impl Tagged for PatternTerm {
+    const WHAT: &'static str = "a variable, a term or a path";
+    fn fields<'de, D: Deserializer<'de>>(tag: &str, fields: D) -> Result<Self, D::Error> {
+        match tag {
+            "Var" => Ok(PatternTerm::Var(Named::deserialize(fields)?.name)),
+            "Path" => {
+                let mut path = serde_json::Map::deserialize(fields)?;
+                path.insert("@type".to_owned(), "Path".into());
+                Ok(PatternTerm::Path(Value::Object(path)))
+            }
+            other => Err(unexpected(Self::WHAT, other)),
         }
+    }
+    fn untagged(term: Value) -> serde_json::Result<Self> {
+        Term::deserialize(term).map(PatternTerm::Term)
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+via_tagged!(PatternTerm);
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(remote = "Self")]
 pub struct TriplePattern {
     pub subject: PatternTerm,
     pub predicate: PatternTerm,
     pub object: PatternTerm,
 }
 
-impl TriplePattern {
-    pub fn read(at: &At<'_>) -> Result<Self> {
-        at.typed("TriplePattern")?;
-        Ok(TriplePattern {
-            subject: PatternTerm::read(&at.get("subject")?)?,
-            predicate: PatternTerm::read(&at.get("predicate")?)?,
-            object: PatternTerm::read(&at.get("object")?)?,
-        })
-    }
-}
+dataclass!(TriplePattern = "TriplePattern");
 
 /// A FILTER expression: SPARQL operators and functions by name (`op`: `>`, `&&`, `STR`, a
 /// function IRI, ...), as the Python compiler reads them.
@@ -119,27 +142,46 @@ pub enum Expr {
     },
 }
 
-impl Expr {
-    pub fn read(at: &At<'_>) -> Result<Self> {
-        match at.tag()? {
-            "EVar" => Ok(Expr::Var(at.get("name")?.string()?)),
-            "ETerm" => Ok(Expr::Term(Term::read(&at.get("term")?)?)),
-            "ECall" => Ok(Expr::Call {
-                op: at.get("op")?.string()?,
-                args: at
-                    .get("args")?
-                    .items()?
-                    .iter()
-                    .map(Expr::read)
-                    .collect::<Result<_>>()?,
-                distinct: at.get("distinct")?.bool()?,
-            }),
-            "EExists" => Ok(Expr::Exists {
-                negated: at.get("negated")?.bool()?,
-                pattern: at.get("pattern")?.value.clone(),
-            }),
-            other => at.error(format!("expected an expression, found a {other}")),
+impl Tagged for Expr {
+    const WHAT: &'static str = "an expression";
+    fn fields<'de, D: Deserializer<'de>>(tag: &str, fields: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct ETerm {
+            term: Term,
         }
+        #[derive(Deserialize)]
+        struct ECall {
+            op: String,
+            args: Vec<Expr>,
+            distinct: bool,
+        }
+        #[derive(Deserialize)]
+        struct EExists {
+            negated: bool,
+            pattern: Value,
+        }
+        Ok(match tag {
+            "EVar" => Expr::Var(Named::deserialize(fields)?.name),
+            "ETerm" => Expr::Term(ETerm::deserialize(fields)?.term),
+            "ECall" => {
+                let ECall { op, args, distinct } = ECall::deserialize(fields)?;
+                Expr::Call { op, args, distinct }
+            }
+            "EExists" => {
+                let EExists { negated, pattern } = EExists::deserialize(fields)?;
+                Expr::Exists { negated, pattern }
+            }
+            other => return Err(unexpected(Self::WHAT, other)),
+        })
+    }
+}
+
+via_tagged!(Expr);
+
+impl Expr {
+    /// An expression given as its plan JSON (`{"@type": "ECall", ...}`).
+    pub fn from_json(text: &str) -> crate::json::Result<Self> {
+        crate::json::from_json(text)
     }
 
     /// The variables the expression reads (outside EXISTS).
@@ -160,23 +202,25 @@ pub enum Operand {
     Or(Vec<Operand>),
 }
 
-impl Operand {
-    pub fn read(at: &At<'_>) -> Result<Self> {
-        let operands = |at: &At<'_>| -> Result<Vec<Operand>> {
-            at.get("operands")?
-                .items()?
-                .iter()
-                .map(Operand::read)
-                .collect()
-        };
-        match at.tag()? {
-            "GpmRef" => Ok(Operand::Gpm(at.get("name")?.string()?)),
-            "Conjunction" => Ok(Operand::And(operands(at)?)),
-            "Disjunction" => Ok(Operand::Or(operands(at)?)),
-            other => at.error(format!("expected an operand, found a {other}")),
+impl Tagged for Operand {
+    const WHAT: &'static str = "an operand";
+    fn fields<'de, D: Deserializer<'de>>(tag: &str, fields: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Operands {
+            operands: Vec<Operand>,
         }
+        Ok(match tag {
+            "GpmRef" => Operand::Gpm(Named::deserialize(fields)?.name),
+            "Conjunction" => Operand::And(Operands::deserialize(fields)?.operands),
+            "Disjunction" => Operand::Or(Operands::deserialize(fields)?.operands),
+            other => return Err(unexpected(Self::WHAT, other)),
+        })
     }
+}
 
+via_tagged!(Operand);
+
+impl Operand {
     /// As the query writes it: `A`, `(A & B)`, `((A & B) | C)`.
     pub fn text(&self) -> String {
         let join = |ops: &[Operand], sep: &str| {
@@ -208,24 +252,46 @@ pub struct Window {
     pub tumbling: bool,
 }
 
-impl Window {
-    pub fn read(at: &At<'_>) -> Result<Self> {
-        at.typed("Window")?;
-        let tumbling = at.get("tumbling")?.bool()?;
-        let kind = at.get("kind")?;
-        let amount = at.get("amount")?;
-        let span = match kind.value.as_str() {
-            None if kind.is_null() => WindowSpan::Unbounded,
-            Some("events") => WindowSpan::Events(amount.usize()? as u64),
-            Some("time") => match nanoseconds(amount.decimal()?) {
+/// The window as written: `kind` `"time"` (`amount` `{"@decimal": seconds}`), `"events"`
+/// (`amount` a count) or null (`amount` unread).
+#[derive(Deserialize)]
+#[serde(remote = "Self")]
+struct WindowJson {
+    #[serde(deserialize_with = "nullable")]
+    kind: Option<String>,
+    amount: Value,
+    tumbling: bool,
+}
+
+dataclass!(WindowJson = "Window");
+
+impl<'de> Deserialize<'de> for Window {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let w = <WindowJson as Deserialize>::deserialize(d)?;
+        let span = match w.kind.as_deref() {
+            None => WindowSpan::Unbounded,
+            Some("events") => match w.amount.as_u64() {
+                Some(n) => WindowSpan::Events(n),
+                None => return Err(D::Error::custom("amount: expected a number of events")),
+            },
+            Some("time") => match w.amount["@decimal"].as_str().and_then(nanoseconds) {
                 Some(ns) => WindowSpan::Nanoseconds(ns),
                 None => {
-                    return amount.error("not a non-negative number of seconds to the nanosecond")
+                    return Err(D::Error::custom(
+                        "amount: not a non-negative number of seconds to the nanosecond",
+                    ))
                 }
             },
-            _ => return kind.error("expected \"time\", \"events\" or null"),
+            Some(other) => {
+                return Err(D::Error::custom(format!(
+                    "kind: expected \"time\", \"events\" or null, found {other:?}"
+                )))
+            }
         };
-        Ok(Window { span, tumbling })
+        Ok(Window {
+            span,
+            tumbling: w.tumbling,
+        })
     }
 }
 

@@ -1,9 +1,12 @@
-//! Reading the plan's JSON encoding (docs/plan.md, "Encoding"): a cursor over a
-//! `serde_json::Value` that knows where it is, so every error names the field it is about
-//! (`plan.gpms.B.filters[0]: ...`).
+//! The plan's JSON encoding (docs/plan.md, "Encoding"; plan.schema.json) read with serde: a
+//! dataclass is `{"@type": "Name", field: ...}`, a frozenset `{"@set": [...]}`. Errors name
+//! the field they are about (`plan.gpms.B.filters[0]: ...`, through serde_path_to_error).
 
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
 use serde_json::{Map, Value};
 use std::fmt;
+use std::marker::PhantomData;
 
 /// A plan that does not have the shape docs/plan.md describes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,188 +26,137 @@ impl std::error::Error for PlanError {}
 
 pub type Result<T> = std::result::Result<T, PlanError>;
 
-/// A value of the plan and the path that leads to it.
-#[derive(Clone)]
-pub struct At<'a> {
-    pub value: &'a Value,
-    pub path: String,
+/// Read `T` from JSON text (the plan, or a part of one such as an expression).
+pub fn from_json<T: for<'de> Deserialize<'de>>(text: &str) -> Result<T> {
+    let value: Value = serde_json::from_str(text).map_err(|err| PlanError {
+        path: "plan".to_owned(),
+        message: format!("not JSON: {err}"),
+    })?;
+    read(&value)
 }
 
-impl<'a> At<'a> {
-    pub fn root(value: &'a Value) -> Self {
-        At {
-            value,
-            path: "plan".to_owned(),
-        }
-    }
-
-    pub fn error<T>(&self, message: impl Into<String>) -> Result<T> {
-        Err(PlanError {
-            path: self.path.clone(),
-            message: message.into(),
-        })
-    }
-
-    fn object(&self) -> Result<&'a Map<String, Value>> {
-        match self.value {
-            Value::Object(map) => Ok(map),
-            other => self.error(format!("expected an object, found {}", kind(other))),
-        }
-    }
-
-    /// The `@type` tag of a dataclass object.
-    pub fn tag(&self) -> Result<&'a str> {
-        match self.object()?.get("@type").and_then(Value::as_str) {
-            Some(t) => Ok(t),
-            None => self.error("expected an object with @type"),
-        }
-    }
-
-    /// This value, checked to be the dataclass `expected`.
-    pub fn typed(&self, expected: &str) -> Result<&Self> {
-        match self.tag()? {
-            t if t == expected => Ok(self),
-            t => self.error(format!("expected a {expected}, found a {t}")),
-        }
-    }
-
-    /// Member `name` of this object, given its value: its path is this one's `.name`.
-    fn member(&self, name: &str, value: &'a Value) -> At<'a> {
-        At {
-            value,
-            path: format!("{}.{name}", self.path),
-        }
-    }
-
-    /// A member of an object.
-    pub fn get(&self, name: &str) -> Result<At<'a>> {
-        match self.object()?.get(name) {
-            Some(value) => Ok(self.member(name, value)),
-            None => self.error(format!("missing field {name}")),
-        }
-    }
-
-    /// Whether a member holds null (an optional field without a value).
-    pub fn is_null(&self) -> bool {
-        self.value.is_null()
-    }
-
-    pub fn str(&self) -> Result<&'a str> {
-        match self.value.as_str() {
-            Some(s) => Ok(s),
-            None => self.error(format!("expected a string, found {}", kind(self.value))),
-        }
-    }
-
-    pub fn string(&self) -> Result<String> {
-        self.str().map(str::to_owned)
-    }
-
-    pub fn opt_string(&self) -> Result<Option<String>> {
-        if self.is_null() {
-            Ok(None)
-        } else {
-            self.string().map(Some)
-        }
-    }
-
-    pub fn bool(&self) -> Result<bool> {
-        match self.value.as_bool() {
-            Some(b) => Ok(b),
-            None => self.error(format!(
-                "expected true or false, found {}",
-                kind(self.value)
-            )),
-        }
-    }
-
-    /// A number member, `default` when the object does not have it (a field added later).
-    pub fn f64_or(&self, name: &str, default: f64) -> Result<f64> {
-        match self.object()?.get(name) {
-            None => Ok(default),
-            Some(value) => match value.as_f64() {
-                Some(x) => Ok(x),
-                None => self
-                    .member(name, value)
-                    .error(format!("expected a number, found {}", kind(value))),
+/// Read `T` from a plan value; the error's path starts at `plan` (`plan.gpms.A.path`).
+pub fn read<'de, T: Deserialize<'de>>(value: &'de Value) -> Result<T> {
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let path = err.path().to_string();
+        PlanError {
+            path: match path.as_str() {
+                "." => "plan".to_owned(),
+                p if p.starts_with('[') => format!("plan{p}"),
+                p => format!("plan.{p}"),
             },
+            message: err.into_inner().to_string(),
         }
-    }
+    })
+}
 
-    pub fn usize(&self) -> Result<usize> {
-        match self.value.as_u64().map(usize::try_from) {
-            Some(Ok(n)) => Ok(n),
-            _ => self.error(format!(
-                "expected a non-negative integer, found {}",
-                kind(self.value)
-            )),
-        }
-    }
-
-    /// The items of an array (a Python tuple).
-    pub fn items(&self) -> Result<Vec<At<'a>>> {
-        match self.value {
-            Value::Array(items) => Ok(items
-                .iter()
-                .enumerate()
-                .map(|(i, value)| At {
-                    value,
-                    path: format!("{}[{i}]", self.path),
-                })
-                .collect()),
-            other => self.error(format!("expected an array, found {}", kind(other))),
-        }
-    }
-
-    /// The members of a frozenset, `{"@set": [...]}`.
-    pub fn set(&self) -> Result<Vec<At<'a>>> {
-        self.get("@set")?.items()
-    }
-
-    /// The entries of a plain dict (string keys, in the plan's order).
-    pub fn entries(&self) -> Result<Vec<(&'a str, At<'a>)>> {
-        let map = self.object()?;
-        if map.contains_key("@type") {
-            return self.error("expected a plain object, found a dataclass");
-        }
-        Ok(map
-            .iter()
-            .map(|(k, value)| (k.as_str(), self.member(k, value)))
-            .collect())
-    }
-
-    /// The fields of a dataclass object (without its `@type`), in the plan's order.
-    pub fn entries_of_dataclass(&self) -> Result<Vec<(&'a str, At<'a>)>> {
-        self.tag()?;
-        let map = self.object()?;
-        Ok(map
-            .iter()
-            .filter(|(k, _)| k.as_str() != "@type")
-            .map(|(k, value)| (k.as_str(), self.member(k, value)))
-            .collect())
-    }
-
-    /// An exact decimal, `{"@decimal": "0.3"}` (times and window lengths), as written.
-    pub fn decimal(&self) -> Result<&'a str> {
-        self.get("@decimal")?.str()
-    }
-
-    pub fn strings(&self) -> Result<Vec<String>> {
-        self.items()?.iter().map(At::string).collect()
-    }
-
-    pub fn string_set(&self) -> Result<Vec<String>> {
-        self.set()?.iter().map(At::string).collect()
+/// A dataclass of the plan, `{"@type": tag, field: ...}`, read by `tagged`.
+pub(crate) trait Tagged: Sized {
+    /// What is expected, for messages: "a Step", "an expression".
+    const WHAT: &'static str;
+    /// The value whose `@type` is `tag`, from its other fields.
+    fn fields<'de, D: Deserializer<'de>>(
+        tag: &str,
+        fields: D,
+    ) -> std::result::Result<Self, D::Error>;
+    /// The value of an object without `@type` (a term, where a pattern may hold one).
+    fn untagged(_object: Value) -> serde_json::Result<Self> {
+        Err(serde_json::Error::custom(format!(
+            "expected {} (an object with @type)",
+            Self::WHAT
+        )))
     }
 }
 
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+/// Read a dataclass: its `@type`, then its other fields. `@type` comes first in the plan's text
+/// and in serde_json's (sorted) maps; an object read elsewhere with `@type` later is read
+/// whole first, and errors inside it name the object only.
+pub(crate) fn tagged<'de, D: Deserializer<'de>, T: Tagged>(
+    d: D,
+) -> std::result::Result<T, D::Error> {
+    struct Dataclass<T>(PhantomData<T>);
+    impl<'de, T: Tagged> Visitor<'de> for Dataclass<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "{} (an object with @type)", T::WHAT)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<T, A::Error> {
+            let first: Option<String> = map.next_key()?;
+            if first.as_deref() == Some("@type") {
+                let tag: String = map.next_value()?;
+                return T::fields(&tag, MapAccessDeserializer::new(map));
+            }
+            let mut object = Map::new();
+            let mut key = first;
+            while let Some(k) = key {
+                object.insert(k, map.next_value()?);
+                key = map.next_key()?;
+            }
+            match object.remove("@type") {
+                Some(Value::String(tag)) => T::fields(&tag, Value::Object(object)),
+                Some(_) => Err(serde_json::Error::custom("@type: expected a string")),
+                None => T::untagged(Value::Object(object)),
+            }
+            .map_err(A::Error::custom)
+        }
     }
+    d.deserialize_map(Dataclass(PhantomData))
+}
+
+/// The error for a dataclass of another type than expected.
+pub(crate) fn unexpected<E: serde::de::Error>(what: &str, tag: &str) -> E {
+    E::custom(format!("expected {what}, found a {tag}"))
+}
+
+/// `Deserialize` for types that are `Tagged`: through `tagged`.
+macro_rules! via_tagged {
+    ($($ty:ident),* $(,)?) => {$(
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                $crate::json::tagged(d)
+            }
+        }
+    )*};
+}
+pub(crate) use via_tagged;
+
+/// Dataclasses read by serde's derive (`#[serde(remote = "Self")]` makes it an inherent
+/// `deserialize`, of the fields): `Type = "@type"`.
+macro_rules! dataclass {
+    ($($ty:ident = $tag:literal),* $(,)?) => {$(
+        impl $crate::json::Tagged for $ty {
+            const WHAT: &'static str = concat!("a ", $tag);
+            fn fields<'de, D: serde::Deserializer<'de>>(
+                tag: &str,
+                fields: D,
+            ) -> std::result::Result<Self, D::Error> {
+                if tag != $tag {
+                    return Err($crate::json::unexpected(Self::WHAT, tag));
+                }
+                $ty::deserialize(fields)
+            }
+        }
+        $crate::json::via_tagged!($ty);
+    )*};
+}
+pub(crate) use dataclass;
+
+/// A field that may be null but not missing (serde's derive reads a missing `Option` as None;
+/// with `deserialize_with` a missing field is an error).
+pub(crate) fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> std::result::Result<Option<T>, D::Error> {
+    Option::deserialize(d)
+}
+
+/// A frozenset, `{"@set": [...]}` (members sorted by their JSON text).
+pub(crate) fn set<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> std::result::Result<Vec<T>, D::Error> {
+    #[derive(serde::Deserialize)]
+    struct Set<T> {
+        #[serde(rename = "@set")]
+        members: Vec<T>,
+    }
+    Set::deserialize(d).map(|s| s.members)
 }

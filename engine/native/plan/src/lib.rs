@@ -3,7 +3,9 @@
 //! native runtime is built from (with a summary the Python tests compare with the Python
 //! plan). It depends on no other spaseq crate.
 //!
-//! - `json`: the plan's JSON read with the place of each error (`At`, `PlanError`);
+//! - `json`: the plan's JSON encoding (dataclasses, frozensets) for serde, errors naming their
+//!   field (`PlanError`); `plan.schema.json` is the format's JSON Schema, checked against
+//!   these structs by `tests/schema.rs`;
 //! - `algebra`: terms, patterns, expressions, operands and windows;
 //! - `plan`: the plan itself (`Plan`, its automaton's steps, GPMs, run indexes);
 //! - `summary`: what the core understood of a plan, for the Python tests.

@@ -1,8 +1,12 @@
 //! The physical plan of one query (docs/plan.md), read from the JSON that
-//! `spaseq explain --plan` prints: what the native runtime is built from.
+//! `spaseq explain --plan` prints: what the native runtime is built from. Each struct reads
+//! the dataclass of its name (`@type`); fields the runtime does not read are ignored, every
+//! field it reads is required (plan.schema.json says which).
 
 use crate::algebra::{Expr, Operand, Term, TriplePattern, Window};
-use crate::json::{At, PlanError, Result};
+use crate::json::{dataclass, nullable, set, unexpected, via_tagged, PlanError, Result, Tagged};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -14,44 +18,93 @@ pub const PLAN_VERSION: usize = 3;
 pub struct Options(pub BTreeMap<String, bool>);
 
 impl Options {
+    /// The switches a plan must have (those of EngineOptions; any others are kept too).
+    pub const NAMES: [&'static str; 10] = [
+        "push_windows",
+        "index_streams",
+        "partition_runs",
+        "range_index",
+        "share_context_free",
+        "prefilter",
+        "cost_ordered_disjunction",
+        "lazy_conjunction",
+        "compiled_gpm",
+        "lazy_chain",
+    ];
+
     pub fn enabled(&self, name: &str) -> bool {
         self.0.get(name).copied().unwrap_or(false)
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+impl Tagged for Options {
+    const WHAT: &'static str = "an EngineOptions";
+    fn fields<'de, D: Deserializer<'de>>(
+        tag: &str,
+        fields: D,
+    ) -> std::result::Result<Self, D::Error> {
+        if tag != "EngineOptions" {
+            return Err(unexpected(Self::WHAT, tag));
+        }
+        let switches = BTreeMap::<String, bool>::deserialize(fields)?;
+        match Options::NAMES
+            .iter()
+            .find(|name| !switches.contains_key(**name))
+        {
+            Some(name) => Err(D::Error::missing_field(name)),
+            None => Ok(Options(switches)),
+        }
+    }
+}
+
+via_tagged!(Options);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 pub enum Modifier {
+    #[serde(rename = "")]
     Plain,
+    #[serde(rename = "+")]
     Kleene,
+    #[serde(rename = "?")]
     Optional,
+    #[serde(rename = "!")]
     Negation,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 pub enum Strategy {
     /// `,` strict contiguity
+    #[serde(rename = ",")]
     Strict,
     /// `;` skip-till-next
+    #[serde(rename = ";")]
     SkipTillNext,
     /// `:` skip-till-any
+    #[serde(rename = ":")]
     SkipTillAny,
 }
 
 /// A state of NFA_scep: what a run waiting there needs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Step {
     pub index: usize,
     pub operand: Operand,
     pub modifier: Modifier,
     /// How the atom attaches to what precedes it (None for the first atom).
+    #[serde(deserialize_with = "nullable")]
     pub strategy: Option<Strategy>,
+    #[serde(deserialize_with = "set")]
     pub streams: Vec<String>,
     pub gpms: Vec<String>,
+    #[serde(deserialize_with = "set")]
     pub bound_before: Vec<String>,
+    #[serde(deserialize_with = "set")]
     pub bound_after: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum GpmPath {
     /// Joins and FILTERs over the event's triples, evaluated by the engine.
     Compiled,
@@ -79,20 +132,36 @@ impl Evaluator {
             Evaluator::Callback => "callback",
         }
     }
+
+    /// `""` (not asked yet) or an evaluator's name.
+    fn read<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Self>, D::Error> {
+        match String::deserialize(d)?.as_str() {
+            "" => Ok(None),
+            "native" => Ok(Some(Evaluator::Native)),
+            "spareval" => Ok(Some(Evaluator::Spareval)),
+            "callback" => Ok(Some(Evaluator::Callback)),
+            other => Err(D::Error::custom(format!("unknown evaluator {other:?}"))),
+        }
+    }
 }
 
 /// How one GPM is evaluated on an event.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(remote = "Self")]
 pub struct GpmPlan {
     pub name: String,
     pub stream: String,
     pub path: GpmPath,
     /// None while the planner is asking the core (a plan to run must say).
+    #[serde(deserialize_with = "Evaluator::read")]
     pub evaluator: Option<Evaluator>,
     pub join_shaped: bool,
     pub run_aware: bool,
+    #[serde(deserialize_with = "set")]
     pub key_vars: Vec<String>,
     pub local_vars: Vec<String>,
+    /// The constant predicates (IRIs) an event must have.
+    #[serde(deserialize_with = "iris")]
     pub required: Vec<String>,
     pub cost: usize,
     pub join_order: Vec<TriplePattern>,
@@ -104,7 +173,25 @@ pub struct GpmPlan {
     pub graph_vars: Vec<Vec<String>>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+/// IRIs, `[{"@iri": ...}, ...]`.
+fn iris<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Vec<String>, D::Error> {
+    struct Iri(String);
+    impl<'de> Deserialize<'de> for Iri {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+            match Term::deserialize(d)? {
+                Term::Iri(iri) => Ok(Iri(iri)),
+                _ => Err(D::Error::custom("a required predicate must be an IRI")),
+            }
+        }
+    }
+    Ok(Vec::<Iri>::deserialize(d)?
+        .into_iter()
+        .map(|i| i.0)
+        .collect())
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(remote = "Self")]
 pub struct RangeKey {
     pub run_var: String,
     pub event_var: String,
@@ -115,26 +202,40 @@ pub struct RangeKey {
     pub offset: f64,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(remote = "Self")]
 pub struct StepRange {
     pub run_var: String,
     pub by_gpm: BTreeMap<String, RangeKey>,
 }
 
 /// How runs waiting at one step are indexed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(remote = "Self")]
 pub struct RunIndex {
+    #[serde(deserialize_with = "nullable")]
     pub partition_keys: Option<Vec<String>>,
+    #[serde(deserialize_with = "nullable")]
     pub range: Option<StepRange>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ProbeStep {
     pub step: usize,
     pub ranged: bool,
     pub loops: Vec<bool>,
     pub gpms: Vec<String>,
 }
+
+dataclass!(
+    Step = "Step",
+    GpmPlan = "GpmPlan",
+    RangeKey = "RangeKey",
+    StepRange = "StepRange",
+    RunIndex = "RunIndexPlan",
+    ProbeStep = "ProbeStep",
+);
 
 /// What the query asks for around the automaton.
 #[derive(Debug, Clone, PartialEq)]
@@ -145,7 +246,7 @@ pub struct QueryInfo {
     /// "select" or "construct".
     pub form: String,
     pub window: Window,
-    /// FROM STREAM name -> IRI, in the query's order.
+    /// FROM STREAM name -> IRI, by name.
     pub streams: Vec<(String, String)>,
     pub partition_by: Vec<String>,
     pub base: Option<String>,
@@ -154,6 +255,73 @@ pub struct QueryInfo {
     pub bodies: BTreeMap<String, String>,
 }
 
+/// The parts of the plan's `Query` (the checked algebra) the runtime reads.
+#[derive(Deserialize)]
+#[serde(remote = "Self")]
+struct Query {
+    #[serde(rename = "match")]
+    spec: MatchSpec,
+    window: Window,
+    events: BTreeMap<String, EventPattern>,
+    streams: BTreeMap<String, String>,
+    partition_by: Vec<String>,
+    #[serde(deserialize_with = "nullable")]
+    base: Option<String>,
+    prefixes: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(remote = "Self")]
+struct MatchSpec {
+    #[serde(deserialize_with = "nullable")]
+    variables: Option<Vec<String>>,
+    distinct: bool,
+    form: String,
+}
+
+#[derive(Deserialize)]
+#[serde(remote = "Self")]
+struct EventPattern {
+    pattern: GroupPattern,
+}
+
+#[derive(Deserialize)]
+#[serde(remote = "Self")]
+struct GroupPattern {
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(remote = "Self")]
+struct Automaton {
+    steps: Vec<Step>,
+}
+
+/// The plan as written, before its parts are checked against each other.
+#[derive(Deserialize)]
+#[serde(remote = "Self")]
+struct PlanJson {
+    version: usize,
+    query: Query,
+    options: Options,
+    automaton: Automaton,
+    gpms: BTreeMap<String, GpmPlan>,
+    run_indexes: Vec<RunIndex>,
+    probes: BTreeMap<String, Vec<ProbeStep>>,
+    #[serde(deserialize_with = "set")]
+    kleene_gpms: Vec<String>,
+    lazy_chain: usize,
+}
+
+dataclass!(
+    Query = "Query",
+    MatchSpec = "MatchSpec",
+    EventPattern = "EventPattern",
+    GroupPattern = "GroupPattern",
+    Automaton = "Automaton",
+    PlanJson = "Plan",
+);
+
 /// A query compiled for the runtime.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -161,7 +329,7 @@ pub struct Plan {
     pub query: QueryInfo,
     pub options: Options,
     pub steps: Vec<Step>,
-    /// In the query's order.
+    /// By name.
     pub gpms: Vec<GpmPlan>,
     pub run_indexes: Vec<RunIndex>,
     pub probes: BTreeMap<String, Vec<ProbeStep>>,
@@ -176,261 +344,60 @@ impl Plan {
             path: "plan".to_owned(),
             message: format!("not JSON: {err}"),
         })?;
-        Self::read(&At::root(&value))
+        Self::from_value(&value)
     }
 
-    pub fn read(at: &At<'_>) -> Result<Self> {
-        at.typed("Plan")?;
-        let version = at.get("version")?;
-        if version.usize()? != PLAN_VERSION {
-            return version.error(format!(
-                "plan version {}, this core reads version {PLAN_VERSION}",
-                version.usize()?
-            ));
+    /// Read a plan from its JSON value: its version first (other versions have other fields).
+    pub fn from_value(value: &Value) -> Result<Self> {
+        match value["version"].as_u64() {
+            Some(version) if value["@type"] == "Plan" && version != PLAN_VERSION as u64 => {
+                return Err(PlanError {
+                    path: "plan.version".to_owned(),
+                    message: format!(
+                        "plan version {version}, this core reads version {PLAN_VERSION}"
+                    ),
+                })
+            }
+            _ => {}
         }
-        let automaton = at.get("automaton")?;
-        automaton.typed("Automaton")?;
-        let steps: Vec<Step> = automaton
-            .get("steps")?
-            .items()?
-            .iter()
-            .map(read_step)
-            .collect::<Result<_>>()?;
-        let run_indexes: Vec<RunIndex> = at
-            .get("run_indexes")?
-            .items()?
-            .iter()
-            .map(read_run_index)
-            .collect::<Result<_>>()?;
-        if run_indexes.len() != steps.len() {
-            return at.get("run_indexes")?.error(format!(
-                "{} run indexes for {} steps",
-                run_indexes.len(),
-                steps.len()
-            ));
-        }
-        let mut probes = BTreeMap::new();
-        for (stream, list) in at.get("probes")?.entries()? {
-            probes.insert(
-                stream.to_owned(),
-                list.items()?
-                    .iter()
-                    .map(read_probe)
-                    .collect::<Result<_>>()?,
-            );
+        let plan: PlanJson = crate::json::read(value)?;
+        let query = plan.query;
+        if plan.run_indexes.len() != plan.automaton.steps.len() {
+            return Err(PlanError {
+                path: "plan.run_indexes".to_owned(),
+                message: format!(
+                    "{} run indexes for {} steps",
+                    plan.run_indexes.len(),
+                    plan.automaton.steps.len()
+                ),
+            });
         }
         Ok(Plan {
-            version: PLAN_VERSION,
-            query: read_query(&at.get("query")?)?,
-            options: read_options(&at.get("options")?)?,
-            steps,
-            gpms: at
-                .get("gpms")?
-                .entries()?
-                .iter()
-                .map(|(_, g)| read_gpm(g))
-                .collect::<Result<_>>()?,
-            run_indexes,
-            probes,
-            kleene_gpms: at.get("kleene_gpms")?.string_set()?,
-            lazy_chain: at.get("lazy_chain")?.usize()?,
+            version: plan.version,
+            query: QueryInfo {
+                variables: query.spec.variables,
+                distinct: query.spec.distinct,
+                form: query.spec.form,
+                window: query.window,
+                streams: query.streams.into_iter().collect(),
+                partition_by: query.partition_by,
+                base: query.base,
+                prefixes: query.prefixes,
+                bodies: (query.events.into_iter())
+                    .map(|(name, event)| (name, event.pattern.text))
+                    .collect(),
+            },
+            options: plan.options,
+            steps: plan.automaton.steps,
+            gpms: plan.gpms.into_values().collect(),
+            run_indexes: plan.run_indexes,
+            probes: plan.probes,
+            kleene_gpms: plan.kleene_gpms,
+            lazy_chain: plan.lazy_chain,
         })
     }
 
     pub fn gpm(&self, name: &str) -> Option<&GpmPlan> {
         self.gpms.iter().find(|g| g.name == name)
     }
-}
-
-fn read_options(at: &At<'_>) -> Result<Options> {
-    at.typed("EngineOptions")?;
-    let mut out = BTreeMap::new();
-    for (name, value) in at.entries_of_dataclass()? {
-        out.insert(name.to_owned(), value.bool()?);
-    }
-    Ok(Options(out))
-}
-
-fn read_query(at: &At<'_>) -> Result<QueryInfo> {
-    at.typed("Query")?;
-    let spec = at.get("match")?;
-    spec.typed("MatchSpec")?;
-    let variables = spec.get("variables")?;
-    let mut bodies = BTreeMap::new();
-    for (name, event) in at.get("events")?.entries()? {
-        event.typed("EventPattern")?;
-        let pattern = event.get("pattern")?;
-        pattern.typed("GroupPattern")?;
-        bodies.insert(name.to_owned(), pattern.get("text")?.string()?);
-    }
-    let mut prefixes = BTreeMap::new();
-    for (prefix, iri) in at.get("prefixes")?.entries()? {
-        prefixes.insert(prefix.to_owned(), iri.string()?);
-    }
-    Ok(QueryInfo {
-        variables: if variables.is_null() {
-            None
-        } else {
-            Some(variables.strings()?)
-        },
-        distinct: spec.get("distinct")?.bool()?,
-        form: spec.get("form")?.string()?,
-        window: Window::read(&at.get("window")?)?,
-        streams: at
-            .get("streams")?
-            .entries()?
-            .iter()
-            .map(|(k, v)| Ok(((*k).to_owned(), v.string()?)))
-            .collect::<Result<_>>()?,
-        partition_by: at.get("partition_by")?.strings()?,
-        base: at.get("base")?.opt_string()?,
-        prefixes,
-        bodies,
-    })
-}
-
-fn read_step(at: &At<'_>) -> Result<Step> {
-    at.typed("Step")?;
-    let modifier = at.get("modifier")?;
-    let strategy = at.get("strategy")?;
-    Ok(Step {
-        index: at.get("index")?.usize()?,
-        operand: Operand::read(&at.get("operand")?)?,
-        modifier: match modifier.str()? {
-            "" => Modifier::Plain,
-            "+" => Modifier::Kleene,
-            "?" => Modifier::Optional,
-            "!" => Modifier::Negation,
-            other => return modifier.error(format!("unknown modifier {other:?}")),
-        },
-        strategy: match strategy.value.as_str() {
-            None if strategy.is_null() => None,
-            Some(",") => Some(Strategy::Strict),
-            Some(";") => Some(Strategy::SkipTillNext),
-            Some(":") => Some(Strategy::SkipTillAny),
-            _ => return strategy.error("expected \",\", \";\", \":\" or null"),
-        },
-        streams: at.get("streams")?.string_set()?,
-        gpms: at.get("gpms")?.strings()?,
-        bound_before: at.get("bound_before")?.string_set()?,
-        bound_after: at.get("bound_after")?.string_set()?,
-    })
-}
-
-fn read_gpm(at: &At<'_>) -> Result<GpmPlan> {
-    at.typed("GpmPlan")?;
-    let path = at.get("path")?;
-    Ok(GpmPlan {
-        name: at.get("name")?.string()?,
-        stream: at.get("stream")?.string()?,
-        path: match path.str()? {
-            "compiled" => GpmPath::Compiled,
-            "sparql" => GpmPath::Sparql,
-            other => return path.error(format!("unknown evaluation path {other:?}")),
-        },
-        evaluator: {
-            let at = at.get("evaluator")?;
-            match at.str()? {
-                "" => None,
-                "native" => Some(Evaluator::Native),
-                "spareval" => Some(Evaluator::Spareval),
-                "callback" => Some(Evaluator::Callback),
-                other => return at.error(format!("unknown evaluator {other:?}")),
-            }
-        },
-        join_shaped: at.get("join_shaped")?.bool()?,
-        run_aware: at.get("run_aware")?.bool()?,
-        key_vars: at.get("key_vars")?.string_set()?,
-        local_vars: at.get("local_vars")?.strings()?,
-        required: at
-            .get("required")?
-            .items()?
-            .iter()
-            .map(|t| match Term::read(t)? {
-                Term::Iri(iri) => Ok(iri),
-                _ => t.error("a required predicate must be an IRI"),
-            })
-            .collect::<Result<_>>()?,
-        cost: at.get("cost")?.usize()?,
-        join_order: at
-            .get("join_order")?
-            .items()?
-            .iter()
-            .map(TriplePattern::read)
-            .collect::<Result<_>>()?,
-        variables: at.get("variables")?.strings()?,
-        filters: at
-            .get("filters")?
-            .items()?
-            .iter()
-            .map(Expr::read)
-            .collect::<Result<_>>()?,
-        graph_elements: at
-            .get("graph_elements")?
-            .items()?
-            .iter()
-            .map(|g| g.value.clone())
-            .collect(),
-        graph_vars: at
-            .get("graph_vars")?
-            .items()?
-            .iter()
-            .map(At::strings)
-            .collect::<Result<_>>()?,
-    })
-}
-
-fn read_run_index(at: &At<'_>) -> Result<RunIndex> {
-    at.typed("RunIndexPlan")?;
-    let keys = at.get("partition_keys")?;
-    let range = at.get("range")?;
-    Ok(RunIndex {
-        partition_keys: if keys.is_null() {
-            None
-        } else {
-            Some(keys.strings()?)
-        },
-        range: if range.is_null() {
-            None
-        } else {
-            Some(read_range(&range)?)
-        },
-    })
-}
-
-fn read_range(at: &At<'_>) -> Result<StepRange> {
-    at.typed("StepRange")?;
-    let mut by_gpm = BTreeMap::new();
-    for (gpm, key) in at.get("by_gpm")?.entries()? {
-        key.typed("RangeKey")?;
-        by_gpm.insert(
-            gpm.to_owned(),
-            RangeKey {
-                run_var: key.get("run_var")?.string()?,
-                event_var: key.get("event_var")?.string()?,
-                below: key.get("below")?.bool()?,
-                scale: key.f64_or("scale", 1.0)?,
-                offset: key.f64_or("offset", 0.0)?,
-            },
-        );
-    }
-    Ok(StepRange {
-        run_var: at.get("run_var")?.string()?,
-        by_gpm,
-    })
-}
-
-fn read_probe(at: &At<'_>) -> Result<ProbeStep> {
-    at.typed("ProbeStep")?;
-    Ok(ProbeStep {
-        step: at.get("step")?.usize()?,
-        ranged: at.get("ranged")?.bool()?,
-        loops: at
-            .get("loops")?
-            .items()?
-            .iter()
-            .map(At::bool)
-            .collect::<Result<_>>()?,
-        gpms: at.get("gpms")?.strings()?,
-    })
 }

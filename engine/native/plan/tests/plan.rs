@@ -2,7 +2,7 @@
 //! tests/compile/test_plan.py keeps this copy current) read by the core.
 
 use spaseq_plan::algebra::{Expr, Operand, WindowSpan};
-use spaseq_plan::plan::{GpmPath, Modifier, Strategy};
+use spaseq_plan::plan::{GpmPath, Modifier, Step, Strategy};
 use spaseq_plan::Plan;
 
 const VSHAPE: &str = include_str!("data/vshape.plan.json");
@@ -43,8 +43,65 @@ fn errors_name_the_field() {
         .unwrap_err()
         .to_string()
         .contains("plan version 4"));
+    // the version is checked before any field (version 1 had other fields)
+    let old = VSHAPE
+        .replace("\"version\": 3", "\"version\": 1")
+        .replace("\"evaluator\": \"native\",", "");
+    let err = Plan::from_json(&old).unwrap_err();
+    assert_eq!(err.path, "plan.version");
+    assert_eq!(err.message, "plan version 1, this core reads version 3");
     assert!(Plan::from_json("{")
         .unwrap_err()
         .message
         .starts_with("not JSON"));
+}
+
+#[test]
+fn every_field_the_runtime_reads_is_required() {
+    let keys = "\"partition_keys\": [\n        \"c\"\n      ]";
+    let err = Plan::from_json(&VSHAPE.replacen(keys, "\"partition_keys\": 7", 1)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "plan.run_indexes[1].partition_keys: invalid type: integer `7`, expected a sequence"
+    );
+    // null is a value (no partition keys); a missing field is an error, not a default
+    let err = Plan::from_json(&VSHAPE.replacen(keys, "\"x\": 7", 1)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "plan.run_indexes[1]: missing field `partition_keys`"
+    );
+    let err = Plan::from_json(&VSHAPE.replacen("\"scale\": 1.0,", "", 1)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "plan.run_indexes[1].range.by_gpm.B: missing field `scale`"
+    );
+    let err =
+        Plan::from_json(&VSHAPE.replacen("\"@type\": \"RangeKey\"", "\"@type\": \"Step\"", 1))
+            .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "plan.run_indexes[1].range.by_gpm.B: expected a RangeKey, found a Step"
+    );
+}
+
+#[test]
+fn a_dataclass_whose_type_is_not_first_is_read_too() {
+    // Plan::from_json reads through serde_json's sorted maps ("@type" first); a Step read
+    // from text with "@type" last is read whole first
+    let plan = Plan::from_json(VSHAPE).unwrap();
+    let value: serde_json::Value = serde_json::from_str(VSHAPE).unwrap();
+    let mut step = value["automaton"]["steps"][1].clone();
+    step.as_object_mut().unwrap().remove("@type");
+    let text = format!(
+        "{}, \"@type\": \"Step\"}}",
+        step.to_string().strip_suffix('}').unwrap()
+    );
+    assert!(text.ends_with("\"@type\": \"Step\"}"), "{text}");
+    assert_eq!(serde_json::from_str::<Step>(&text).unwrap(), plan.steps[1]);
+    let wrong = text.replace("\"Step\"}", "\"Atom\"}");
+    let err = serde_json::from_str::<Step>(&wrong).unwrap_err();
+    assert!(
+        err.to_string().starts_with("expected a Step, found a Atom"),
+        "{err}"
+    );
 }
