@@ -120,8 +120,9 @@ macro_rules! via_tagged {
 }
 pub(crate) use via_tagged;
 
-/// Dataclasses read by serde's derive (`#[serde(remote = "Self")]` makes it an inherent
-/// `deserialize`, of the fields): `Type = "@type"`.
+/// Dataclasses read by serde's derive: `Type = "@type"`. The derive goes with
+/// `#[serde(remote = "Self")]`, which makes it the inherent `Type::deserialize`, reading the
+/// fields only; `Deserialize` (`serde_json::from_str::<Type>`, ...) checks `@type` first.
 macro_rules! dataclass {
     ($($ty:ident = $tag:literal),* $(,)?) => {$(
         impl $crate::json::Tagged for $ty {
