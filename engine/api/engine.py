@@ -1,24 +1,5 @@
-"""The embeddable engine: register queries, push events, receive matches.
-
-    from spaseq.engine.api import Engine
-    engine = Engine(kb=store)                       # optional KB: a pyoxigraph Store, or a
-                                                    # KbStore / directory made by `spaseq kb load`
-    handle = engine.register(query_text, on_match=print)
-    engine.push("http://example.org/stream", 10.0, triples_or_graph, name=None)
-                                                    # (time: seconds, a datetime or a literal)
-    engine.advance_to(20.0)                         # heartbeat: closes windows
-    engine.close()                                  # end of input
-    rows = handle.rows()                            # projected result rows so far
-
-    with Engine() as engine:                        # close() on leaving the block
-        ...
-
-    data = engine.snapshot()                        # every partial match, window and clock
-    engine = Engine.restore(data, kb=store)         # ... continued, e.g. in another process
-
-Several queries share one engine and one pass over the events: each event is parsed and
-indexed once, and its context-independent GPM solutions are shared by every run.
-"""
+"""The Engine: registration, push and lateness, dictionary compaction, lifecycle, and the
+snapshot, instant and driver work its methods hand to the other modules of ``spaseq.engine.api``."""
 
 from __future__ import annotations
 
@@ -70,9 +51,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _Input = TypeVar("_Input", bound=tuple[str, ...])  # a run's input: (stream IRI, path, ...)
-
-__all__ = ["Engine", "EngineOptions", "EventSyntaxError", "LateEventError", "QueryHandle", "SnapshotError",
-           "UnreadStreamError"]
 
 
 class LateEventError(StreamError):
