@@ -21,11 +21,12 @@ import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
 
 from spaseq.engine.algebra import operators as A
+from spaseq.engine.api.errors import EventSyntaxError, LateEventError, SpeculationFailed, UnreadStreamError
 from spaseq.engine.compile.plan import EngineOptions, Plan
 from spaseq.engine.compile.plan_json import plan_from_json, plan_to_json
 from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.composition import Composer, Composition
-from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError, located_error
+from spaseq.engine.errors import Location, SpaseqError, UsageError, located_error
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
 from spaseq.engine.io.parsing import syntax_error_location
@@ -51,27 +52,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _Input = TypeVar("_Input", bound=tuple[str, ...])  # a run's input: (stream IRI, path, ...)
-
-
-class LateEventError(StreamError):
-    """An event earlier than what a query has already processed on its streams."""
-
-
-class UnreadStreamError(StreamError):
-    """An event on a stream no registered query reads: most likely a misspelt stream IRI, so
-    refused rather than silently accepted (``Engine(drop_unread=True)`` counts it instead)."""
-
-
-class EventSyntaxError(StreamError):
-    """Event text given to ``push`` that is not valid TriG/N-Quads/Turtle/N-Triples; its
-    ``location`` is ``<event>:LINE:COLUMN`` within that text."""
-
-
-class SpeculationFailed(Exception):
-    """``run_replay`` was given a speculative reading (``ReplayReading(speculate=True)``) whose
-    file turned out not to be read as it is written (decision 47): not a user's error, a
-    signal to throw away what this engine did and released, and run again on a fresh one
-    without speculating."""
 
 
 @dataclass
