@@ -28,10 +28,11 @@ decision 22) and ``drivers`` (``run``, ``run_replay``, ``run_live``).
 
 # every name imported from spaseq.engine.api; those not in __all__ (not in the reference) are
 # re-exported by the `as` spelling
-from spaseq.engine.api.engine import Engine, QueryHandle
+from spaseq.engine.api.engine import Engine
 from spaseq.engine.api.engine import evaluate as evaluate
 from spaseq.engine.api.errors import EventSyntaxError, LateEventError, UnreadStreamError
 from spaseq.engine.api.errors import SpeculationFailed as SpeculationFailed
+from spaseq.engine.api.handle import QueryHandle
 from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.runtime.snapshot import SnapshotError
 

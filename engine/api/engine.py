@@ -9,9 +9,7 @@ import itertools
 import logging
 import os
 import sys
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from time import monotonic
@@ -22,6 +20,7 @@ from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.api.errors import EventSyntaxError, LateEventError, SpeculationFailed, UnreadStreamError
+from spaseq.engine.api.handle import QueryHandle
 from spaseq.engine.compile.plan import EngineOptions, Plan
 from spaseq.engine.compile.plan_json import plan_from_json, plan_to_json
 from spaseq.engine.compile.planner import plan_query
@@ -32,7 +31,7 @@ from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
 from spaseq.engine.io.parsing import syntax_error_location
 from spaseq.engine.kb.reader import KbStore
 from spaseq.engine.language.query import parse_query
-from spaseq.engine.matches import Match, Projector, Row, Term
+from spaseq.engine.matches import Match, Projector, Term
 from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.output.materialize import Materializer
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, check_time_format
@@ -52,51 +51,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _Input = TypeVar("_Input", bound=tuple[str, ...])  # a run's input: (stream IRI, path, ...)
-
-
-@dataclass
-class QueryHandle:
-    """A registered query: its algebra, its matches so far, and its statistics."""
-
-    query: A.Query
-    runtime: QueryRuntime = field(repr=False)
-    _pending: deque = field(default_factory=deque, repr=False)
-    callback: Callable[[Match], None] | None = field(default=None, repr=False)
-    keep: bool = True
-    output: QueryOutput | None = field(default=None, repr=False)  # its output stream
-    plan: Plan | None = field(default=None, repr=False)           # what its runtime runs
-    _projector: Projector | None = field(default=None, repr=False)  # rows()'s SELECT, kept across calls
-    flushed: Decimal = field(default=-INFINITY, repr=False)  # flush() closed its instants up to here
-
-    def _emit(self, match: Match) -> None:
-        if self.callback is not None:
-            self.callback(match)
-        if self.keep:
-            self._pending.append(match)
-        if self.output is not None and self.output.listeners:  # no call per match otherwise
-            self.output(match)
-
-    def matches(self) -> Iterator[Match]:
-        """Matches completed since the last call, in completion order."""
-        while self._pending:
-            yield self._pending.popleft()
-
-    def rows(self) -> list[Row]:
-        """Matches completed since the last call, projected per the query's SELECT; with
-        DISTINCT, a row returned by an earlier call (or before a snapshot) is not returned
-        again: one DISTINCT over the whole run, as the CLI and the output stream keep."""
-        projector = self._rows_projector()
-        return [row for m in self.matches() if (row := projector(m)) is not None]
-
-    def _rows_projector(self) -> Projector:
-        """``rows()``'s SELECT, made on first use and kept (with its DISTINCT rows seen)."""
-        if self._projector is None:
-            self._projector = Projector(self.query.match.variables, self.query.match.distinct)
-        return self._projector
-
-    @property
-    def stats(self) -> dict:
-        return dict(self.runtime.stats)
 
 
 class Engine:

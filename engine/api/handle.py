@@ -1,0 +1,61 @@
+"""A registered query as its caller holds it: the ``QueryHandle`` ``Engine.register`` returns,
+which receives the query's matches (callback, kept matches, output stream)."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from spaseq.engine.algebra import operators as A
+from spaseq.engine.compile.plan import Plan
+from spaseq.engine.matches import Match, Projector, Row
+from spaseq.engine.output.derived import QueryOutput
+from spaseq.engine.runtime.native import QueryRuntime
+from spaseq.engine.values.timestamps import INFINITY
+
+
+@dataclass
+class QueryHandle:
+    """A registered query: its algebra, its matches so far, and its statistics."""
+
+    query: A.Query
+    runtime: QueryRuntime = field(repr=False)
+    _pending: deque = field(default_factory=deque, repr=False)
+    callback: Callable[[Match], None] | None = field(default=None, repr=False)
+    keep: bool = True
+    output: QueryOutput | None = field(default=None, repr=False)  # its output stream
+    plan: Plan | None = field(default=None, repr=False)           # what its runtime runs
+    _projector: Projector | None = field(default=None, repr=False)  # rows()'s SELECT, kept across calls
+    flushed: Decimal = field(default=-INFINITY, repr=False)  # flush() closed its instants up to here
+
+    def _emit(self, match: Match) -> None:
+        if self.callback is not None:
+            self.callback(match)
+        if self.keep:
+            self._pending.append(match)
+        if self.output is not None and self.output.listeners:  # no call per match otherwise
+            self.output(match)
+
+    def matches(self) -> Iterator[Match]:
+        """Matches completed since the last call, in completion order."""
+        while self._pending:
+            yield self._pending.popleft()
+
+    def rows(self) -> list[Row]:
+        """Matches completed since the last call, projected per the query's SELECT; with
+        DISTINCT, a row returned by an earlier call (or before a snapshot) is not returned
+        again: one DISTINCT over the whole run, as the CLI and the output stream keep."""
+        projector = self._rows_projector()
+        return [row for m in self.matches() if (row := projector(m)) is not None]
+
+    def _rows_projector(self) -> Projector:
+        """``rows()``'s SELECT, made on first use and kept (with its DISTINCT rows seen)."""
+        if self._projector is None:
+            self._projector = Projector(self.query.match.variables, self.query.match.distinct)
+        return self._projector
+
+    @property
+    def stats(self) -> dict:
+        return dict(self.runtime.stats)
