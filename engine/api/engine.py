@@ -8,27 +8,25 @@ import hashlib
 import itertools
 import logging
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from decimal import Decimal
 from time import monotonic
 from typing import TYPE_CHECKING, TypeVar, cast
 
-import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
 
 from spaseq.engine.algebra import operators as A
-from spaseq.engine.api.errors import EventSyntaxError, LateEventError, SpeculationFailed, UnreadStreamError
+from spaseq.engine.api.convert import event_time, event_triples
+from spaseq.engine.api.errors import LateEventError, SpeculationFailed, UnreadStreamError
 from spaseq.engine.api.handle import QueryHandle
 from spaseq.engine.compile.plan import EngineOptions, Plan
 from spaseq.engine.compile.plan_json import plan_from_json, plan_to_json
 from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.composition import Composer, Composition
-from spaseq.engine.errors import Location, SpaseqError, UsageError, located_error
+from spaseq.engine.errors import SpaseqError, UsageError, located_error
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
-from spaseq.engine.io.parsing import syntax_error_location
 from spaseq.engine.kb.reader import KbStore
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Match, Projector, Term
@@ -39,10 +37,6 @@ from spaseq.engine.runtime.native import NativeEngine, NativeSession, QueryRunti
 from spaseq.engine.runtime.snapshot import Snapshot, SnapshotError
 from spaseq.engine.values.timestamps import (
     INFINITY,
-    datetime_to_seconds,
-    exact_seconds,
-    is_datetime,
-    to_seconds,
 )
 
 if TYPE_CHECKING:
@@ -180,8 +174,8 @@ class Engine:
         reads raises ``UnreadStreamError`` (see ``drop_unread``)."""
         if isinstance(name, str):
             name = NamedNode(name)
-        triples = _triples(graph, format)
-        seconds, dated = _stamp(time)
+        triples = event_triples(graph, format)
+        seconds, dated = event_time(time)
         self.push_event(Event(stream, seconds, triples, self._seq, name, dated=dated))
 
     def push_event(self, event: Event) -> None:
@@ -249,7 +243,7 @@ class Engine:
         """Why an event at ``time`` on ``stream`` pushed now would be late (the message
         ``push`` would raise ``LateEventError`` with), or None: lets a caller refuse a whole
         batch before pushing any of it. UsageError for a query's output stream."""
-        return self._lateness(Event(stream, _stamp(time)[0], (), 0, None))
+        return self._lateness(Event(stream, event_time(time)[0], (), 0, None))
 
     def query(self, output: str) -> QueryHandle | None:
         """The registered query whose output stream is ``output`` (e.g. after ``restore``)."""
@@ -312,7 +306,7 @@ class Engine:
         windows may close. An event earlier than it pushed later is late (``LateEventError``,
         or dropped and counted under ``drop_late``): its matches may already be released."""
         self._check_open()
-        time = _stamp(time)[0]
+        time = event_time(time)[0]
         new_instant = time > self._clock
         self._heartbeat = max(self._heartbeat, time)
         self._clock = max(self._clock, time)
@@ -786,51 +780,6 @@ def _event_of(state: dict, term: Callable[[str], Term]) -> Event:
                  state["origin"], state.get("dated", False))
 
 
-def _triples(graph: object, format: str) -> tuple[Triple, ...]:
-    """Normalise the accepted event payloads to pyoxigraph triples."""
-    if isinstance(graph, str | bytes):
-        fmt = {"trig": pyoxigraph.RdfFormat.TRIG, "nquads": pyoxigraph.RdfFormat.N_QUADS,
-               "turtle": pyoxigraph.RdfFormat.TURTLE, "ntriples": pyoxigraph.RdfFormat.N_TRIPLES}
-        if format not in fmt:
-            raise UsageError(f"unknown event format {format!r}; use {', '.join(fmt)}")
-        try:
-            return tuple(q.triple for q in pyoxigraph.parse(graph, format=fmt[format]))
-        except SyntaxError as err:
-            location, message = syntax_error_location(err, "<event>")
-            raise EventSyntaxError(f"{format} syntax error: {message}", location) from None
-        except UnicodeDecodeError as err:
-            raise EventSyntaxError(f"the event is not UTF-8: {err}", Location("<event>")) from None
-    out = []
-    for item in graph:  # type: ignore[attr-defined]
-        if isinstance(item, Triple):
-            out.append(item)
-        elif isinstance(item, Quad):
-            out.append(item.triple)
-        else:  # an rdflib triple (s, p, o)
-            out.append(_from_rdflib(item))
-    return tuple(out)
-
-
-def _from_rdflib(triple: tuple) -> Triple:
-    from rdflib import BNode, Literal, URIRef
-
-    def term(t):
-        if isinstance(t, URIRef):
-            return NamedNode(str(t))
-        if isinstance(t, BNode):
-            return BlankNode(str(t))
-        if isinstance(t, Literal):
-            if t.language:
-                return pyoxigraph.Literal(str(t), language=t.language)
-            if t.datatype is not None:
-                return pyoxigraph.Literal(str(t), datatype=NamedNode(str(t.datatype)))
-            return pyoxigraph.Literal(str(t))
-        raise SpaseqError(f"unsupported term {t!r} in an rdflib triple")
-
-    s, p, o = triple
-    return Triple(term(s), term(p), term(o))
-
-
 def evaluate(query: A.Query, events: Iterable[Event], kb: Store | None = None,
              options: EngineOptions | None = None, end_of_input: bool = True) -> list[Match]:
     """All matches of ``query`` over ``events`` (sorted by time, ties by arrival), through the
@@ -840,30 +789,3 @@ def evaluate(query: A.Query, events: Iterable[Event], kb: Store | None = None,
     ordered = sorted(events, key=Event.sort_key)
     engine.run(ordered, end_of_input)
     return list(handle.matches())
-
-
-def _stamp(value: object) -> tuple[Decimal, bool]:
-    """A caller's time as the engine keeps it and whether it was an xsd:dateTime: a number of
-    seconds (``values.timestamps.exact_seconds``), an aware ``datetime``, or a timestamp
-    literal (pyoxigraph, or rdflib: read as its lexical form and datatype); UsageError else."""
-    if isinstance(value, datetime) and value.tzinfo is None:
-        raise UsageError(f"bad time: {value!r} has no time zone (give an aware datetime)")
-    try:
-        if isinstance(value, datetime):
-            return datetime_to_seconds(value.isoformat()), True
-        literal = value if isinstance(value, pyoxigraph.Literal) else _rdflib_literal(value)
-        if literal is None:
-            return exact_seconds(value), False  # type: ignore[arg-type]
-        return to_seconds(literal), is_datetime(literal)
-    except ValueError as err:
-        raise UsageError(f"bad time: {err}") from None
-
-
-def _rdflib_literal(value: object) -> pyoxigraph.Literal | None:
-    """An rdflib Literal as a pyoxigraph one; None for anything else (rdflib is not imported
-    for this: a caller holding an rdflib Literal has imported it)."""
-    rdflib = sys.modules.get("rdflib")
-    if rdflib is None or not isinstance(value, rdflib.Literal):
-        return None
-    datatype = value.datatype
-    return pyoxigraph.Literal(str(value), datatype=NamedNode(str(datatype)) if datatype else None)
