@@ -8,7 +8,7 @@ import hashlib
 import itertools
 import logging
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from decimal import Decimal
 from time import monotonic
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
 
 from spaseq.engine.algebra import operators as A
+from spaseq.engine.api import instants
 from spaseq.engine.api.convert import event_time, event_triples
 from spaseq.engine.api.errors import LateEventError, SpeculationFailed, UnreadStreamError
 from spaseq.engine.api.handle import QueryHandle
@@ -199,8 +200,8 @@ class Engine:
             raise LateEventError(late)
         advanced = event.time > self._clock
         if advanced:  # a new instant: the KB may switch version (decision 22)
-            if self._defers_instants():
-                self._complete_instants(event)
+            if instants.defers_instants(self):
+                instants.complete_instants(self, event)
             self._poll_kb()
         handles = self._by_stream.get(event.stream, ())
         self._clock = max(self._clock, event.time)
@@ -542,47 +543,13 @@ class Engine:
         self._end(error, end_of_input)
         return error
 
-    def _deferring(self) -> Iterator[QueryHandle]:
-        """The queries that hold an instant's events until it completes (lazy conjunction):
-        they must be evaluated on the KB version they arrived under (decision 22)."""
-        return (h for h in self.handles if h.plan is not None and h.plan.options.lazy_conjunction)
-
-    def _defers_instants(self) -> bool:
-        return any(self._deferring())
-
-    def _complete_instants(self, event: Event) -> None:
-        """Complete, on the KB version their events arrived under, the instants before
-        ``event`` of the queries whose clock it moves, before a new version is looked for."""
-        for h in self._by_stream.get(event.stream, ()) if self.query_clocks else self.handles:
-            if event.time > h.runtime.clock:
-                h.runtime.advance_time(event.time)
+    def _poll_kb(self, force: bool = False) -> None:
+        """Follow a new KB store version, at an instant's start only (``instants.poll_kb``)."""
+        instants.poll_kb(self, force)
 
     def _poll_kb_between_batches(self) -> None:
-        """``_poll_kb`` for the native runs, whose batches may end inside an instant: with a
-        query deferring instants the KB stays at the version the run started on, so that no
-        deferred event is joined with a later one (decision 22)."""
-        if not self._defers_instants():
-            self._poll_kb()
-        elif not self._pinned_noted and self.graphs.kb is not None and self.graphs.kb.version:
-            self._pinned_noted = True
-            log.info("lazy conjunction: the knowledge base stays at version %d for this run",
-                     self.graphs.kb.version)
-
-    def _holds_instants(self) -> bool:
-        """Whether a query with its own clock still holds events of an unfinished instant
-        (lazy conjunction): the KB version must not change under them. Asked only of a
-        store that can change version (the footprint walks the query's runs)."""
-        return self.query_clocks and isinstance(self.graphs.kb, KbStore) and any(
-            h.runtime.footprint()["deferred"] for h in self._deferring())
-
-    def _poll_kb(self, force: bool = False) -> None:
-        """Follow a new KB store version (checked at most once a second unless forced), at
-        an instant's start only (decision 22)."""
-        if self._holds_instants():
-            return
-        self.graphs.poll_kb(force)
-        if self._native is not None:
-            self._native.follow_kb(self.graphs.kb_version)
+        """The same between a native run's batches (``instants.poll_kb_between_batches``)."""
+        instants.poll_kb_between_batches(self)
 
     def _end(self, error: SpaseqError | None, end_of_input: bool = True) -> None:
         """Close the run when the input ended normally; otherwise write what was found and
