@@ -3,9 +3,6 @@ snapshot, instant and driver work its methods hand to the other modules of ``spa
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import itertools
 import logging
 import os
 from collections.abc import Callable, Iterable
@@ -17,12 +14,11 @@ from typing import TYPE_CHECKING, TypeVar, cast
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
 
 from spaseq.engine.algebra import operators as A
-from spaseq.engine.api import instants
+from spaseq.engine.api import instants, snapshots
 from spaseq.engine.api.convert import event_time, event_triples
 from spaseq.engine.api.errors import LateEventError, SpeculationFailed, UnreadStreamError
 from spaseq.engine.api.handle import QueryHandle
 from spaseq.engine.compile.plan import EngineOptions, Plan
-from spaseq.engine.compile.plan_json import plan_from_json, plan_to_json
 from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.composition import Composer, Composition
 from spaseq.engine.errors import SpaseqError, UsageError, located_error
@@ -30,12 +26,11 @@ from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
 from spaseq.engine.kb.reader import KbStore
 from spaseq.engine.language.query import parse_query
-from spaseq.engine.matches import Match, Projector, Term
+from spaseq.engine.matches import Match
 from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.output.materialize import Materializer
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, check_time_format
-from spaseq.engine.runtime.native import NativeEngine, NativeSession, QueryRuntime
-from spaseq.engine.runtime.snapshot import Snapshot, SnapshotError
+from spaseq.engine.runtime.native import NativeSession, QueryRuntime
 from spaseq.engine.values.timestamps import (
     INFINITY,
 )
@@ -287,20 +282,7 @@ class Engine:
         clocks over a dictionary of only the terms they refer to (decision 38). Handles,
         callbacks and native writers carry over; matches released before keep the old
         dictionary alive for as long as they are referenced."""
-        handles = list(self._by_iri.values())
-        for h in handles:
-            h.runtime.drain()
-        old = self._native
-        assert old is not None
-        data, times = old.snapshot([h.runtime.number for h in handles])
-        session = NativeSession(NativeEngine.from_snapshot(data))
-        for h in handles:
-            h.runtime = _carried_over(h.runtime, session, h._emit)
-        session.resume([h.runtime.number for h in handles], times)
-        self._native = session
-        old.retire()  # freed now, unless matches it released are still referenced
-        self.compactions += 1
-        self._compact_at = 2 * session.engine.terms()
+        snapshots.compact(self)
 
     def advance_to(self, time: float | int | Decimal | str | datetime | object) -> None:
         """A heartbeat: no event earlier than ``time`` (given as ``push`` takes it) will come;
@@ -380,45 +362,7 @@ class Engine:
         queries registered, by ``restore_state`` (e.g. one engine switching between the
         states of many keys, as the Spark streaming execution keeps them)."""
         self._check_open()
-        if self._native is None:
-            self._native = NativeSession()
-        handles = list(self._by_iri.values())  # every query, registration order
-        for h in handles:
-            h.runtime.drain()
-        if self.materializer is not None:  # what was released is stored before the snapshot
-            self.materializer.flush()
-        native, times = self._native.snapshot([h.runtime.number for h in handles])
-        composer = self._composer
-        following = next(composer._seq)
-        composer._seq = itertools.count(following)
-        state = {
-            "options": dataclasses.asdict(self.options),
-            "drop_late": self.drop_late,
-            "query_clocks": self.query_clocks,
-            "dropped_late": self.dropped_late,
-            "drop_unread": self.drop_unread,
-            "dropped_unread": self.dropped_unread,
-            "seq": self._seq,
-            "clock": _time_state(self._clock),
-            "heartbeat": _time_state(self._heartbeat),
-            "times": times,
-            "composer_seq": following,
-            "queries": [{
-                **({} if state_only else {"plan": plan_to_json(h.plan, indent=None)}),  # type: ignore[arg-type]
-                "plan_hash": _plan_hash(h),
-                "output": iri,
-                "keep": h.keep,
-                "matches": h.runtime.stats["matches"],
-                "outputs": h.output._count if h.output is not None else 0,
-                "seen": _seen_state(h.output._projector) if h.output is not None else [],
-                "rows_seen": _seen_state(h._projector),
-                "flushed": _time_state(h.flushed),
-            } for iri, h in self._by_iri.items()],
-            "gates": {iri: {"limit": _time_state(g.limit),
-                            "buffer": [[str(t), k, _event_state(e)] for t, k, e in g.buffer]}
-                      for iri, g in composer.gates.items()},
-        }
-        return Snapshot(state, native).encode()
+        return snapshots.take(self, state_only)
 
     @classmethod
     def restore(cls, data: bytes, kb: Store | KbStore | str | os.PathLike | None = None,
@@ -431,27 +375,7 @@ class Engine:
         of a snapshot either: set ``handle.callback`` on the restored handles. Raises
         ``SnapshotError`` for bytes that are not a snapshot this spaseq reads, and for a
         state-only snapshot (it holds no plans: ``restore_state``)."""
-        snap = Snapshot.decode(data)
-        s = snap.state
-        if s.get("queries") and "plan" not in s["queries"][0]:
-            raise SnapshotError("a state-only snapshot holds no queries: restore it with restore_state() "
-                                "into an engine that has its queries registered")
-        try:
-            native = NativeSession(NativeEngine.from_snapshot(snap.native))
-            options = EngineOptions(**s["options"])
-            engine = cls(kb, options, drop_late=s["drop_late"], materialize=materialize,
-                         query_clocks=s.get("query_clocks", False),
-                         drop_unread=s.get("drop_unread", False))
-            engine._native = native
-            engine._resuming = True
-            for q in s["queries"]:
-                engine.register(plan_from_json(q["plan"]), keep=q["keep"], output=q["output"])
-            engine._resuming = False
-            native.resume([h.runtime.number for h in engine._by_iri.values()], s["times"])
-            engine._apply_state(s)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
-        return engine
+        return snapshots.restore(cls, data, kb, materialize)
 
     def restore_state(self, data: bytes) -> None:
         """Continue from ``snapshot()``'s bytes (state-only or whole) in this engine, which
@@ -462,67 +386,7 @@ class Engine:
         their terms. ``SnapshotError`` when the bytes or the queries differ; the engine is
         then unchanged."""
         self._check_open()
-        snap = Snapshot.decode(data)
-        s = snap.state
-        handles = list(self._by_iri.values())
-        try:
-            wanted = [(q["plan_hash"], q["output"]) for q in s["queries"]]
-            settings = (s["drop_late"], s.get("query_clocks", False), s.get("drop_unread", False))
-        except (KeyError, TypeError) as exc:
-            raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
-        have = [(_plan_hash(h), iri) for iri, h in self._by_iri.items()]
-        if have != wanted:
-            differ = next((i for i, (a, b) in enumerate(zip(have, wanted, strict=False)) if a != b),
-                          min(len(have), len(wanted)))
-            raise SnapshotError(
-                f"the snapshot's queries are not this engine's: it holds {len(wanted)}, this engine "
-                f"has {len(have)}, and query {differ + 1} differs (its plan or output IRI)")
-        if settings != (self.drop_late, self.query_clocks, self.drop_unread):
-            raise SnapshotError("the snapshot was taken with other settings (drop_late, query_clocks, "
-                                "drop_unread) than this engine's")
-        for h in handles:
-            h.runtime.drain()  # what this engine released so far goes out first
-        try:
-            session = NativeSession(NativeEngine.from_snapshot(snap.native))
-        except ValueError as exc:
-            raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
-        old = self._native
-        for h in handles:
-            h.runtime = _carried_over(h.runtime, session, h._emit)
-        try:
-            session.resume([h.runtime.number for h in handles], s["times"])
-            self._apply_state(s)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
-        self._native = session
-        if old is not None:
-            old.retire()
-        self._compact_at = 0
-
-    def _apply_state(self, s: dict) -> None:
-        """The Python half of a snapshot's state ``s`` onto this engine's registered queries
-        (their native runtimes already resumed)."""
-        native = self._native
-        assert native is not None
-        term = _term_reader(native)
-        for h, q in zip(self._by_iri.values(), s["queries"], strict=True):
-            h.runtime.stats["matches"] = q["matches"]
-            if h.output is not None:
-                h.output._count = q["outputs"]
-                h.output._projector._seen = _seen_of(q["seen"], term)
-            h.flushed = _time_of(q.get("flushed"))  # absent from older snapshots
-            if q.get("rows_seen") or h._projector is not None:
-                h._rows_projector()._seen = _seen_of(q.get("rows_seen", []), term)
-        for iri, g in s["gates"].items():
-            gate = self._composer.gates[iri]
-            gate.limit = _time_of(g["limit"])
-            gate.buffer = [(Decimal(t), k, _event_of(e, term)) for t, k, e in g["buffer"]]
-        self._composer._seq = itertools.count(s["composer_seq"])
-        self._seq = s["seq"]
-        self._clock = _time_of(s["clock"])
-        self._heartbeat = _time_of(s.get("heartbeat"))
-        self.dropped_late = s["dropped_late"]
-        self.dropped_unread = s.get("dropped_unread", 0)
+        snapshots.restore_state(self, data)
 
     def run(self, events: Iterable[Event | SpaseqError], end_of_input: bool = True) -> SpaseqError | None:
         """Push ``events`` in the order given and end the input; the first input error, if any.
@@ -689,62 +553,6 @@ class Engine:
     #: ``run_live`` waits this long at most for an event before it looks at the KB store's
     #: version and reports progress again.
     LIVE_WAIT_SECONDS = 1.0
-
-
-def _carried_over(before: QueryRuntime, session: NativeSession, emit: Callable[[Match], None]) -> QueryRuntime:
-    """``before``'s query on ``session`` (a compaction's, a restored state's): its stats and
-    native writer carried over, the writer's caches by term id dropped."""
-    runtime = QueryRuntime(before.plan, session, emit, before.graphs, prior=before)
-    runtime.stats = before.stats
-    runtime.sink = before.sink
-    if before.sink is not None:
-        before.sink.forget_terms()
-    return runtime
-
-
-def _plan_hash(handle: QueryHandle) -> str:
-    """What a state-only snapshot records of a query's plan: a hash of its JSON."""
-    return hashlib.sha256(handle.runtime.plan_json.encode()).hexdigest()
-
-
-def _event_state(event: Event) -> dict:
-    """An event buffered by composition as a snapshot writes it (terms in N-Triples)."""
-    return {"stream": event.stream, "time": str(event.time), "dated": event.dated, "seq": event.seq,
-            "name": None if event.name is None else str(event.name), "origin": event.origin,
-            "triples": [[str(t.subject), str(t.predicate), str(t.object)] for t in event.triples]}
-
-
-def _time_state(time: Decimal) -> str | None:
-    """A clock as a snapshot writes it (None before any time)."""
-    return None if time == -INFINITY else str(time)
-
-
-def _time_of(state: str | None) -> Decimal:
-    """``_time_state`` read back."""
-    return -INFINITY if state is None else Decimal(state)
-
-
-def _seen_state(projector: Projector | None) -> list:
-    """A DISTINCT projector's rows seen, as a snapshot writes them (terms in N-Triples)."""
-    return [] if projector is None else [[[v, str(t)] for v, t in key] for key in projector._seen]
-
-
-def _seen_of(state: list, term: Callable[[str], Term]) -> set[tuple]:
-    """``_seen_state`` read back."""
-    return {tuple((v, term(t)) for v, t in key) for key in state}
-
-
-def _term_reader(native: NativeSession) -> Callable[[str], Term]:
-    """N-Triples terms read back through the native dictionary (one parser for terms)."""
-    return lambda text: native.term(native.engine.intern(text))
-
-
-def _event_of(state: dict, term: Callable[[str], Term]) -> Event:
-    triples = tuple(Triple(term(s), term(p), term(o))  # type: ignore[arg-type]  # as written: no literal subject
-                    for s, p, o in state["triples"])
-    name = term(state["name"]) if state["name"] is not None else None
-    return Event(state["stream"], Decimal(state["time"]), triples, state["seq"], name,  # type: ignore[arg-type]
-                 state["origin"], state.get("dated", False))
 
 
 def evaluate(query: A.Query, events: Iterable[Event], kb: Store | None = None,

@@ -1,0 +1,271 @@
+"""The engine's state written and read back: ``Engine.snapshot`` (``take``), ``Engine.restore``
+(``restore``: a new engine), ``Engine.restore_state`` (``restore_state``: into an engine
+with the same queries) and the dictionary compaction, a snapshot restored in place
+(``compact``, decision 38). A snapshot is the native side's bytes and, as JSON, the Python
+side's: settings, clocks and numbering, each query's plan (or its hash), counts and
+DISTINCT rows, and composition's buffered events (``runtime.snapshot.Snapshot``).
+
+Functions of the ``Engine`` (``_Engine``: the part of it they read and write), which its
+methods of those names call."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import os
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Protocol, TypeVar
+
+from pyoxigraph import Store, Triple
+
+from spaseq.engine.api.handle import QueryHandle
+from spaseq.engine.compile.plan import EngineOptions, Plan
+from spaseq.engine.compile.plan_json import plan_from_json, plan_to_json
+from spaseq.engine.composition import Composer
+from spaseq.engine.events import Event
+from spaseq.engine.kb.reader import KbStore
+from spaseq.engine.matches import Match, Projector, Term
+from spaseq.engine.output.materialize import Materializer
+from spaseq.engine.runtime.native import NativeEngine, NativeSession, QueryRuntime
+from spaseq.engine.runtime.snapshot import Snapshot, SnapshotError
+from spaseq.engine.values.timestamps import INFINITY
+
+
+class _Engine(Protocol):
+    """The part of an ``Engine`` a snapshot reads and writes (a Protocol: this module does not
+    import ``api.engine``, which imports it)."""
+
+    options: EngineOptions
+    drop_late: bool
+    query_clocks: bool
+    drop_unread: bool
+    dropped_late: int
+    dropped_unread: int
+    materializer: Materializer | None
+    compactions: int
+    _seq: int
+    _clock: Decimal
+    _heartbeat: Decimal
+    _native: NativeSession | None
+    _composer: Composer
+    _resuming: bool
+    _compact_at: int
+
+    @property
+    def _by_iri(self) -> dict[str, QueryHandle]: ...
+
+    def register(self, query: Plan, *, keep: bool, output: str) -> QueryHandle: ...
+
+
+_E = TypeVar("_E", bound=_Engine)
+
+
+def take(engine: _Engine, state_only: bool) -> bytes:
+    """``Engine.snapshot``'s bytes (the engine is open)."""
+    if engine._native is None:
+        engine._native = NativeSession()
+    handles = list(engine._by_iri.values())  # every query, registration order
+    for h in handles:
+        h.runtime.drain()
+    if engine.materializer is not None:  # what was released is stored before the snapshot
+        engine.materializer.flush()
+    native, times = engine._native.snapshot([h.runtime.number for h in handles])
+    composer = engine._composer
+    following = next(composer._seq)
+    composer._seq = itertools.count(following)
+    state = {
+        "options": dataclasses.asdict(engine.options),
+        "drop_late": engine.drop_late,
+        "query_clocks": engine.query_clocks,
+        "dropped_late": engine.dropped_late,
+        "drop_unread": engine.drop_unread,
+        "dropped_unread": engine.dropped_unread,
+        "seq": engine._seq,
+        "clock": _time_state(engine._clock),
+        "heartbeat": _time_state(engine._heartbeat),
+        "times": times,
+        "composer_seq": following,
+        "queries": [{
+            **({} if state_only else {"plan": plan_to_json(h.plan, indent=None)}),  # type: ignore[arg-type]
+            "plan_hash": _plan_hash(h),
+            "output": iri,
+            "keep": h.keep,
+            "matches": h.runtime.stats["matches"],
+            "outputs": h.output._count if h.output is not None else 0,
+            "seen": _seen_state(h.output._projector) if h.output is not None else [],
+            "rows_seen": _seen_state(h._projector),
+            "flushed": _time_state(h.flushed),
+        } for iri, h in engine._by_iri.items()],
+        "gates": {iri: {"limit": _time_state(g.limit),
+                        "buffer": [[str(t), k, _event_state(e)] for t, k, e in g.buffer]}
+                  for iri, g in composer.gates.items()},
+    }
+    return Snapshot(state, native).encode()
+
+
+def restore(make: Callable[..., _E], data: bytes, kb: Store | KbStore | str | os.PathLike | None,
+            materialize: Store | str | None) -> _E:
+    """``Engine.restore``: an engine made by ``make`` (the class) continuing from ``data``."""
+    snap = Snapshot.decode(data)
+    s = snap.state
+    if s.get("queries") and "plan" not in s["queries"][0]:
+        raise SnapshotError("a state-only snapshot holds no queries: restore it with restore_state() "
+                            "into an engine that has its queries registered")
+    try:
+        native = NativeSession(NativeEngine.from_snapshot(snap.native))
+        options = EngineOptions(**s["options"])
+        engine = make(kb, options, drop_late=s["drop_late"], materialize=materialize,
+                      query_clocks=s.get("query_clocks", False),
+                      drop_unread=s.get("drop_unread", False))
+        engine._native = native
+        engine._resuming = True
+        for q in s["queries"]:
+            engine.register(plan_from_json(q["plan"]), keep=q["keep"], output=q["output"])
+        engine._resuming = False
+        native.resume([h.runtime.number for h in engine._by_iri.values()], s["times"])
+        _apply_state(engine, s)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
+    return engine
+
+
+def restore_state(engine: _Engine, data: bytes) -> None:
+    """``Engine.restore_state``: ``data``'s state into ``engine`` (open, with the same queries)."""
+    snap = Snapshot.decode(data)
+    s = snap.state
+    handles = list(engine._by_iri.values())
+    try:
+        wanted = [(q["plan_hash"], q["output"]) for q in s["queries"]]
+        settings = (s["drop_late"], s.get("query_clocks", False), s.get("drop_unread", False))
+    except (KeyError, TypeError) as exc:
+        raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
+    have = [(_plan_hash(h), iri) for iri, h in engine._by_iri.items()]
+    if have != wanted:
+        differ = next((i for i, (a, b) in enumerate(zip(have, wanted, strict=False)) if a != b),
+                      min(len(have), len(wanted)))
+        raise SnapshotError(
+            f"the snapshot's queries are not this engine's: it holds {len(wanted)}, this engine "
+            f"has {len(have)}, and query {differ + 1} differs (its plan or output IRI)")
+    if settings != (engine.drop_late, engine.query_clocks, engine.drop_unread):
+        raise SnapshotError("the snapshot was taken with other settings (drop_late, query_clocks, "
+                            "drop_unread) than this engine's")
+    for h in handles:
+        h.runtime.drain()  # what this engine released so far goes out first
+    try:
+        session = NativeSession(NativeEngine.from_snapshot(snap.native))
+    except ValueError as exc:
+        raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
+    old = engine._native
+    for h in handles:
+        h.runtime = carried_over(h.runtime, session, h._emit)
+    try:
+        session.resume([h.runtime.number for h in handles], s["times"])
+        _apply_state(engine, s)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
+    engine._native = session
+    if old is not None:
+        old.retire()
+    engine._compact_at = 0
+
+
+def compact(engine: _Engine) -> None:
+    """``Engine._compact``: the native side rebuilt from a snapshot of itself."""
+    handles = list(engine._by_iri.values())
+    for h in handles:
+        h.runtime.drain()
+    old = engine._native
+    assert old is not None
+    data, times = old.snapshot([h.runtime.number for h in handles])
+    session = NativeSession(NativeEngine.from_snapshot(data))
+    for h in handles:
+        h.runtime = carried_over(h.runtime, session, h._emit)
+    session.resume([h.runtime.number for h in handles], times)
+    engine._native = session
+    old.retire()  # freed now, unless matches it released are still referenced
+    engine.compactions += 1
+    engine._compact_at = 2 * session.engine.terms()
+
+
+def carried_over(before: QueryRuntime, session: NativeSession, emit: Callable[[Match], None]) -> QueryRuntime:
+    """``before``'s query on ``session`` (a compaction's, a restored state's): its stats and
+    native writer carried over, the writer's caches by term id dropped."""
+    runtime = QueryRuntime(before.plan, session, emit, before.graphs, prior=before)
+    runtime.stats = before.stats
+    runtime.sink = before.sink
+    if before.sink is not None:
+        before.sink.forget_terms()
+    return runtime
+
+
+def _apply_state(engine: _Engine, s: dict) -> None:
+    """The Python half of a snapshot's state ``s`` onto the engine's registered queries
+    (their native runtimes already resumed)."""
+    native = engine._native
+    assert native is not None
+    term = _term_reader(native)
+    for h, q in zip(engine._by_iri.values(), s["queries"], strict=True):
+        h.runtime.stats["matches"] = q["matches"]
+        if h.output is not None:
+            h.output._count = q["outputs"]
+            h.output._projector._seen = _seen_of(q["seen"], term)
+        h.flushed = _time_of(q.get("flushed"))  # absent from older snapshots
+        if q.get("rows_seen") or h._projector is not None:
+            h._rows_projector()._seen = _seen_of(q.get("rows_seen", []), term)
+    for iri, g in s["gates"].items():
+        gate = engine._composer.gates[iri]
+        gate.limit = _time_of(g["limit"])
+        gate.buffer = [(Decimal(t), k, _event_of(e, term)) for t, k, e in g["buffer"]]
+    engine._composer._seq = itertools.count(s["composer_seq"])
+    engine._seq = s["seq"]
+    engine._clock = _time_of(s["clock"])
+    engine._heartbeat = _time_of(s.get("heartbeat"))
+    engine.dropped_late = s["dropped_late"]
+    engine.dropped_unread = s.get("dropped_unread", 0)
+
+
+def _plan_hash(handle: QueryHandle) -> str:
+    """What a state-only snapshot records of a query's plan: a hash of its JSON."""
+    return hashlib.sha256(handle.runtime.plan_json.encode()).hexdigest()
+
+
+def _event_state(event: Event) -> dict:
+    """An event buffered by composition as a snapshot writes it (terms in N-Triples)."""
+    return {"stream": event.stream, "time": str(event.time), "dated": event.dated, "seq": event.seq,
+            "name": None if event.name is None else str(event.name), "origin": event.origin,
+            "triples": [[str(t.subject), str(t.predicate), str(t.object)] for t in event.triples]}
+
+
+def _time_state(time: Decimal) -> str | None:
+    """A clock as a snapshot writes it (None before any time)."""
+    return None if time == -INFINITY else str(time)
+
+
+def _time_of(state: str | None) -> Decimal:
+    """``_time_state`` read back."""
+    return -INFINITY if state is None else Decimal(state)
+
+
+def _seen_state(projector: Projector | None) -> list:
+    """A DISTINCT projector's rows seen, as a snapshot writes them (terms in N-Triples)."""
+    return [] if projector is None else [[[v, str(t)] for v, t in key] for key in projector._seen]
+
+
+def _seen_of(state: list, term: Callable[[str], Term]) -> set[tuple]:
+    """``_seen_state`` read back."""
+    return {tuple((v, term(t)) for v, t in key) for key in state}
+
+
+def _term_reader(native: NativeSession) -> Callable[[str], Term]:
+    """N-Triples terms read back through the native dictionary (one parser for terms)."""
+    return lambda text: native.term(native.engine.intern(text))
+
+
+def _event_of(state: dict, term: Callable[[str], Term]) -> Event:
+    triples = tuple(Triple(term(s), term(p), term(o))  # type: ignore[arg-type]  # as written: no literal subject
+                    for s, p, o in state["triples"])
+    name = term(state["name"]) if state["name"] is not None else None
+    return Event(state["stream"], Decimal(state["time"]), triples, state["seq"], name,  # type: ignore[arg-type]
+                 state["origin"], state.get("dated", False))
