@@ -3,25 +3,23 @@ snapshot, instant and driver work its methods hand to the other modules of ``spa
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from decimal import Decimal
-from time import monotonic
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, cast
 
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
 
 from spaseq.engine.algebra import operators as A
-from spaseq.engine.api import instants, snapshots
+from spaseq.engine.api import drivers, instants, snapshots
 from spaseq.engine.api.convert import event_time, event_triples
-from spaseq.engine.api.errors import LateEventError, SpeculationFailed, UnreadStreamError
+from spaseq.engine.api.errors import LateEventError, UnreadStreamError
 from spaseq.engine.api.handle import QueryHandle
 from spaseq.engine.compile.plan import EngineOptions, Plan
 from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.composition import Composer, Composition
-from spaseq.engine.errors import SpaseqError, UsageError, located_error
+from spaseq.engine.errors import SpaseqError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
 from spaseq.engine.kb.reader import KbStore
@@ -31,16 +29,10 @@ from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.output.materialize import Materializer
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, check_time_format
 from spaseq.engine.runtime.native import NativeSession, QueryRuntime
-from spaseq.engine.values.timestamps import (
-    INFINITY,
-)
+from spaseq.engine.values.timestamps import INFINITY
 
 if TYPE_CHECKING:
     from spaseq.engine._native import ReplayReading
-
-log = logging.getLogger(__name__)
-
-_Input = TypeVar("_Input", bound=tuple[str, ...])  # a run's input: (stream IRI, path, ...)
 
 
 class Engine:
@@ -235,6 +227,14 @@ class Engine:
                         f"events would come at {h.flushed:g} (late event)")
         return None
 
+    def _poll_kb(self, force: bool = False) -> None:
+        """Follow a new KB store version, at an instant's start only (``instants.poll_kb``)."""
+        instants.poll_kb(self, force)
+
+    def _poll_kb_between_batches(self) -> None:
+        """The same between a native run's batches (``instants.poll_kb_between_batches``)."""
+        instants.poll_kb_between_batches(self)
+
     def late(self, stream: str, time: float | int | Decimal | str | datetime | object) -> str | None:
         """Why an event at ``time`` on ``stream`` pushed now would be late (the message
         ``push`` would raise ``LateEventError`` with), or None: lets a caller refuse a whole
@@ -337,6 +337,16 @@ class Engine:
         if self._owned_kb is not None:
             self._owned_kb.close()
 
+    def _end(self, error: SpaseqError | None, end_of_input: bool = True) -> None:
+        """Close the run when the input ended normally; otherwise write what was found and
+        leave the windows open (what would have followed is unknown). Either way the engine
+        takes no more input."""
+        if end_of_input and error is None:
+            self.close()
+        else:
+            self.flush()
+            self._release()
+
     def __enter__(self) -> Engine:
         return self
 
@@ -398,32 +408,7 @@ class Engine:
         input was cut short: ``flush()`` writes the matches already found and the materializer
         is closed, but windows stay open, since what would have followed is unknown. An error
         of ``push_event`` itself (a late event) propagates at once."""
-        error = None
-        for item in events:
-            if isinstance(item, SpaseqError):
-                error = error or item
-            else:
-                self.push_event(item)
-        self._end(error, end_of_input)
-        return error
-
-    def _poll_kb(self, force: bool = False) -> None:
-        """Follow a new KB store version, at an instant's start only (``instants.poll_kb``)."""
-        instants.poll_kb(self, force)
-
-    def _poll_kb_between_batches(self) -> None:
-        """The same between a native run's batches (``instants.poll_kb_between_batches``)."""
-        instants.poll_kb_between_batches(self)
-
-    def _end(self, error: SpaseqError | None, end_of_input: bool = True) -> None:
-        """Close the run when the input ended normally; otherwise write what was found and
-        leave the windows open (what would have followed is unknown). Either way the engine
-        takes no more input."""
-        if end_of_input and error is None:
-            self.close()
-        else:
-            self.flush()
-            self._release()
+        return drivers.run(self, events, end_of_input)
 
     def run_replay(self, files: list[tuple[str, str]], time_predicate: str | None = None,
                    batch: int = 4096, format: str | None = None,
@@ -442,69 +427,11 @@ class Engine:
         speculative one (``speculate=True``) feeds the file's events as its first pass judges
         them; if it then finds the file is not read as it is written, ``SpeculationFailed``
         is raised after the events fed (decision 47)."""
-        from spaseq.engine._native import ReplayStream
-
-        files = self._one_query_inputs("run_replay", files)
-        try:
-            stream = (ReplayStream(files, time_predicate, format=format, reading=reading) if time_predicate
-                      else ReplayStream(files, format=format, reading=reading))
-        except ValueError as exc:
-            return located_error(str(exc), [p for _, p in files])
-        for note in stream.notes:
-            log.info("%s", note)
-        if self._native is None:
-            self._native = NativeSession()
-        error = None
-        size = batch
-        while True:
-            self._poll_kb_between_batches()
-            self._maybe_compact()
-            native, runtime = self._native, self.handles[0].runtime
-            began = monotonic() if progress is not None else 0.0
-            try:
-                fed, last, ended, message = native.engine.feed(stream, size)
-            except ValueError as exc:
-                fed, last, ended, message = 0, None, True, str(exc)
-            self._seq += fed
-            self._after_feed(native, runtime, last)
-            if progress is not None:
-                progress(self._seq, self._clock)
-                took = monotonic() - began
-                if fed == size and took > 0:  # the next batch sized to take about the target
-                    size = max(64, min(batch, int(size * self.PROGRESS_BATCH_SECONDS / took)))
-            if ended:
-                if stream.speculation == "failed":
-                    raise SpeculationFailed(f"{files[0][1]} is not read as it is written")
-                error = located_error(message, [p for _, p in files]) if message is not None else None
-                break
-        self._end(error)
-        return error
+        return drivers.run_replay(self, files, time_predicate, batch, format, progress, reading)
 
     #: With a ``progress`` callback, ``run_replay``'s batches are sized to take about this
     #: long (at most ``batch`` events), so progress is seen even on slow queries.
     PROGRESS_BATCH_SECONDS = 0.1
-
-    def _after_feed(self, native: NativeSession, runtime: QueryRuntime, last: int | None) -> None:
-        """After a batch fed natively: release its matches, move the clock to the last event's
-        time (``last``, nanoseconds) and free the graphs and terms no window holds any more."""
-        runtime.drain()
-        if last is not None:
-            clock = native.seconds(last)
-            self._clock = max(self._clock, clock)
-            self.graphs.release(clock)
-        native.forget()
-
-    def _one_query_inputs(self, method: str, inputs: list[_Input]) -> list[_Input]:
-        """The inputs ((stream IRI, path, ...)) of a native run of the one registered query:
-        UsageError for composed queries, UnreadStreamError for a stream it does not read
-        (dropped, not read at all, with ``drop_unread``)."""
-        if len(self.handles) != 1 or self._composer.gates:
-            raise UsageError(f"{method} runs one query; composed queries take run()")
-        unread = [i for i in inputs if i[0] not in self._read]
-        if unread and not self.drop_unread:
-            raise UnreadStreamError(f"the query does not read the stream <{unread[0][0]}> "
-                                    f"of {unread[0][1]}")
-        return [i for i in inputs if i not in unread]
 
     def run_live(self, sources: list[tuple[str, str, str]], time_predicate: str | None = None,
                  batch: int = 1024, progress: Callable[[int, Decimal], None] | None = None) -> SpaseqError | None:
@@ -517,38 +444,7 @@ class Engine:
         ``LateEventError``, or with ``drop_late`` is dropped and counted. As ``run_replay``
         otherwise (the first source error returned after every source ended, one query).
         ``progress(events, clock)`` is called after each batch of events that had arrived."""
-        from spaseq.engine._native import LiveStream
-
-        sources = self._one_query_inputs("run_live", sources)
-        labels = ["<stdin>" if path == "-" else path for _, path, _ in sources]
-        try:
-            stream = (LiveStream(sources, time_predicate) if time_predicate else LiveStream(sources))
-        except ValueError as exc:
-            return located_error(str(exc), labels)
-        if self._native is None:
-            self._native = NativeSession()
-        error = None
-        while True:
-            self._poll_kb_between_batches()
-            self._maybe_compact()
-            native, runtime = self._native, self.handles[0].runtime
-            fed, last, ended, message, dropped, late = native.engine.feed_live(
-                stream, batch, self.LIVE_WAIT_SECONDS, self.drop_late)
-            self._seq += fed + dropped
-            self.dropped_late += dropped
-            self._after_feed(native, runtime, last)
-            if progress is not None:
-                progress(self._seq, self._clock)
-            if late is not None:
-                iri, at_ns, clock_ns = late
-                raise LateEventError(f"event at {native.seconds(at_ns):g} on <{iri}> is earlier than "
-                                     f"{native.seconds(clock_ns):g}, already processed on this query's "
-                                     "streams (late event)")
-            if ended:
-                error = located_error(message, labels) if message is not None else None
-                break
-        self._end(error)
-        return error
+        return drivers.run_live(self, sources, time_predicate, batch, progress)
 
     #: ``run_live`` waits this long at most for an event before it looks at the KB store's
     #: version and reports progress again.

@@ -1,0 +1,172 @@
+"""The drivers: ``Engine.run`` (Python ``Event``s pushed one by one), ``Engine.run_replay``
+(replay files read, merged and fed by the native core in batches, decision 36) and
+``Engine.run_live`` (live sources, each on a thread of its own, fed as events arrive,
+decision 46), with what they do after each batch. The native runs take one query.
+
+Functions of the ``Engine`` (``_Engine``: the part of it they read and write), which its
+methods of those names call."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from decimal import Decimal
+from time import monotonic
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from spaseq.engine.api.errors import LateEventError, SpeculationFailed, UnreadStreamError
+from spaseq.engine.api.handle import QueryHandle
+from spaseq.engine.composition import Composer
+from spaseq.engine.errors import SpaseqError, UsageError, located_error
+from spaseq.engine.events import Event
+from spaseq.engine.gpm_eval.matcher import EventGraphs
+from spaseq.engine.runtime.native import NativeSession, QueryRuntime
+
+if TYPE_CHECKING:
+    from spaseq.engine._native import ReplayReading
+
+log = logging.getLogger(__name__)
+
+_Input = TypeVar("_Input", bound=tuple[str, ...])  # a run's input: (stream IRI, path, ...)
+
+
+class _Engine(Protocol):
+    """The part of an ``Engine`` the drivers read and write (a Protocol: this module does not
+    import ``api.engine``, which imports it)."""
+
+    handles: list[QueryHandle]
+    graphs: EventGraphs
+    drop_late: bool
+    dropped_late: int
+    drop_unread: bool
+    PROGRESS_BATCH_SECONDS: float
+    LIVE_WAIT_SECONDS: float
+    _seq: int
+    _clock: Decimal
+    _native: NativeSession | None
+    _read: frozenset[str]
+    _composer: Composer
+
+    def push_event(self, event: Event) -> None: ...
+
+    def _end(self, error: SpaseqError | None, end_of_input: bool = True) -> None: ...
+
+    def _maybe_compact(self) -> None: ...
+
+    def _poll_kb_between_batches(self) -> None: ...
+
+
+def run(engine: _Engine, events: Iterable[Event | SpaseqError], end_of_input: bool) -> SpaseqError | None:
+    """``Engine.run``: push ``events``, end the input, return the first input error."""
+    error = None
+    for item in events:
+        if isinstance(item, SpaseqError):
+            error = error or item
+        else:
+            engine.push_event(item)
+    engine._end(error, end_of_input)
+    return error
+
+
+def run_replay(engine: _Engine, files: list[tuple[str, str]], time_predicate: str | None, batch: int,
+               format: str | None, progress: Callable[[int, Decimal], None] | None,
+               reading: ReplayReading | None) -> SpaseqError | None:
+    """``Engine.run_replay``: replay files fed natively, batch by batch."""
+    from spaseq.engine._native import ReplayStream
+
+    files = _one_query_inputs(engine, "run_replay", files)
+    try:
+        stream = (ReplayStream(files, time_predicate, format=format, reading=reading) if time_predicate
+                  else ReplayStream(files, format=format, reading=reading))
+    except ValueError as exc:
+        return located_error(str(exc), [p for _, p in files])
+    for note in stream.notes:
+        log.info("%s", note)
+    if engine._native is None:
+        engine._native = NativeSession()
+    error = None
+    size = batch
+    while True:
+        engine._poll_kb_between_batches()
+        engine._maybe_compact()
+        native, runtime = engine._native, engine.handles[0].runtime
+        began = monotonic() if progress is not None else 0.0
+        try:
+            fed, last, ended, message = native.engine.feed(stream, size)
+        except ValueError as exc:
+            fed, last, ended, message = 0, None, True, str(exc)
+        engine._seq += fed
+        _after_feed(engine, native, runtime, last)
+        if progress is not None:
+            progress(engine._seq, engine._clock)
+            took = monotonic() - began
+            if fed == size and took > 0:  # the next batch sized to take about the target
+                size = max(64, min(batch, int(size * engine.PROGRESS_BATCH_SECONDS / took)))
+        if ended:
+            if stream.speculation == "failed":
+                raise SpeculationFailed(f"{files[0][1]} is not read as it is written")
+            error = located_error(message, [p for _, p in files]) if message is not None else None
+            break
+    engine._end(error)
+    return error
+
+
+def run_live(engine: _Engine, sources: list[tuple[str, str, str]], time_predicate: str | None, batch: int,
+             progress: Callable[[int, Decimal], None] | None) -> SpaseqError | None:
+    """``Engine.run_live``: live sources fed natively as their events arrive."""
+    from spaseq.engine._native import LiveStream
+
+    sources = _one_query_inputs(engine, "run_live", sources)
+    labels = ["<stdin>" if path == "-" else path for _, path, _ in sources]
+    try:
+        stream = (LiveStream(sources, time_predicate) if time_predicate else LiveStream(sources))
+    except ValueError as exc:
+        return located_error(str(exc), labels)
+    if engine._native is None:
+        engine._native = NativeSession()
+    error = None
+    while True:
+        engine._poll_kb_between_batches()
+        engine._maybe_compact()
+        native, runtime = engine._native, engine.handles[0].runtime
+        fed, last, ended, message, dropped, late = native.engine.feed_live(
+            stream, batch, engine.LIVE_WAIT_SECONDS, engine.drop_late)
+        engine._seq += fed + dropped
+        engine.dropped_late += dropped
+        _after_feed(engine, native, runtime, last)
+        if progress is not None:
+            progress(engine._seq, engine._clock)
+        if late is not None:
+            iri, at_ns, clock_ns = late
+            raise LateEventError(f"event at {native.seconds(at_ns):g} on <{iri}> is earlier than "
+                                 f"{native.seconds(clock_ns):g}, already processed on this query's "
+                                 "streams (late event)")
+        if ended:
+            error = located_error(message, labels) if message is not None else None
+            break
+    engine._end(error)
+    return error
+
+
+def _after_feed(engine: _Engine, native: NativeSession, runtime: QueryRuntime, last: int | None) -> None:
+    """After a batch fed natively: release its matches, move the clock to the last event's
+    time (``last``, nanoseconds) and free the graphs and terms no window holds any more."""
+    runtime.drain()
+    if last is not None:
+        clock = native.seconds(last)
+        engine._clock = max(engine._clock, clock)
+        engine.graphs.release(clock)
+    native.forget()
+
+
+def _one_query_inputs(engine: _Engine, method: str, inputs: list[_Input]) -> list[_Input]:
+    """The inputs ((stream IRI, path, ...)) of a native run of the one registered query:
+    UsageError for composed queries, UnreadStreamError for a stream it does not read
+    (dropped, not read at all, with ``drop_unread``)."""
+    if len(engine.handles) != 1 or engine._composer.gates:
+        raise UsageError(f"{method} runs one query; composed queries take run()")
+    unread = [i for i in inputs if i[0] not in engine._read]
+    if unread and not engine.drop_unread:
+        raise UnreadStreamError(f"the query does not read the stream <{unread[0][0]}> "
+                                f"of {unread[0][1]}")
+    return [i for i in inputs if i not in unread]
