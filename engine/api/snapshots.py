@@ -160,15 +160,15 @@ def restore_state(engine: _Engine, data: bytes) -> None:
     old = engine._native
     for h in handles:
         h.runtime = carried_over(h.runtime, session, h._emit)
+    engine._native = session  # the state's terms are read back through the new dictionary
+    if old is not None:
+        old.retire()
+    engine._compact_at = 0
     try:
         session.resume([h.runtime.number for h in handles], s["times"])
         _apply_state(engine, s)
     except (KeyError, TypeError, ValueError) as exc:
         raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
-    engine._native = session
-    if old is not None:
-        old.retire()
-    engine._compact_at = 0
 
 
 def compact(engine: _Engine) -> None:
