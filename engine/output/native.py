@@ -4,10 +4,10 @@ the writer for them.
 ``_native.NativeWriter`` takes a query's released matches straight from the native runtime
 and writes them as the Python writers of ``writers.py`` do, byte for byte (they are its
 oracle: ``tests/output/test_native_writers.py``), with no Python object per match. It covers
-the machine-readable formats (jsonl, json, csv, tsv) of a SELECT query (projection and
-DISTINCT done natively) and of a CONSTRUCT query written as solutions of its template's
-variables. Everything else (the table for people, TriG, materialisation, composed queries)
-goes through the Python writers."""
+the result formats (jsonl, json, csv, tsv and the table for people) of a SELECT query
+(projection and DISTINCT done natively) and of a CONSTRUCT query written as solutions of its
+template's variables. Everything else (TriG, materialisation, composed queries) goes through
+the Python writers."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from spaseq.engine._native import NativeWriter
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT
 
-NATIVE_FORMATS = ("jsonl", "json", "csv", "tsv")
+NATIVE_FORMATS = ("jsonl", "json", "csv", "tsv", "table")
 
 
 def why_not_native(fmt: str, query: A.Query, columns: Sequence[str], with_time: bool) -> str | None:
@@ -29,7 +29,7 @@ def why_not_native(fmt: str, query: A.Query, columns: Sequence[str], with_time: 
         return f"the {fmt} format is written in Python"
     if query.match.is_construct and query.match.distinct:
         return "a DISTINCT CONSTRUCT query is written in Python"
-    if with_time and {"_time", "_start"} & {*columns, *(query.match.variables or ())}:
+    if with_time and fmt != "table" and {"_time", "_start"} & {*columns, *(query.match.variables or ())}:
         return "a variable named _time or _start with --with-time is written in Python"
     return None
 
@@ -50,7 +50,8 @@ def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: b
         select = list(dict.fromkeys(query.match.variables))
     binary = _binary(out)
     return NativeWriter(fmt, out if binary is None else binary, select, query.match.distinct,
-                        list(columns), with_time, binary is not None, time_format, thread)
+                        list(columns), with_time, binary is not None, time_format, thread,
+                        list(query.prefixes.items()))
 
 
 def _binary(out: IO[str]) -> IO[bytes] | None:

@@ -241,7 +241,7 @@ impl Collector {
         self.rows += 1;
         let cells: &mut dyn Iterator<Item = Option<Slot>> = match self.format {
             Format::Jsonl | Format::Json => &mut resolved.row.iter().map(|(s, _)| *s),
-            Format::Csv | Format::Tsv => &mut resolved.columns.iter().copied(),
+            Format::Csv | Format::Tsv | Format::Table => &mut resolved.columns.iter().copied(),
         };
         for slot in cells {
             let id = value(slot);

@@ -6,7 +6,8 @@
 use super::collect::{Batch, Resolved, RowHead};
 use super::spell::{
     csv_field, csv_value, datetime_seconds, json_seconds, json_string, json_string_ascii,
-    json_term, json_time_literal, time_datatype, time_value, tsv_value,
+    json_term, json_time_literal, python_space, table_term, table_time, time_datatype, time_value,
+    tsv_value,
 };
 use super::Format;
 use oxrdf::Term;
@@ -74,6 +75,10 @@ pub struct Formatter {
     /// Times spelled for jsonl rows (a cache).
     times: TimeCache,
     rows: u64,
+    /// The table's prefixes, longest namespace first (`with_prefixes`).
+    prefixes: Vec<(String, String)>,
+    /// The table's rows so far, as their cells (it sizes its columns at the end).
+    table: Vec<Vec<String>>,
 }
 
 impl Formatter {
@@ -90,7 +95,17 @@ impl Formatter {
             events: HashMap::default(),
             times: TimeCache::new(),
             rows: 0,
+            prefixes: Vec::new(),
+            table: Vec::new(),
         }
+    }
+
+    /// The formatter with the query's `prefixes` (in declaration order): the table writes
+    /// IRIs under them as prefixed names, trying longer namespaces first.
+    pub fn with_prefixes(mut self, mut prefixes: Vec<(String, String)>) -> Formatter {
+        prefixes.sort_by_key(|(_, ns)| std::cmp::Reverse(ns.chars().count())); // stable
+        self.prefixes = prefixes;
+        self
     }
 
     fn header(&self) -> Vec<String> {
@@ -122,14 +137,59 @@ impl Formatter {
                 out.push_str(&header.join("\t"));
                 out.push('\n');
             }
+            Format::Table => {}
         }
     }
 
     /// What follows the rows.
     pub fn finish(&mut self, out: &mut String) {
-        if self.format == Format::Json {
-            out.push_str("\n]}}\n");
+        match self.format {
+            Format::Json => out.push_str("\n]}}\n"),
+            Format::Table => self.finish_table(out),
+            _ => {}
         }
+    }
+
+    /// The table (`writers.TableWriter.finish`): a header, a rule, the rows, each column
+    /// padded to its widest cell (in characters) and each line's trailing white space
+    /// dropped, then the count of matches.
+    fn finish_table(&mut self, out: &mut String) {
+        let header: Vec<String> = ["time".to_owned(), "start".to_owned()]
+            .into_iter()
+            .chain(self.columns.iter().map(|v| format!("?{v}")))
+            .collect();
+        let width = |s: &String| s.chars().count();
+        let mut widths: Vec<usize> = header.iter().map(width).collect();
+        for row in &self.table {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(width(cell));
+            }
+        }
+        let line = |cells: &[String], out: &mut String| {
+            let at = out.len();
+            for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+                if i > 0 {
+                    out.push_str("  ");
+                }
+                out.push_str(cell);
+                out.extend(std::iter::repeat_n(' ', w.saturating_sub(width(cell))));
+            }
+            let kept = out[at..].trim_end_matches(python_space).len();
+            out.truncate(at + kept);
+            out.push('\n');
+        };
+        line(&header, out);
+        let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+        out.push_str(&rule.join("  "));
+        out.push('\n');
+        for row in std::mem::take(&mut self.table) {
+            line(&row, out);
+        }
+        let count = self.rows;
+        let _ = std::fmt::Write::write_fmt(
+            out,
+            format_args!("({count} match{})\n", if count == 1 { "" } else { "es" }),
+        );
     }
 
     /// Take in what `batch` sends, then append its rows.
@@ -140,7 +200,7 @@ impl Formatter {
         };
         let width = match self.format {
             Format::Jsonl | Format::Json => resolved.row.len(),
-            Format::Csv | Format::Tsv => resolved.columns.len(),
+            Format::Csv | Format::Tsv | Format::Table => resolved.columns.len(),
         };
         let mut taken_at = 0;
         for (i, head) in batch.rows.iter().enumerate() {
@@ -153,6 +213,7 @@ impl Formatter {
                 Format::Json => self.json(head, values, &resolved, out),
                 Format::Csv => self.csv(head, values, out),
                 Format::Tsv => self.tsv(head, values, out),
+                Format::Table => self.table_row(head, values),
             }
         }
         self.resolved = Some(resolved);
@@ -205,6 +266,7 @@ impl Formatter {
             Format::Jsonl | Format::Json => json_term(term, &mut s),
             Format::Csv => s = csv_value(term),
             Format::Tsv => tsv_value(term, &mut s),
+            Format::Table => table_term(term, &self.prefixes, &mut s),
         }
         s.into_boxed_str()
     }
@@ -314,6 +376,20 @@ impl Formatter {
             cells.push(id.map_or_else(String::new, |id| self.term(id).to_owned()));
         }
         csv_record(cells.iter().map(String::as_str), out);
+    }
+
+    /// A row of the table, kept until `finish`: its times, then the columns.
+    fn table_row(&mut self, head: &RowHead, values: &[Option<TermId>]) {
+        let mut cells = Vec::with_capacity(values.len() + 2);
+        for ns in [head.time, head.start] {
+            let mut s = String::new();
+            table_time(ns, &mut s);
+            cells.push(s);
+        }
+        for id in values {
+            cells.push(id.map_or_else(String::new, |id| self.term(id).to_owned()));
+        }
+        self.table.push(cells);
     }
 
     /// As `csv`, in SPARQL TSV: times as typed literals, terms in N-Triples.

@@ -39,6 +39,8 @@ pub enum Format {
     Csv,
     /// SPARQL 1.1 Query Results TSV.
     Tsv,
+    /// Aligned columns for people (every row is kept until the end, which sizes them).
+    Table,
 }
 
 impl Format {
@@ -48,6 +50,7 @@ impl Format {
             "json" => Some(Format::Json),
             "csv" => Some(Format::Csv),
             "tsv" => Some(Format::Tsv),
+            "table" => Some(Format::Table),
             _ => None,
         }
     }

@@ -137,7 +137,7 @@ const NS64: i64 = NS as i64;
 
 /// The civil date (year, month, day) of a count of days since 1970-01-01 in the proleptic
 /// Gregorian calendar (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u64, u64) {
+pub(crate) fn civil_from_days(days: i64) -> (i64, u64, u64) {
     let z = days + 719_468;
     let (era, doe) = (z.div_euclid(146_097), z.rem_euclid(146_097));
     let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
@@ -305,6 +305,98 @@ pub fn tsv_value(term: &Term, out: &mut String) {
     out.push_str(&term.to_string().replace('\t', "\\t").replace('\n', "\\n"));
 }
 
+/// Times this large (in seconds) are wall-clock times (`writers.EPOCH_LIKE`).
+const EPOCH_LIKE: i128 = 100_000_000 * NS;
+
+/// A time in the table (`writers._fmt_time`): seconds rounded to milliseconds (half to even,
+/// as `f"{Decimal:.3f}"`), trailing zeros and point trimmed, for small (relative) times; for
+/// wall-clock ones, the ISO 8601 UTC time of the float the seconds read as (microseconds
+/// rounded half to even, as `datetime.fromtimestamp` does), to the millisecond when the
+/// time has a fraction, `Z`.
+pub fn table_time(ns: i128, out: &mut String) {
+    if ns.abs() >= EPOCH_LIKE {
+        let mut exact = String::new();
+        canonical_seconds(ns, &mut exact);
+        let float: f64 = exact.parse().expect("a decimal number");
+        // `_PyTime_DoubleToDenominator`: the fraction's microseconds, rounded half to even
+        let whole = float.trunc();
+        let mut micros = ((float - whole) * 1e6).round_ties_even();
+        let mut seconds = whole;
+        if micros >= 1e6 {
+            micros -= 1e6;
+            seconds += 1.0;
+        } else if micros < 0.0 {
+            micros += 1e6;
+            seconds -= 1.0;
+        }
+        let (seconds, micros) = (seconds as i64, micros as u64);
+        let (days, time) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+        let (year, month, day) = civil_from_days(days);
+        let _ = write!(
+            out,
+            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+            time / 3_600,
+            time / 60 % 60,
+            time % 60
+        );
+        if ns % NS != 0 {
+            let _ = write!(out, ".{:03}", micros / 1_000);
+        }
+        out.push('Z');
+    } else {
+        let abs = ns.unsigned_abs();
+        let (mut millis, rest) = (abs / 1_000_000, abs % 1_000_000);
+        if rest > 500_000 || (rest == 500_000 && millis % 2 == 1) {
+            millis += 1;
+        }
+        let mut text = format!(
+            "{}{}.{:03}",
+            if ns < 0 { "-" } else { "" },
+            millis / 1_000,
+            millis % 1_000
+        );
+        text.truncate(text.trim_end_matches('0').trim_end_matches('.').len());
+        out.push_str(&text);
+    }
+}
+
+/// A term in the table (`TableWriter._short`): an IRI under one of `prefixes` (longest
+/// namespace first) as a prefixed name, other IRIs in `<>`, a literal of an XSD datatype
+/// other than xsd:string as its lexical form, anything else in N-Triples.
+pub fn table_term(term: &Term, prefixes: &[(String, String)], out: &mut String) {
+    match term {
+        Term::NamedNode(n) => {
+            let iri = n.as_str();
+            for (prefix, ns) in prefixes {
+                if iri.len() > ns.len() && iri.starts_with(ns.as_str()) {
+                    let _ = write!(out, "{prefix}:{}", &iri[ns.len()..]);
+                    return;
+                }
+            }
+            let _ = write!(out, "<{iri}>");
+        }
+        Term::Literal(l)
+            if l.language().is_none()
+                && l.datatype() != xsd::STRING
+                && l.datatype().as_str().starts_with(XSD_NS) =>
+        {
+            out.push_str(l.value());
+        }
+        other => {
+            let _ = write!(out, "{other}");
+        }
+    }
+}
+
+/// The XSD namespace.
+const XSD_NS: &str = "http://www.w3.org/2001/XMLSchema#";
+
+/// Whether Python's `str.isspace` holds for `c` (what `str.rstrip()` strips): Unicode's
+/// White_Space and the four information separators U+001C..U+001F.
+pub fn python_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,6 +411,29 @@ mod tests {
         let mut s = String::new();
         canonical_seconds(ns, &mut s);
         s
+    }
+
+    /// `writers._fmt_time`'s spellings (from Python).
+    #[test]
+    fn table_times_are_spelled_as_python_writes_them() {
+        let cases = [
+            (0, "0"),
+            (2_500_000_000, "2.5"),
+            (-400_000, "-0"),
+            (500_000, "0"),
+            (1_500_000, "0.002"),
+            (99_999_999_999_500_000, "100000000"),
+            (100_000_000 * NS, "1973-03-03T09:46:40Z"),
+            (1_704_103_220_100_000_000, "2024-01-01T10:00:20.100Z"),
+            (1_704_103_220_000_499_500, "2024-01-01T10:00:20.000Z"),
+            (1_704_103_220_000_000_007, "2024-01-01T10:00:20.000Z"),
+            (-100_000_000_500_000_000, "1966-10-31T14:13:19.500Z"),
+        ];
+        for (ns, expected) in cases {
+            let mut s = String::new();
+            table_time(ns, &mut s);
+            assert_eq!(s, expected, "{ns}");
+        }
     }
 
     #[test]

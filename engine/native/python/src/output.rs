@@ -32,7 +32,8 @@ enum Sink {
     Thread(Background),
 }
 
-/// One query's results written natively in one format (`jsonl`, `json`, `csv`, `tsv`).
+/// One query's results written natively in one format (`jsonl`, `json`, `csv`, `tsv`,
+/// `table`).
 #[pyclass(unsendable, module = "spaseq.engine._native")]
 struct NativeWriter {
     collector: Collector,
@@ -152,9 +153,10 @@ impl NativeWriter {
     /// times as `time_format` (`input`, `dateTime`, `epoch`) says; with `thread` and a
     /// binary `out` that has a descriptor, the rows are spelled and written on a thread of
     /// their own (`out` is not written through while it runs: `close` or `finish` waits for
-    /// it). ValueError for another format or time format.
+    /// it); `prefixes` (prefix, namespace) shorten the table's IRIs. ValueError for another
+    /// format or time format.
     #[new]
-    #[pyo3(signature = (format, out, select, distinct, columns, with_time, binary = false, time_format = "input", thread = false))]
+    #[pyo3(signature = (format, out, select, distinct, columns, with_time, binary = false, time_format = "input", thread = false, prefixes = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -167,12 +169,14 @@ impl NativeWriter {
         binary: bool,
         time_format: &str,
         thread: bool,
+        prefixes: Option<Vec<(String, String)>>,
     ) -> PyResult<Self> {
         let format = Format::parse(format)
             .ok_or_else(|| PyValueError::new_err(format!("no native writer for {format:?}")))?;
         let times = TimeFormat::parse(time_format)
             .ok_or_else(|| PyValueError::new_err(format!("no time format {time_format:?}")))?;
-        let formatter = Formatter::new(format, columns.clone(), with_time);
+        let formatter = Formatter::new(format, columns.clone(), with_time)
+            .with_prefixes(prefixes.unwrap_or_default());
         let collector = Collector::new(format, select, distinct, columns, times);
         let sink = if thread && binary {
             match Self::thread(py, &out, formatter)? {
