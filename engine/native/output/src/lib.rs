@@ -1,5 +1,5 @@
 //! Results written natively (issue 12): the machine-readable formats of `spaseq run` (the
-//! jsonl contract, SPARQL 1.1 JSON, CSV and TSV results) written from the runtime's match
+//! jsonl contract, SPARQL 1.1 JSON, CSV and TSV results, and the table for people) written from the runtime's match
 //! records, byte for byte as the Python writers (`engine/output/writers.py`, the oracle)
 //! write them, without a Python object per match.
 //!
