@@ -18,6 +18,9 @@
 //! A crate of its own above `spaseq-plan`, `spaseq-io` and `spaseq-gpm` (the steps, the
 //! events, their GPMs' results), below the writers (`spaseq-output`).
 
+// the crate by its own name, so that test support shared with tests/ names it alike
+extern crate self as spaseq_automaton;
+
 pub mod buffer;
 pub mod event;
 pub mod gpms;

@@ -2,77 +2,19 @@
 //! by tests/compile/test_plan.py), with GPMs of one triple pattern `?s <p> ?o` evaluated by
 //! a test evaluator: the automaton's strategies, Kleene loops and windows, by hand.
 
+#[path = "support/one_pattern.rs"]
+mod support;
+
 use oxrdf::{Literal, NamedNode, Term};
-use spaseq_automaton::{EventData, GpmEval, Node, QueryRuntime, RunView, Streams};
-use spaseq_gpm::vars::{Row, Slot, VarTable};
-use spaseq_io::dictionary::{Dictionary, TermId};
-use spaseq_plan::algebra::{PatternTerm, Term as PlanTerm};
+use spaseq_automaton::{EventData, Node, QueryRuntime, Streams};
+use spaseq_io::dictionary::Dictionary;
 use spaseq_plan::Plan;
 use std::rc::Rc;
+use support::OnePattern;
 
-/// Each GPM: one pattern (subject variable, predicate IRI, object variable).
-struct OnePattern(Vec<(Slot, TermId, Slot)>, Vec<Vec<Slot>>);
-
-impl GpmEval for OnePattern {
-    type Index = Vec<[TermId; 3]>;
-
-    fn results(
-        &self,
-        gpm: usize,
-        index: &Self::Index,
-        mu: &[Option<TermId>],
-        _: RunView<'_>,
-        _: &Dictionary,
-        out: &mut Vec<Row>,
-    ) {
-        let (s, p, o) = self.0[gpm];
-        for t in index.iter().filter(|t| t[1] == p) {
-            if mu[s].is_some_and(|v| v != t[0]) || mu[o].is_some_and(|v| v != t[2]) {
-                continue;
-            }
-            let mut row = mu.to_vec();
-            row[s] = Some(t[0]);
-            row[o] = Some(t[2]);
-            out.push(row);
-        }
-    }
-
-    fn base(&self, gpm: usize, index: &Self::Index, dict: &Dictionary, out: &mut Vec<Row>) {
-        let width = self.1.iter().flatten().max().map_or(0, |m| m + 1);
-        self.results(
-            gpm,
-            index,
-            &vec![None; width],
-            RunView::default(),
-            dict,
-            out,
-        );
-    }
-
-    fn local_slots(&self, gpm: usize) -> &[Slot] {
-        &self.1[gpm]
-    }
-}
-
+/// `plan` (its JSON)'s runtime over the shared test evaluator.
 fn runtime(plan: &str, dict: &mut Dictionary, streams: &mut Streams) -> QueryRuntime<OnePattern> {
-    let plan = Plan::from_json(plan).expect("a valid plan");
-    let mut vars = VarTable::new();
-    let mut patterns = Vec::new();
-    let mut locals = Vec::new();
-    for gpm in &plan.gpms {
-        let tp = &gpm.join_order[0];
-        let var = |t: &PatternTerm, vars: &mut VarTable| match t {
-            PatternTerm::Var(name) => vars.slot(name),
-            _ => panic!("a variable"),
-        };
-        let PatternTerm::Term(PlanTerm::Iri(p)) = &tp.predicate else {
-            panic!("an IRI")
-        };
-        let p = dict.intern(NamedNode::new(p.clone()).unwrap().into());
-        patterns.push((var(&tp.subject, &mut vars), p, var(&tp.object, &mut vars)));
-        locals.push(gpm.local_vars.iter().map(|v| vars.slot(v)).collect());
-    }
-    QueryRuntime::new(&plan, OnePattern(patterns, locals), vars, streams).expect("supported")
+    support::runtime(&Plan::from_json(plan).expect("a valid plan"), dict, streams)
 }
 
 /// A match as (start s, end s, [(GPM, event time s)]).
