@@ -9,9 +9,10 @@ def plan_summary(plan_json: str) -> str:
 
 def read_replay(
     path: str, time_predicate: str = ...
-) -> list[tuple[str, int, list[tuple[str, str, str]]]]:
+) -> list[tuple[str, int, list[tuple[str, str, str]], bool]]:
     """A replay file's events as the native reader sees them: (graph, time in nanoseconds,
-    triples), terms in N-Triples; ValueError ``PATH:LINE:COLUMN: message`` on bad input."""
+    triples, dated), terms in N-Triples; ValueError ``PATH:LINE:COLUMN: message`` on bad
+    input."""
 
 def count_replay(path: str, time_predicate: str = ...) -> tuple[int, int, int]:
     """Parse a replay file into native events: (events, triples, distinct terms)."""

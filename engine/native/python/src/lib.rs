@@ -42,30 +42,13 @@ fn read(path: &str, time_predicate: &str, dictionary: &mut Dictionary) -> PyResu
 }
 
 /// A replay file's events as the native reader sees them: (graph, time in nanoseconds,
-/// triples), terms in N-Triples; ValueError `PATH:LINE:COLUMN: message` on bad input.
+/// triples, dated), terms in N-Triples; ValueError `PATH:LINE:COLUMN: message` on bad input.
 #[pyfunction]
 #[pyo3(signature = (path, time_predicate = GENERATED_AT_TIME))]
-#[allow(clippy::type_complexity)]
-fn read_replay(
-    path: &str,
-    time_predicate: &str,
-) -> PyResult<Vec<(String, i128, Vec<(String, String, String)>)>> {
+fn read_replay(path: &str, time_predicate: &str) -> PyResult<Vec<stream::BatchEvent>> {
     let mut dictionary = Dictionary::new();
     let events = read(path, time_predicate, &mut dictionary)?;
-    let nt = |id: u32| dictionary.get(id).to_string();
-    Ok(events
-        .iter()
-        .map(|e| {
-            (
-                nt(e.graph),
-                e.time_ns,
-                e.triples
-                    .iter()
-                    .map(|t| (nt(t[0]), nt(t[1]), nt(t[2])))
-                    .collect(),
-            )
-        })
-        .collect())
+    Ok(stream::batch_events(&events, &dictionary))
 }
 
 /// Parse a replay file into native events and count them: (events, triples, distinct

@@ -305,7 +305,7 @@ impl PyReplayStream {
 }
 
 /// An event of a batch: (graph, time in ns, [(s, p, o)], dated), terms in N-Triples.
-type BatchEvent = (String, i128, Vec<(String, String, String)>, bool);
+pub(crate) type BatchEvent = (String, i128, Vec<(String, String, String)>, bool);
 
 /// The events of a replay batch held in memory (`format` "trig" or "nquads"; a request
 /// body), read whole by the replay reader's rules (core `replay::read_events`): sorted by
@@ -331,8 +331,14 @@ fn read_batch(
                 error,
             })
         })?;
+    Ok(batch_events(&events, &dictionary))
+}
+
+/// Events read whole, as Python takes them: `(graph, time_ns, [(s, p, o)], dated)`, terms
+/// in N-Triples.
+pub(crate) fn batch_events(events: &[replay::Event], dictionary: &Dictionary) -> Vec<BatchEvent> {
     let nt = |id| dictionary.get(id).to_string();
-    Ok(events
+    events
         .iter()
         .map(|e| {
             (
@@ -345,7 +351,7 @@ fn read_batch(
                 e.dated,
             )
         })
-        .collect())
+        .collect()
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
