@@ -7,8 +7,6 @@ carry a traceback to the user.
 from __future__ import annotations
 
 import importlib
-import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -75,12 +73,12 @@ def require_extra(extra: str, feature: str, *modules: str) -> None:
             raise MissingExtraError(f"{feature} needs {module}: pip install 'spaseq[{extra}]'") from None
 
 
-def located_error(message: str, paths: Iterable[str]) -> StreamError:
-    """A native reader's ``PATH[:LINE[:COLUMN]]: message`` (PATH one of ``paths``) as the
-    error it stands for, located."""
-    for path in paths:
-        m = re.match(r"(?s):(?:(\d+):)?(?:(\d+):)? (.*)$", message[len(path):])
-        if message.startswith(path) and m is not None:
-            line, column = (int(x) if x else None for x in m.group(1, 2))
-            return StreamError(m[3], Location(path, line, column))
-    return StreamError(message)
+def stream_error(exc: BaseException) -> StreamError:
+    """A native reader's error as the error it stands for: a ``_native.LocatedError`` located
+    by its ``path``, ``line`` and ``column`` (its ``message`` without them), any other
+    exception by its text alone."""
+    from spaseq.engine._native import LocatedError
+
+    if isinstance(exc, LocatedError) and exc.path is not None:
+        return StreamError(exc.message, Location(exc.path, exc.line, exc.column))
+    return StreamError(str(exc))

@@ -5,11 +5,23 @@ from typing import final
 
 from spaseq.engine._native import _testing as _testing
 
-__all__ = ["PLAN_VERSION", "__version__", "_testing", "gpm_evaluators", "LiveStream", "LiveReader", "NativeWriter",
+__all__ = ["PLAN_VERSION", "__version__", "_testing", "LocatedError", "gpm_evaluators", "LiveStream", "LiveReader", "NativeWriter",
            "NativeEngine", "NativeEvent", "NativeMatch", "ReplayReading", "ReplayStream", "read_batch"]
 
 PLAN_VERSION: int
 __version__: str
+
+class LocatedError(ValueError):
+    """An error of input located in a file (a stream's file, ``<stdin>``, a batch's label):
+    ``str()`` is ``PATH:LINE:COLUMN: message`` (``PATH:LINE: message``, ``PATH: message`` as
+    far as the place is known); ``path``, ``line`` and ``column`` (1-based) are None when
+    unknown, ``message`` is the text without them. Raised by the readers, returned by
+    ``NativeEngine.feed``/``feed_live`` and ``LiveReader``."""
+
+    path: str | None
+    line: int | None
+    column: int | None
+    message: str
 
 @final
 class ReplayReading:
@@ -40,7 +52,7 @@ class ReplayStream:
     the CLI does, ties by file order then first appearance). Iterating yields batches of
     events ``(stream_iri, seq, time_ns, graph, [(s, p, o)], dated)``, terms in N-Triples
     (``dated``: the time was written as an ``xsd:dateTime``); after the
-    usable events, a file's error as ValueError ``PATH:LINE:COLUMN: message``. The first
+    usable events, a file's error as ``LocatedError`` ``PATH:LINE:COLUMN: message``. The first
     pass over every file runs in the constructor (ValueError for a bad time predicate), or
     was started ahead by ``reading`` (used only if it has the same paths and options).
     ``format`` (``"trig"`` or ``"nquads"``) is every file's format whatever its name says
@@ -79,7 +91,7 @@ def read_batch(
     """The events of a replay batch held in memory (``format`` ``"trig"`` or ``"nquads"``; a
     request body), read whole by the replay reader's rules, sorted by time (ties in order of
     first appearance): ``(graph, time_ns, [(s, p, o)], dated)``, terms in N-Triples. For any
-    problem, no events but ValueError ``LABEL:LINE:COLUMN: message`` (``LABEL: message``
+    problem, no events but ``LocatedError`` ``LABEL:LINE:COLUMN: message`` (``LABEL: message``
     without a place), ``label`` naming the batch as a path names a file."""
 
 _LiveEvent = tuple[str, int, int, str, list[tuple[str, str, str]], bool, str]
@@ -91,7 +103,7 @@ class LiveStream:
     ``(stream_iri, path or "-" for stdin, "trig" or "nquads")``. Iterating yields batches of
     the events that have arrived ``(stream_iri, seq, time_ns, graph, [(s, p, o)], dated,
     origin)``, terms in N-Triples, waiting (the GIL released) for the first only; after every
-    source ended, the first source error as ValueError ``FILE:LINE:COLUMN: message``.
+    source ended, the first source error as ``LocatedError`` ``FILE:LINE:COLUMN: message``.
     ValueError at once for a bad time predicate or format."""
 
     def __new__(cls, sources: list[tuple[str, str, str]], time_predicate: str = ..., batch: int = ...) -> LiveStream: ...
@@ -102,11 +114,11 @@ class LiveStream:
 class LiveReader:
     """The live rules for one source, fed a line at a time: ``read(line)`` and ``finish()`` (the
     end of input) each return the events complete after it and the error that ended the
-    reading (``LABEL:LINE:COLUMN: message``) or None."""
+    reading (a ``LocatedError``, ``LABEL:LINE:COLUMN: message``) or None."""
 
     def __new__(cls, stream: str, label: str, format: str, time_predicate: str = ...) -> LiveReader: ...
-    def read(self, line: str) -> tuple[list[_LiveEvent], str | None]: ...
-    def finish(self) -> tuple[list[_LiveEvent], str | None]: ...
+    def read(self, line: str) -> tuple[list[_LiveEvent], LocatedError | None]: ...
+    def finish(self) -> tuple[list[_LiveEvent], LocatedError | None]: ...
 
 _Pairs = list[tuple[str, int]]
 
@@ -156,15 +168,15 @@ class NativeEngine:
               dated: bool = False) -> NativeEvent:
         """Prepare an event: graph name in N-Triples, triples as a flat list of term ids,
         ``dated``: its timestamp was written as an xsd:dateTime."""
-    def feed(self, stream: ReplayStream, max: int) -> tuple[int, int | None, bool, str | None]:
+    def feed(self, stream: ReplayStream, max: int) -> tuple[int, int | None, bool, LocatedError | None]:
         """Feed up to ``max`` events of a replay stream to the queries (fewer once 2^14 released
-        matches wait to be taken): (events fed, last time ns, ended, the stream's error text)."""
+        matches wait to be taken): (events fed, last time ns, ended, the stream's error)."""
     def feed_live(self, stream: LiveStream, max: int, wait: float, drop_late: bool) -> tuple[
-            int, int | None, bool, str | None, int, tuple[str, int, int] | None]:
+            int, int | None, bool, LocatedError | None, int, tuple[str, int, int] | None]:
         """Feed the events of a live stream as they arrive: waits up to ``wait`` s for the first,
         then takes those already there (at most ``max``, fewer once 2^14 released matches wait
         to be taken): (events fed, last time ns, ended, the
-        first source error's text, late events dropped, the late event that stopped it as
+        first source error, late events dropped, the late event that stopped it as
         (stream, time ns, query clock ns))."""
     def event_parts(self, uid: int) -> tuple[str, int, bool, int, tuple[str, str, str | None, str | None] | None, list[int]] | None:
         """(stream, time ns, dated, seq, graph name's parts, triples as ids), or None."""

@@ -11,7 +11,7 @@ def read_replay(
     path: str, time_predicate: str = ...
 ) -> list[tuple[str, int, list[tuple[str, str, str]], bool]]:
     """A replay file's events as the native reader sees them: (graph, time in nanoseconds,
-    triples, dated), terms in N-Triples; ValueError ``PATH:LINE:COLUMN: message`` on bad
+    triples, dated), terms in N-Triples; ``LocatedError`` ``PATH:LINE:COLUMN: message`` on bad
     input."""
 
 def count_replay(path: str, time_predicate: str = ...) -> tuple[int, int, int]:

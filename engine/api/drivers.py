@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from spaseq.engine.api.errors import LateEventError, SpeculationFailed, UnreadStreamError
 from spaseq.engine.api.handle import QueryHandle
 from spaseq.engine.composition import Composer
-from spaseq.engine.errors import SpaseqError, UsageError, located_error
+from spaseq.engine.errors import SpaseqError, UsageError, stream_error
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventGraphs
 from spaseq.engine.runtime.native import NativeSession, QueryRuntime
@@ -79,22 +79,23 @@ def run_replay(engine: _Engine, files: list[tuple[str, str]], time_predicate: st
         stream = (ReplayStream(files, time_predicate, format=format, reading=reading) if time_predicate
                   else ReplayStream(files, format=format, reading=reading))
     except ValueError as exc:
-        return located_error(str(exc), [p for _, p in files])
+        return stream_error(exc)
     for note in stream.notes:
         log.info("%s", note)
     if engine._native is None:
         engine._native = NativeSession()
     error = None
     size = batch
+    failure: ValueError | None  # the stream's LocatedError, or what feeding raised
     while True:
         engine._poll_kb_between_batches()
         engine._maybe_compact()
         native, runtime = engine._native, engine.handles[0].runtime
         began = monotonic() if progress is not None else 0.0
         try:
-            fed, last, ended, message = native.engine.feed(stream, size)
+            fed, last, ended, failure = native.engine.feed(stream, size)
         except ValueError as exc:
-            fed, last, ended, message = 0, None, True, str(exc)
+            fed, last, ended, failure = 0, None, True, exc
         engine._seq += fed
         _after_feed(engine, native, runtime, last)
         if progress is not None:
@@ -105,7 +106,7 @@ def run_replay(engine: _Engine, files: list[tuple[str, str]], time_predicate: st
         if ended:
             if stream.speculation == "failed":
                 raise SpeculationFailed(f"{files[0][1]} is not read as it is written")
-            error = located_error(message, [p for _, p in files]) if message is not None else None
+            error = stream_error(failure) if failure is not None else None
             break
     engine._end(error)
     return error
@@ -117,11 +118,10 @@ def run_live(engine: _Engine, sources: list[tuple[str, str, str]], time_predicat
     from spaseq.engine._native import LiveStream
 
     sources = _one_query_inputs(engine, "run_live", sources)
-    labels = ["<stdin>" if path == "-" else path for _, path, _ in sources]
     try:
         stream = (LiveStream(sources, time_predicate) if time_predicate else LiveStream(sources))
     except ValueError as exc:
-        return located_error(str(exc), labels)
+        return stream_error(exc)
     if engine._native is None:
         engine._native = NativeSession()
     error = None
@@ -129,7 +129,7 @@ def run_live(engine: _Engine, sources: list[tuple[str, str, str]], time_predicat
         engine._poll_kb_between_batches()
         engine._maybe_compact()
         native, runtime = engine._native, engine.handles[0].runtime
-        fed, last, ended, message, dropped, late = native.engine.feed_live(
+        fed, last, ended, failure, dropped, late = native.engine.feed_live(
             stream, batch, engine.LIVE_WAIT_SECONDS, engine.drop_late)
         engine._seq += fed + dropped
         engine.dropped_late += dropped
@@ -142,7 +142,7 @@ def run_live(engine: _Engine, sources: list[tuple[str, str, str]], time_predicat
                                  f"{native.seconds(clock_ns):g}, already processed on this query's "
                                  "streams (late event)")
         if ended:
-            error = located_error(message, labels) if message is not None else None
+            error = stream_error(failure) if failure is not None else None
             break
     engine._end(error)
     return error

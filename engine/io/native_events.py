@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode
 
-from spaseq.engine.errors import SpaseqError, StreamError, UsageError, located_error
+from spaseq.engine.errors import SpaseqError, StreamError, UsageError, stream_error
 from spaseq.engine.events import Event
 from spaseq.engine.values.timestamps import from_nanoseconds
 from spaseq.engine.vocab import GENERATED_AT_TIME
@@ -61,26 +61,25 @@ def replay_events(files: Sequence[tuple[str, str]], time_predicate: str | None =
     from spaseq.engine._native import ReplayStream
 
     predicate = checked_time_predicate(time_predicate)
-    paths = [path for _, path in files]
     try:
         stream = ReplayStream(list(files), predicate, format=format, batch=batch)
     except ValueError as exc:
-        return iter([located_error(str(exc), paths)])
+        return iter([stream_error(exc)])
     for note in stream.notes:
         log.info("%s", note)
     origins: dict[str, str | None] = {}
     for iri, path in files:
         origins[iri] = None if iri in origins else path
-    return _replayed(stream, paths, lambda item: origins[item[0]])
+    return _replayed(stream, lambda item: origins[item[0]])
 
 
-def _replayed(stream: Iterator[list[NativeItem]], paths: list[str], origin: Origin) -> Iterator[Event | StreamError]:
+def _replayed(stream: Iterator[list[NativeItem]], origin: Origin) -> Iterator[Event | StreamError]:
     """The events of a ``_native.ReplayStream``, then its error, located."""
     try:
         for native in stream:
             yield from _events(native, origin)
     except ValueError as exc:
-        yield located_error(str(exc), paths)
+        yield stream_error(exc)
 
 
 def read_replay_files(files: Sequence[tuple[str, str]], time_predicate: str | None = None,
@@ -106,7 +105,7 @@ def read_batch(data: bytes, format: str, stream: str, label: str,
     try:
         native = native_read_batch(data, format, label, checked_time_predicate(time_predicate))
     except ValueError as exc:
-        raise located_error(str(exc), [label]) from None
+        raise stream_error(exc) from None
     items = [(stream, seq, ns, graph, triples, dated) for seq, (graph, ns, triples, dated) in enumerate(native)]
     return _events(items, lambda item: None)
 
@@ -119,12 +118,11 @@ def live_events(sources: list[tuple[str, str, str]], time_predicate: str) -> Ite
     predicate's too)."""
     from spaseq.engine._native import LiveStream
 
-    labels = ["<stdin>" if path == "-" else path for _, path, _ in sources]
     try:
         for native in LiveStream(sources, time_predicate):
             yield from _events(native, lambda item: item[6])
     except ValueError as exc:
-        yield located_error(str(exc), labels)
+        yield stream_error(exc)
 
 
 def _events(native: list[NativeItem], origin: Origin) -> list[Event]:

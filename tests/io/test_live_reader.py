@@ -74,10 +74,10 @@ def native_reads(lines: list[str], fmt: str, predicate: str = PROV_GENERATED_AT)
         events, error = reader.read(line)
         out.extend((n, tuple(e)) for e in events)
         if error is not None:
-            return out, error
+            return out, str(error)
     events, error = reader.finish()
     out.extend((len(lines), tuple(e)) for e in events)
-    return out, error
+    return out, None if error is None else str(error)
 
 
 def stream_reads(path: Path, fmt: str) -> tuple[list[View], str | None]:

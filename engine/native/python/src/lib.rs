@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod errors;
 mod gpm;
 mod live;
 mod output;
@@ -16,6 +17,7 @@ mod runtime;
 mod stream;
 use spaseq_io::dictionary::Dictionary;
 use spaseq_io::replay::{self, Event, Format, GENERATED_AT_TIME};
+use spaseq_io::stream::StreamError;
 use spaseq_plan::{summary::summary, Plan, PLAN_VERSION};
 
 /// The plan (JSON of `spaseq explain --plan`) as the native core reads it, summarised as
@@ -33,16 +35,17 @@ fn read(path: &str, time_predicate: &str, dictionary: &mut Dictionary) -> PyResu
         ))
     })?;
     let reader = replay::open(path).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    replay::read_events(reader, format, time_predicate, dictionary).map_err(|e| {
-        PyValueError::new_err(format!(
-            "{path}:{}{e}",
-            if e.line.is_some() { "" } else { " " }
-        ))
+    replay::read_events(reader, format, time_predicate, dictionary).map_err(|error| {
+        errors::located(&StreamError {
+            path: Some(path.to_owned()),
+            error,
+        })
     })
 }
 
 /// A replay file's events as the native reader sees them: (graph, time in nanoseconds,
-/// triples, dated), terms in N-Triples; ValueError `PATH:LINE:COLUMN: message` on bad input.
+/// triples, dated), terms in N-Triples; `LocatedError` `PATH:LINE:COLUMN: message` on bad
+/// input.
 #[pyfunction]
 #[pyo3(signature = (path, time_predicate = GENERATED_AT_TIME))]
 fn read_replay(path: &str, time_predicate: &str) -> PyResult<Vec<stream::BatchEvent>> {
@@ -88,6 +91,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PLAN_VERSION", PLAN_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     testing(m)?;
+    errors::register(m)?;
     gpm::register(m)?;
     live::register(m)?;
     output::register(m)?;

@@ -3,8 +3,10 @@
 //! iterator of batches of the events that have arrived (the first waited for with the GIL
 //! released, never more than that); and `LiveReader`, the rules fed a line at a time.
 //! Events as `ReplayStream` gives them, with whether the timestamp was an `xsd:dateTime` and
-//! the origin `FILE:LINE` added; an error as ValueError `FILE:LINE:COLUMN: message`.
+//! the origin `FILE:LINE` added; an error as `LocatedError` (a ValueError, `FILE:LINE:COLUMN: message`).
 
+use crate::errors::{located, located_exception};
+use pyo3::exceptions::PyBaseException;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use spaseq_io::replay::{self, Format, GENERATED_AT_TIME};
@@ -38,7 +40,7 @@ fn format_of(name: &str) -> PyResult<Format> {
 }
 
 fn value_error(e: StreamError) -> PyErr {
-    PyValueError::new_err(e.to_string())
+    located(&e)
 }
 
 fn triples(e: &[oxrdf::Triple]) -> Vec<(String, String, String)> {
@@ -175,6 +177,10 @@ impl PyLiveStream {
     }
 }
 
+/// What `LiveReader.read` and `finish` return: the events complete after it, and the error
+/// that ended the reading (a `LocatedError`) or None.
+type Outcome<'py> = (Vec<PyLiveEvent>, Option<Bound<'py, PyBaseException>>);
+
 /// The live rules for one source fed a line at a time: `read(line)` and `finish()` each
 /// return (the events complete after it, the error that ended the reading or None).
 #[pyclass(module = "spaseq.engine._native", name = "LiveReader")]
@@ -187,11 +193,12 @@ pub struct PyLiveReader {
 }
 
 impl PyLiveReader {
-    fn outcome(
+    fn outcome<'py>(
         &mut self,
+        py: Python<'py>,
         events: Vec<LiveEvent>,
         result: Result<(), replay::ReplayError>,
-    ) -> (Vec<PyLiveEvent>, Option<String>) {
+    ) -> PyResult<Outcome<'py>> {
         let events = events
             .into_iter()
             .map(|e| {
@@ -207,15 +214,18 @@ impl PyLiveReader {
                 )
             })
             .collect();
-        let error = result.err().map(|error| {
-            self.failed = true;
-            StreamError {
-                path: Some(self.label.clone()),
-                error,
+        let error = match result {
+            Ok(()) => None,
+            Err(error) => {
+                self.failed = true;
+                let error = StreamError {
+                    path: Some(self.label.clone()),
+                    error,
+                };
+                Some(located_exception(py, &error)?)
             }
-            .to_string()
-        });
-        (events, error)
+        };
+        Ok((events, error))
     }
 
     fn check(&self) -> PyResult<()> {
@@ -245,21 +255,20 @@ impl PyLiveReader {
     }
 
     /// Read one line (with its line end, except maybe the input's last line).
-    fn read(&mut self, line: &str) -> PyResult<(Vec<PyLiveEvent>, Option<String>)> {
+    fn read<'py>(&mut self, py: Python<'py>, line: &str) -> PyResult<Outcome<'py>> {
         self.check()?;
         let mut events = Vec::new();
         let result = self.reader.line(line, &mut events);
-        Ok(self.outcome(events, result))
+        self.outcome(py, events, result)
     }
 
     /// The end of input.
-    fn finish(&mut self) -> PyResult<(Vec<PyLiveEvent>, Option<String>)> {
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Outcome<'py>> {
         self.check()?;
         let mut events = Vec::new();
         let result = self.reader.finish(&mut events);
         self.failed = true; // nothing more to read
-        let (events, error) = self.outcome(events, result);
-        Ok((events, error))
+        self.outcome(py, events, result)
     }
 }
 

@@ -3,8 +3,10 @@
 //! and for the knowledge base's rows; events, matches and terms are converted here, and
 //! nothing else is decided here.
 
+use crate::errors::located_exception;
 use crate::live::PyLiveStream;
 use crate::stream::PyReplayStream;
+use pyo3::exceptions::PyBaseException;
 use pyo3::exceptions::PyValueError;
 use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
@@ -15,6 +17,7 @@ use spaseq_engine::{
     Engine, EngineError, Fed, Host, HostFailed, Names, Pairs, PreparedEvent, TakenPairs,
 };
 use spaseq_io::dictionary::{Dictionary, TermId};
+use spaseq_io::stream::StreamError;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::str::FromStr;
@@ -212,14 +215,31 @@ type TermParts = (&'static str, String, Option<String>, Option<String>);
 /// An event's parts (`NativeEngine.event_parts`).
 type EventParts = (String, i128, bool, u64, Option<TermParts>, Vec<TermId>);
 /// A live feed's result, as Python reads it.
-type LiveFed = (
+type LiveFed<'py> = (
     usize,
     Option<i128>,
     bool,
-    Option<String>,
+    Option<Bound<'py, PyBaseException>>,
     usize,
     Option<(String, i128, i128)>,
 );
+
+/// What `feed` returns: (events fed, the last one's time, whether the stream ended, its
+/// error).
+type ReplayFed<'py> = (
+    usize,
+    Option<i128>,
+    bool,
+    Option<Bound<'py, PyBaseException>>,
+);
+
+/// A stream's error as the `LocatedError` returned (not raised) with what was fed.
+fn located_or_none(
+    py: Python<'_>,
+    error: Option<StreamError>,
+) -> PyResult<Option<Bound<'_, PyBaseException>>> {
+    error.map(|e| located_exception(py, &e)).transpose()
+}
 
 #[pymethods]
 impl NativeEngine {
@@ -381,21 +401,17 @@ impl NativeEngine {
     /// Feed up to `max` events of a replay stream straight to the queries (no Python object
     /// per event): each query reading the event's stream processes it, the others move
     /// their clock. Returns (events fed, the last one's time in ns, whether the stream
-    /// ended, its error `PATH:LINE:COLUMN: message` if it ended with one). Matches wait in
+    /// ended, its error, a `LocatedError` `PATH:LINE:COLUMN: message`, if it ended with one). Matches wait in
     /// the queries for `take_matches`; fewer events are fed once enough matches wait.
-    fn feed(
+    fn feed<'py>(
         &self,
-        stream: &Bound<'_, PyReplayStream>,
+        stream: &Bound<'py, PyReplayStream>,
         max: usize,
-    ) -> PyResult<(usize, Option<i128>, bool, Option<String>)> {
+    ) -> PyResult<ReplayFed<'py>> {
         let source = stream.borrow();
         let fed = self.fed(self.core.feed(|| source.next_event(), max))?;
-        Ok((
-            fed.fed,
-            fed.last,
-            fed.ended,
-            fed.error.map(|e| e.to_string()),
-        ))
+        let error = located_or_none(stream.py(), fed.error)?;
+        Ok((fed.fed, fed.last, fed.ended, error))
     }
 
     /// Feed the events of a live stream to the queries as they arrive (as `feed` does):
@@ -403,17 +419,17 @@ impl NativeEngine {
     /// takes only those already arrived, at most `max`: an event never waits for others.
     /// An event earlier than the clock of a query reading its stream is late: dropped and
     /// counted when `drop_late`, else feeding stops before it. Returns (events fed, the
-    /// last one's time in ns, whether the stream ended, its first error `FILE:LINE:COLUMN:
-    /// message` if it ended with one, late events dropped, the late event that stopped it
+    /// last one's time in ns, whether the stream ended, its first error (a `LocatedError`
+    /// `FILE:LINE:COLUMN: message`) if it ended with one, late events dropped, the late event that stopped it
     /// as (stream IRI, time ns, the query clock ns) if one did).
-    fn feed_live(
+    fn feed_live<'py>(
         &self,
-        py: Python<'_>,
-        stream: &Bound<'_, PyLiveStream>,
+        py: Python<'py>,
+        stream: &Bound<'py, PyLiveStream>,
         max: usize,
         wait: f64,
         drop_late: bool,
-    ) -> PyResult<LiveFed> {
+    ) -> PyResult<LiveFed<'py>> {
         let source = stream.borrow();
         let first = source.wait(py, Some(Duration::from_secs_f64(wait.max(0.0))))?;
         let fed = self.core.feed_live(
@@ -425,7 +441,7 @@ impl NativeEngine {
         );
         let fed = self.fed(fed)?;
         let late = fed.late.map(|l| (l.stream, l.time, l.clock));
-        let error = fed.error.map(|e| e.to_string());
+        let error = located_or_none(py, fed.error)?;
         Ok((fed.fed, fed.last, fed.ended, error, fed.dropped, late))
     }
 

@@ -1,12 +1,13 @@
 //! The binding of streaming replay (`spaseq_io::stream`): `ReplayStream`, a Python iterator of
-//! batches of merged events, terms in N-Triples; a file's error as ValueError
-//! `PATH:LINE:COLUMN: message` after its usable events. The GIL is released while reading;
+//! batches of merged events, terms in N-Triples; a file's error as `LocatedError`
+//! (a ValueError, `PATH:LINE:COLUMN: message`) after its usable events. The GIL is released while reading;
 //! after the first pass (at construction), the stream is read ahead on a thread of its own
 //! (`stream::prefetch`). `ReplayReading` starts the first pass on a thread of its own ahead
 //! of time (the CLI starts it before it loads the engine and compiles the query), and a
 //! `ReplayStream` built with it takes over what it read. `read_batch`: a batch of events
 //! held in memory (a request body), read whole by the same reader.
 
+use crate::errors::located;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use spaseq_io::dictionary::Dictionary;
@@ -42,7 +43,7 @@ pub struct PyReplayStream {
 }
 
 fn value_error(e: StreamError) -> PyErr {
-    PyValueError::new_err(e.to_string())
+    located(&e)
 }
 
 fn nt(stream: &[String], e: StreamEvent) -> PyEvent {
@@ -309,7 +310,7 @@ pub(crate) type BatchEvent = (String, i128, Vec<(String, String, String)>, bool)
 
 /// The events of a replay batch held in memory (`format` "trig" or "nquads"; a request
 /// body), read whole by the replay reader's rules (core `replay::read_events`): sorted by
-/// time, ties in order of first appearance; for any problem, no events but ValueError
+/// time, ties in order of first appearance; for any problem, no events but `LocatedError`
 /// `LABEL:LINE:COLUMN: message` (`LABEL: message` where the reader gives no place), `label`
 /// naming the batch as a path names a file.
 #[pyfunction]
