@@ -8,6 +8,7 @@ use crate::vocab::XSD;
 use oxrdf::vocab::xsd;
 use oxrdf::{Literal, NamedNodeRef, Term};
 use regex::Regex;
+use std::fmt;
 use std::sync::OnceLock;
 
 const NANOS_PER_SECOND: i128 = 1_000_000_000;
@@ -222,15 +223,15 @@ struct DateTimeValue {
     timezone: bool,
 }
 
-fn read_datetime(text: &str) -> Result<DateTimeValue, String> {
+fn read_datetime(text: &str) -> Result<DateTimeValue, DateTimeError> {
     let Some(m) = datetime_form().captures(text) else {
-        return Err(format!("expected {FORM}"));
+        return Err(DateTimeError::Form);
     };
     let group = |i: usize| m.get(i).map_or("", |g| g.as_str());
     let number = |i: usize| group(i).parse::<i128>().unwrap_or(0);
     let year_digits = group(2);
     if year_digits.len() > 4 && year_digits.starts_with('0') {
-        return Err("a year of more than 4 digits has no leading zero".into());
+        return Err(DateTimeError::LongYear);
     }
     let negative = group(1) == "-";
     let huge = year_digits.len() > 20;
@@ -247,17 +248,17 @@ fn read_datetime(text: &str) -> Result<DateTimeValue, String> {
     let fraction = group(8).trim_start_matches('.').to_owned();
     let fraction_zero = fraction.bytes().all(|b| b == b'0');
     if !(1..=12).contains(&month) {
-        return Err(format!("month {month} is out of range"));
+        return Err(DateTimeError::Month(month));
     }
     if !(1..=days_in_month(year.rem_euclid(400), month)).contains(&day) {
-        return Err(format!("day {day} is out of range for month {month}"));
+        return Err(DateTimeError::Day { day, month });
     }
     if hour > 24
         || minute > 59
         || second >= 60
         || hour == 24 && (minute != 0 || second != 0 || !fraction_zero)
     {
-        return Err("time of day is out of range".into());
+        return Err(DateTimeError::TimeOfDay);
     }
     let zone = group(9);
     let offset: i128 = match zone {
@@ -268,7 +269,7 @@ fn read_datetime(text: &str) -> Result<DateTimeValue, String> {
                 zone[4..6].parse().unwrap_or(0),
             );
             if mi > 59 || h > 14 || h == 14 && mi != 0 {
-                return Err(format!("time zone {zone} is out of range"));
+                return Err(DateTimeError::Zone(zone.to_owned()));
             }
             (h * 60 + mi) * if zone.starts_with('-') { -1 } else { 1 }
         }
@@ -304,19 +305,13 @@ fn read_datetime(text: &str) -> Result<DateTimeValue, String> {
 
 /// Nanoseconds since the Unix epoch of an xsd:dateTime (UTC when it has no time zone);
 /// `stamp`: an xsd:dateTimeStamp, which needs one. Err is the Python reader's message.
-fn datetime_nanos(text: &str, stamp: bool) -> Result<i128, String> {
-    let value = read_datetime(py_strip(text)).map_err(|why| {
-        if why.starts_with("expected") {
-            format!("{} is not an xsd:dateTime ({why})", py_repr(text))
-        } else {
-            format!("{} is not an xsd:dateTime: {why}", py_repr(text))
-        }
+fn datetime_nanos(text: &str, stamp: bool) -> Result<i128, TimeError> {
+    let value = read_datetime(py_strip(text)).map_err(|why| TimeError::DateTime {
+        text: text.to_owned(),
+        why,
     })?;
     if stamp && !value.timezone {
-        return Err(format!(
-            "{} is not an xsd:dateTimeStamp: it needs a time zone (e.g. Z)",
-            py_repr(text)
-        ));
+        return Err(TimeError::NoZone(text.to_owned()));
     }
     let checked = match value.seconds {
         None => Err(Unchecked::TooLarge),
@@ -344,11 +339,8 @@ fn datetime_nanos(text: &str, stamp: bool) -> Result<i128, String> {
         }
     };
     checked.map_err(|why| match why {
-        Unchecked::TooLarge => format!("{} is too large to be a time in seconds", py_repr(text)),
-        Unchecked::Finer => format!(
-            "{} is finer than a nanosecond, the resolution of times",
-            py_repr(text)
-        ),
+        Unchecked::TooLarge => TimeError::TooLarge(text.to_owned()),
+        Unchecked::Finer => TimeError::Finer(text.to_owned()),
     })
 }
 
@@ -382,13 +374,13 @@ pub fn datetime_to_nanos(text: &str) -> Option<i128> {
 
 /// The time a timestamp literal denotes, in nanoseconds; Err says why it is not one, as
 /// `values.timestamps.to_seconds` says it.
-pub fn timestamp_nanos(term: &Term) -> Result<i128, String> {
+pub fn timestamp_nanos(term: &Term) -> Result<i128, TimeError> {
     match term {
         Term::Literal(literal) => literal_nanos(literal),
-        Term::NamedNode(_) => Err(format!("{term} is an IRI, not a timestamp literal")),
-        Term::BlankNode(_) => Err(format!("{term} is a blank node, not a timestamp literal")),
+        Term::NamedNode(_) => Err(TimeError::Iri(term.to_string())),
+        Term::BlankNode(_) => Err(TimeError::BlankNode(term.to_string())),
         #[allow(unreachable_patterns)]
-        _ => Err(format!("{term} is not an RDF literal")),
+        _ => Err(TimeError::NotLiteral(term.to_string())),
     }
 }
 
@@ -399,7 +391,7 @@ pub fn is_datetime(term: &Term) -> bool {
         if l.datatype() == xsd::DATE_TIME || l.datatype() == xsd::DATE_TIME_STAMP)
 }
 
-fn literal_nanos(literal: &Literal) -> Result<i128, String> {
+fn literal_nanos(literal: &Literal) -> Result<i128, TimeError> {
     let text = literal.value();
     let datatype = literal.datatype();
     if datatype == xsd::DATE_TIME || datatype == xsd::DATE_TIME_STAMP {
@@ -415,24 +407,20 @@ fn literal_nanos(literal: &Literal) -> Result<i128, String> {
     if lexical.is_some() || datatype == xsd::DOUBLE || datatype == xsd::FLOAT {
         let short = datatype.as_str().strip_prefix(XSD).unwrap_or_default();
         if lexical.is_some_and(|valid| !valid(py_strip(text))) {
-            return Err(format!("{} is not a valid xsd:{short}", py_repr(text)));
+            return Err(TimeError::Invalid {
+                text: text.to_owned(),
+                datatype: short.to_owned(),
+            });
         }
-        return seconds_to_nanos(text).ok_or_else(|| {
-            format!(
-                "{} is not a finite xsd:{short} number of seconds",
-                py_repr(text)
-            )
+        return seconds_to_nanos(text).ok_or_else(|| TimeError::NotFinite {
+            text: text.to_owned(),
+            datatype: short.to_owned(),
         });
     }
     if datatype == xsd::STRING {
-        return seconds_to_nanos(text).ok_or_else(|| {
-            format!("{literal} is neither an xsd:dateTime nor a number of seconds")
-        });
+        return seconds_to_nanos(text).ok_or_else(|| TimeError::NotSeconds(literal.to_string()));
     }
-    Err(format!(
-        "{literal} is not a timestamp: expected an xsd:dateTime or a number of seconds \
-         (xsd:integer, xsd:decimal, xsd:double or a plain numeric string)"
-    ))
+    Err(TimeError::NotTimestamp(literal.to_string()))
 }
 
 const INTEGER_TYPES: &[NamedNodeRef<'static>] = &[
@@ -507,7 +495,7 @@ mod tests {
     fn message(text: &str, datatype: &str) -> String {
         let literal =
             Literal::new_typed_literal(text, NamedNode::new_unchecked(format!("{XSD}{datatype}")));
-        timestamp_nanos(&literal.into()).unwrap_err()
+        timestamp_nanos(&literal.into()).unwrap_err().to_string()
     }
 
     #[test]
@@ -552,7 +540,7 @@ mod tests {
         assert_eq!(message("1", "boolean"), "\"1\"^^<http://www.w3.org/2001/XMLSchema#boolean> is not a timestamp: expected an xsd:dateTime or a number of seconds (xsd:integer, xsd:decimal, xsd:double or a plain numeric string)");
         let iri: Term = NamedNode::new_unchecked("http://ex.org/t").into();
         assert_eq!(
-            timestamp_nanos(&iri).unwrap_err(),
+            timestamp_nanos(&iri).unwrap_err().to_string(),
             "<http://ex.org/t> is an IRI, not a timestamp literal"
         );
         assert_eq!(py_repr("it's"), "\"it's\"");
@@ -562,3 +550,126 @@ mod tests {
         );
     }
 }
+
+/// Why a lexical form is not an xsd:dateTime (the Python reader's words).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DateTimeError {
+    /// Not of the form `[-]YYYY-MM-DDThh:mm:ss[.s+][zone]`.
+    Form,
+    /// A year of more than 4 digits written with a leading zero.
+    LongYear,
+    Month(i128),
+    Day {
+        day: i128,
+        month: i128,
+    },
+    TimeOfDay,
+    /// A time zone offset beyond 14:00 (as written).
+    Zone(String),
+}
+
+impl fmt::Display for DateTimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DateTimeError::Form => write!(f, "expected {FORM}"),
+            DateTimeError::LongYear => {
+                f.write_str("a year of more than 4 digits has no leading zero")
+            }
+            DateTimeError::Month(month) => write!(f, "month {month} is out of range"),
+            DateTimeError::Day { day, month } => {
+                write!(f, "day {day} is out of range for month {month}")
+            }
+            DateTimeError::TimeOfDay => f.write_str("time of day is out of range"),
+            DateTimeError::Zone(zone) => write!(f, "time zone {zone} is out of range"),
+        }
+    }
+}
+
+impl std::error::Error for DateTimeError {}
+
+/// Why a term is not a timestamp, as `values.timestamps.to_seconds` says it: lexical forms
+/// are kept as written (the text shows them as Python's `repr`), terms and literals in
+/// N-Triples.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TimeError {
+    /// An xsd:dateTime (or dateTimeStamp) whose lexical form is not one.
+    DateTime {
+        text: String,
+        why: DateTimeError,
+    },
+    /// An xsd:dateTimeStamp without a time zone.
+    NoZone(String),
+    /// A time beyond what nanoseconds in 128 bits (or Python's reader) hold.
+    TooLarge(String),
+    /// A time finer than a nanosecond.
+    Finer(String),
+    /// A number of seconds whose lexical form is not one of its datatype (short name).
+    Invalid {
+        text: String,
+        datatype: String,
+    },
+    /// A number of seconds that is not finite (NaN, INF).
+    NotFinite {
+        text: String,
+        datatype: String,
+    },
+    /// An xsd:string that is no number of seconds.
+    NotSeconds(String),
+    /// A literal of another datatype.
+    NotTimestamp(String),
+    /// An IRI, a blank node, or another term that is not a literal.
+    Iri(String),
+    BlankNode(String),
+    NotLiteral(String),
+}
+
+impl fmt::Display for TimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TimeError::DateTime {
+                text,
+                why: why @ DateTimeError::Form,
+            } => write!(f, "{} is not an xsd:dateTime ({why})", py_repr(text)),
+            TimeError::DateTime { text, why } => {
+                write!(f, "{} is not an xsd:dateTime: {why}", py_repr(text))
+            }
+            TimeError::NoZone(text) => write!(
+                f,
+                "{} is not an xsd:dateTimeStamp: it needs a time zone (e.g. Z)",
+                py_repr(text)
+            ),
+            TimeError::TooLarge(text) => {
+                write!(f, "{} is too large to be a time in seconds", py_repr(text))
+            }
+            TimeError::Finer(text) => write!(
+                f,
+                "{} is finer than a nanosecond, the resolution of times",
+                py_repr(text)
+            ),
+            TimeError::Invalid { text, datatype } => {
+                write!(f, "{} is not a valid xsd:{datatype}", py_repr(text))
+            }
+            TimeError::NotFinite { text, datatype } => write!(
+                f,
+                "{} is not a finite xsd:{datatype} number of seconds",
+                py_repr(text)
+            ),
+            TimeError::NotSeconds(literal) => write!(
+                f,
+                "{literal} is neither an xsd:dateTime nor a number of seconds"
+            ),
+            TimeError::NotTimestamp(literal) => write!(
+                f,
+                "{literal} is not a timestamp: expected an xsd:dateTime or a number of seconds \
+                 (xsd:integer, xsd:decimal, xsd:double or a plain numeric string)"
+            ),
+            TimeError::Iri(term) => write!(f, "{term} is an IRI, not a timestamp literal"),
+            TimeError::BlankNode(term) => {
+                write!(f, "{term} is a blank node, not a timestamp literal")
+            }
+            TimeError::NotLiteral(term) => write!(f, "{term} is not an RDF literal"),
+        }
+    }
+}
+
+impl std::error::Error for TimeError {}
