@@ -37,3 +37,4 @@ pub use event::{EventData, EventRef, Streams};
 pub use gpms::{GpmEval, RunView};
 pub use order::MatchRecord;
 pub use query::{QueryRuntime, QueryState, Unsupported};
+pub use snapshot::SnapshotError;

@@ -1,6 +1,7 @@
 //! A step's operand with GPMs as plan indexes and each conjunction numbered (a run buffers
 //! a conjunction's operand results per timestamp under that number).
 
+use crate::query::Unsupported;
 use spaseq_plan::algebra::Operand;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,10 +17,10 @@ impl Op {
         operand: &Operand,
         gpm_index: &dyn Fn(&str) -> Option<usize>,
         next_id: &mut usize,
-    ) -> Result<Op, String> {
+    ) -> Result<Op, Unsupported> {
         Ok(match operand {
             Operand::Gpm(name) => {
-                Op::Gpm(gpm_index(name).ok_or_else(|| format!("no GPM named {name}"))?)
+                Op::Gpm(gpm_index(name).ok_or_else(|| Unsupported(format!("no GPM named {name}")))?)
             }
             Operand::And(ops) => {
                 let id = *next_id;

@@ -50,6 +50,14 @@ const NEG_INF: i128 = i128::MIN;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsupported(pub String);
 
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unsupported {}
+
 /// An absence to watch for: no result of `gpm` in context `mu` after `after`.
 #[derive(Debug, Clone)]
 struct Pending {
@@ -358,7 +366,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         let mut conj_ids = 0;
         let mut steps = Vec::new();
         for (i, step) in plan.steps.iter().enumerate() {
-            let op = Op::compile(&step.operand, &gpm_index, &mut conj_ids).map_err(Unsupported)?;
+            let op = Op::compile(&step.operand, &gpm_index, &mut conj_ids)?;
             let partition = match &plan.run_indexes[i].partition_keys {
                 Some(keys) => Some(
                     keys.iter()

@@ -19,6 +19,7 @@ use oxrdf::{BlankNode, Literal, NamedNode, Term};
 use serde::{Deserialize, Serialize};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use std::collections::HashMap;
+use std::fmt;
 use std::rc::Rc;
 use std::str::FromStr;
 
@@ -73,7 +74,7 @@ impl TermState {
         }
     }
 
-    pub fn term(&self) -> Result<Term, String> {
+    pub fn term(&self) -> Result<Term, SnapshotError> {
         Ok(match self {
             TermState::Iri(iri) => NamedNode::new_unchecked(iri.as_str()).into(),
             TermState::Blank(id) => BlankNode::new_unchecked(id.as_str()).into(),
@@ -104,7 +105,7 @@ impl EventState {
         }
     }
 
-    pub fn event(&self) -> Result<EventRef, String> {
+    pub fn event(&self) -> Result<EventRef, SnapshotError> {
         let graph = self.graph.as_ref().map(TermState::term).transpose()?;
         Ok(Rc::new(EventData {
             uid: self.uid,
@@ -133,8 +134,11 @@ pub struct EngineState {
     pub queries: Vec<QueryState>,
 }
 
-fn term(ntriples: &str) -> Result<Term, String> {
-    Term::from_str(ntriples).map_err(|e| format!("bad term {ntriples:?} in a snapshot: {e}"))
+fn term(ntriples: &str) -> Result<Term, SnapshotError> {
+    Term::from_str(ntriples).map_err(|e| SnapshotError::BadTerm {
+        ntriples: ntriples.to_owned(),
+        why: e.to_string(),
+    })
 }
 
 impl EngineState {
@@ -145,7 +149,7 @@ impl EngineState {
         last_uid: u64,
         queries: Vec<QueryState>,
         event: &dyn Fn(u64) -> Option<EventRef>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SnapshotError> {
         let mut uids: Vec<u64> = queries.iter().flat_map(QueryState::events).collect();
         uids.sort_unstable();
         uids.dedup();
@@ -154,9 +158,9 @@ impl EngineState {
             .map(|uid| {
                 event(uid)
                     .map(|e| EventState::of(&e))
-                    .ok_or_else(|| format!("event {uid} is referred to but no longer held"))
+                    .ok_or(SnapshotError::NotHeld(uid))
             })
-            .collect::<Result<_, String>>()?;
+            .collect::<Result<_, SnapshotError>>()?;
         let mut state = EngineState {
             terms: Vec::new(),
             streams: (0..streams.len())
@@ -189,52 +193,51 @@ impl EngineState {
         }
     }
 
-    pub fn encode(&self) -> Result<Vec<u8>, String> {
+    pub fn encode(&self) -> Result<Vec<u8>, SnapshotError> {
         let mut out = MAGIC.to_vec();
         out.extend(SNAPSHOT_VERSION.to_le_bytes());
-        postcard::to_extend(self, out).map_err(|e| format!("cannot encode the snapshot: {e}"))
+        postcard::to_extend(self, out).map_err(|e| SnapshotError::Encode(e.to_string()))
     }
 
-    pub fn decode(data: &[u8]) -> Result<Self, String> {
+    pub fn decode(data: &[u8]) -> Result<Self, SnapshotError> {
         let body = data
             .strip_prefix(MAGIC.as_slice())
-            .ok_or("not a snapshot of spaseq's native engine")?;
+            .ok_or(SnapshotError::NotASnapshot)?;
         let (version, body) = body
             .split_first_chunk::<4>()
-            .ok_or("a truncated snapshot")?;
+            .ok_or(SnapshotError::Truncated)?;
         let version = u32::from_le_bytes(*version);
         if version != SNAPSHOT_VERSION {
-            return Err(format!(
-                "snapshot format {version}, but this spaseq reads format {SNAPSHOT_VERSION}"
-            ));
+            return Err(SnapshotError::Version { found: version });
         }
-        postcard::from_bytes(body).map_err(|e| format!("a corrupt snapshot: {e}"))
+        postcard::from_bytes(body).map_err(|e| SnapshotError::Corrupt(e.to_string()))
     }
 
     /// Fill a fresh dictionary and stream table (ids as they were).
-    pub fn restore_tables(&self, dict: &Dictionary, streams: &mut Streams) -> Result<(), String> {
+    pub fn restore_tables(
+        &self,
+        dict: &Dictionary,
+        streams: &mut Streams,
+    ) -> Result<(), SnapshotError> {
         if !dict.is_empty() || !streams.is_empty() {
-            return Err("a snapshot is restored into a fresh engine only".into());
+            return Err(SnapshotError::NotFresh("engine"));
         }
         for (i, t) in self.terms.iter().enumerate() {
             let id = dict.intern(t.term()?);
             if id as usize != i {
-                return Err(format!(
-                    "term {} appears twice in the snapshot",
-                    dict.get(id)
-                ));
+                return Err(SnapshotError::TermTwice(dict.get(id).to_string()));
             }
         }
         for (i, s) in self.streams.iter().enumerate() {
             if streams.id(s) as usize != i {
-                return Err(format!("stream <{s}> appears twice in the snapshot"));
+                return Err(SnapshotError::StreamTwice(s.clone()));
             }
         }
         Ok(())
     }
 
     /// The snapshot's events, by uid.
-    pub fn restore_events(&self) -> Result<HashMap<u64, EventRef>, String> {
+    pub fn restore_events(&self) -> Result<HashMap<u64, EventRef>, SnapshotError> {
         self.events
             .iter()
             .map(|e| Ok((e.uid, e.event()?)))
@@ -270,3 +273,107 @@ mod tests {
         }
     }
 }
+
+/// Why a snapshot cannot be taken or restored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SnapshotError {
+    /// Bytes that do not start with the format's magic.
+    NotASnapshot,
+    /// Bytes that end before the format version.
+    Truncated,
+    /// A snapshot of another format version.
+    Version {
+        found: u32,
+    },
+    /// postcard could not decode the body (its message).
+    Corrupt(String),
+    /// postcard could not encode the state (its message).
+    Encode(String),
+    /// A term written as N-Triples that does not parse (the text, the parser's message).
+    BadTerm {
+        ntriples: String,
+        why: String,
+    },
+    /// The same term twice in the snapshot's dictionary (in N-Triples).
+    TermTwice(String),
+    /// The same stream twice in the snapshot's stream table (its IRI).
+    StreamTwice(String),
+    /// Restoring into an engine (`"engine"`) or a runtime (`"runtime"`) that is not fresh.
+    NotFresh(&'static str),
+    /// A query state refers to an event the engine no longer holds (its uid).
+    NotHeld(u64),
+    /// A query's released matches were not taken before the snapshot.
+    MatchesNotTaken,
+    /// A query state refers to an event the snapshot lacks (its uid).
+    MissingEvent(u64),
+    /// A query state refers to a node or run it lacks (its index).
+    NoNode(usize),
+    NoRun(usize),
+    /// A node written before its parent (the parent's index).
+    NodeOrder(usize),
+    /// A run at a step the plan does not have.
+    Step {
+        step: usize,
+        steps: usize,
+    },
+    /// A strategy code of no strategy.
+    Strategy(u8),
+    /// A lazy chain's state that is not the plan's.
+    LazyChain,
+    /// `resume` without a snapshot being restored.
+    NotRestoring,
+    /// A snapshot of another number of queries than were registered.
+    Queries {
+        held: usize,
+        registered: usize,
+    },
+}
+
+impl fmt::Display for SnapshotError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SnapshotError::NotASnapshot => f.write_str("not a snapshot of spaseq's native engine"),
+            SnapshotError::Truncated => f.write_str("a truncated snapshot"),
+            SnapshotError::Version { found } => write!(
+                f,
+                "snapshot format {found}, but this spaseq reads format {SNAPSHOT_VERSION}"
+            ),
+            SnapshotError::Corrupt(e) => write!(f, "a corrupt snapshot: {e}"),
+            SnapshotError::Encode(e) => write!(f, "cannot encode the snapshot: {e}"),
+            SnapshotError::BadTerm { ntriples, why } => {
+                write!(f, "bad term {ntriples:?} in a snapshot: {why}")
+            }
+            SnapshotError::TermTwice(t) => write!(f, "term {t} appears twice in the snapshot"),
+            SnapshotError::StreamTwice(s) => {
+                write!(f, "stream <{s}> appears twice in the snapshot")
+            }
+            SnapshotError::NotFresh(what) => {
+                write!(f, "a snapshot is restored into a fresh {what} only")
+            }
+            SnapshotError::NotHeld(uid) => {
+                write!(f, "event {uid} is referred to but no longer held")
+            }
+            SnapshotError::MatchesNotTaken => {
+                f.write_str("matches released but not taken: take them before a snapshot")
+            }
+            SnapshotError::MissingEvent(uid) => write!(f, "the snapshot lacks event {uid}"),
+            SnapshotError::NoNode(i) => write!(f, "no node {i}"),
+            SnapshotError::NoRun(i) => write!(f, "no run {i}"),
+            SnapshotError::NodeOrder(p) => write!(f, "node parent {p} comes after its child"),
+            SnapshotError::Step { step, steps } => {
+                write!(f, "run at step {step} of a {steps}-step plan")
+            }
+            SnapshotError::Strategy(code) => write!(f, "unknown strategy code {code}"),
+            SnapshotError::LazyChain => {
+                f.write_str("the snapshot's lazy chain does not match the plan's")
+            }
+            SnapshotError::NotRestoring => f.write_str("no snapshot is being restored"),
+            SnapshotError::Queries { held, registered } => write!(
+                f,
+                "the snapshot holds {held} queries, {registered} were registered"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SnapshotError {}

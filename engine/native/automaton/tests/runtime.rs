@@ -191,10 +191,10 @@ fn a_runtime_restored_from_its_saved_state_continues_exactly() {
 
 #[test]
 fn snapshots_of_another_format_or_not_snapshots_are_refused() {
-    use spaseq_automaton::snapshot::{EngineState, TermState};
-    assert!(EngineState::decode(b"nonsense")
-        .unwrap_err()
-        .contains("not a snapshot"));
+    use spaseq_automaton::snapshot::{EngineState, SnapshotError, TermState};
+    let err = EngineState::decode(b"nonsense").unwrap_err();
+    assert_eq!(err, SnapshotError::NotASnapshot);
+    assert_eq!(err.to_string(), "not a snapshot of spaseq's native engine");
     let state = EngineState {
         terms: vec![TermState::Iri("http://ex.org/a".into())],
         streams: vec![],
@@ -205,7 +205,9 @@ fn snapshots_of_another_format_or_not_snapshots_are_refused() {
     let mut bytes = state.encode().unwrap();
     assert_eq!(EngineState::decode(&bytes).unwrap(), state);
     bytes[12] = 9; // the format version's first byte
-    assert!(EngineState::decode(&bytes)
-        .unwrap_err()
-        .contains("format 9"));
+    let err = EngineState::decode(&bytes).unwrap_err();
+    assert_eq!(err, SnapshotError::Version { found: 9 });
+    assert!(err
+        .to_string()
+        .starts_with("snapshot format 9, but this spaseq reads format "));
 }

@@ -16,12 +16,15 @@ pub use feed::{Fed, Late};
 pub use host::{Host, Pairs, TakenPairs};
 pub use programs::{choose_evaluator, Gpm, Names, Prepared, Programs};
 
-use spaseq_automaton::snapshot::EngineState;
+use spaseq_automaton::snapshot::{EngineState, SnapshotError};
+use spaseq_automaton::Unsupported;
 use spaseq_automaton::{EventData, EventRef, MatchRecord, QueryRuntime, QueryState, Streams};
+use spaseq_gpm::CompileError;
 use spaseq_gpm::{EventIndex, ValueCache};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_io::disposal::Disposal;
 use spaseq_io::stream::StreamEvent;
+use spaseq_plan::json::PlanError;
 use spaseq_plan::Plan;
 use std::cell::{Cell, Ref, RefCell};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -37,34 +40,62 @@ pub const PENDING_MATCHES: usize = 1 << 14;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EngineError {
     /// A plan that is not JSON of the plan format, or names something the core lacks.
-    PlanFormat(String),
+    PlanFormat(PlanError),
     /// A plan this core cannot follow: a GPM's evaluator (or its stream).
     Plan { gpm: String, why: String },
+    /// A GPM the plan gives an evaluator that cannot compile it here (`evaluator`, the
+    /// plan's name for it: `native`, `spareval`).
+    Evaluator {
+        gpm: String,
+        evaluator: &'static str,
+        error: CompileError,
+    },
     /// A plan the runtime cannot run (an operator shape it lacks).
-    Unsupported(String),
+    Unsupported(Unsupported),
     /// No query of that number.
     NoQuery(usize),
     /// An event given wrongly (its triples, its graph name).
     Event(String),
     /// A snapshot that is not one, or does not fit the registered queries.
-    Snapshot(String),
+    Snapshot(SnapshotError),
 }
 
 impl std::fmt::Display for EngineError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            EngineError::PlanFormat(why) | EngineError::Unsupported(why) => f.write_str(why),
+            EngineError::PlanFormat(e) => e.fmt(f),
+            EngineError::Unsupported(e) => e.fmt(f),
             EngineError::Plan { gpm, why } => write!(
                 f,
                 "the plan cannot run here: GPM {gpm}: {why} (plan the query again with this spaseq)"
             ),
+            EngineError::Evaluator {
+                gpm,
+                evaluator,
+                error,
+            } => write!(
+                f,
+                "the plan cannot run here: GPM {gpm}: the plan says {evaluator}, but {error} \
+                 (plan the query again with this spaseq)"
+            ),
             EngineError::NoQuery(q) => write!(f, "no query {q}"),
-            EngineError::Event(why) | EngineError::Snapshot(why) => f.write_str(why),
+            EngineError::Event(why) => f.write_str(why),
+            EngineError::Snapshot(e) => e.fmt(f),
         }
     }
 }
 
-impl std::error::Error for EngineError {}
+impl std::error::Error for EngineError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            EngineError::PlanFormat(e) => Some(e),
+            EngineError::Evaluator { error, .. } => Some(error),
+            EngineError::Unsupported(e) => Some(e),
+            EngineError::Snapshot(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// A query's host raised an error while it processed an event: the host keeps it, the
 /// engine stopped after that query's step.
@@ -131,11 +162,10 @@ impl<H: Host> Engine<H> {
     /// plan says (`host` evaluating the `callback` ones and answering GRAPH blocks); its
     /// number.
     pub fn register(&self, plan_json: &str, host: H) -> Result<usize, EngineError> {
-        let plan =
-            Plan::from_json(plan_json).map_err(|e| EngineError::PlanFormat(e.to_string()))?;
+        let plan = Plan::from_json(plan_json).map_err(EngineError::PlanFormat)?;
         let (programs, vars) = Programs::new(&plan, host, &self.dict)?;
         let runtime = QueryRuntime::new(&plan, programs, vars, &mut self.streams.borrow_mut())
-            .map_err(|why| EngineError::Unsupported(why.0))?;
+            .map_err(EngineError::Unsupported)?;
         let mut queries = self.queries.borrow_mut();
         queries.push(runtime);
         Ok(queries.len() - 1)
@@ -444,13 +474,12 @@ impl<H: Host> Engine<H> {
             .restoring
             .borrow_mut()
             .take()
-            .ok_or_else(|| EngineError::Snapshot("no snapshot is being restored".into()))?;
+            .ok_or(EngineError::Snapshot(SnapshotError::NotRestoring))?;
         if states.len() != queries.len() {
-            return Err(EngineError::Snapshot(format!(
-                "the snapshot holds {} queries, {} were registered",
-                states.len(),
-                queries.len()
-            )));
+            return Err(EngineError::Snapshot(SnapshotError::Queries {
+                held: states.len(),
+                registered: queries.len(),
+            }));
         }
         let index = |e: &EventRef| {
             Rc::new(Prepared::new(

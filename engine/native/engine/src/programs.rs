@@ -7,7 +7,7 @@ use crate::host::{Host, Pairs, TakenPairs};
 use crate::EngineError;
 use spaseq_automaton::{GpmEval, Node, RunView};
 use spaseq_gpm::vars::{Row, Slot, VarTable};
-use spaseq_gpm::{EventIndex, GpmProgram, KbLookup, RunEnv, SparqlGpm};
+use spaseq_gpm::{CompileError, EventIndex, GpmProgram, KbLookup, RunEnv, SparqlGpm};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::plan::{Evaluator, GpmPlan, Plan};
 use std::cell::{Cell, RefCell};
@@ -34,7 +34,7 @@ pub fn compile_as(
     blocks: &[Vec<String>],
     vars: &mut VarTable,
     dict: &Dictionary,
-) -> Result<Gpm, String> {
+) -> Result<Gpm, CompileError> {
     let base = plan.query.base.as_deref();
     match evaluator {
         Evaluator::Native => {
@@ -48,7 +48,7 @@ pub fn compile_as(
                 .query
                 .bodies
                 .get(&gpm.name)
-                .ok_or("the plan has no body for it")?;
+                .ok_or(CompileError::NoBody)?;
             SparqlGpm::compile(gpm, body, &plan.query.prefixes, base, vars, dict)
                 .map(|body| Gpm::Sparql(Box::new(body)))
         }
@@ -76,7 +76,7 @@ pub fn choose_evaluator(
         Err(why) => why,
     };
     match compile_as(plan, gpm, Evaluator::Spareval, blocks, vars, dict) {
-        Ok(_) => (Evaluator::Spareval, Some(native)),
+        Ok(_) => (Evaluator::Spareval, Some(native.to_string())),
         Err(sparql) => {
             for v in gpm.variables.iter().chain(gpm.local_vars.iter()) {
                 vars.slot(v);
@@ -197,7 +197,11 @@ impl<H: Host> Programs<H> {
                 ));
             }
             let program = compile_as(plan, gpm, evaluator, &gpm.graph_vars, &mut vars, dict)
-                .map_err(|why| refuse(format!("the plan says {}, but {why}", evaluator.name())))?;
+                .map_err(|error| EngineError::Evaluator {
+                    gpm: gpm.name.clone(),
+                    evaluator: evaluator.name(),
+                    error,
+                })?;
             gpms.push(program);
         }
         for v in plan.query.variables.iter().flatten() {

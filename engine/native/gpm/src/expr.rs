@@ -4,6 +4,7 @@
 //! the slots it reads, so a caller can tell the sub-expressions that depend only on the
 //! context (bound before the event) from those reading the event's own variables.
 
+use super::error::{unsupported, CompileError};
 use super::event_index::EventIndex;
 use super::functions::{self as f, Arith, Cast, Rounding, StrTest};
 use super::run_functions::{self as run_fn, RunEnv, RunFn};
@@ -111,7 +112,7 @@ impl Compiled {
         vars: &mut VarTable,
         dict: &Dictionary,
         base_iri: Option<&str>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, CompileError> {
         let mut compiler = Compiler {
             vars,
             dict,
@@ -133,8 +134,8 @@ impl Compiled {
         vars: &mut VarTable,
         dict: &Dictionary,
         base_iri: Option<&str>,
-    ) -> Result<Self, String> {
-        let expr = Expr::from_json(text).map_err(|e| e.to_string())?;
+    ) -> Result<Self, CompileError> {
+        let expr = Expr::from_json(text).map_err(CompileError::Plan)?;
         Self::new(&expr, vars, dict, base_iri)
     }
 
@@ -171,27 +172,27 @@ impl Compiler<'_> {
         slot
     }
 
-    fn node(&mut self, expr: &Expr) -> Result<Node, String> {
+    fn node(&mut self, expr: &Expr) -> Result<Node, CompileError> {
         match expr {
             Expr::Var(name) => Ok(Node::Var(self.slot(name))),
             Expr::Term(term) => self.constant(term).map(Node::Const),
-            Expr::Exists { .. } => Err("EXISTS".to_owned()),
-            Expr::Call { distinct: true, .. } => Err("DISTINCT in a call".to_owned()),
+            Expr::Exists { .. } => Err(unsupported("EXISTS")),
+            Expr::Call { distinct: true, .. } => Err(unsupported("DISTINCT in a call")),
             Expr::Call { op, args, .. } => self.call(op, args),
         }
     }
 
-    fn constant(&mut self, term: &Term) -> Result<Value, String> {
+    fn constant(&mut self, term: &Term) -> Result<Value, CompileError> {
         match super::to_oxrdf(term)? {
             oxrdf::Term::Literal(lit) => Ok(Value::of_literal(&lit)),
             iri @ oxrdf::Term::NamedNode(_) => Ok(Value::Node(self.dict.intern(iri))),
-            _ => Err("a blank node constant in an expression".to_owned()),
+            _ => Err(unsupported("a blank node constant in an expression")),
         }
     }
 
-    fn args<const N: usize>(&mut self, op: &str, args: &[Expr]) -> Result<[Node; N], String> {
+    fn args<const N: usize>(&mut self, op: &str, args: &[Expr]) -> Result<[Node; N], CompileError> {
         if args.len() != N {
-            return Err(format!("{op} with {} arguments", args.len()));
+            return Err(unsupported(format!("{op} with {} arguments", args.len())));
         }
         let nodes = args
             .iter()
@@ -200,20 +201,20 @@ impl Compiler<'_> {
         Ok(nodes.try_into().unwrap_or_else(|_| unreachable!()))
     }
 
-    fn list(&mut self, args: &[Expr]) -> Result<Vec<Node>, String> {
+    fn list(&mut self, args: &[Expr]) -> Result<Vec<Node>, CompileError> {
         args.iter().map(|a| self.node(a)).collect()
     }
 
-    fn call(&mut self, op: &str, args: &[Expr]) -> Result<Node, String> {
+    fn call(&mut self, op: &str, args: &[Expr]) -> Result<Node, CompileError> {
         if let Some(call) = run_fn::compile(op, args, &mut |name| self.vars.slot(name)) {
             self.reads_run = true;
             return call.map(Node::Run);
         }
-        let unary = |me: &mut Self, u: Unary| -> Result<Node, String> {
+        let unary = |me: &mut Self, u: Unary| -> Result<Node, CompileError> {
             let [a] = me.args::<1>(op, args)?;
             Ok(Node::Unary(UnaryOp(u), Box::new(a)))
         };
-        let binary = |me: &mut Self, b: Binary| -> Result<Node, String> {
+        let binary = |me: &mut Self, b: Binary| -> Result<Node, CompileError> {
             let pair = me.args::<2>(op, args)?;
             Ok(Node::Binary(BinaryOp(b), Box::new(pair)))
         };
@@ -235,7 +236,7 @@ impl Compiler<'_> {
             "/" => binary(self, Binary::Arith(Arith::Div)),
             "IN" | "NOT IN" => {
                 let Some((lhs, items)) = args.split_first() else {
-                    return Err(format!("{op} without a left operand"));
+                    return Err(unsupported(format!("{op} without a left operand")));
                 };
                 Ok(Node::In {
                     negated: op == "NOT IN",
@@ -245,7 +246,7 @@ impl Compiler<'_> {
             }
             "BOUND" => match args {
                 [Expr::Var(name)] => Ok(Node::Bound(self.slot(name))),
-                _ => Err("BOUND needs one variable".to_owned()),
+                _ => Err(unsupported("BOUND needs one variable")),
             },
             "IF" => Ok(Node::If(Box::new(self.args::<3>(op, args)?))),
             "COALESCE" => Ok(Node::Coalesce(self.list(args)?)),
@@ -278,15 +279,15 @@ impl Compiler<'_> {
                 .and_then(Cast::of_iri)
             {
                 Some(cast) => unary(self, Unary::Cast(cast)),
-                None => Err(format!("function {op}")),
+                None => Err(unsupported(format!("function {op}"))),
             },
         }
     }
 
     /// REGEX(text, pattern[, flags]) with constant simple-literal pattern and flags.
-    fn regex(&mut self, args: &[Expr]) -> Result<Node, String> {
+    fn regex(&mut self, args: &[Expr]) -> Result<Node, CompileError> {
         if !(2..=3).contains(&args.len()) {
-            return Err(format!("REGEX with {} arguments", args.len()));
+            return Err(unsupported(format!("REGEX with {} arguments", args.len())));
         }
         let mut texts = Vec::new();
         for arg in &args[1..] {
@@ -295,7 +296,7 @@ impl Compiler<'_> {
                     Value::Str(s) => Some(s),
                     _ => None,
                 }),
-                _ => return Err("REGEX with a non-constant pattern or flags".to_owned()),
+                _ => return Err(unsupported("REGEX with a non-constant pattern or flags")),
             }
         }
         let text = self.node(&args[0])?;

@@ -8,6 +8,7 @@
 //! A crate of its own above `spaseq-plan` and `spaseq-io` (the GPMs' plans, the events'
 //! terms); `vars` (variables as slots, rows) lives here, the lowest crate that needs it.
 
+pub mod error;
 pub mod event_index;
 pub mod expr;
 pub mod functions;
@@ -18,6 +19,7 @@ pub mod sparql_select;
 pub mod value;
 pub mod vars;
 
+pub use error::CompileError;
 pub use event_index::{EventIndex, ValueCache};
 pub use expr::{Compiled, Env};
 pub use run_functions::RunEnv;
@@ -61,7 +63,7 @@ impl GpmProgram {
         vars: &mut VarTable,
         dict: &Dictionary,
         base_iri: Option<&str>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, CompileError> {
         Self::compile_with_graphs(plan, &[], vars, dict, base_iri)
     }
 
@@ -73,17 +75,23 @@ impl GpmProgram {
         vars: &mut VarTable,
         dict: &Dictionary,
         base_iri: Option<&str>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, CompileError> {
         if plan.path != GpmPath::Compiled {
-            return Err(format!("GPM {} is evaluated by a SPARQL engine", plan.name));
+            return Err(CompileError::Unsupported(format!(
+                "GPM {} is evaluated by a SPARQL engine",
+                plan.name
+            )));
         }
         if !plan.graph_elements.is_empty() && graph_vars.len() != plan.graph_elements.len() {
-            return Err(format!("GPM {} has GRAPH blocks", plan.name));
+            return Err(CompileError::Unsupported(format!(
+                "GPM {} has GRAPH blocks",
+                plan.name
+            )));
         }
         let mut blanks: Vec<String> = Vec::new();
         let mut patterns = Vec::with_capacity(plan.join_order.len());
         for tp in &plan.join_order {
-            let mut pos = |t: &PatternTerm| -> Result<Pos, String> {
+            let mut pos = |t: &PatternTerm| -> Result<Pos, CompileError> {
                 Ok(match t {
                     PatternTerm::Var(name) if name.starts_with("_:") => {
                         let i = blanks.iter().position(|b| b == name).unwrap_or_else(|| {
@@ -94,7 +102,9 @@ impl GpmProgram {
                     }
                     PatternTerm::Var(name) => Pos::Var(vars.slot(name)),
                     PatternTerm::Term(term) => Pos::Const(dict.intern(to_oxrdf(term)?)),
-                    PatternTerm::Path(_) => return Err("a property path".to_owned()),
+                    PatternTerm::Path(_) => {
+                        return Err(CompileError::Unsupported("a property path".to_owned()))
+                    }
                 })
             };
             patterns.push(Pattern {
@@ -108,7 +118,7 @@ impl GpmProgram {
             .iter()
             .map(|f| Compiled::new(f, vars, dict, base_iri))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|reason| format!("GPM {}: {reason}", plan.name))?;
+            .map_err(|reason| reason.in_gpm(&plan.name))?;
         let required = plan
             .required
             .iter()
@@ -279,32 +289,33 @@ fn merge(row: &[Option<TermId>], other: &[Option<TermId>]) -> Option<Row> {
 }
 
 /// A term written in N-Triples (`<iri>`, `_:b`, `"v"^^<dt>`, `"v"@en`).
-pub fn parse_term(text: &str) -> Result<oxrdf::Term, String> {
-    text.parse().map_err(|e| format!("{text}: {e}"))
+pub fn parse_term(text: &str) -> Result<oxrdf::Term, CompileError> {
+    text.parse()
+        .map_err(|e| CompileError::Term(format!("{text}: {e}")))
 }
 
 /// A plan term as an oxrdf term (language tags lower-cased, as oxrdf and pyoxigraph do).
-pub fn to_oxrdf(term: &Term) -> Result<oxrdf::Term, String> {
+pub fn to_oxrdf(term: &Term) -> Result<oxrdf::Term, CompileError> {
     Ok(match term {
         Term::Iri(iri) => oxrdf::NamedNode::new(iri.clone())
-            .map_err(|e| format!("bad IRI <{iri}>: {e}"))?
+            .map_err(|e| CompileError::Term(format!("bad IRI <{iri}>: {e}")))?
             .into(),
         Term::BlankNode(id) => oxrdf::BlankNode::new(id.clone())
-            .map_err(|e| format!("bad blank node _:{id}: {e}"))?
+            .map_err(|e| CompileError::Term(format!("bad blank node _:{id}: {e}")))?
             .into(),
         Term::Literal {
             value,
             language: Some(lang),
             ..
         } => oxrdf::Literal::new_language_tagged_literal(value.clone(), lang.clone())
-            .map_err(|e| format!("bad language tag {lang}: {e}"))?
+            .map_err(|e| CompileError::Term(format!("bad language tag {lang}: {e}")))?
             .into(),
         Term::Literal {
             value, datatype, ..
         } => oxrdf::Literal::new_typed_literal(
             value.clone(),
             oxrdf::NamedNode::new(datatype.clone())
-                .map_err(|e| format!("bad datatype <{datatype}>: {e}"))?,
+                .map_err(|e| CompileError::Term(format!("bad datatype <{datatype}>: {e}")))?,
         )
         .into(),
     })

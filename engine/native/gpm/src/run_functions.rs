@@ -5,6 +5,7 @@
 //! a value that is not a number, values without an order) make the expression an error, as
 //! the Python functions' `FunctionError` does.
 
+use super::error::CompileError;
 use super::functions::{self as f, Arith};
 use super::value::Value;
 use crate::vars::Slot;
@@ -57,7 +58,7 @@ pub fn compile(
     op: &str,
     args: &[Expr],
     slot: &mut dyn FnMut(&str) -> Slot,
-) -> Option<Result<RunFn, String>> {
+) -> Option<Result<RunFn, CompileError>> {
     let name = op
         .strip_prefix('<')?
         .strip_suffix('>')?
@@ -71,7 +72,9 @@ pub fn compile(
                     _ => RunFn::RunStart,
                 })
             } else {
-                Err(format!("spaseq:{name} with arguments"))
+                Err(CompileError::Unsupported(format!(
+                    "spaseq:{name} with arguments"
+                )))
             })
         }
         "count" => Aggregate::Count,
@@ -91,7 +94,9 @@ pub fn compile(
         _ => "",
     };
     Some(if var.is_empty() {
-        Err(format!("spaseq:{name} without one variable name"))
+        Err(CompileError::Unsupported(format!(
+            "spaseq:{name} without one variable name"
+        )))
     } else {
         Ok(RunFn::Aggregate(aggregate, slot(var)))
     })

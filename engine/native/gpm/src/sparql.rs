@@ -9,6 +9,7 @@
 //! As on the compiled path, terms keep the event's spelling and join by identity (decision
 //! 7), and repeated solutions count once (decision 9).
 
+use super::error::{unsupported, CompileError};
 use super::event_index::EventIndex;
 use super::value::Value;
 use crate::vars::{Row, Slot, VarTable};
@@ -57,39 +58,42 @@ impl SparqlGpm {
         base_iri: Option<&str>,
         vars: &mut VarTable,
         dict: &Dictionary,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, CompileError> {
         if plan.run_aware {
-            return Err(format!(
+            return Err(CompileError::Unsupported(format!(
                 "GPM {} calls run functions in a SPARQL body",
                 plan.name
-            ));
+            )));
         }
         let mut parser = SparqlParser::new();
         if let Some(base) = base_iri {
             parser = parser
                 .with_base_iri(base)
-                .map_err(|e| format!("bad base IRI <{base}>: {e}"))?;
+                .map_err(|e| CompileError::Sparql(format!("bad base IRI <{base}>: {e}")))?;
         }
         for (prefix, iri) in prefixes {
             parser = parser
                 .with_prefix(prefix, iri)
-                .map_err(|e| format!("bad prefix {prefix}: <{iri}>: {e}"))?;
+                .map_err(|e| CompileError::Sparql(format!("bad prefix {prefix}: <{iri}>: {e}")))?;
         }
         let query = parser
             .clone()
             .parse_query(&format!("SELECT * WHERE {body}"))
             .map(same_term_by_value)
-            .map_err(|e| format!("GPM {}: spargebra cannot parse the body: {e}", plan.name))?;
+            .map_err(|e| {
+                CompileError::Sparql(format!("spargebra cannot parse the body: {e}"))
+                    .in_gpm(&plan.name)
+            })?;
         let Query::Select {
             pattern,
             dataset,
             base_iri,
         } = &query
         else {
-            return Err("not a SELECT".to_owned());
+            return Err(CompileError::Unsupported("not a SELECT".to_owned()));
         };
         let mut names = Vec::new();
-        check_pattern(pattern, &mut names).map_err(|why| format!("GPM {}: {why}", plan.name))?;
+        check_pattern(pattern, &mut names).map_err(|why| why.in_gpm(&plan.name))?;
         let trimmed = body.trim();
         let sub_select = trimmed
             .strip_prefix('{')
@@ -456,7 +460,7 @@ fn var_of(t: &TermPattern, names: &mut Vec<String>) {
 
 /// Whether spareval can answer the pattern alone (no KB, no service, standard functions),
 /// collecting the variables it names.
-fn check_pattern(p: &GraphPattern, names: &mut Vec<String>) -> Result<(), String> {
+fn check_pattern(p: &GraphPattern, names: &mut Vec<String>) -> Result<(), CompileError> {
     match p {
         GraphPattern::Bgp { patterns } => {
             for tp in patterns {
@@ -536,21 +540,24 @@ fn check_pattern(p: &GraphPattern, names: &mut Vec<String>) -> Result<(), String
                 names.push(v.as_str().to_owned());
                 if let AggregateExpression::FunctionCall { name, expr, .. } = agg {
                     if let AggregateFunction::Custom(iri) = name {
-                        return Err(format!("the custom aggregate <{}>", iri.as_str()));
+                        return Err(unsupported(format!(
+                            "the custom aggregate <{}>",
+                            iri.as_str()
+                        )));
                     }
                     check_expression(expr, names)?;
                 }
             }
             check_pattern(inner, names)
         }
-        GraphPattern::Graph { .. } => Err("a GRAPH block (the knowledge base)".to_owned()),
-        GraphPattern::Service { .. } => Err("SERVICE".to_owned()),
+        GraphPattern::Graph { .. } => Err(unsupported("a GRAPH block (the knowledge base)")),
+        GraphPattern::Service { .. } => Err(unsupported("SERVICE")),
         #[allow(unreachable_patterns)]
-        _ => Err("an extension pattern".to_owned()),
+        _ => Err(unsupported("an extension pattern")),
     }
 }
 
-fn check_expression(e: &Expression, names: &mut Vec<String>) -> Result<(), String> {
+fn check_expression(e: &Expression, names: &mut Vec<String>) -> Result<(), CompileError> {
     match e {
         Expression::NamedNode(_) | Expression::Literal(_) => Ok(()),
         Expression::Variable(v) | Expression::Bound(v) => {
@@ -589,7 +596,7 @@ fn check_expression(e: &Expression, names: &mut Vec<String>) -> Result<(), Strin
         Expression::FunctionCall(f, args) => {
             if let Function::Custom(iri) = f {
                 if !iri.as_str().starts_with(XSD) {
-                    return Err(format!("the function <{}>", iri.as_str()));
+                    return Err(unsupported(format!("the function <{}>", iri.as_str())));
                 }
             }
             args.iter().try_for_each(|x| check_expression(x, names))

@@ -263,7 +263,7 @@ fn outside_the_subset_is_an_error() {
         &format!("[{}]", call("MD5", &[evar("x")])),
     );
     let err = GpmProgram::compile(plan.gpm("G").unwrap(), &mut vars, &dict, None).unwrap_err();
-    assert!(err.contains("MD5"), "{err}");
+    assert!(err.to_string().contains("MD5"), "{err}");
 }
 
 #[test]

@@ -15,6 +15,7 @@ use super::{
 };
 use crate::gpms::GpmEval;
 use crate::range_index::Key;
+use crate::snapshot::SnapshotError;
 use serde::{Deserialize, Serialize};
 use spaseq_gpm::vars::Row;
 use spaseq_io::dictionary::TermId;
@@ -179,13 +180,13 @@ fn strategy_code(s: Option<Strategy>) -> u8 {
     }
 }
 
-fn strategy_of(code: u8) -> Result<Option<Strategy>, String> {
+fn strategy_of(code: u8) -> Result<Option<Strategy>, SnapshotError> {
     Ok(match code {
         0 => None,
         1 => Some(Strategy::Strict),
         2 => Some(Strategy::SkipTillNext),
         3 => Some(Strategy::SkipTillAny),
-        other => return Err(format!("unknown strategy code {other}")),
+        other => return Err(SnapshotError::Strategy(other)),
     })
 }
 
@@ -324,14 +325,14 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn event(&self, uid: u64) -> Result<EventRef, String> {
+    fn event(&self, uid: u64) -> Result<EventRef, SnapshotError> {
         self.events
             .get(&uid)
             .cloned()
-            .ok_or_else(|| format!("the snapshot lacks event {uid}"))
+            .ok_or(SnapshotError::MissingEvent(uid))
     }
 
-    fn taken(&self, t: &TakenState) -> Result<Taken, String> {
+    fn taken(&self, t: &TakenState) -> Result<Taken, SnapshotError> {
         Ok(Taken {
             gpm: t.gpm,
             event: self.event(t.event)?,
@@ -339,33 +340,25 @@ impl Reader<'_> {
         })
     }
 
-    fn node(&self, i: Option<usize>) -> Result<Option<Rc<Node>>, String> {
-        i.map(|i| {
-            self.nodes
-                .get(i)
-                .cloned()
-                .ok_or_else(|| format!("no node {i}"))
-        })
-        .transpose()
+    fn node(&self, i: Option<usize>) -> Result<Option<Rc<Node>>, SnapshotError> {
+        i.map(|i| self.nodes.get(i).cloned().ok_or(SnapshotError::NoNode(i)))
+            .transpose()
     }
 
-    fn run(&self, i: usize) -> Result<RunRef, String> {
-        self.runs
-            .get(i)
-            .cloned()
-            .ok_or_else(|| format!("no run {i}"))
+    fn run(&self, i: usize) -> Result<RunRef, SnapshotError> {
+        self.runs.get(i).cloned().ok_or(SnapshotError::NoRun(i))
     }
 
-    fn run_list(&self, list: &[usize]) -> Result<Vec<RunRef>, String> {
+    fn run_list(&self, list: &[usize]) -> Result<Vec<RunRef>, SnapshotError> {
         list.iter().map(|&i| self.run(i)).collect()
     }
 }
 
 impl<G: GpmEval> QueryRuntime<G> {
     /// The runtime's state between two events (its released matches must have been taken).
-    pub fn save(&self) -> Result<QueryState, String> {
+    pub fn save(&self) -> Result<QueryState, SnapshotError> {
         if !self.out.is_empty() || !self.batch.is_empty() {
-            return Err("matches released but not taken: take them before a snapshot".into());
+            return Err(SnapshotError::MatchesNotTaken);
         }
         let mut w = Writer::default();
         let start_run = w.run(&self.start_run);
@@ -452,9 +445,9 @@ impl<G: GpmEval> QueryRuntime<G> {
         state: QueryState,
         events: &HashMap<u64, EventRef>,
         index: &dyn Fn(&EventRef) -> Rc<G::Index>,
-    ) -> Result<(), String> {
+    ) -> Result<(), SnapshotError> {
         if self.position != -1 || self.t0.is_some() || self.time != super::NEG_INF {
-            return Err("a snapshot is restored into a fresh runtime only".into());
+            return Err(SnapshotError::NotFresh("runtime"));
         }
         let mut r = Reader {
             events,
@@ -464,7 +457,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         for n in &state.nodes {
             let parent = match n.parent {
                 Some(p) if p < r.nodes.len() => Some(r.nodes[p].clone()),
-                Some(p) => return Err(format!("node parent {p} comes after its child")),
+                Some(p) => return Err(SnapshotError::NodeOrder(p)),
                 None => None,
             };
             let taken = r.taken(&n.taken)?;
@@ -473,7 +466,10 @@ impl<G: GpmEval> QueryRuntime<G> {
         let steps = self.steps.len();
         for s in &state.runs {
             if s.step > steps {
-                return Err(format!("run at step {} of a {steps}-step plan", s.step));
+                return Err(SnapshotError::Step {
+                    step: s.step,
+                    steps,
+                });
             }
             let pending = s
                 .pending
@@ -487,7 +483,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                         start: p.start,
                     })
                 })
-                .collect::<Result<Vec<_>, String>>()?;
+                .collect::<Result<Vec<_>, SnapshotError>>()?;
             let mut conj = super::HashMap::default();
             for (id, tau, operands) in &s.conj {
                 let operands = operands
@@ -498,14 +494,14 @@ impl<G: GpmEval> QueryRuntime<G> {
                             .map(|(row, taken)| {
                                 let taken = taken.iter().map(|t| r.taken(t)).collect::<Result<
                                     Takens,
-                                    String,
+                                    SnapshotError,
                                 >>(
                                 )?;
                                 Ok((row.clone(), taken))
                             })
-                            .collect::<Result<Vec<Result1>, String>>()
+                            .collect::<Result<Vec<Result1>, SnapshotError>>()
                     })
-                    .collect::<Result<Vec<_>, String>>()?;
+                    .collect::<Result<Vec<_>, SnapshotError>>()?;
                 let pools = operands.into_iter().map(Pool::of).collect();
                 conj.insert(*id, ConjBuffer { tau: *tau, pools });
             }
@@ -541,7 +537,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             run.last = s.last;
             r.runs.push(Rc::new(RefCell::new(run)));
         }
-        let keyed = |list: &[usize]| -> Result<BTreeMap<u64, RunRef>, String> {
+        let keyed = |list: &[usize]| -> Result<BTreeMap<u64, RunRef>, SnapshotError> {
             r.run_list(list).map(|runs| {
                 runs.into_iter()
                     .map(|run| (run.borrow().id, run.clone()))
@@ -574,7 +570,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             death.insert(*t, r.run_list(list)?);
         }
         let dues =
-            |list: &[DueState]| -> Result<std::collections::BinaryHeap<Reverse<Due>>, String> {
+            |list: &[DueState]| -> Result<std::collections::BinaryHeap<Reverse<Due>>, SnapshotError> {
                 list.iter()
                     .map(|&(deadline, id, i)| Ok(Reverse(Due(deadline, id, r.run(i)?))))
                     .collect()
@@ -589,7 +585,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 let prepared = index(&event);
                 Ok((r.run(i)?, (event, prepared, pos)))
             })
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, SnapshotError>>()?;
         match (&mut self.prefix, &state.prefix) {
             (Some(prefix), Some(entries)) => {
                 for &(uid, pos) in entries {
@@ -599,7 +595,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 }
             }
             (None, None) => {}
-            _ => return Err("the snapshot's lazy chain does not match the plan's".into()),
+            _ => return Err(SnapshotError::LazyChain),
         }
         self.start_run = r.run(state.start_run)?;
         self.strict_new = r.run_list(&state.strict_new)?;
