@@ -71,14 +71,3 @@ def require_extra(extra: str, feature: str, *modules: str) -> None:
             importlib.import_module(module)
         except ImportError:
             raise MissingExtraError(f"{feature} needs {module}: pip install 'spaseq[{extra}]'") from None
-
-
-def stream_error(exc: BaseException) -> StreamError:
-    """A native reader's error as the error it stands for: a ``_native.LocatedError`` located
-    by its ``path``, ``line`` and ``column`` (its ``message`` without them), any other
-    exception by its text alone."""
-    from spaseq.engine._native import LocatedError
-
-    if isinstance(exc, LocatedError) and exc.path is not None:
-        return StreamError(exc.message, Location(exc.path, exc.line, exc.column))
-    return StreamError(str(exc))

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from spaseq.engine.api.errors import LateEventError, SpeculationFailed, UnreadStreamError
 from spaseq.engine.api.handle import QueryHandle
 from spaseq.engine.composition import Composer
-from spaseq.engine.errors import SpaseqError, UsageError, stream_error
+from spaseq.engine.errors import SpaseqError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventGraphs
+from spaseq.engine.io.native_events import stream_error
 from spaseq.engine.runtime.native import NativeSession, QueryRuntime
 
 if TYPE_CHECKING:

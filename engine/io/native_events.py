@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 import pyoxigraph
 from pyoxigraph import BlankNode, NamedNode
 
-from spaseq.engine.errors import SpaseqError, StreamError, UsageError, stream_error
+from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.values.timestamps import from_nanoseconds
 from spaseq.engine.vocab import GENERATED_AT_TIME
@@ -34,6 +34,17 @@ DEFAULT_TIME_PREDICATE = GENERATED_AT_TIME.value
 NativeItem = tuple
 #: An event's origin, from its native tuple.
 Origin = Callable[[NativeItem], "str | None"]
+
+
+def stream_error(exc: BaseException) -> StreamError:
+    """A native reader's error as the error it stands for: a ``_native.LocatedError`` located
+    by its ``path``, ``line`` and ``column`` (its ``message`` without them), any other
+    exception by its text alone."""
+    from spaseq.engine._native import LocatedError
+
+    if isinstance(exc, LocatedError) and exc.path is not None:
+        return StreamError(exc.message, Location(exc.path, exc.line, exc.column))
+    return StreamError(str(exc))
 
 
 def checked_time_predicate(iri: str | None) -> str:
