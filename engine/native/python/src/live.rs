@@ -3,7 +3,8 @@
 //! iterator of batches of the events that have arrived (the first waited for with the GIL
 //! released, never more than that); and `LiveReader`, the rules fed a line at a time.
 //! Events as `ReplayStream` gives them, with whether the timestamp was an `xsd:dateTime` and
-//! the origin `FILE:LINE` added; an error as `LocatedError` (a ValueError, `FILE:LINE:COLUMN: message`).
+//! the origin `FILE:LINE` added; an error as `LocatedError` (a ValueError,
+//! `FILE:LINE:COLUMN: message`).
 
 use crate::errors::{located, located_exception};
 use pyo3::exceptions::PyBaseException;

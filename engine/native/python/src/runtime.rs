@@ -401,8 +401,9 @@ impl NativeEngine {
     /// Feed up to `max` events of a replay stream straight to the queries (no Python object
     /// per event): each query reading the event's stream processes it, the others move
     /// their clock. Returns (events fed, the last one's time in ns, whether the stream
-    /// ended, its error, a `LocatedError` `PATH:LINE:COLUMN: message`, if it ended with one). Matches wait in
-    /// the queries for `take_matches`; fewer events are fed once enough matches wait.
+    /// ended, its error if it ended with one: a `LocatedError` `PATH:LINE:COLUMN: message`).
+    /// Matches wait in the queries for `take_matches`; fewer events are fed once enough
+    /// matches wait.
     fn feed<'py>(
         &self,
         stream: &Bound<'py, PyReplayStream>,
@@ -420,8 +421,8 @@ impl NativeEngine {
     /// An event earlier than the clock of a query reading its stream is late: dropped and
     /// counted when `drop_late`, else feeding stops before it. Returns (events fed, the
     /// last one's time in ns, whether the stream ended, its first error (a `LocatedError`
-    /// `FILE:LINE:COLUMN: message`) if it ended with one, late events dropped, the late event that stopped it
-    /// as (stream IRI, time ns, the query clock ns) if one did).
+    /// `FILE:LINE:COLUMN: message`) if it ended with one, late events dropped, the late
+    /// event that stopped it as (stream IRI, time ns, the query clock ns) if one did).
     fn feed_live<'py>(
         &self,
         py: Python<'py>,

@@ -1,8 +1,8 @@
 //! The binding of streaming replay (`spaseq_io::stream`): `ReplayStream`, a Python iterator of
-//! batches of merged events, terms in N-Triples; a file's error as `LocatedError`
-//! (a ValueError, `PATH:LINE:COLUMN: message`) after its usable events. The GIL is released while reading;
-//! after the first pass (at construction), the stream is read ahead on a thread of its own
-//! (`stream::prefetch`). `ReplayReading` starts the first pass on a thread of its own ahead
+//! batches of merged events, terms in N-Triples; a file's error as `LocatedError` (a
+//! ValueError, `PATH:LINE:COLUMN: message`) after its usable events. The GIL is released
+//! while reading; after the first pass (at construction), the stream is read ahead on a
+//! thread of its own (`stream::prefetch`). `ReplayReading` starts the first pass on a thread of its own ahead
 //! of time (the CLI starts it before it loads the engine and compiles the query), and a
 //! `ReplayStream` built with it takes over what it read. `read_batch`: a batch of events
 //! held in memory (a request body), read whole by the same reader.
