@@ -16,7 +16,7 @@ mod output;
 mod runtime;
 mod stream;
 use spaseq_io::dictionary::Dictionary;
-use spaseq_io::replay::{self, Event, Format, GENERATED_AT_TIME};
+use spaseq_io::replay::{self, Event, Format, ReplayError, GENERATED_AT_TIME};
 use spaseq_io::stream::StreamError;
 use spaseq_plan::{summary::summary, Plan, PLAN_VERSION};
 
@@ -30,9 +30,15 @@ fn plan_summary(plan_json: &str) -> PyResult<String> {
 
 fn read(path: &str, time_predicate: &str, dictionary: &mut Dictionary) -> PyResult<Vec<Event>> {
     let format = Format::of_path(path).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "{path}: cannot tell the replay file's format: expected .trig, .nq or .nquads"
-        ))
+        errors::located(&StreamError {
+            path: Some(path.to_owned()),
+            error: ReplayError {
+                line: None,
+                column: None,
+                message: "cannot tell the replay file's format: expected .trig, .nq or .nquads"
+                    .to_owned(),
+            },
+        })
     })?;
     let reader = replay::open(path).map_err(|e| PyValueError::new_err(e.to_string()))?;
     replay::read_events(reader, format, time_predicate, dictionary).map_err(|error| {
