@@ -224,13 +224,14 @@ def gpm_evaluators(plan_json: str) -> list[tuple[str, str, str | None]]:
 @final
 class NativeWriter:
     """One query's results written natively (``spaseq_output``): ``jsonl``, ``json``,
-    ``csv``, ``tsv`` or ``table``, byte for byte as ``engine/output/writers.py`` writes them, to the
+    ``csv``, ``tsv``, ``table`` or ``trig``, byte for byte as ``engine/output/writers.py`` writes them, to the
     text file ``out`` (``write(str)``, ``flush()``), without a Python object per match."""
 
     def __new__(cls, format: str, out: object, select: list[str] | None, distinct: bool,
                  columns: list[str], with_time: bool, binary: bool = False,
                  time_format: str = "input", thread: bool = False,
-                 prefixes: list[tuple[str, str]] | None = None) -> NativeWriter:
+                 prefixes: list[tuple[str, str]] | None = None, output: str | None = None,
+                 template: list[tuple[tuple[str, str], ...]] | None = None) -> NativeWriter:
         """Rows of ``select`` (None: every bound variable, by name), DISTINCT or not;
         ``columns`` the header's variables; ``with_time`` adds ``_time`` and ``_start``;
         ``binary``: ``out`` takes UTF-8 bytes instead of text; ``time_format``: ``input``,
@@ -238,7 +239,10 @@ class NativeWriter:
         that has a descriptor: the rows are spelled and written on a thread of their own, to
         a duplicate of the descriptor (``out`` is flushed first and must not be written
         through until ``finish`` or ``close``); ``prefixes`` (prefix, namespace), in
-        declaration order, shorten the table's IRIs."""
+        declaration order, shorten the table's IRIs and are TriG's declarations; TriG also
+        takes the query's ``output`` stream IRI and, for a CONSTRUCT query, its ``template``:
+        triples of ``("var", name)`` (a variable of ``select``), ``("fresh", label)`` (a
+        blank node, fresh per result) or ``("term", N-Triples)``."""
     @property
     def threaded(self) -> bool:
         """Whether the rows are written on a thread of their own."""

@@ -209,12 +209,6 @@ def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], native: str | 
     thread of their own with ``thread`` when ``out`` allows it), which ``native`` (None: it
     cannot be) says why not when the run itself excludes it."""
     fmt = args.format or ("trig" if query.match.is_construct else "table")
-    if fmt == "trig":
-        from spaseq.engine.output.trig import TrigWriter
-
-        _python_writer(args, native or "the trig format is written in Python")
-        trig = TrigWriter(out, query.prefixes)
-        return trig, trig.event
     if query.match.is_construct:  # solutions of the template's variables
         from spaseq.engine.output.construct import template_variables
 
@@ -230,10 +224,15 @@ def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], native: str | 
         if why is None:
             log.debug("results written natively (--format %s)", fmt)
             return native_writer(fmt, query, variables, args.with_time, out, args.time_format,
-                                 thread), None
+                                 thread, _output_iri(args)), None
         _python_writer(args, why)
     else:
         log.debug("results written in Python (--writer python)")
+    if fmt == "trig":
+        from spaseq.engine.output.trig import TrigWriter
+
+        trig = TrigWriter(out, query.prefixes)
+        return trig, trig.event
     from spaseq.engine.matches import Row
 
     writer = make_writer(fmt, out, variables, args.with_time, query.prefixes, args.time_format)

@@ -6,8 +6,9 @@ and writes them as the Python writers of ``writers.py`` do, byte for byte (they 
 oracle: ``tests/output/test_native_writers.py``), with no Python object per match. It covers
 the result formats (jsonl, json, csv, tsv and the table for people) of a SELECT query
 (projection and DISTINCT done natively) and of a CONSTRUCT query written as solutions of its
-template's variables. Everything else (TriG, materialisation, composed queries) goes through
-the Python writers."""
+template's variables, and TriG (``trig.TrigWriter``: each result a named graph, the
+CONSTRUCT template instantiated or the SELECT match described). Everything else (a DISTINCT
+CONSTRUCT query, materialisation, composed queries) goes through the Python writers."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from typing import IO
 from spaseq.engine._native import NativeWriter
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT
+from spaseq.engine.vocab import PROV_NS, SPASEQ_NS, XSD_NS
 
-NATIVE_FORMATS = ("jsonl", "json", "csv", "tsv", "table")
+NATIVE_FORMATS = ("jsonl", "json", "csv", "tsv", "table", "trig")
 
 
 def why_not_native(fmt: str, query: A.Query, columns: Sequence[str], with_time: bool) -> str | None:
@@ -29,29 +31,44 @@ def why_not_native(fmt: str, query: A.Query, columns: Sequence[str], with_time: 
         return f"the {fmt} format is written in Python"
     if query.match.is_construct and query.match.distinct:
         return "a DISTINCT CONSTRUCT query is written in Python"
-    if with_time and fmt != "table" and {"_time", "_start"} & {*columns, *(query.match.variables or ())}:
+    if with_time and fmt not in ("table", "trig") and {"_time", "_start"} & {*columns, *(query.match.variables or ())}:
         return "a variable named _time or _start with --with-time is written in Python"
     return None
 
 
 def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: bool,
                   out: IO[str], time_format: str = DEFAULT_TIME_FORMAT,
-                  thread: bool = False) -> NativeWriter:
+                  thread: bool = False, output: str | None = None) -> NativeWriter:
     """The native writer of ``query``'s rows in ``fmt`` to ``out`` (a text file), with
     ``columns`` the header's variables and times as ``time_format`` says (as
     ``writers.make_writer`` takes them). Only for what ``why_not_native`` accepts. With
     ``thread``, the rows are written on a thread of their own when ``out`` is a file with a
-    descriptor taking UTF-8 (``out`` is then left alone until ``finish`` or ``close``)."""
+    descriptor taking UTF-8 (``out`` is then left alone until ``finish`` or ``close``).
+    TriG needs ``output``, the query's output stream IRI (its results' graph names)."""
     if query.match.is_construct:  # solutions of the template's variables (the columns)
         select: list[str] | None = list(columns)
     elif query.match.variables is None:  # SELECT *: every bound variable, by name
         select = None
     else:
         select = list(dict.fromkeys(query.match.variables))
+    prefixes = dict(query.prefixes)
+    template = None
+    if fmt == "trig":  # TrigWriter's declarations, and the template
+        prefixes = {"prov": PROV_NS, "xsd": XSD_NS, "spaseq": SPASEQ_NS, **prefixes}
+        if query.match.is_construct:
+            template = [tuple(_template_term(t) for t in (tp.subject, tp.predicate, tp.object))
+                        for tp in query.match.template]
     binary = _binary(out)
     return NativeWriter(fmt, out if binary is None else binary, select, query.match.distinct,
                         list(columns), with_time, binary is not None, time_format, thread,
-                        list(query.prefixes.items()))
+                        list(prefixes.items()), output, template)
+
+
+def _template_term(term: object) -> tuple[str, str]:
+    """A CONSTRUCT template's term as ``NativeWriter`` takes it."""
+    if isinstance(term, A.Var):
+        return ("fresh" if term.is_blank else "var", term.name)
+    return ("term", str(term))
 
 
 def _binary(out: IO[str]) -> IO[bytes] | None:

@@ -29,6 +29,10 @@ pub struct Resolved {
     pub columns: Vec<Option<Slot>>,
     /// Per GPM, `{"atom": "NAME", "stream": ` (jsonl events).
     pub atoms: Vec<String>,
+    /// The projected row's variables' names, in order (TriG).
+    pub names: Vec<String>,
+    /// Per GPM, its name (TriG).
+    pub gpms: Vec<String>,
 }
 
 /// One match as the formatter writes it; its values and taken events are the batch's
@@ -49,6 +53,8 @@ pub struct EventInfo {
     pub uid: u64,
     pub stream: StreamId,
     pub time: i128,
+    /// Stamped with an `xsd:dateTime` (TriG).
+    pub dated: bool,
     pub graph: Option<Term>,
 }
 
@@ -70,7 +76,7 @@ pub struct Batch {
     /// The rows' cells: per row, a value per projected variable (jsonl, JSON) or per column
     /// (CSV, TSV).
     pub values: Vec<Option<TermId>>,
-    /// The rows' taken events (jsonl): (GPM number, event uid), in the match's order.
+    /// The rows' taken events (jsonl, TriG): (GPM number, event uid), in the match's order.
     pub taken: Vec<(u32, u64)>,
 }
 
@@ -117,7 +123,13 @@ impl Collector {
             select,
             distinct,
             columns,
-            time_format,
+            // TriG writes times in the input's form whatever --time-format says (as
+            // `match_rdf.describe` is called by `derived.Derived`)
+            time_format: if format == Format::Trig {
+                TimeFormat::Input
+            } else {
+                time_format
+            },
             resolved: None,
             seen: HashSet::new(),
             sent_terms: Vec::new(),
@@ -188,13 +200,15 @@ impl Collector {
                 s.push_str(": ");
                 (slot, s)
             };
-            let row: Vec<(Option<Slot>, String)> = match &self.select {
-                Some(names) => names.iter().zip(row).map(|(v, s)| key(s, v)).collect(),
+            let names: Vec<String> = match &self.select {
+                Some(names) => names.clone(),
                 None => row
-                    .into_iter()
-                    .map(|s| key(s, vars.name(s.expect("a slot"))))
+                    .iter()
+                    .map(|s| vars.name(s.expect("a slot")).to_owned())
                     .collect(),
             };
+            let row: Vec<(Option<Slot>, String)> =
+                names.iter().zip(row).map(|(v, s)| key(s, v)).collect();
             let kept: HashSet<Slot> = row.iter().filter_map(|(s, _)| *s).collect();
             let columns = self
                 .columns
@@ -215,6 +229,8 @@ impl Collector {
                 row,
                 columns,
                 atoms,
+                names,
+                gpms: scope.gpms.to_vec(),
             }
         })
     }
@@ -240,7 +256,9 @@ impl Collector {
         }
         self.rows += 1;
         let cells: &mut dyn Iterator<Item = Option<Slot>> = match self.format {
-            Format::Jsonl | Format::Json => &mut resolved.row.iter().map(|(s, _)| *s),
+            Format::Jsonl | Format::Json | Format::Trig => {
+                &mut resolved.row.iter().map(|(s, _)| *s)
+            }
             Format::Csv | Format::Tsv | Format::Table => &mut resolved.columns.iter().copied(),
         };
         for slot in cells {
@@ -256,7 +274,7 @@ impl Collector {
             }
             batch.values.push(id);
         }
-        if self.format == Format::Jsonl {
+        if matches!(self.format, Format::Jsonl | Format::Trig) {
             let first = batch.taken.len();
             let mut at = m.node.as_deref();
             while let Some(n) = at {
@@ -275,6 +293,7 @@ impl Collector {
                         uid: e.uid,
                         stream: e.stream,
                         time: e.time,
+                        dated: e.dated,
                         graph: e.graph.clone(),
                     });
                 }

@@ -3,12 +3,13 @@
 //! every term and event the first time a row names it), so it runs on whichever thread
 //! writes the output.
 
-use super::collect::{Batch, Resolved, RowHead};
+use super::collect::{Batch, EventInfo, Resolved, RowHead};
 use super::spell::{
     csv_field, csv_value, datetime_seconds, json_seconds, json_string, json_string_ascii,
     json_term, json_time_literal, python_space, table_term, table_time, time_datatype, time_value,
     tsv_value,
 };
+use super::trig::{Taken, Trig};
 use super::Format;
 use oxrdf::Term;
 use spaseq_io::dictionary::TermId;
@@ -79,6 +80,12 @@ pub struct Formatter {
     prefixes: Vec<(String, String)>,
     /// The table's rows so far, as their cells (it sizes its columns at the end).
     table: Vec<Vec<String>>,
+    /// TriG's prefixes, output stream and template (`with_trig`).
+    trig: Option<Trig>,
+    /// TriG: per term id, its term; per stream id, its IRI; per event uid, the event.
+    rdf_terms: Vec<Option<Term>>,
+    stream_iris: Vec<String>,
+    rdf_events: HashMap<u64, EventInfo, foldhash::fast::RandomState>,
 }
 
 impl Formatter {
@@ -97,7 +104,17 @@ impl Formatter {
             rows: 0,
             prefixes: Vec::new(),
             table: Vec::new(),
+            trig: None,
+            rdf_terms: Vec::new(),
+            stream_iris: Vec::new(),
+            rdf_events: HashMap::default(),
         }
+    }
+
+    /// The formatter writing TriG as `trig` says (for `Format::Trig`).
+    pub fn with_trig(mut self, trig: Trig) -> Formatter {
+        self.trig = Some(trig);
+        self
     }
 
     /// The formatter with the query's `prefixes` (in declaration order): the table writes
@@ -138,6 +155,11 @@ impl Formatter {
                 out.push('\n');
             }
             Format::Table => {}
+            Format::Trig => {
+                if let Some(trig) = &self.trig {
+                    trig.start(out);
+                }
+            }
         }
     }
 
@@ -199,7 +221,7 @@ impl Formatter {
             return; // no row was ever collected
         };
         let width = match self.format {
-            Format::Jsonl | Format::Json => resolved.row.len(),
+            Format::Jsonl | Format::Json | Format::Trig => resolved.row.len(),
             Format::Csv | Format::Tsv | Format::Table => resolved.columns.len(),
         };
         let mut taken_at = 0;
@@ -214,6 +236,7 @@ impl Formatter {
                 Format::Csv => self.csv(head, values, out),
                 Format::Tsv => self.tsv(head, values, out),
                 Format::Table => self.table_row(head, values),
+                Format::Trig => self.trig_row(head, values, taken, &resolved, out),
             }
         }
         self.resolved = Some(resolved);
@@ -225,6 +248,28 @@ impl Formatter {
         }
         if batch.forget_terms || batch.forget_events {
             self.events.clear();
+            self.rdf_events.clear();
+        }
+        if self.format == Format::Trig {
+            if batch.forget_terms {
+                self.rdf_terms.clear();
+            }
+            if let Some(resolved) = &batch.resolved {
+                self.resolved = Some(resolved.clone());
+            }
+            self.stream_iris
+                .extend(batch.streams.iter().map(|(_, iri)| iri.clone()));
+            for (id, term) in &batch.terms {
+                let i = *id as usize;
+                if self.rdf_terms.len() <= i {
+                    self.rdf_terms.resize(i + 1, None);
+                }
+                self.rdf_terms[i] = Some(term.clone());
+            }
+            for e in &batch.events {
+                self.rdf_events.insert(e.uid, e.clone());
+            }
+            return;
         }
         if let Some(resolved) = &batch.resolved {
             self.resolved = Some(resolved.clone());
@@ -267,6 +312,7 @@ impl Formatter {
             Format::Csv => s = csv_value(term),
             Format::Tsv => tsv_value(term, &mut s),
             Format::Table => table_term(term, &self.prefixes, &mut s),
+            Format::Trig => unreachable!("TriG keeps its terms as terms"),
         }
         s.into_boxed_str()
     }
@@ -357,6 +403,54 @@ impl Formatter {
             json_time_literal(start, dated, out);
         }
         out.push('}');
+    }
+
+    /// A result as a TriG block (`trig.rs`).
+    fn trig_row(
+        &mut self,
+        head: &RowHead,
+        values: &[Option<TermId>],
+        taken: &[(u32, u64)],
+        resolved: &Resolved,
+        out: &mut String,
+    ) {
+        let trig = self.trig.as_ref().expect("a TriG formatter has its Trig");
+        let term = |id: TermId| {
+            self.rdf_terms[id as usize]
+                .as_ref()
+                .expect("the collector sends a term before a row names it")
+        };
+        let values: Vec<Option<&Term>> = values.iter().map(|id| id.map(term)).collect();
+        let bindings: Vec<(&str, &Term)> = resolved
+            .names
+            .iter()
+            .zip(&values)
+            .filter_map(|(v, t)| t.map(|t| (v.as_str(), t)))
+            .collect();
+        let taken: Vec<Taken<'_>> = taken
+            .iter()
+            .map(|(gpm, uid)| {
+                let e = self
+                    .rdf_events
+                    .get(uid)
+                    .expect("the collector sends an event before a row names it");
+                Taken {
+                    atom: &resolved.gpms[*gpm as usize],
+                    stream: &self.stream_iris[e.stream as usize],
+                    time: e.time,
+                    dated: e.dated,
+                    graph: e.graph.as_ref(),
+                }
+            })
+            .collect();
+        trig.result(
+            self.rows,
+            (head.time, head.start, head.dated),
+            &values,
+            &bindings,
+            &taken,
+            out,
+        );
     }
 
     /// Times first (`--with-time`), then the columns.

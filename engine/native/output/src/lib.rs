@@ -20,6 +20,7 @@ pub mod background;
 pub mod collect;
 pub mod formatter;
 pub mod spell;
+pub mod trig;
 
 pub use background::Background;
 pub use collect::{Batch, Collector};
@@ -41,6 +42,8 @@ pub enum Format {
     Tsv,
     /// Aligned columns for people (every row is kept until the end, which sizes them).
     Table,
+    /// Each result a named graph of the query's output stream (`trig.rs`).
+    Trig,
 }
 
 impl Format {
@@ -51,6 +54,7 @@ impl Format {
             "csv" => Some(Format::Csv),
             "tsv" => Some(Format::Tsv),
             "table" => Some(Format::Table),
+            "trig" => Some(Format::Trig),
             _ => None,
         }
     }

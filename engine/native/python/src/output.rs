@@ -7,6 +7,7 @@
 use crate::runtime::NativeEngine;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
+use spaseq_output::trig::{TemplateTerm, Trig};
 use spaseq_output::{Background, Batch, Collector, Format, Formatter, Scope, TimeFormat};
 
 /// Text kept before it is handed to `out.write` (a batch of matches can be large).
@@ -33,7 +34,7 @@ enum Sink {
 }
 
 /// One query's results written natively in one format (`jsonl`, `json`, `csv`, `tsv`,
-/// `table`).
+/// `table`, `trig`).
 #[pyclass(unsendable, module = "spaseq.engine._native")]
 struct NativeWriter {
     collector: Collector,
@@ -153,10 +154,13 @@ impl NativeWriter {
     /// times as `time_format` (`input`, `dateTime`, `epoch`) says; with `thread` and a
     /// binary `out` that has a descriptor, the rows are spelled and written on a thread of
     /// their own (`out` is not written through while it runs: `close` or `finish` waits for
-    /// it); `prefixes` (prefix, namespace) shorten the table's IRIs. ValueError for another
-    /// format or time format.
+    /// it); `prefixes` (prefix, namespace) shorten the table's IRIs, and are TriG's
+    /// declarations. TriG also takes the query's `output` stream IRI and, for a CONSTRUCT
+    /// query, its `template`: triples of terms `("var", name)` (a variable of `select`),
+    /// `("fresh", label)` (a blank node, fresh per result) or `("term", N-Triples)`.
+    /// ValueError for another format or time format, or a TriG writer without its output.
     #[new]
-    #[pyo3(signature = (format, out, select, distinct, columns, with_time, binary = false, time_format = "input", thread = false, prefixes = None))]
+    #[pyo3(signature = (format, out, select, distinct, columns, with_time, binary = false, time_format = "input", thread = false, prefixes = None, output = None, template = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -170,13 +174,26 @@ impl NativeWriter {
         time_format: &str,
         thread: bool,
         prefixes: Option<Vec<(String, String)>>,
+        output: Option<String>,
+        template: Option<Vec<[(String, String); 3]>>,
     ) -> PyResult<Self> {
         let format = Format::parse(format)
             .ok_or_else(|| PyValueError::new_err(format!("no native writer for {format:?}")))?;
         let times = TimeFormat::parse(time_format)
             .ok_or_else(|| PyValueError::new_err(format!("no time format {time_format:?}")))?;
-        let formatter = Formatter::new(format, columns.clone(), with_time)
-            .with_prefixes(prefixes.unwrap_or_default());
+        let prefixes = prefixes.unwrap_or_default();
+        let mut formatter = Formatter::new(format, columns.clone(), with_time);
+        if format == Format::Trig {
+            let output = output
+                .ok_or_else(|| PyValueError::new_err("a TriG writer needs its output stream"))?;
+            let template = template
+                .map(|t| trig_template(&t, select.as_deref().unwrap_or_default()))
+                .transpose()?;
+            let trig = Trig::new(prefixes, output, template).map_err(PyValueError::new_err)?;
+            formatter = formatter.with_trig(trig);
+        } else {
+            formatter = formatter.with_prefixes(prefixes);
+        }
         let collector = Collector::new(format, select, distinct, columns, times);
         let sink = if thread && binary {
             match Self::thread(py, &out, formatter)? {
@@ -293,6 +310,38 @@ impl NativeWriter {
     fn rows(&self) -> u64 {
         self.collector.rows()
     }
+}
+
+/// A CONSTRUCT template from its Python spelling (`NativeWriter`'s `template`), its
+/// variables numbered as in `select`.
+fn trig_template(
+    template: &[[(String, String); 3]],
+    select: &[String],
+) -> PyResult<Vec<[TemplateTerm; 3]>> {
+    let mut fresh: Vec<String> = Vec::new();
+    let mut term = |(kind, text): &(String, String)| -> PyResult<TemplateTerm> {
+        Ok(match kind.as_str() {
+            "var" => TemplateTerm::Var(select.iter().position(|v| v == text).ok_or_else(|| {
+                PyValueError::new_err(format!("template variable {text} not selected"))
+            })?),
+            "fresh" => TemplateTerm::Fresh(match fresh.iter().position(|l| l == text) {
+                Some(i) => i,
+                None => {
+                    fresh.push(text.clone());
+                    fresh.len() - 1
+                }
+            }),
+            "term" => TemplateTerm::Term(
+                text.parse()
+                    .map_err(|e| PyValueError::new_err(format!("template term {text}: {e}")))?,
+            ),
+            _ => return Err(PyValueError::new_err(format!("template term kind {kind}"))),
+        })
+    };
+    template
+        .iter()
+        .map(|[s, p, o]| Ok([term(s)?, term(p)?, term(o)?]))
+        .collect()
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
