@@ -81,10 +81,11 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
                      help="drop events that arrive out of time order on their stream (counted on "
                           "stderr) instead of stopping with an error")
     run.add_argument("--writer", choices=("auto", "native", "python"), default="auto",
-                     help="who writes the results: auto (default) writes jsonl, json, csv and tsv "
-                          "natively (no Python object per match) for a query run alone by the nfa "
-                          "engine without --materialize, and everything else in Python (table, "
-                          "trig, --with, --materialize, --engine reference); native: the same, but "
+                     help="who writes the results: auto (default) writes every format (jsonl, "
+                          "json, csv, tsv, table, trig) natively (no Python object per match) for "
+                          "a query run alone by the nfa engine without --materialize, and "
+                          "everything else in Python (--with, --materialize, --engine reference); "
+                          "native: the same, but "
                           "an error where it does not apply; python: always the Python writers "
                           "(the same bytes). The choice is logged at debug level (-v)")
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,

@@ -1,7 +1,8 @@
-//! Results written natively (issue 12): the machine-readable formats of `spaseq run` (the
-//! jsonl contract, SPARQL 1.1 JSON, CSV and TSV results, and the table for people) written from the runtime's match
-//! records, byte for byte as the Python writers (`engine/output/writers.py`, the oracle)
-//! write them, without a Python object per match.
+//! Results written natively (issue 12): every format of `spaseq run` (the jsonl contract,
+//! SPARQL 1.1 JSON, CSV and TSV results, the table for people, and TriG, `trig.rs`) written
+//! from the runtime's match records, byte for byte as the Python writers
+//! (`engine/output/writers.py` and `trig.py`, the oracle) write them, without a Python object
+//! per match.
 //!
 //! Together they do what `QueryOutput` + `Projector` + a Python writer do to each released
 //! match, in release order (docs/decisions.md 4): SELECT's projection (the listed variables

@@ -266,3 +266,92 @@ impl Trig {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prefixes() -> Vec<(String, String)> {
+        [
+            ("prov", "http://www.w3.org/ns/prov#"),
+            ("xsd", "http://www.w3.org/2001/XMLSchema#"),
+            ("spaseq", SPASEQ_NS),
+            ("ex", "http://ex.org/"),
+        ]
+        .map(|(p, ns)| (p.to_owned(), ns.to_owned()))
+        .to_vec()
+    }
+
+    /// What `trig.TrigWriter` writes for the same results (from Python).
+    #[test]
+    fn results_are_spelled_as_the_python_writer_spells_them() {
+        let ex = |l: &str| Term::from(NamedNode::new_unchecked(format!("http://ex.org/{l}")));
+        let template = vec![
+            [
+                ex("a"),
+                ex("p"),
+                Term::Literal(Literal::new_simple_literal("x")),
+            ]
+            .map(TemplateTerm::Term),
+            [
+                TemplateTerm::Term(ex("a")),
+                TemplateTerm::Term(ex("p")),
+                TemplateTerm::Var(0),
+            ],
+            // a repeat, and a literal subject: skipped
+            [
+                TemplateTerm::Term(ex("a")),
+                TemplateTerm::Term(ex("p")),
+                TemplateTerm::Term(Literal::new_simple_literal("x").into()),
+            ],
+            [
+                TemplateTerm::Var(0),
+                TemplateTerm::Term(ex("p")),
+                TemplateTerm::Var(0),
+            ],
+        ];
+        let trig = Trig::new(prefixes(), "http://ex.org/out".into(), Some(template)).unwrap();
+        let mut out = String::new();
+        trig.start(&mut out);
+        let one: Term = Literal::new_typed_literal("1.0", xsd::DECIMAL).into();
+        trig.result(
+            1,
+            (2_500_000_000, 0, false),
+            &[Some(&one)],
+            &[],
+            &[],
+            &mut out,
+        );
+        trig.result(
+            2,
+            (1_704_103_220_100_000_000, 0, true),
+            &[None],
+            &[],
+            &[],
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            "@prefix prov: <http://www.w3.org/ns/prov#> .\n\
+             @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n\
+             @prefix spaseq: <https://w3id.org/spaseq#> .\n\
+             @prefix ex: <http://ex.org/> .\n\
+             ex:out\\#match-1 prov:generatedAtTime 2.5 .\n\
+             ex:out\\#match-1 {\n\tex:a ex:p \"x\" , 1.0 .\n}\n\
+             ex:out\\#match-2 prov:generatedAtTime \"2024-01-01T10:00:20.1Z\"^^xsd:dateTime .\n\
+             ex:out\\#match-2 {\n\tex:a ex:p \"x\" .\n}\n"
+        );
+    }
+
+    #[test]
+    fn graph_names_follow_the_output_iri() {
+        let name = |o: &str| Trig::new(vec![], o.into(), None).unwrap().match_name(3);
+        assert_eq!(name("http://ex.org/q").as_str(), "http://ex.org/q#match-3");
+        assert_eq!(name("http://ex.org/q#").as_str(), "http://ex.org/q#match-3");
+        assert_eq!(name("http://ex.org/").as_str(), "http://ex.org/match-3");
+        assert_eq!(
+            name("http://ex.org/q#out").as_str(),
+            "http://ex.org/q#out-match-3"
+        );
+    }
+}
