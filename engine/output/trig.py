@@ -1,7 +1,10 @@
 """TriG output: each result of a query as a named graph event (``derived``), its timestamp as
 ``<graph> prov:generatedAtTime τ`` in the default graph, so that the output is itself a
 spaseq replay file (a derived stream another query can run over). Written incrementally:
-one block per result, flushed as it completes."""
+one block per result, flushed as it completes. ``spaseq run`` writes TriG natively
+(engine/native/output/src/trig.rs, ``output.native``) byte for byte as this writer does (blank
+nodes aside, fresh on both sides): this writer is its oracle, and writes what it does not take
+(composed queries, --materialize, --engine reference)."""
 
 from __future__ import annotations
 
