@@ -196,7 +196,8 @@ class Engine:
         native = self._native
         assert native is not None  # a query is registered
         # those reading the stream first, then (one engine clock) the others: as before
-        fed = handles if self.query_clocks else [*handles, *(h for h in self.handles if h not in handles)]
+        fed = handles if self.query_clocks or len(handles) == len(self.handles) else \
+            [*handles, *(h for h in self.handles if h not in handles)]
         native.push(ctx, [h.runtime for h in fed], self.query_clocks)
         if self.query_clocks:
             if handles and self.handles:  # what every query has processed can go

@@ -182,10 +182,11 @@ class NativeSession:
         """An event to ``runtimes`` through the engine's one fan-out (as a native stream's
         events are fed): those reading its stream process it, the others move their clocks
         to its time unless ``own_clocks``; then each releases its matches, in order."""
-        self.engine.push(self.event(ctx), [r.number for r in runtimes], own_clocks)
+        engine = self.engine
+        engine.push(self.event(ctx), [r.number for r in runtimes], own_clocks)
         for r in runtimes:
             r.drain()
-            r.stats["runs"] = self.engine.runs_created(r.number)
+            r.stats["runs"] = engine.runs_created(r.number)
         if ctx.event.seq % 64 == 0:
             self.forget()
 
