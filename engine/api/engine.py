@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from decimal import Decimal
+from operator import attrgetter
 from typing import TYPE_CHECKING, cast
 
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
@@ -34,6 +35,8 @@ from spaseq.engine.values.timestamps import INFINITY
 if TYPE_CHECKING:
     from spaseq.engine._native import ReplayReading
 
+
+_RUNTIME = attrgetter("runtime")  # a handle's runtime, read at C speed per event
 
 class Engine:
     """One pass over pushed events for every registered query."""
@@ -198,7 +201,7 @@ class Engine:
         # those reading the stream first, then (one engine clock) the others: as before
         fed = handles if self.query_clocks or len(handles) == len(self.handles) else \
             [*handles, *(h for h in self.handles if h not in handles)]
-        native.push(ctx, [h.runtime for h in fed], self.query_clocks)
+        native.push(ctx, list(map(_RUNTIME, fed)), self.query_clocks)
         if self.query_clocks:
             if handles and self.handles:  # what every query has processed can go
                 self.graphs.release(min(h.runtime.clock for h in self.handles))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from decimal import Decimal
+from operator import attrgetter
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
@@ -27,6 +28,7 @@ from spaseq.engine.values.timestamps import INFINITY, from_nanoseconds
 from spaseq.engine.values.timestamps import to_nanoseconds as nanoseconds
 
 NativeEngine = _native.NativeEngine
+_NUMBER = attrgetter("number")  # a runtime's native number, read at C speed per event
 
 
 def _term(kind: str, value: str, datatype: str | None, language: str | None) -> Term:
@@ -183,7 +185,7 @@ class NativeSession:
         events are fed): those reading its stream process it, the others move their clocks
         to its time unless ``own_clocks``; then each releases its matches, in order."""
         engine = self.engine
-        engine.push(self.event(ctx), [r.number for r in runtimes], own_clocks)
+        engine.push(self.event(ctx), list(map(_NUMBER, runtimes)), own_clocks)
         for r in runtimes:
             r.drain()
             r.stats["runs"] = engine.runs_created(r.number)
