@@ -57,7 +57,7 @@ DEBT = {
     "spaseq.engine.reference.evaluator", "spaseq.engine.language.translate", "spaseq.engine.language.checks",
     "spaseq.engine.gpm_eval.sparql_store", "spaseq.engine.gpm_eval.matcher", "spaseq.engine.gpm_eval.identity",
     "spaseq.engine.runtime.native", "spaseq.engine.functions.stream_functions",
-    "spaseq.engine.io.replay", "spaseq.engine.io.streamfile", "spaseq.engine.cli.run",
+    "spaseq.engine.io.streamfile", "spaseq.engine.cli.run",
 }
 
 

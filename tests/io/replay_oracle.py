@@ -1,5 +1,5 @@
 """The test oracle of the native replay reader: replay files read in Python, as the engine
-read them before the native reader (engine/native/core/src/replay.rs, stream/) became the
+read them before the native reader (engine/native/io/src/replay.rs, stream/) became the
 only one. The native reader's events, order, times and error messages are checked against
 this one (tests/native/test_replay.py, test_stream.py, tests/io/test_replay.py); nothing in
 the engine imports it.
