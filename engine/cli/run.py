@@ -103,7 +103,7 @@ class Input:
     """Events read for one run and the first input error, if any."""
 
     events: list[Event] = field(default_factory=list)
-    errors: list[tuple[StreamError, float]] = field(default_factory=list)
+    errors: list[tuple[StreamError, Decimal | float]] = field(default_factory=list)  # and its file's last time
 
     def usable(self) -> tuple[list[Event], bool]:
         """Events safe to evaluate and whether the input ended normally: after an error,
@@ -502,7 +502,9 @@ def _probe(engine: Engine, args: argparse.Namespace) -> Probe:
     iri = _output_iri(args)
 
     def probe(runs: bool) -> tuple[int, int | None]:
-        runtime = engine.query(iri).runtime  # looked up each time: compaction replaces it
+        handle = engine.query(iri)  # looked up each time: compaction replaces its runtime
+        assert handle is not None  # the run's main query is registered under this IRI
+        runtime = handle.runtime
         return runtime.stats["matches"], runtime.footprint()["waiting_runs"] if runs else None
 
     return probe

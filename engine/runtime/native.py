@@ -28,6 +28,7 @@ from spaseq.engine.values.timestamps import INFINITY, from_nanoseconds
 from spaseq.engine.values.timestamps import to_nanoseconds as nanoseconds
 
 NativeEngine = _native.NativeEngine
+NativeEvent = _native.NativeEvent
 _NUMBER = attrgetter("number")  # a runtime's native number, read at C speed per event
 
 
@@ -88,7 +89,7 @@ class NativeSession:
         self.contexts: dict[int, EventContext] = {}  # uid -> the event's context
         self.times: dict[int, Decimal] = {}      # ns -> the Decimal events carry
         self._time_uses: dict[int, int] = {}     # ns -> live events at that time
-        self._current: tuple[EventContext, object] | None = None
+        self._current: tuple[EventContext, NativeEvent] | None = None
         self._kb_version = 0
         self._seconds: dict[int, Decimal] = {}  # ns -> seconds, for times no live event holds
         # a restored snapshot's event times as those events spelled them, kept while the
@@ -96,11 +97,13 @@ class NativeSession:
         self._restored: dict[str, str] = {}  # str(ns) -> the time as spelled
         self._restored_uids: set[int] = set()
 
-    def term_id(self, term: Term) -> int:
-        i = self._ids.get(term)
+    def term_id(self, term: Term | Triple) -> int:
+        """The id of an event's term (interned on first sight). pyoxigraph types a subject or
+        object as possibly an RDF 1.2 triple term; the engine's events never hold one."""
+        i = self._ids.get(term)  # type: ignore[arg-type]  # never a Triple (above)
         if i is None:
-            i = self._ids[term] = self.engine.intern(str(term))
-            self.terms[i] = term
+            i = self._ids[term] = self.engine.intern(str(term))  # type: ignore[index]
+            self.terms[i] = term  # type: ignore[assignment]
         return i
 
     def term(self, i: int) -> Term:
@@ -111,7 +114,7 @@ class NativeSession:
             self._ids[t] = i
         return t
 
-    def event(self, ctx: EventContext) -> object:
+    def event(self, ctx: EventContext) -> NativeEvent:
         """The event prepared for the native runtimes (once per event for every query)."""
         current = self._current
         if current is not None and current[0] is ctx:
@@ -137,10 +140,12 @@ class NativeSession:
                 raise KeyError(f"event {uid} is no longer held")
             stream, ns, dated, seq, graph, ids = parts
             term = self.term
-            triples = tuple(Triple(term(ids[i]), term(ids[i + 1]), term(ids[i + 2]))
+            # as the engine holds them: a subject is an IRI or a blank node, a predicate an IRI,
+            # a graph name an IRI or a blank node (the readers and Engine.push make them so)
+            triples = tuple(Triple(term(ids[i]), term(ids[i + 1]), term(ids[i + 2]))  # type: ignore[arg-type]
                             for i in range(0, len(ids), 3))
-            ctx = EventContext(Event(stream, self.seconds(ns), triples, seq,
-                                     _term(*graph) if graph is not None else None, dated=dated))
+            name = _term(*graph) if graph is not None else None
+            ctx = EventContext(Event(stream, self.seconds(ns), triples, seq, name, dated=dated))  # type: ignore[arg-type]
             self._remember(uid, ctx, ns)
         return ctx
 
@@ -250,17 +255,18 @@ class QueryRuntime:
         self.emit = emit
         self._native = session.engine
         self.graphs = graphs
-        reuse = prior is not None and prior.plan is plan and prior.graphs is graphs
-        self.plan_json: str = prior.plan_json if reuse else plan_to_json(plan)  # type: ignore[union-attr]
+        same = prior if prior is not None and prior.plan is plan and prior.graphs is graphs else None
+        self.plan_json: str = same.plan_json if same is not None else plan_to_json(plan)
         # GPMs with GRAPH blocks: joined natively, their KB rows asked of these matchers
-        self._kb_matchers = prior._kb_matchers if reuse else {  # type: ignore[union-attr]
+        self._kb_matchers: dict[str, GpmMatcher] = same._kb_matchers if same is not None else {
             name: GpmMatcher(gpm, plan.query, graphs, plan.options)
             for name, gpm in plan.gpms.items() if gpm.graph_elements}
         self.number = self._native.register(self.plan_json, self._evaluate, self._kb_rows)
-        known = prior.matchers if reuse else {}  # type: ignore[union-attr]
-        self.matchers = {name: known.get(name) or self._kb_matchers.get(name) or
-                         GpmMatcher(plan.gpms[name], plan.query, graphs, plan.options)
-                         for name in self._native.python_gpms(self.number)}
+        known: dict[str, GpmMatcher] = same.matchers if same is not None else {}
+        self.matchers: dict[str, GpmMatcher] = {
+            name: known.get(name) or self._kb_matchers.get(name) or
+            GpmMatcher(plan.gpms[name], plan.query, graphs, plan.options)
+            for name in self._native.python_gpms(self.number)}
         self.stats = {"runs": 0, "matches": 0}
         # a native writer (``_native.NativeWriter``): when set, released matches are written
         # natively instead of emitted (no Python object per match)
