@@ -154,19 +154,13 @@ def restore_state(engine: _Engine, data: bytes) -> None:
     for h in handles:
         h.runtime.drain()  # what this engine released so far goes out first
     try:
-        session = NativeSession(NativeEngine.from_snapshot(snap.native))
+        native = NativeEngine.from_snapshot(snap.native)
     except ValueError as exc:
         raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
-    old = engine._native
-    for h in handles:
-        h.runtime = carried_over(h.runtime, session, h._emit)
-    engine._native = session  # the state's terms are read back through the new dictionary
-    if old is not None:
-        old.retire()
     engine._compact_at = 0
     try:
-        session.resume([h.runtime.number for h in handles], s["times"])
-        _apply_state(engine, s)
+        _switch_session(engine, handles, native, s["times"])
+        _apply_state(engine, s)  # its terms read back through the new dictionary
     except (KeyError, TypeError, ValueError) as exc:
         raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
 
@@ -179,14 +173,26 @@ def compact(engine: _Engine) -> None:
     old = engine._native
     assert old is not None
     data, times = old.snapshot([h.runtime.number for h in handles])
-    session = NativeSession(NativeEngine.from_snapshot(data))
-    for h in handles:
-        h.runtime = carried_over(h.runtime, session, h._emit)
-    session.resume([h.runtime.number for h in handles], times)
-    engine._native = session
-    old.retire()  # freed now, unless matches it released are still referenced
+    session = _switch_session(engine, handles, NativeEngine.from_snapshot(data), times)
     engine.compactions += 1
     engine._compact_at = 2 * session.engine.terms()
+
+
+def _switch_session(engine: _Engine, handles: list[QueryHandle], native: NativeEngine,
+                    times: dict[str, str]) -> NativeSession:
+    """``engine``'s native side replaced by ``native`` (restored from a snapshot): each
+    handle's runtime carried over to it and resumed with the snapshot's ``times``; the old
+    session retired, freed once no match it released is referenced (a compaction and a
+    restored state alike)."""
+    session = NativeSession(native)
+    old = engine._native
+    for h in handles:
+        h.runtime = carried_over(h.runtime, session, h._emit)
+    engine._native = session
+    if old is not None:
+        old.retire()
+    session.resume([h.runtime.number for h in handles], times)
+    return session
 
 
 def carried_over(before: QueryRuntime, session: NativeSession, emit: Callable[[Match], None]) -> QueryRuntime:
