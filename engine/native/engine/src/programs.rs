@@ -78,9 +78,8 @@ pub fn choose_evaluator(
     match compile_as(plan, gpm, Evaluator::Spareval, blocks, vars, dict) {
         Ok(_) => (Evaluator::Spareval, Some(native.to_string())),
         Err(sparql) => {
-            for v in gpm.variables.iter().chain(gpm.local_vars.iter()) {
-                vars.slot(v);
-            }
+            // the callback's slots, as the runtime will give them (this cannot fail)
+            let _ = compile_as(plan, gpm, Evaluator::Callback, blocks, vars, dict);
             (Evaluator::Callback, Some(format!("{native}; {sparql}")))
         }
     }
