@@ -154,8 +154,8 @@ class NativeSession:
         spells it (matches carry that Decimal: "3.0" stays "3.0"); ``forget`` undoes both."""
         self.contexts[uid] = ctx
         if ns not in self.times:  # the first spelling wins, a restored event's included
-            spelled = self._restored.get(str(ns)) if self._restored else None
-            self.times[ns] = ctx.event.time if spelled is None else Decimal(spelled)
+            spelled = self._restored_time(ns)
+            self.times[ns] = ctx.event.time if spelled is None else spelled
         self._time_uses[ns] = self._time_uses.get(ns, 0) + 1
 
     def taken(self, taken: list) -> tuple[Taken, ...]:
@@ -175,9 +175,14 @@ class NativeSession:
             if t is None:
                 if len(self._seconds) > 65536:  # a cache of recent conversions, bounded
                     self._seconds.clear()
-                spelled = self._restored.get(str(ns)) if self._restored else None
-                t = self._seconds[ns] = from_nanoseconds(ns) if spelled is None else Decimal(spelled)
+                spelled = self._restored_time(ns)
+                t = self._seconds[ns] = from_nanoseconds(ns) if spelled is None else spelled
         return t
+
+    def _restored_time(self, ns: int) -> Decimal | None:
+        """A restored event's time at ``ns`` as it was spelled (None when none is)."""
+        spelled = self._restored.get(str(ns)) if self._restored else None
+        return None if spelled is None else Decimal(spelled)
 
     def follow_kb(self, version: int) -> None:
         """The KB is at ``version``: a new one drops every natively cached KB row."""
