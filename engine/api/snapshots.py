@@ -11,7 +11,6 @@ methods of those names call."""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 import os
 from collections.abc import Callable
@@ -89,7 +88,7 @@ def take(engine: _Engine, state_only: bool) -> bytes:
         "composer_seq": following,
         "queries": [{
             **({} if state_only else {"plan": plan_to_json(h.plan, indent=None)}),  # type: ignore[arg-type]
-            "plan_hash": _plan_hash(h),
+            "plan_hash": h.runtime.plan_hash,
             "output": iri,
             "keep": h.keep,
             "matches": h.runtime.stats["matches"],
@@ -141,7 +140,7 @@ def restore_state(engine: _Engine, data: bytes) -> None:
         settings = (s["drop_late"], s.get("query_clocks", False), s.get("drop_unread", False))
     except (KeyError, TypeError) as exc:
         raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
-    have = [(_plan_hash(h), iri) for iri, h in engine._by_iri.items()]
+    have = [(h.runtime.plan_hash, iri) for iri, h in engine._by_iri.items()]
     if have != wanted:
         differ = next((i for i, (a, b) in enumerate(zip(have, wanted, strict=False)) if a != b),
                       min(len(have), len(wanted)))
@@ -230,11 +229,6 @@ def _apply_state(engine: _Engine, s: dict) -> None:
     engine._heartbeat = _time_of(s.get("heartbeat"))
     engine.dropped_late = s["dropped_late"]
     engine.dropped_unread = s.get("dropped_unread", 0)
-
-
-def _plan_hash(handle: QueryHandle) -> str:
-    """What a state-only snapshot records of a query's plan: a hash of its JSON."""
-    return hashlib.sha256(handle.runtime.plan_json.encode()).hexdigest()
 
 
 def _event_state(event: Event) -> dict:

@@ -11,6 +11,7 @@ subset are evaluated by the Python matchers, which the native runtime calls back
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from decimal import Decimal
 from operator import attrgetter
@@ -262,6 +263,9 @@ class QueryRuntime:
         self.graphs = graphs
         same = prior if prior is not None and prior.plan is plan and prior.graphs is graphs else None
         self.plan_json: str = same.plan_json if same is not None else plan_to_json(plan)
+        # what a state-only snapshot names the query by (hashed once: the plan never changes)
+        self.plan_hash: str = (same.plan_hash if same is not None
+                               else hashlib.sha256(self.plan_json.encode()).hexdigest())
         # GPMs with GRAPH blocks: joined natively, their KB rows asked of these matchers
         self._kb_matchers: dict[str, GpmMatcher] = same._kb_matchers if same is not None else {
             name: GpmMatcher(gpm, plan.query, graphs, plan.options)
