@@ -38,7 +38,9 @@ class QueryHandle(Protocol):
     query: A.Query
     runtime: QueryRuntime
     output: QueryOutput | None  # its output stream
-    flushed: Decimal  # flush() closed its instants up to here
+
+    @property
+    def flushed(self) -> Decimal: ...  # flush() closed its instants up to here
 
 INF = INFINITY  # times are Decimal seconds (values.timestamps)
 
@@ -205,8 +207,7 @@ class Composer:
                 limit = min(limit, self._watermark(iri, frontier))
             self._release(gate, limit)
             if flush and limit >= frontier:
-                gate.handle.runtime.flush()
-                gate.handle.flushed = max(gate.handle.flushed, gate.handle.runtime.clock)
+                gate.handle.runtime.flush()  # the core keeps its flushed instant
         if self.order:
             self.graphs.release(min(g.limit for g in self.order))
 

@@ -1,15 +1,27 @@
 """Type stubs of ``spaseq.engine._native``, the native core's PyO3 binding (engine/native).
 Its test hooks are the submodule ``_testing`` (``_testing.pyi``)."""
 
+from collections.abc import Callable
 from typing import final
 
 from spaseq.engine._native import _testing as _testing
 
-__all__ = ["PLAN_VERSION", "__version__", "_testing", "LocatedError", "gpm_evaluators", "LiveStream", "LiveReader", "NativeWriter",
+__all__ = ["PLAN_VERSION", "__version__", "_testing", "LateEvent", "LocatedError", "gpm_evaluators", "LiveStream", "LiveReader", "NativeWriter",
            "NativeEngine", "NativeEvent", "NativeMatch", "ReplayReading", "ReplayStream", "read_batch"]
 
 PLAN_VERSION: int
 __version__: str
+
+class LateEvent(ValueError):
+    """An event that comes after a promise it breaks (``str()`` is the core's message, its
+    times written as the event's were): ``promise`` is ``processed`` (a query reading its
+    stream processed a later time), ``heartbeat`` or ``flushed``; ``time`` and ``at`` (the
+    promise's time) in ns."""
+
+    stream: str
+    time: int
+    at: int
+    promise: str
 
 class LocatedError(ValueError):
     """An error of input located in a file (a stream's file, ``<stdin>``, a batch's label):
@@ -171,20 +183,36 @@ class NativeEngine:
     def feed(self, stream: ReplayStream, max: int) -> tuple[int, int | None, bool, LocatedError | None]:
         """Feed up to ``max`` events of a replay stream to the queries (fewer once 2^14 released
         matches wait to be taken): (events fed, last time ns, ended, the stream's error)."""
-    def feed_live(self, stream: LiveStream, max: int, wait: float, drop_late: bool) -> tuple[
-            int, int | None, bool, LocatedError | None, int, tuple[str, int, int] | None]:
+    def feed_live(self, stream: LiveStream, max: int, wait: float) -> tuple[
+            int, int | None, bool, LocatedError | None, int, LateEvent | None]:
         """Feed the events of a live stream as they arrive: waits up to ``wait`` s for the first,
         then takes those already there (at most ``max``, fewer once 2^14 released matches wait
-        to be taken): (events fed, last time ns, ended, the
-        first source error, late events dropped, the late event that stopped it as
-        (stream, time ns, query clock ns))."""
+        to be taken): (events fed, last time ns, ended, the first source error, late events
+        dropped under ``drop_late``, the late event that stopped it)."""
     def event_parts(self, uid: int) -> tuple[str, int, bool, int, tuple[str, str, str | None, str | None] | None, list[int]] | None:
         """(stream, time ns, dated, seq, graph name's parts, triples as ids), or None."""
     def forget(self) -> list[int]:
         """uids of the oldest events nothing native holds any more."""
-    def push(self, event: NativeEvent, queries: list[int], own_clocks: bool) -> None:
-        """The event to the queries ``queries`` (numbers, in order): those reading its stream
-        process it, the others move their clocks to its time unless ``own_clocks``."""
+    def configure(self, own_clocks: bool, drop_late: bool) -> None:
+        """How the engine treats time: each query's clock moves with its own streams only
+        (``own_clocks``); a late event is dropped and counted (``drop_late``)."""
+    def push(self, event: NativeEvent, queries: list[int],
+             on_instant: Callable[[int], object] | None = None) -> bool | None:
+        """The event to the queries ``queries`` (numbers, in order): ``LateEvent`` if it is
+        late (None: dropped under ``drop_late``); ``on_instant(time ns)`` at a new instant;
+        those reading its stream process it, the others move their clocks to its time unless
+        ``own_clocks``. Whether it started a new instant."""
+    def late(self, stream: str, time: int, dated: bool) -> str | None:
+        """Why an event at ``time`` ns on ``stream`` would be late (``LateEvent``'s message)."""
+    def heartbeat(self, time: int, queries: list[int]) -> bool:
+        """No event earlier than ``time`` ns will come: ``queries`` move their clocks to it.
+        Whether it started a new instant."""
+    def engine_clock(self) -> int | None: ...
+    def dropped_late(self) -> int: ...
+    def count_dropped_late(self) -> None:
+        """A late event refused by composition and dropped: counted with the core's."""
+    def flushed(self, query: int) -> int | None:
+        """Where ``flush`` said no more events come for query ``query`` (ns), or None."""
     def on_event(self, query: int, event: NativeEvent) -> None: ...
     def advance_time(self, query: int, time: int) -> None: ...
     def flush(self, query: int) -> None: ...

@@ -37,16 +37,18 @@ class _Engine(Protocol):
 
     handles: list[QueryHandle]
     graphs: EventGraphs
-    drop_late: bool
-    dropped_late: int
     drop_unread: bool
     PROGRESS_BATCH_SECONDS: float
     LIVE_WAIT_SECONDS: float
     _seq: int
-    _clock: Decimal
     _native: NativeSession | None
     _read: frozenset[str]
     _composer: Composer
+
+    @property
+    def _clock(self) -> Decimal: ...
+
+    def _session(self) -> NativeSession: ...
 
     def push_event(self, event: Event) -> None: ...
 
@@ -83,15 +85,13 @@ def run_replay(engine: _Engine, files: list[tuple[str, str]], time_predicate: st
         return stream_error(exc)
     for note in stream.notes:
         log.info("%s", note)
-    if engine._native is None:
-        engine._native = NativeSession()
     error = None
     size = batch
     failure: ValueError | None  # the stream's LocatedError, or what feeding raised
     while True:
         engine._poll_kb_between_batches()
         engine._maybe_compact()
-        native, runtime = engine._native, engine.handles[0].runtime
+        native, runtime = engine._session(), engine.handles[0].runtime
         began = monotonic() if progress is not None else 0.0
         try:
             fed, last, ended, failure = native.engine.feed(stream, size)
@@ -123,25 +123,19 @@ def run_live(engine: _Engine, sources: list[tuple[str, str, str]], time_predicat
         stream = (LiveStream(sources, time_predicate) if time_predicate else LiveStream(sources))
     except ValueError as exc:
         return stream_error(exc)
-    if engine._native is None:
-        engine._native = NativeSession()
     error = None
     while True:
         engine._poll_kb_between_batches()
         engine._maybe_compact()
-        native, runtime = engine._native, engine.handles[0].runtime
+        native, runtime = engine._session(), engine.handles[0].runtime
         fed, last, ended, failure, dropped, late = native.engine.feed_live(
-            stream, batch, engine.LIVE_WAIT_SECONDS, engine.drop_late)
+            stream, batch, engine.LIVE_WAIT_SECONDS)
         engine._seq += fed + dropped
-        engine.dropped_late += dropped
         _after_feed(engine, native, runtime, last)
         if progress is not None:
             progress(engine._seq, engine._clock)
-        if late is not None:
-            iri, at_ns, clock_ns = late
-            raise LateEventError(f"event at {native.seconds(at_ns):g} on <{iri}> is earlier than "
-                                 f"{native.seconds(clock_ns):g}, already processed on this query's "
-                                 "streams (late event)")
+        if late is not None:  # the core's LateEvent: its message
+            raise LateEventError(str(late))
         if ended:
             error = stream_error(failure) if failure is not None else None
             break
@@ -150,13 +144,11 @@ def run_live(engine: _Engine, sources: list[tuple[str, str, str]], time_predicat
 
 
 def _after_feed(engine: _Engine, native: NativeSession, runtime: QueryRuntime, last: int | None) -> None:
-    """After a batch fed natively: release its matches, move the clock to the last event's
-    time (``last``, nanoseconds) and free the graphs and terms no window holds any more."""
+    """After a batch fed natively: release its matches and free the graphs and terms no
+    window holds any more (up to the last event's time, ``last``, nanoseconds)."""
     runtime.drain()
     if last is not None:
-        clock = native.seconds(last)
-        engine._clock = max(engine._clock, clock)
-        engine.graphs.release(clock)
+        engine.graphs.release(native.seconds(last))
     native.forget()
 
 

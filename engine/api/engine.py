@@ -29,8 +29,8 @@ from spaseq.engine.matches import Match
 from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.output.materialize import Materializer
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, check_time_format
-from spaseq.engine.runtime.native import NativeSession, QueryRuntime
-from spaseq.engine.values.timestamps import INFINITY
+from spaseq.engine.runtime.native import LateEvent, NativeEngine, NativeSession, QueryRuntime
+from spaseq.engine.values.timestamps import INFINITY, to_nanoseconds
 
 if TYPE_CHECKING:
     from spaseq.engine._native import ReplayReading
@@ -68,16 +68,12 @@ class Engine:
         # order); True: a query's clock moves with its own streams' events and heartbeats only,
         # so producers of different streams need not wait for each other (docs/decisions.md 40)
         self.query_clocks = query_clocks
-        self.dropped_late = 0
         self.drop_unread = drop_unread
         self.dropped_unread = 0
         self._read: frozenset[str] = frozenset()  # the streams registered queries read
         self.closed = False
         self._seq = 0
-        self._clock = -INFINITY
-        self._heartbeat = -INFINITY  # advance_to's promise: no event earlier than this comes
         self._by_stream: dict[str, list[QueryHandle]] = {}
-        self._stream_clock: dict[str, Decimal] = {}
         self._native: NativeSession | None = None  # the native runtime's side, on first use
         self._resuming = False  # registering a snapshot's queries again (Engine.restore)
         self._compact_at = 0     # dictionary size that triggers the next compaction
@@ -148,9 +144,30 @@ class Engine:
         """Give the handle a fresh runtime over ``graphs``, from its plan (made now, under the
         engine's options, unless it was registered as a plan)."""
         plan = handle.plan = handle.plan or plan_query(handle.query, self.options)
-        if self._native is None:
-            self._native = NativeSession()
-        handle.runtime = QueryRuntime(plan, self._native, handle._emit, graphs)
+        handle.runtime = QueryRuntime(plan, self._session(), handle._emit, graphs)
+
+    def _session(self, native: NativeEngine | None = None) -> NativeSession:
+        """The engine's native side, made on first use (or around ``native``, a restored
+        snapshot's, replacing it) and told the engine's settings about time."""
+        if native is not None or self._native is None:
+            session = NativeSession(native)
+            session.engine.configure(self.query_clocks, self.drop_late)
+            if native is not None:
+                return session
+            self._native = session
+        return self._native
+
+    @property
+    def dropped_late(self) -> int:
+        """Late events dropped so far (``drop_late``)."""
+        return self._native.engine.dropped_late() if self._native is not None else 0
+
+    @property
+    def _clock(self) -> Decimal:
+        """The engine clock: the latest time an event or a heartbeat brought."""
+        native = self._native
+        ns = native.engine.engine_clock() if native is not None else None
+        return -INFINITY if ns is None else native.seconds(ns)  # type: ignore[union-attr]
 
     def push(self, stream: str, time: float | int | Decimal | str | datetime | object,
              graph: Iterable[Triple | Quad] | str | bytes | object,
@@ -182,30 +199,29 @@ class Engine:
             raise UnreadStreamError(f"no registered query reads the stream <{event.stream}> "
                                     f"(the streams read are {read})")
         self._seq += 1
-        late = self._lateness(event)
-        if late is not None:
-            if self.drop_late:
-                self.dropped_late += 1
-                return
-            raise LateEventError(late)
-        advanced = event.time > self._clock
-        if advanced:  # a new instant: the KB may switch version (decision 22)
-            if instants.defers_instants(self):
-                instants.complete_instants(self, event)
-            self._poll_kb()
-        handles = self._by_stream.get(event.stream, ())
-        self._clock = max(self._clock, event.time)
-        ctx = EventContext(event)
         native = self._native
         assert native is not None  # a query is registered
+        if self._composer.gates and (clock := self._composer.late(event)) is not None:
+            if self.drop_late:
+                native.engine.count_dropped_late()
+                return
+            raise LateEventError(f"event at {event.time:g} on <{event.stream}> comes after a composed "
+                                 f"query processed (or flushed) {clock:g} (late event)")
+        handles = self._by_stream.get(event.stream, ())
         # those reading the stream first, then (one engine clock) the others: as before
         fed = handles if self.query_clocks or len(handles) == len(self.handles) else \
             [*handles, *(h for h in self.handles if h not in handles)]
-        native.push(ctx, list(map(_RUNTIME, fed)), self.query_clocks)
+        try:  # the core judges lateness and announces a new instant (the KB may switch, decision 22)
+            pushed = native.push(EventContext(event), list(map(_RUNTIME, fed)),
+                                 self._on_instant if self.graphs.kb is not None else None)
+        except LateEvent as exc:
+            raise LateEventError(str(exc)) from None
+        if pushed is None:  # late, dropped
+            return
         if self.query_clocks:
             if handles and self.handles:  # what every query has processed can go
                 self.graphs.release(min(h.runtime.clock for h in self.handles))
-        elif advanced:  # deferred work on earlier timestamps ran above: their graphs can go
+        elif pushed:  # deferred work on earlier timestamps ran: their graphs can go
             self.graphs.release(event.time)
         if self._composer.gates:
             self._composer.on_input(event)
@@ -213,23 +229,10 @@ class Engine:
         if self._seq % 1024 == 0:
             self._maybe_compact()
 
-    def _lateness(self, event: Event) -> str | None:
-        """Why ``event`` is late for some query (``LateEventError``'s message), or None;
-        UsageError for an event on a query's output stream."""
-        if self._composer.gates and (clock := self._composer.late(event)) is not None:
-            return (f"event at {event.time:g} on <{event.stream}> comes after a composed query "
-                    f"processed (or flushed) {clock:g} (late event)")
-        if event.time < self._heartbeat:
-            return (f"event at {event.time:g} on <{event.stream}> is earlier than {self._heartbeat:g}, "
-                    "which a heartbeat (advance_to) said no event would precede (late event)")
-        for h in self._by_stream.get(event.stream, ()):
-            if event.time < h.runtime.clock:
-                return (f"event at {event.time:g} on <{event.stream}> is earlier than "
-                        f"{h.runtime.clock:g}, already processed on this query's streams (late event)")
-            if event.time <= h.flushed:
-                return (f"event at {event.time:g} on <{event.stream}> comes after flush() said no more "
-                        f"events would come at {h.flushed:g} (late event)")
-        return None
+    def _on_instant(self, time_ns: int) -> None:
+        """A new instant starts (the core completed the deferred ones): follow a new KB
+        version now, so that every event of the instant is joined with one version."""
+        self._poll_kb()
 
     def _poll_kb(self, force: bool = False) -> None:
         """Follow a new KB store version, at an instant's start only (``instants.poll_kb``)."""
@@ -243,7 +246,13 @@ class Engine:
         """Why an event at ``time`` on ``stream`` pushed now would be late (the message
         ``push`` would raise ``LateEventError`` with), or None: lets a caller refuse a whole
         batch before pushing any of it. UsageError for a query's output stream."""
-        return self._lateness(Event(stream, event_time(time)[0], (), 0, None))
+        seconds, dated = event_time(time)
+        event = Event(stream, seconds, (), 0, None, dated=dated)
+        if self._composer.gates and (clock := self._composer.late(event)) is not None:
+            return (f"event at {seconds:g} on <{stream}> comes after a composed query processed "
+                    f"(or flushed) {clock:g} (late event)")
+        native = self._native
+        return None if native is None else native.engine.late(stream, to_nanoseconds(seconds), dated)
 
     def query(self, output: str) -> QueryHandle | None:
         """The registered query whose output stream is ``output`` (e.g. after ``restore``)."""
@@ -294,11 +303,7 @@ class Engine:
         or dropped and counted under ``drop_late``): its matches may already be released."""
         self._check_open()
         time = event_time(time)[0]
-        new_instant = time > self._clock
-        self._heartbeat = max(self._heartbeat, time)
-        self._clock = max(self._clock, time)
-        for h in self.handles:
-            h.runtime.advance_time(time)
+        new_instant = self._session().heartbeat(time, [h.runtime for h in self.handles])
         self.graphs.release(time)
         if self._composer.gates:
             self._composer.pump(self._clock)
@@ -311,8 +316,7 @@ class Engine:
         timestamp pushed later is late, as after a heartbeat (its partners are gone)."""
         self._check_open()
         for h in self.handles:
-            h.runtime.flush()
-            h.flushed = max(h.flushed, h.runtime.clock)
+            h.runtime.flush()  # the core keeps its flushed instant: an event at or before it is late
         if self._composer.gates:
             self._composer.pump(self._clock, flush=True)
         if self.materializer is not None:

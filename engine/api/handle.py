@@ -13,7 +13,6 @@ from spaseq.engine.compile.plan import Plan
 from spaseq.engine.matches import Match, Projector, Row
 from spaseq.engine.output.derived import QueryOutput
 from spaseq.engine.runtime.native import QueryRuntime
-from spaseq.engine.values.timestamps import INFINITY
 
 
 @dataclass
@@ -28,7 +27,6 @@ class QueryHandle:
     output: QueryOutput | None = field(default=None, repr=False)  # its output stream
     plan: Plan | None = field(default=None, repr=False)           # what its runtime runs
     _projector: Projector | None = field(default=None, repr=False)  # rows()'s SELECT, kept across calls
-    flushed: Decimal = field(default=-INFINITY, repr=False)  # flush() closed its instants up to here
 
     def _emit(self, match: Match) -> None:
         if self.callback is not None:
@@ -55,6 +53,11 @@ class QueryHandle:
         if self._projector is None:
             self._projector = Projector(self.query.match.variables, self.query.match.distinct)
         return self._projector
+
+    @property
+    def flushed(self) -> Decimal:
+        """Where ``flush()`` closed the query's instants (kept by the core)."""
+        return self.runtime.flushed
 
     @property
     def stats(self) -> dict:

@@ -1,8 +1,9 @@
 """The KB version an instant is evaluated on (decision 22): a knowledge base store that
 changes version is followed only at an instant's start, so every event of one timestamp
 is joined with one version. Queries under lazy conjunction hold an instant's events until
-it completes, so their instants are completed on the version the events arrived under
-before a new one is looked for, and a native run keeps its starting version throughout.
+it completes: the core completes their instants on the version the events arrived under
+before it announces a new instant (``Engine._on_instant``, where a new version is looked
+for), and a native run keeps its starting version throughout.
 
 Functions of the ``Engine`` (``_Engine``: the part of it they read and write), which its
 ``push_event``, ``advance_to`` and the drivers call."""
@@ -14,7 +15,6 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from spaseq.engine.api.handle import QueryHandle
-from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventGraphs
 from spaseq.engine.kb.reader import KbStore
 from spaseq.engine.runtime.native import NativeSession
@@ -29,7 +29,6 @@ class _Engine(Protocol):
     handles: list[QueryHandle]
     query_clocks: bool
     graphs: EventGraphs
-    _by_stream: dict[str, list[QueryHandle]]
     _native: NativeSession | None
     _pinned_noted: bool
 
@@ -42,14 +41,6 @@ def deferring(engine: _Engine) -> Iterator[QueryHandle]:
 
 def defers_instants(engine: _Engine) -> bool:
     return any(deferring(engine))
-
-
-def complete_instants(engine: _Engine, event: Event) -> None:
-    """Complete, on the KB version their events arrived under, the instants before
-    ``event`` of the queries whose clock it moves, before a new version is looked for."""
-    for h in engine._by_stream.get(event.stream, ()) if engine.query_clocks else engine.handles:
-        if event.time > h.runtime.clock:
-            h.runtime.advance_time(event.time)
 
 
 def poll_kb_between_batches(engine: _Engine) -> None:

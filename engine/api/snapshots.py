@@ -40,13 +40,10 @@ class _Engine(Protocol):
     drop_late: bool
     query_clocks: bool
     drop_unread: bool
-    dropped_late: int
     dropped_unread: int
     materializer: Materializer | None
     compactions: int
     _seq: int
-    _clock: Decimal
-    _heartbeat: Decimal
     _native: NativeSession | None
     _composer: Composer
     _resuming: bool
@@ -57,20 +54,21 @@ class _Engine(Protocol):
 
     def register(self, query: Plan, *, keep: bool, output: str) -> QueryHandle: ...
 
+    def _session(self, native: NativeEngine | None = None) -> NativeSession: ...
+
 
 _E = TypeVar("_E", bound=_Engine)
 
 
 def take(engine: _Engine, state_only: bool) -> bytes:
     """``Engine.snapshot``'s bytes (the engine is open)."""
-    if engine._native is None:
-        engine._native = NativeSession()
+    session = engine._session()
     handles = list(engine._by_iri.values())  # every query, registration order
     for h in handles:
         h.runtime.drain()
     if engine.materializer is not None:  # what was released is stored before the snapshot
         engine.materializer.flush()
-    native, times = engine._native.snapshot([h.runtime.number for h in handles])
+    native, times = session.snapshot([h.runtime.number for h in handles])
     composer = engine._composer
     following = next(composer._seq)
     composer._seq = itertools.count(following)
@@ -78,12 +76,9 @@ def take(engine: _Engine, state_only: bool) -> bytes:
         "options": dataclasses.asdict(engine.options),
         "drop_late": engine.drop_late,
         "query_clocks": engine.query_clocks,
-        "dropped_late": engine.dropped_late,
         "drop_unread": engine.drop_unread,
         "dropped_unread": engine.dropped_unread,
-        "seq": engine._seq,
-        "clock": _time_state(engine._clock),
-        "heartbeat": _time_state(engine._heartbeat),
+        "seq": engine._seq,  # the clocks, the heartbeat and late events dropped are the core's
         "times": times,
         "composer_seq": following,
         "queries": [{
@@ -95,7 +90,6 @@ def take(engine: _Engine, state_only: bool) -> bytes:
             "outputs": h.output._count if h.output is not None else 0,
             "seen": _seen_state(h.output._projector) if h.output is not None else [],
             "rows_seen": _seen_state(h._projector),
-            "flushed": _time_state(h.flushed),
         } for iri, h in engine._by_iri.items()],
         "gates": {iri: {"limit": _time_state(g.limit),
                         "buffer": [[str(t), k, _event_state(e)] for t, k, e in g.buffer]}
@@ -113,12 +107,12 @@ def restore(make: Callable[..., _E], data: bytes, kb: Store | KbStore | str | os
         raise SnapshotError("a state-only snapshot holds no queries: restore it with restore_state() "
                             "into an engine that has its queries registered")
     try:
-        native = NativeSession(NativeEngine.from_snapshot(snap.native))
+        restored = NativeEngine.from_snapshot(snap.native)
         options = EngineOptions(**s["options"])
         engine = make(kb, options, drop_late=s["drop_late"], materialize=materialize,
                       query_clocks=s.get("query_clocks", False),
                       drop_unread=s.get("drop_unread", False))
-        engine._native = native
+        engine._native = native = engine._session(restored)
         engine._resuming = True
         for q in s["queries"]:
             engine.register(plan_from_json(q["plan"]), keep=q["keep"], output=q["output"])
@@ -183,7 +177,7 @@ def _switch_session(engine: _Engine, handles: list[QueryHandle], native: NativeE
     handle's runtime carried over to it and resumed with the snapshot's ``times``; the old
     session retired, freed once no match it released is referenced (a compaction and a
     restored state alike)."""
-    session = NativeSession(native)
+    session = engine._session(native)
     old = engine._native
     for h in handles:
         h.runtime = carried_over(h.runtime, session, h._emit)
@@ -216,7 +210,6 @@ def _apply_state(engine: _Engine, s: dict) -> None:
         if h.output is not None:
             h.output._count = q["outputs"]
             h.output._projector._seen = _seen_of(q["seen"], term)
-        h.flushed = _time_of(q.get("flushed"))  # absent from older snapshots
         if q.get("rows_seen") or h._projector is not None:
             h._rows_projector()._seen = _seen_of(q.get("rows_seen", []), term)
     for iri, g in s["gates"].items():
@@ -225,9 +218,6 @@ def _apply_state(engine: _Engine, s: dict) -> None:
         gate.buffer = [(Decimal(t), k, _event_of(e, term)) for t, k, e in g["buffer"]]
     engine._composer._seq = itertools.count(s["composer_seq"])
     engine._seq = s["seq"]
-    engine._clock = _time_of(s["clock"])
-    engine._heartbeat = _time_of(s.get("heartbeat"))
-    engine.dropped_late = s["dropped_late"]
     engine.dropped_unread = s.get("dropped_unread", 0)
 
 

@@ -30,6 +30,7 @@ from spaseq.engine.values.timestamps import to_nanoseconds as nanoseconds
 
 NativeEngine = _native.NativeEngine
 NativeEvent = _native.NativeEvent
+LateEvent = _native.LateEvent  # an event that breaks a promise about time (the core's message)
 _NUMBER = attrgetter("number")  # a runtime's native number, read at C speed per event
 
 
@@ -191,17 +192,31 @@ class NativeSession:
             self._kb_version = version
             self.engine.kb_changed()
 
-    def push(self, ctx: EventContext, runtimes: list[QueryRuntime], own_clocks: bool) -> None:
+    def push(self, ctx: EventContext, runtimes: list[QueryRuntime],
+             on_instant: Callable[[int], None] | None) -> bool | None:
         """An event to ``runtimes`` through the engine's one fan-out (as a native stream's
-        events are fed): those reading its stream process it, the others move their clocks
-        to its time unless ``own_clocks``; then each releases its matches, in order."""
+        events are fed): the core judges it late (``LateEvent`` raised; None when dropped
+        under ``drop_late``), calls ``on_instant`` at a new instant, then those reading its
+        stream process it, the others move their clocks to its time unless the engine's
+        clocks are the queries' own; each then releases its matches, in order. Whether it
+        started a new instant."""
         engine = self.engine
-        engine.push(self.event(ctx), list(map(_NUMBER, runtimes)), own_clocks)
-        for r in runtimes:
-            r.drain()
-            r.stats["runs"] = engine.runs_created(r.number)
+        pushed = engine.push(self.event(ctx), list(map(_NUMBER, runtimes)), on_instant)
+        if pushed is not None:
+            for r in runtimes:
+                r.drain()
+                r.stats["runs"] = engine.runs_created(r.number)
         if ctx.event.seq % 64 == 0:
             self.forget()
+        return pushed
+
+    def heartbeat(self, time: Decimal, runtimes: list[QueryRuntime]) -> bool:
+        """No event earlier than ``time`` will come: ``runtimes`` move their clocks to it
+        and release what that completes. Whether it started a new instant."""
+        new_instant = self.engine.heartbeat(nanoseconds(time), list(map(_NUMBER, runtimes)))
+        for r in runtimes:
+            r.drain()
+        return new_instant
 
     def snapshot(self, numbers: list[int]) -> tuple[bytes, dict[str, str]]:
         """The native state of the runtimes ``numbers`` (their released matches taken), and
@@ -348,6 +363,12 @@ class QueryRuntime:
         self._native.close(self.number)
         self.drain()
         self.session.forget()
+
+    @property
+    def flushed(self) -> Decimal:
+        """Where ``flush`` said no more events come (an event at or before it is late)."""
+        ns = self._native.flushed(self.number)
+        return -INFINITY if ns is None else self.session.seconds(ns)
 
     def horizon(self) -> Decimal:
         ns = self._native.horizon(self.number)

@@ -1,8 +1,8 @@
 """The snapshot container (``Engine.snapshot``/``Engine.restore``): a magic line, the
 format version, the engine's Python state as JSON (registered queries as plans, options,
-clocks, composition buffers, output numbering) and the native core's state (its own
-versioned binary: dictionary, events held, every partial match; engine/native/automaton
-``snapshot.rs``). JSON rather than pickle: restoring a snapshot never runs code from it."""
+composition buffers, output numbering) and the native core's state (its own versioned
+binary: dictionary, events held, every partial match, the clocks and promises about time;
+engine/native/automaton ``snapshot.rs``). JSON rather than pickle: restoring a snapshot never runs code from it."""
 
 from __future__ import annotations
 

@@ -289,6 +289,9 @@ pub struct QueryRuntime<G: GpmEval> {
     /// Largest timestamp of the query's streamset, and the one before it.
     pub clock: i128,
     prev_clock: i128,
+    /// The clock when `flush` last said no more events come at it (`i128::MIN`: never): an
+    /// event at or before it is late.
+    pub flushed: i128,
     /// The engine's clock (events of any stream, heartbeats).
     time: i128,
     position: i64,
@@ -517,6 +520,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             t0: None,
             clock: NEG_INF,
             prev_clock: NEG_INF,
+            flushed: NEG_INF,
             time: NEG_INF,
             position: -1,
             next_id: 2,
@@ -564,6 +568,12 @@ impl<G: GpmEval> QueryRuntime<G> {
     }
 
     /// Does the query read this stream?
+    /// Whether the query holds an instant's events until it completes (lazy conjunction):
+    /// they must be evaluated on the knowledge base version they arrived under.
+    pub fn defers_instants(&self) -> bool {
+        self.switches.lazy_conjunction
+    }
+
     pub fn reads(&self, stream: StreamId) -> bool {
         self.streams.contains(&stream)
     }
@@ -754,6 +764,7 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// events of the same timestamp closed while the work waited): they expire or complete
     /// now, as they would have at those events.
     pub fn flush(&mut self, dict: &Dictionary) {
+        self.flushed = self.flushed.max(self.clock);
         self.flush_lazy(INF, dict);
         self.expire(self.time, self.position, dict);
     }

@@ -25,10 +25,31 @@ use std::str::FromStr;
 
 /// Bumped whenever the encoding of any state changes; older snapshots are refused with a
 /// message rather than misread. 3: terms by their parts (`TermState`), not N-Triples.
-pub const SNAPSHOT_VERSION: u32 = 3;
+/// 4: the engine's clocks (`ClockState`) and each query's flushed instant.
+pub const SNAPSHOT_VERSION: u32 = 4;
 /// The format's magic (named after the crate that first wrote it: kept, snapshots' bytes
 /// do not change with the crates' names).
 const MAGIC: &[u8; 12] = b"spaseq-core\n";
+
+/// The engine's clocks (ns; `i128::MIN` before any time): the latest time an event or a
+/// heartbeat brought, the heartbeat's promise (no event earlier than it comes), and the late
+/// events dropped so far.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ClockState {
+    pub clock: i128,
+    pub heartbeat: i128,
+    pub dropped_late: u64,
+}
+
+impl Default for ClockState {
+    fn default() -> Self {
+        ClockState {
+            clock: i128::MIN,
+            heartbeat: i128::MIN,
+            dropped_late: 0,
+        }
+    }
+}
 
 /// An event as a snapshot writes it (its graph name and terms in N-Triples / by id).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -122,6 +143,8 @@ impl EventState {
 /// One engine's native state; term ids are the snapshot's own (dense, over `terms`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct EngineState {
+    /// The engine's clocks and the promises made about time.
+    pub clocks: ClockState,
     /// The terms the state refers to, by id.
     pub terms: Vec<TermState>,
     /// Stream IRIs by id.
@@ -147,6 +170,7 @@ impl EngineState {
         dict: &Dictionary,
         streams: &Streams,
         last_uid: u64,
+        clocks: ClockState,
         queries: Vec<QueryState>,
         event: &dyn Fn(u64) -> Option<EventRef>,
     ) -> Result<Self, SnapshotError> {
@@ -162,6 +186,7 @@ impl EngineState {
             })
             .collect::<Result<_, SnapshotError>>()?;
         let mut state = EngineState {
+            clocks,
             terms: Vec::new(),
             streams: (0..streams.len())
                 .map(|i| streams.iri(i as u32).to_owned())

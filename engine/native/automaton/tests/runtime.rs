@@ -137,9 +137,16 @@ fn run_split(plan: &str, events: &[(i128, &str, &str, i64)], cut: usize) -> Vec<
         if uid == cut {
             let state = rt.save().expect("saved");
             let held = |uid: u64| made.get(&uid).cloned();
-            let bytes = EngineState::new(&dict, &streams, uid as u64, vec![state], &held)
-                .and_then(|s| s.encode())
-                .expect("encoded");
+            let bytes = EngineState::new(
+                &dict,
+                &streams,
+                uid as u64,
+                Default::default(),
+                vec![state],
+                &held,
+            )
+            .and_then(|s| s.encode())
+            .expect("encoded");
             drop(rt);
             made.clear();
             let state = EngineState::decode(&bytes).expect("decoded");
@@ -196,6 +203,7 @@ fn snapshots_of_another_format_or_not_snapshots_are_refused() {
     assert_eq!(err, SnapshotError::NotASnapshot);
     assert_eq!(err.to_string(), "not a snapshot of spaseq's native engine");
     let state = EngineState {
+        clocks: Default::default(),
         terms: vec![TermState::Iri("http://ex.org/a".into())],
         streams: vec![],
         last_uid: 0,

@@ -3,7 +3,7 @@
 //! the clocks of the queries reading their stream). Both return early once
 //! `PENDING_MATCHES` released matches wait, so that they are written and dropped.
 
-use crate::{Engine, Host, HostFailed};
+use crate::{Engine, Host, HostFailed, Late};
 use spaseq_io::stream::live::Next;
 use spaseq_io::stream::{StreamError, StreamEvent};
 
@@ -17,18 +17,10 @@ pub struct Fed {
     /// Whether the stream ended (with its error, if it had one).
     pub ended: bool,
     pub error: Option<StreamError>,
-    /// Late events dropped (live streams with `drop_late`).
+    /// Late events dropped (live streams under `drop_late`).
     pub dropped: usize,
-    /// The late event that stopped feeding (live streams without `drop_late`).
+    /// The late event that stopped feeding (live streams, unless `drop_late`).
     pub late: Option<Late>,
-}
-
-/// An event earlier than the clock of a query reading its stream.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Late {
-    pub stream: String,
-    pub time: i128,
-    pub clock: i128,
 }
 
 impl<H: Host> Engine<H> {
@@ -70,17 +62,17 @@ impl<H: Host> Engine<H> {
     }
 
     /// Feed a live stream's events as they arrive: `first` (what waiting for one gave),
-    /// then those `next` has already, at most `max`: an event never waits for others. An
-    /// event earlier than the clock of a query reading its stream is late: dropped and
-    /// counted when `drop_late`, else feeding stops before it (`Fed::late`).
+    /// then those `next` has already, at most `max`: an event never waits for others. A
+    /// late event (`late`) is dropped and counted under `drop_late`, else feeding stops
+    /// before it (`Fed::late`).
     pub fn feed_live<'a>(
         &self,
         first: Next,
         mut next: impl FnMut() -> Next,
         iri: impl Fn(usize) -> &'a str,
         max: usize,
-        drop_late: bool,
     ) -> Result<Fed, HostFailed> {
+        let drop_late = self.settings().drop_late;
         let mut done = Fed::default();
         let mut arrived = first;
         loop {
@@ -96,18 +88,14 @@ impl<H: Host> Engine<H> {
                 Next::Event(e, _) => e,
             };
             let stream = iri(e.stream);
-            if let Some(clock) = self.late(stream, e.time_ns) {
+            if let Some(late) = self.late(stream, e.time_ns, e.dated) {
                 if !drop_late {
-                    let late = Late {
-                        stream: stream.to_owned(),
-                        time: e.time_ns,
-                        clock,
-                    };
                     return Ok(Fed {
                         late: Some(late),
                         ..done
                     });
                 }
+                self.drop_late_event();
                 done.dropped += 1;
             } else {
                 let time = e.time_ns;

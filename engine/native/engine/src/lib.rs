@@ -4,19 +4,22 @@
 //! cache and snapshots. The binding only converts: its `NativeEngine` wraps an `Engine`
 //! whose `Host` calls back into Python.
 //!
+//! - `clocks`: the engine's clocks, the promises made about time, late events;
 //! - `host`: what the engine asks of its host (callback GPMs, KB rows);
 //! - `programs`: a query's GPMs as the plan gives them to evaluators;
 //! - `feed`: the loops that feed a replay or live stream to the queries.
 
+pub mod clocks;
 pub mod feed;
 pub mod host;
 pub mod programs;
 
-pub use feed::{Fed, Late};
+pub use clocks::{Late, Promise, Settings};
+pub use feed::Fed;
 pub use host::{Host, Pairs, TakenPairs};
 pub use programs::{choose_evaluator, Gpm, Names, Prepared, Programs};
 
-use spaseq_automaton::snapshot::{EngineState, SnapshotError};
+use spaseq_automaton::snapshot::{ClockState, EngineState, SnapshotError};
 use spaseq_automaton::Unsupported;
 use spaseq_automaton::{EventData, EventRef, MatchRecord, QueryRuntime, QueryState, Streams};
 use spaseq_gpm::CompileError;
@@ -104,6 +107,24 @@ pub struct HostFailed {
     pub query: usize,
 }
 
+/// What `push` did with an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pushed {
+    /// Fed to the queries; `new_instant`: its time was later than any before.
+    Fed { new_instant: bool },
+    /// Late, dropped and counted (`Settings::drop_late`).
+    Dropped,
+}
+
+/// Why `push` stopped: a late event (not fed), a query's host that failed while it fed the
+/// event, or the host's instant hook (`E`, what it returned).
+#[derive(Debug)]
+pub enum Stop<E> {
+    Late(Late),
+    Host(HostFailed),
+    Instant(E),
+}
+
 /// An event prepared once for every query: shared with the runtimes that hold it.
 #[derive(Clone)]
 pub struct PreparedEvent {
@@ -128,6 +149,9 @@ pub struct Engine<H: Host> {
     restoring: RefCell<Option<Restoring>>,
     /// Fed terms known already, dropped on a thread of their own.
     disposal: RefCell<Disposal<oxrdf::Term>>,
+    /// The engine clock, the heartbeat's promise, late events dropped (`clocks`).
+    clocks: Cell<ClockState>,
+    settings: Cell<Settings>,
 }
 
 impl<H: Host> Default for Engine<H> {
@@ -141,6 +165,8 @@ impl<H: Host> Default for Engine<H> {
             handed: RefCell::new(VecDeque::new()),
             restoring: RefCell::new(None),
             disposal: RefCell::default(),
+            clocks: Cell::default(),
+            settings: Cell::default(),
         }
     }
 }
@@ -276,18 +302,6 @@ impl<H: Host> Engine<H> {
         out
     }
 
-    /// Whether an event at `time` on `stream` is late: the clock of a query reading the
-    /// stream that is past it.
-    pub fn late(&self, stream: &str, time: i128) -> Option<i128> {
-        let id = self.streams.borrow_mut().id(stream);
-        self.queries
-            .borrow()
-            .iter()
-            .filter(|rt| rt.reads(id) && rt.clock != i128::MIN)
-            .map(|rt| rt.clock)
-            .find(|&clock| time < clock)
-    }
-
     /// One event of a stream fed to every query: processed by those reading its stream,
     /// the others' clocks moved. Stops at the first query whose host failed.
     pub fn feed_event(&self, iri: &str, e: StreamEvent) -> Result<(), HostFailed> {
@@ -312,25 +326,53 @@ impl<H: Host> Engine<H> {
             .collect();
         drop(disposal);
         let prepared = self.prepare(iri, (e.time_ns, e.dated), e.seq, Some(e.graph), triples);
+        self.tick(e.time_ns);
         let all = self.queries.borrow().len();
         self.fan_out(&prepared, 0..all, false)
     }
 
-    /// Event `event` to the queries `queries` (numbers, in order; e.g. not those composition
-    /// feeds with another query's output): those reading its stream process it, the others
-    /// move their clocks to its time unless `own_clocks` (each query's clock then moves with
-    /// its own streams only, decision 40). Stops at the first query whose host failed.
-    pub fn push(
+    /// Event `event` pushed to the queries `queries` (numbers, in order; e.g. not those
+    /// composition feeds with another query's output). A late event (`late`) stops here,
+    /// or is dropped and counted under `drop_late`. At a new instant `on_instant` is called
+    /// first (`new_instant`). Then those reading its stream process it, the others move their
+    /// clocks to its time unless `own_clocks` (decision 40). Stops at the first query whose
+    /// host failed.
+    pub fn push<E>(
         &self,
         event: &PreparedEvent,
         queries: &[usize],
-        own_clocks: bool,
-    ) -> Result<Result<(), HostFailed>, EngineError> {
-        let all = self.queries.borrow().len();
-        if let Some(&q) = queries.iter().find(|&&q| q >= all) {
-            return Err(EngineError::NoQuery(q));
+        on_instant: impl FnOnce(i128) -> Result<(), E>,
+    ) -> Result<Result<Pushed, Stop<E>>, EngineError> {
+        self.check_queries(queries)?;
+        let e = &event.event;
+        if let Some(late) = self.late_on(e.stream, e.time, e.dated) {
+            if self.settings.get().drop_late {
+                self.drop_late_event();
+                return Ok(Ok(Pushed::Dropped));
+            }
+            return Ok(Err(Stop::Late(late)));
         }
-        Ok(self.fan_out(event, queries.iter().copied(), own_clocks))
+        let new_instant = e.time > self.clocks.get().clock;
+        if new_instant {
+            if let Err(stop) = self.new_instant(e.stream, e.time, queries, on_instant) {
+                return Ok(Err(stop));
+            }
+            self.tick(e.time);
+        }
+        let own_clocks = self.settings.get().own_clocks;
+        Ok(self
+            .fan_out(event, queries.iter().copied(), own_clocks)
+            .map(|()| Pushed::Fed { new_instant })
+            .map_err(Stop::Host))
+    }
+
+    /// Err(NoQuery) for a number that is no registered query's.
+    pub(crate) fn check_queries(&self, queries: &[usize]) -> Result<(), EngineError> {
+        let all = self.queries.borrow().len();
+        match queries.iter().find(|&&q| q >= all) {
+            Some(&q) => Err(EngineError::NoQuery(q)),
+            None => Ok(()),
+        }
     }
 
     /// `push` on checked query numbers: the one fan-out every way in goes through.
@@ -441,6 +483,7 @@ impl<H: Host> Engine<H> {
             &self.dict,
             &self.streams.borrow(),
             self.events.get(),
+            self.clocks.get(),
             states,
             &held,
         )
@@ -458,6 +501,7 @@ impl<H: Host> Engine<H> {
             .map_err(EngineError::Snapshot)?;
         let events = state.restore_events().map_err(EngineError::Snapshot)?;
         engine.events.set(state.last_uid);
+        engine.clocks.set(state.clocks);
         *engine.restoring.borrow_mut() = Some((state.queries, events));
         Ok(engine)
     }

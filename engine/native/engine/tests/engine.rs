@@ -4,7 +4,9 @@
 //! host's failure, lateness, the feed loop and snapshots.
 
 use oxrdf::{Literal, NamedNode, Term, Triple};
-use spaseq_engine::{Engine, EngineError, Host, HostFailed, Pairs, TakenPairs};
+use spaseq_engine::{
+    Engine, EngineError, Host, HostFailed, Pairs, Promise, Pushed, Settings, Stop, TakenPairs,
+};
 use spaseq_io::stream::StreamEvent;
 use std::cell::{Cell, RefCell};
 
@@ -250,8 +252,9 @@ fn the_feed_loop_stops_at_max_and_at_the_end_and_lateness_is_judged_by_the_clock
         .feed(|| input.next().map(|e| Ok((TRADES, e))), 2)
         .unwrap();
     assert_eq!((fed.fed, fed.last, fed.ended), (2, Some(2 * SECOND), false));
-    assert_eq!(engine.late(TRADES, SECOND), Some(2 * SECOND));
-    assert_eq!(engine.late(TRADES, 2 * SECOND), None);
+    let late = engine.late(TRADES, SECOND, false).expect("late");
+    assert_eq!((late.promise, late.at), (Promise::Processed, 2 * SECOND));
+    assert_eq!(engine.late(TRADES, 2 * SECOND, false), None);
     let fed = engine
         .feed(|| input.next().map(|e| Ok((TRADES, e))), 10)
         .unwrap();
@@ -285,4 +288,109 @@ fn a_snapshot_restored_and_resumed_continues_exactly() {
         .unwrap();
     got.extend(matches(&restored, q));
     assert_eq!(got, whole);
+}
+
+#[test]
+fn promises_about_time_make_events_late_are_said_in_the_input_s_form_and_are_kept_by_snapshots() {
+    let engine = Engine::new();
+    let q = engine.register(VSHAPE, TestHost::default()).unwrap();
+    for (n, t) in [(0, 1), (1, 2)] {
+        engine
+            .feed_event(TRADES, trade(&engine, n, t, "acme", 10))
+            .unwrap();
+    }
+    assert_eq!(
+        engine.late(TRADES, SECOND, false).unwrap().to_string(),
+        "event at 1 on <http://ex.org/trades> is earlier than 2, already processed on this \
+         query's streams (late event)"
+    );
+    assert_eq!(engine.heartbeat(10 * SECOND, &[q]), Ok(Ok(true)));
+    assert_eq!(engine.heartbeat(5 * SECOND, &[q]), Ok(Ok(false)));
+    let late = engine.late(TRADES, 5 * SECOND + SECOND / 2, true).unwrap();
+    assert_eq!(
+        late.to_string(),
+        "event at 1970-01-01T00:00:05.5Z on <http://ex.org/trades> is earlier than \
+         1970-01-01T00:00:10Z, which a heartbeat (advance_to) said no event would precede \
+         (late event)"
+    );
+    engine
+        .feed_event(TRADES, trade(&engine, 2, 20, "acme", 11))
+        .unwrap();
+    engine
+        .with_query(q, |rt, dict| rt.flush(dict))
+        .unwrap()
+        .unwrap();
+    assert_eq!(engine.flushed(q), Ok(Some(20 * SECOND)));
+    let late = engine.late(TRADES, 20 * SECOND, false).unwrap();
+    assert_eq!((late.promise, late.at), (Promise::Flushed, 20 * SECOND));
+    assert!(late
+        .to_string()
+        .contains("comes after flush() said no more events would come at 20"));
+    // a snapshot keeps the clocks and the flushed instant
+    matches(&engine, q);
+    let data = engine.snapshot(&[q]).unwrap();
+    let restored: Engine<TestHost> = Engine::from_snapshot(&data).unwrap();
+    let r = restored.register(VSHAPE, TestHost::default()).unwrap();
+    restored.resume(&[r]).unwrap();
+    assert_eq!(restored.clocks(), engine.clocks());
+    assert_eq!(restored.engine_clock(), Some(20 * SECOND));
+    assert_eq!(
+        restored.late(TRADES, 20 * SECOND, false),
+        engine.late(TRADES, 20 * SECOND, false)
+    );
+    assert_eq!(
+        restored.late(TRADES, 9 * SECOND, false).unwrap().promise,
+        Promise::Heartbeat
+    );
+}
+
+#[test]
+fn a_pushed_late_event_stops_or_is_dropped_and_counted_and_a_new_instant_is_announced() {
+    let engine = Engine::new();
+    let q = engine.register(VSHAPE, TestHost::default()).unwrap();
+    let push = |engine: &Engine<TestHost>, n: u64, t: i128, instants: &RefCell<Vec<i128>>| {
+        let e = engine.prepare(TRADES, (t * SECOND, false), n, None, Vec::new());
+        engine.push(&e, &[q], |time| {
+            instants.borrow_mut().push(time);
+            Ok::<(), ()>(())
+        })
+    };
+    let instants = RefCell::new(Vec::new());
+    assert!(matches!(
+        push(&engine, 0, 5, &instants),
+        Ok(Ok(Pushed::Fed { new_instant: true }))
+    ));
+    assert!(matches!(
+        push(&engine, 1, 5, &instants),
+        Ok(Ok(Pushed::Fed { new_instant: false }))
+    ));
+    assert_eq!(*instants.borrow(), [5 * SECOND]);
+    match push(&engine, 2, 4, &instants) {
+        Ok(Err(Stop::Late(late))) => assert_eq!(late.promise, Promise::Processed),
+        other => panic!("not refused as late: {other:?}"),
+    }
+    engine.configure(Settings {
+        drop_late: true,
+        ..Settings::default()
+    });
+    assert!(matches!(
+        push(&engine, 3, 4, &instants),
+        Ok(Ok(Pushed::Dropped))
+    ));
+    assert_eq!(engine.clocks().dropped_late, 1);
+    assert!(matches!(
+        engine.push(
+            &engine.prepare(TRADES, (9, false), 4, None, Vec::new()),
+            &[7],
+            |_| Ok::<(), ()>(())
+        ),
+        Err(EngineError::NoQuery(7))
+    ));
+    // the host's hook failing stops the push before the event is fed
+    let e = engine.prepare(TRADES, (6 * SECOND, false), 5, None, Vec::new());
+    assert!(matches!(
+        engine.push(&e, &[q], |_| Err("no KB")),
+        Ok(Err(Stop::Instant("no KB")))
+    ));
+    assert_eq!(engine.clock(q), Ok(Some(5 * SECOND)));
 }

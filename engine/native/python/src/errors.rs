@@ -1,3 +1,6 @@
+//! `LateEvent`: an event that breaks a promise about time (`spaseq_engine::Late`), a
+//! ValueError with the core's message and its parts as attributes.
+//!
 //! `LocatedError`: a stream's error as Python sees it, a ValueError whose `path`, `line` and
 //! `column` (None when unknown) and `message` are the core's `StreamError`, read by Python
 //! from those attributes (never parsed from the text); its text is the core's
@@ -6,6 +9,7 @@
 use pyo3::exceptions::PyBaseException;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use spaseq_engine::{Late, Promise};
 use spaseq_io::stream::StreamError;
 
 pyo3::create_exception!(
@@ -15,6 +19,39 @@ pyo3::create_exception!(
     "A located error of input (a stream's file, a batch): its text `PATH:LINE:COLUMN: \
      message`; `path`, `line` and `column` (1-based) None when unknown, `message` without them."
 );
+
+pyo3::create_exception!(
+    spaseq.engine._native,
+    LateEvent,
+    PyValueError,
+    "An event that comes after a promise it breaks (a query processed a later time, a \
+     heartbeat, a flush): `stream`, `time` and `at` (the promise's time, ns), `promise` \
+     (`processed`, `heartbeat`, `flushed`)."
+);
+
+/// The exception for a late event, its attributes set.
+pub fn late_exception<'py>(py: Python<'py>, late: &Late) -> PyResult<Bound<'py, PyBaseException>> {
+    let exc = PyErr::new::<LateEvent, _>(late.to_string()).into_value(py);
+    let exc = exc.into_bound(py);
+    exc.setattr("stream", late.stream.as_str())?;
+    exc.setattr("time", late.time)?;
+    exc.setattr("at", late.at)?;
+    let promise = match late.promise {
+        Promise::Processed => "processed",
+        Promise::Heartbeat => "heartbeat",
+        Promise::Flushed => "flushed",
+    };
+    exc.setattr("promise", promise)?;
+    Ok(exc)
+}
+
+/// `late` raised as a `LateEvent`.
+pub fn late_event(late: &Late) -> PyErr {
+    Python::attach(|py| match late_exception(py, late) {
+        Ok(exc) => PyErr::from_value(exc.into_any()),
+        Err(err) => err,
+    })
+}
 
 /// The exception for `error`, its attributes set.
 pub fn located_exception<'py>(
@@ -40,5 +77,6 @@ pub fn located(error: &StreamError) -> PyErr {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("LocatedError", m.py().get_type::<LocatedError>())
+    m.add("LocatedError", m.py().get_type::<LocatedError>())?;
+    m.add("LateEvent", m.py().get_type::<LateEvent>())
 }

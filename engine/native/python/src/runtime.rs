@@ -3,7 +3,7 @@
 //! and for the knowledge base's rows; events, matches and terms are converted here, and
 //! nothing else is decided here.
 
-use crate::errors::located_exception;
+use crate::errors::{late_event, late_exception, located_exception};
 use crate::live::PyLiveStream;
 use crate::stream::PyReplayStream;
 use pyo3::exceptions::PyBaseException;
@@ -14,7 +14,8 @@ use pyo3::types::PyBytes;
 use pyo3::PyTraverseError;
 use spaseq_automaton::{MatchRecord, Streams};
 use spaseq_engine::{
-    Engine, EngineError, Fed, Host, HostFailed, Names, Pairs, PreparedEvent, TakenPairs,
+    Engine, EngineError, Fed, Host, HostFailed, Names, Pairs, PreparedEvent, Pushed, Settings,
+    Stop, TakenPairs,
 };
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_io::stream::StreamError;
@@ -221,7 +222,7 @@ type LiveFed<'py> = (
     bool,
     Option<Bound<'py, PyBaseException>>,
     usize,
-    Option<(String, i128, i128)>,
+    Option<Bound<'py, PyBaseException>>,
 );
 
 /// What `feed` returns: (events fed, the last one's time, whether the stream ended, its
@@ -418,18 +419,17 @@ impl NativeEngine {
     /// Feed the events of a live stream to the queries as they arrive (as `feed` does):
     /// waits up to `wait` seconds (the GIL released, Ctrl-C looked at) for the first, then
     /// takes only those already arrived, at most `max`: an event never waits for others.
-    /// An event earlier than the clock of a query reading its stream is late: dropped and
-    /// counted when `drop_late`, else feeding stops before it. Returns (events fed, the
-    /// last one's time in ns, whether the stream ended, its first error (a `LocatedError`
-    /// `FILE:LINE:COLUMN: message`) if it ended with one, late events dropped, the late
-    /// event that stopped it as (stream IRI, time ns, the query clock ns) if one did).
+    /// A late event is dropped and counted under `drop_late` (`configure`), else feeding
+    /// stops before it. Returns (events fed, the last one's time in ns, whether the stream
+    /// ended, its first error (a `LocatedError` `FILE:LINE:COLUMN: message`) if it ended
+    /// with one, late events dropped, the late event that stopped it as a `LateEvent` if
+    /// one did).
     fn feed_live<'py>(
         &self,
         py: Python<'py>,
         stream: &Bound<'py, PyLiveStream>,
         max: usize,
         wait: f64,
-        drop_late: bool,
     ) -> PyResult<LiveFed<'py>> {
         let source = stream.borrow();
         let first = source.wait(py, Some(Duration::from_secs_f64(wait.max(0.0))))?;
@@ -438,10 +438,9 @@ impl NativeEngine {
             || source.next(Some(Duration::ZERO)),
             |index| source.iri(index),
             max,
-            drop_late,
         );
         let fed = self.fed(fed)?;
-        let late = fed.late.map(|l| (l.stream, l.time, l.clock));
+        let late = fed.late.map(|l| late_exception(py, &l)).transpose()?;
         let error = located_or_none(py, fed.error)?;
         Ok((fed.fed, fed.last, fed.ended, error, fed.dropped, late))
     }
@@ -467,11 +466,77 @@ impl NativeEngine {
         self.core.forget()
     }
 
-    /// An event to the queries `queries` (numbers, in order), as a stream's events are fed:
-    /// those reading its stream process it, the others move their clocks to its time unless
-    /// `own_clocks`. What the first query whose callback raised raised is raised.
-    fn push(&self, event: &NativeEvent, queries: Vec<usize>, own_clocks: bool) -> PyResult<()> {
-        self.run(self.core.push(&event.0, &queries, own_clocks))
+    /// How the engine treats time: each query's clock moves with its own streams only
+    /// (`own_clocks`, decision 40); a late event is dropped and counted (`drop_late`).
+    fn configure(&self, own_clocks: bool, drop_late: bool) {
+        self.core.configure(Settings {
+            own_clocks,
+            drop_late,
+        });
+    }
+
+    /// An event pushed to the queries `queries` (numbers, in order), as a stream's events
+    /// are fed: a late one raises `LateEvent`, or is dropped and counted under `drop_late`
+    /// (None returned); at a new instant `on_instant(time ns)` is called first (when
+    /// given); then those reading its stream process it, the others move their clocks to
+    /// its time unless `own_clocks`. Whether it started a new instant. What the first
+    /// query whose callback raised raised is raised.
+    #[pyo3(signature = (event, queries, on_instant = None))]
+    fn push(
+        &self,
+        py: Python<'_>,
+        event: &NativeEvent,
+        queries: Vec<usize>,
+        on_instant: Option<Py<PyAny>>,
+    ) -> PyResult<Option<bool>> {
+        let hook = |time: i128| match &on_instant {
+            Some(f) => f.call1(py, (time,)).map(drop),
+            None => Ok(()),
+        };
+        match self
+            .core
+            .push(&event.0, &queries, hook)
+            .map_err(value_error)?
+        {
+            Ok(Pushed::Fed { new_instant }) => Ok(Some(new_instant)),
+            Ok(Pushed::Dropped) => Ok(None),
+            Err(Stop::Late(late)) => Err(late_event(&late)),
+            Err(Stop::Host(failed)) => Err(self.raised(failed)),
+            Err(Stop::Instant(err)) => Err(err),
+        }
+    }
+
+    /// Why an event at `time` (ns) on `stream` would be late, as `LateEvent`'s message, or
+    /// None.
+    fn late(&self, stream: &str, time: i128, dated: bool) -> Option<String> {
+        self.core.late(stream, time, dated).map(|l| l.to_string())
+    }
+
+    /// A heartbeat: no event earlier than `time` (ns) will come; the queries `queries` move
+    /// their clocks to it. Whether it started a new instant.
+    fn heartbeat(&self, time: i128, queries: Vec<usize>) -> PyResult<bool> {
+        self.run(self.core.heartbeat(time, &queries))
+    }
+
+    /// The engine clock (ns), None before any event or heartbeat.
+    fn engine_clock(&self) -> Option<i128> {
+        self.core.engine_clock()
+    }
+
+    /// The late events dropped so far (under `drop_late`).
+    fn dropped_late(&self) -> u64 {
+        self.core.clocks().dropped_late
+    }
+
+    /// A late event refused by the host's own judgement (composition), dropped: counted.
+    fn count_dropped_late(&self) {
+        self.core.count_dropped_late();
+    }
+
+    /// Query `query`'s flushed instant (ns): no event comes at or before it; None if never
+    /// flushed.
+    fn flushed(&self, query: usize) -> PyResult<Option<i128>> {
+        self.core.flushed(query).map_err(value_error)
     }
 
     /// Query `query` processes an event of its streamset.

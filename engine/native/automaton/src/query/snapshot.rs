@@ -94,6 +94,7 @@ pub struct QueryState {
     t0: Option<i128>,
     clock: i128,
     prev_clock: i128,
+    flushed: i128,
     time: i128,
     position: i64,
     next_id: u64,
@@ -415,6 +416,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             t0: self.t0,
             clock: self.clock,
             prev_clock: self.prev_clock,
+            flushed: self.flushed,
             time: self.time,
             position: self.position,
             next_id: self.next_id,
@@ -612,6 +614,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         self.t0 = state.t0;
         self.clock = state.clock;
         self.prev_clock = state.prev_clock;
+        self.flushed = state.flushed;
         self.time = state.time;
         self.position = state.position;
         self.next_id = state.next_id;

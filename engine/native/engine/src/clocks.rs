@@ -1,0 +1,213 @@
+//! The engine's clocks and the promises made about time: the engine clock (the latest time
+//! an event or a heartbeat brought), the heartbeat's promise (no event earlier than it
+//! comes), each query's clock (its own streams' latest time) and flushed instant (no event
+//! comes at or before it). An event that breaks one of them is late (`Late`): refused, or
+//! dropped and counted under `Settings::drop_late`. Every way in (pushed events, live
+//! streams) is judged here, and an event starting a new instant is announced to the host
+//! here (the knowledge base may switch version then, decision 22).
+
+use crate::{Engine, EngineError, Host, HostFailed, Stop};
+use spaseq_automaton::event::StreamId;
+use spaseq_automaton::snapshot::ClockState;
+use spaseq_output::spell::time_value;
+use std::fmt;
+
+/// How the engine treats time, set by its host once (`Engine::configure`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// Each query's clock moves only with its own streams' events and heartbeats, so streams
+    /// may be pushed by independent producers (decision 40); otherwise an event moves every
+    /// query's clock.
+    pub own_clocks: bool,
+    /// A late event is dropped and counted rather than refused.
+    pub drop_late: bool,
+}
+
+/// Which promise a late event breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Promise {
+    /// A query reading its stream has processed a later time.
+    Processed,
+    /// A heartbeat (`advance_to`) said no event earlier than this would come.
+    Heartbeat,
+    /// `flush()` said no more events would come at this time.
+    Flushed,
+}
+
+/// An event that comes after a promise it breaks: at `time` on `stream` (written as an
+/// `xsd:dateTime` when `dated`), against the promise's time `at`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Late {
+    pub stream: String,
+    pub time: i128,
+    pub dated: bool,
+    pub promise: Promise,
+    pub at: i128,
+}
+
+impl fmt::Display for Late {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let spell = |ns: i128| {
+            let mut out = String::new();
+            time_value(ns, self.dated, &mut out);
+            out
+        };
+        let (time, at, stream) = (spell(self.time), spell(self.at), &self.stream);
+        match self.promise {
+            Promise::Processed => write!(
+                f,
+                "event at {time} on <{stream}> is earlier than {at}, already processed on this \
+                 query's streams (late event)"
+            ),
+            Promise::Heartbeat => write!(
+                f,
+                "event at {time} on <{stream}> is earlier than {at}, which a heartbeat \
+                 (advance_to) said no event would precede (late event)"
+            ),
+            Promise::Flushed => write!(
+                f,
+                "event at {time} on <{stream}> comes after flush() said no more events would \
+                 come at {at} (late event)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Late {}
+
+impl<H: Host> Engine<H> {
+    /// Set how the engine treats time (before any event; kept by snapshots' hosts).
+    pub fn configure(&self, settings: Settings) {
+        self.settings.set(settings);
+    }
+
+    pub fn settings(&self) -> Settings {
+        self.settings.get()
+    }
+
+    /// The engine's clocks.
+    pub fn clocks(&self) -> ClockState {
+        self.clocks.get()
+    }
+
+    /// The engine clock (ns), None before any event or heartbeat.
+    pub fn engine_clock(&self) -> Option<i128> {
+        let clock = self.clocks.get().clock;
+        (clock != i128::MIN).then_some(clock)
+    }
+
+    /// Why an event at `time` on `stream` is late, or None: the heartbeat's promise first,
+    /// then, for each query reading the stream, its clock and its flushed instant.
+    pub fn late(&self, stream: &str, time: i128, dated: bool) -> Option<Late> {
+        let id = self.streams.borrow_mut().id(stream);
+        self.late_on(id, time, dated)
+    }
+
+    /// `late` for a stream by id.
+    pub(crate) fn late_on(&self, stream: StreamId, time: i128, dated: bool) -> Option<Late> {
+        let broken = |promise, at| {
+            Some(Late {
+                stream: self.streams.borrow().iri(stream).to_owned(),
+                time,
+                dated,
+                promise,
+                at,
+            })
+        };
+        let heartbeat = self.clocks.get().heartbeat;
+        if time < heartbeat {
+            return broken(Promise::Heartbeat, heartbeat);
+        }
+        let runtimes = self.queries.borrow();
+        for rt in runtimes.iter().filter(|rt| rt.reads(stream)) {
+            if rt.clock != i128::MIN && time < rt.clock {
+                return broken(Promise::Processed, rt.clock);
+            }
+            if rt.flushed != i128::MIN && time <= rt.flushed {
+                return broken(Promise::Flushed, rt.flushed);
+            }
+        }
+        None
+    }
+
+    /// A late event under `drop_late`: counted.
+    pub(crate) fn drop_late_event(&self) {
+        let mut clocks = self.clocks.get();
+        clocks.dropped_late += 1;
+        self.clocks.set(clocks);
+    }
+
+    /// A late event the host (composition) refused for its own queries, dropped under
+    /// `drop_late`: counted with the engine's.
+    pub fn count_dropped_late(&self) {
+        self.drop_late_event();
+    }
+
+    /// Move the engine clock to `time` (an event's or a heartbeat's); whether it moved.
+    pub(crate) fn tick(&self, time: i128) -> bool {
+        let mut clocks = self.clocks.get();
+        let moved = time > clocks.clock;
+        if moved {
+            clocks.clock = time;
+            self.clocks.set(clocks);
+        }
+        moved
+    }
+
+    /// Before the first event of a new instant at `time` is fed to `queries`: the queries
+    /// holding instants (lazy conjunction) complete theirs on the knowledge base version
+    /// their events arrived under, then the host hears of the instant (`on_instant`: the
+    /// KB may switch version, decision 22).
+    pub(crate) fn new_instant<E>(
+        &self,
+        stream: StreamId,
+        time: i128,
+        queries: &[usize],
+        on_instant: impl FnOnce(i128) -> Result<(), E>,
+    ) -> Result<(), Stop<E>> {
+        let own_clocks = self.settings.get().own_clocks;
+        {
+            let mut runtimes = self.queries.borrow_mut();
+            if queries.iter().any(|&q| runtimes[q].defers_instants()) {
+                for &query in queries {
+                    let rt = &mut runtimes[query];
+                    if (!own_clocks || rt.reads(stream)) && time > rt.clock {
+                        rt.advance_time(time, None, &self.dict);
+                        if rt.gpms().host.failed() {
+                            return Err(Stop::Host(HostFailed { query }));
+                        }
+                    }
+                }
+            }
+        }
+        on_instant(time).map_err(Stop::Instant)
+    }
+
+    /// A heartbeat: no event earlier than `time` will come. The queries `queries` move their
+    /// clocks to it (windows may close); whether it started a new instant.
+    pub fn heartbeat(
+        &self,
+        time: i128,
+        queries: &[usize],
+    ) -> Result<Result<bool, HostFailed>, EngineError> {
+        self.check_queries(queries)?;
+        let mut clocks = self.clocks.get();
+        clocks.heartbeat = clocks.heartbeat.max(time);
+        self.clocks.set(clocks);
+        let moved = self.tick(time);
+        let mut runtimes = self.queries.borrow_mut();
+        for &query in queries {
+            let rt = &mut runtimes[query];
+            rt.advance_time(time, None, &self.dict);
+            if rt.gpms().host.failed() {
+                return Ok(Err(HostFailed { query }));
+            }
+        }
+        Ok(Ok(moved))
+    }
+
+    /// Query `query`'s flushed instant (ns), None if it was never flushed.
+    pub fn flushed(&self, query: usize) -> Result<Option<i128>, EngineError> {
+        self.query(query, |rt| (rt.flushed != i128::MIN).then_some(rt.flushed))
+    }
+}
