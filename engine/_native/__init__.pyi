@@ -193,9 +193,12 @@ class NativeEngine:
         """(stream, time ns, dated, seq, graph name's parts, triples as ids), or None."""
     def forget(self) -> list[int]:
         """uids of the oldest events nothing native holds any more."""
-    def configure(self, own_clocks: bool, drop_late: bool) -> None:
-        """How the engine treats time: each query's clock moves with its own streams only
-        (``own_clocks``); a late event is dropped and counted (``drop_late``)."""
+    def configure(self, own_clocks: bool, drop_late: bool, compact_min_terms: int | None = None) -> None:
+        """How the engine treats time and memory: each query's clock moves with its own streams
+        only (``own_clocks``); a late event is dropped and counted (``drop_late``); the fewest
+        terms at which the dictionary is compacted (None: the core's default)."""
+    def compaction_due(self) -> bool:
+        """Whether the dictionary should be compacted now (decision 38)."""
     def push(self, event: NativeEvent, queries: list[int],
              on_instant: Callable[[int], object] | None = None) -> bool | None:
         """The event to the queries ``queries`` (numbers, in order): ``LateEvent`` if it is

@@ -76,7 +76,6 @@ class Engine:
         self._by_stream: dict[str, list[QueryHandle]] = {}
         self._native: NativeSession | None = None  # the native runtime's side, on first use
         self._resuming = False  # registering a snapshot's queries again (Engine.restore)
-        self._compact_at = 0     # dictionary size that triggers the next compaction
         self._pinned_noted = False  # the KB version pinned for a native run is said once
         self.compactions = 0
 
@@ -151,7 +150,7 @@ class Engine:
         snapshot's, replacing it) and told the engine's settings about time."""
         if native is not None or self._native is None:
             session = NativeSession(native)
-            session.engine.configure(self.query_clocks, self.drop_late)
+            session.engine.configure(self.query_clocks, self.drop_late, self.COMPACT_MIN_TERMS)
             if native is not None:
                 return session
             self._native = session
@@ -280,14 +279,15 @@ class Engine:
         if handle.output is not None:
             handle.output.listeners.clear()
 
-    #: The native dictionary is compacted (``_compact``) when it holds this many terms and
-    #: twice as many as after the last compaction, so that on an endless stream of fresh
-    #: terms (event IRIs, values) memory follows what the windows hold.
-    COMPACT_MIN_TERMS = 1 << 20
+    #: The fewest terms at which the core asks for the dictionary to be compacted (``_compact``;
+    #: it asks when the dictionary also holds twice as many as after the last compaction, so
+    #: that on an endless stream of fresh terms memory follows what the windows hold). None:
+    #: the core's default (2^20). Read when the engine's native side is made.
+    COMPACT_MIN_TERMS: int | None = None
 
     def _maybe_compact(self) -> None:
         native = self._native
-        if native is not None and native.engine.terms() >= max(self._compact_at, self.COMPACT_MIN_TERMS):
+        if native is not None and native.engine.compaction_due():
             self._compact()
 
     def _compact(self) -> None:

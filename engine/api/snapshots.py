@@ -47,7 +47,6 @@ class _Engine(Protocol):
     _native: NativeSession | None
     _composer: Composer
     _resuming: bool
-    _compact_at: int
 
     @property
     def _by_iri(self) -> dict[str, QueryHandle]: ...
@@ -150,7 +149,6 @@ def restore_state(engine: _Engine, data: bytes) -> None:
         native = NativeEngine.from_snapshot(snap.native)
     except ValueError as exc:
         raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
-    engine._compact_at = 0
     try:
         _switch_session(engine, handles, native, s["times"])
         _apply_state(engine, s)  # its terms read back through the new dictionary
@@ -166,9 +164,8 @@ def compact(engine: _Engine) -> None:
     old = engine._native
     assert old is not None
     data, times = old.snapshot([h.runtime.number for h in handles])
-    session = _switch_session(engine, handles, NativeEngine.from_snapshot(data), times)
-    engine.compactions += 1
-    engine._compact_at = 2 * session.engine.terms()
+    _switch_session(engine, handles, NativeEngine.from_snapshot(data), times)
+    engine.compactions += 1  # the new dictionary is compacted again when it doubles (the core)
 
 
 def _switch_session(engine: _Engine, handles: list[QueryHandle], native: NativeEngine,

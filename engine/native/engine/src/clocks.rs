@@ -12,8 +12,12 @@ use spaseq_automaton::snapshot::ClockState;
 use spaseq_output::spell::time_value;
 use std::fmt;
 
-/// How the engine treats time, set by its host once (`Engine::configure`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The dictionary is compacted (`Engine::compaction_due`) when it holds at least this many
+/// terms (by default) and twice as many as when it was last rebuilt.
+pub const COMPACT_MIN_TERMS: usize = 1 << 20;
+
+/// How the engine treats time and memory, set by its host once (`Engine::configure`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {
     /// Each query's clock moves only with its own streams' events and heartbeats, so streams
     /// may be pushed by independent producers (decision 40); otherwise an event moves every
@@ -21,6 +25,18 @@ pub struct Settings {
     pub own_clocks: bool,
     /// A late event is dropped and counted rather than refused.
     pub drop_late: bool,
+    /// The fewest terms at which the dictionary is compacted (`COMPACT_MIN_TERMS`).
+    pub compact_min_terms: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            own_clocks: false,
+            drop_late: false,
+            compact_min_terms: COMPACT_MIN_TERMS,
+        }
+    }
 }
 
 /// Which promise a late event breaks.
@@ -204,6 +220,19 @@ impl<H: Host> Engine<H> {
             }
         }
         Ok(Ok(moved))
+    }
+
+    /// Whether the dictionary should be compacted now (decision 38): it holds at least
+    /// `compact_min_terms` terms and twice as many as when this engine was made from a
+    /// snapshot (which holds only the terms its state refers to), so that on an endless
+    /// stream of fresh terms memory follows what the windows hold. The host compacts by
+    /// restoring a snapshot of the engine into a new one.
+    pub fn compaction_due(&self) -> bool {
+        self.dict.len()
+            >= self
+                .compact_at
+                .get()
+                .max(self.settings.get().compact_min_terms)
     }
 
     /// Query `query`'s flushed instant (ns), None if it was never flushed.

@@ -14,7 +14,7 @@ pub mod feed;
 pub mod host;
 pub mod programs;
 
-pub use clocks::{Late, Promise, Settings};
+pub use clocks::{Late, Promise, Settings, COMPACT_MIN_TERMS};
 pub use feed::Fed;
 pub use host::{Host, Pairs, TakenPairs};
 pub use programs::{choose_evaluator, Gpm, Names, Prepared, Programs};
@@ -152,6 +152,8 @@ pub struct Engine<H: Host> {
     /// The engine clock, the heartbeat's promise, late events dropped (`clocks`).
     clocks: Cell<ClockState>,
     settings: Cell<Settings>,
+    /// The dictionary size at which it is compacted next (`compaction_due`).
+    compact_at: Cell<usize>,
 }
 
 impl<H: Host> Default for Engine<H> {
@@ -167,6 +169,7 @@ impl<H: Host> Default for Engine<H> {
             disposal: RefCell::default(),
             clocks: Cell::default(),
             settings: Cell::default(),
+            compact_at: Cell::new(0),
         }
     }
 }
@@ -502,6 +505,7 @@ impl<H: Host> Engine<H> {
         let events = state.restore_events().map_err(EngineError::Snapshot)?;
         engine.events.set(state.last_uid);
         engine.clocks.set(state.clocks);
+        engine.compact_at.set(2 * engine.dict.len());
         *engine.restoring.borrow_mut() = Some((state.queries, events));
         Ok(engine)
     }

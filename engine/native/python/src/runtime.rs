@@ -15,7 +15,7 @@ use pyo3::PyTraverseError;
 use spaseq_automaton::{MatchRecord, Streams};
 use spaseq_engine::{
     Engine, EngineError, Fed, Host, HostFailed, Names, Pairs, PreparedEvent, Pushed, Settings,
-    Stop, TakenPairs,
+    Stop, TakenPairs, COMPACT_MIN_TERMS,
 };
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_io::stream::StreamError;
@@ -466,13 +466,22 @@ impl NativeEngine {
         self.core.forget()
     }
 
-    /// How the engine treats time: each query's clock moves with its own streams only
-    /// (`own_clocks`, decision 40); a late event is dropped and counted (`drop_late`).
-    fn configure(&self, own_clocks: bool, drop_late: bool) {
+    /// How the engine treats time and memory: each query's clock moves with its own
+    /// streams only (`own_clocks`, decision 40); a late event is dropped and counted
+    /// (`drop_late`); the fewest terms at which the dictionary is compacted
+    /// (`compact_min_terms`, default the core's).
+    #[pyo3(signature = (own_clocks, drop_late, compact_min_terms = None))]
+    fn configure(&self, own_clocks: bool, drop_late: bool, compact_min_terms: Option<usize>) {
         self.core.configure(Settings {
             own_clocks,
             drop_late,
+            compact_min_terms: compact_min_terms.unwrap_or(COMPACT_MIN_TERMS),
         });
+    }
+
+    /// Whether the dictionary should be compacted now (`Engine::compaction_due`).
+    fn compaction_due(&self) -> bool {
+        self.core.compaction_due()
     }
 
     /// An event pushed to the queries `queries` (numbers, in order), as a stream's events
