@@ -17,7 +17,7 @@ pub mod programs;
 pub use clocks::{Late, Promise, Settings, COMPACT_MIN_TERMS};
 pub use feed::Fed;
 pub use host::{Host, Pairs, TakenPairs};
-pub use programs::{choose_evaluator, Gpm, Names, Prepared, Programs};
+pub use programs::{choose_evaluator, Gpm, Names, Prepared, Programs, Refusal};
 
 use spaseq_automaton::snapshot::{ClockState, EngineState, SnapshotError};
 use spaseq_automaton::Unsupported;
@@ -45,7 +45,7 @@ pub enum EngineError {
     /// A plan that is not JSON of the plan format, or names something the core lacks.
     PlanFormat(PlanError),
     /// A plan this core cannot follow: a GPM's evaluator (or its stream).
-    Plan { gpm: String, why: String },
+    Plan { gpm: String, why: Refusal },
     /// A GPM the plan gives an evaluator that cannot compile it here (`evaluator`, the
     /// plan's name for it: `native`, `spareval`).
     Evaluator {
@@ -93,6 +93,7 @@ impl std::error::Error for EngineError {
         match self {
             EngineError::PlanFormat(e) => Some(e),
             EngineError::Evaluator { error, .. } => Some(error),
+            EngineError::Plan { why, .. } => Some(why),
             EngineError::Unsupported(e) => Some(e),
             EngineError::Snapshot(e) => Some(e),
             _ => None,

@@ -176,6 +176,29 @@ pub struct Programs<H> {
     id: u64,
 }
 
+/// Why a plan's GPM cannot run here (`EngineError::Plan`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The plan does not record the GPM's evaluator.
+    NoEvaluator,
+    /// The plan gives the GPM to the callback evaluator, and the host evaluates nothing.
+    NoCallback,
+    /// The GPM's stream is not an IRI (`error`: the IRI parser's message).
+    Stream { stream: String, error: String },
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::NoEvaluator => f.write_str("the plan does not say which evaluator runs it"),
+            Refusal::NoCallback => f.write_str("it is evaluated by a callback, and none is given"),
+            Refusal::Stream { stream, error } => write!(f, "stream <{stream}>: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}
+
 impl<H: Host> Programs<H> {
     /// The GPMs of `plan` compiled for the evaluators it records, and the query's variable
     /// table; `EngineError::Plan` when this core cannot follow the plan.
@@ -183,17 +206,13 @@ impl<H: Host> Programs<H> {
         let mut vars = VarTable::new();
         let mut gpms = Vec::new();
         for gpm in &plan.gpms {
-            let refuse = |why: String| EngineError::Plan {
+            let refuse = |why: Refusal| EngineError::Plan {
                 gpm: gpm.name.clone(),
                 why,
             };
-            let evaluator = gpm
-                .evaluator
-                .ok_or_else(|| refuse("the plan does not say which evaluator runs it".into()))?;
+            let evaluator = gpm.evaluator.ok_or_else(|| refuse(Refusal::NoEvaluator))?;
             if evaluator == Evaluator::Callback && !host.evaluates() {
-                return Err(refuse(
-                    "it is evaluated by a callback, and none is given".into(),
-                ));
+                return Err(refuse(Refusal::NoCallback));
             }
             let program = compile_as(plan, gpm, evaluator, &gpm.graph_vars, &mut vars, dict)
                 .map_err(|error| EngineError::Evaluator {
@@ -227,7 +246,10 @@ impl<H: Host> Programs<H> {
                 let iri =
                     oxrdf::NamedNode::new(g.stream.clone()).map_err(|e| EngineError::Plan {
                         gpm: g.name.clone(),
-                        why: format!("stream <{}>: {e}", g.stream),
+                        why: Refusal::Stream {
+                            stream: g.stream.clone(),
+                            error: e.to_string(),
+                        },
                     })?;
                 Ok(dict.intern(iri.into()))
             })

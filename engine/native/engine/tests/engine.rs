@@ -5,7 +5,8 @@
 
 use oxrdf::{Literal, NamedNode, Term, Triple};
 use spaseq_engine::{
-    Engine, EngineError, Host, HostFailed, Pairs, Promise, Pushed, Settings, Stop, TakenPairs,
+    Engine, EngineError, Host, HostFailed, Pairs, Promise, Pushed, Refusal, Settings, Stop,
+    TakenPairs,
 };
 use spaseq_io::stream::StreamEvent;
 use std::cell::{Cell, RefCell};
@@ -205,13 +206,23 @@ fn a_plan_the_engine_cannot_follow_is_refused_with_the_gpm_named() {
     );
     let err = engine.register(&callback, TestHost::default()).unwrap_err();
     assert!(
-        matches!(&err, EngineError::Plan { gpm, why } if gpm == "A" && why.contains("none is given")),
+        matches!(&err, EngineError::Plan { gpm, why: Refusal::NoCallback } if gpm == "A"),
         "{err}"
     );
     let undecided = VSHAPE.replacen("\"evaluator\": \"native\"", "\"evaluator\": \"\"", 1);
     let err = engine
         .register(&undecided, TestHost::default())
         .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            EngineError::Plan {
+                why: Refusal::NoEvaluator,
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(
         err.to_string().contains("does not say which evaluator"),
         "{err}"
