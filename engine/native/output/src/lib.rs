@@ -19,6 +19,7 @@
 
 pub mod background;
 pub mod collect;
+pub mod derive;
 pub mod formatter;
 pub mod spell;
 pub mod trig;

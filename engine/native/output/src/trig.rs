@@ -1,37 +1,20 @@
 //! TriG output (`engine/output/trig.py`, the oracle): each result a named graph event of the
-//! query's output stream, `<output#match-k>`, stamped in the default graph with
-//! `prov:generatedAtTime`, holding the CONSTRUCT template instantiated with the result's
-//! bindings (`output/construct.py`), or for a SELECT query the match in the spaseq vocabulary
-//! (`output/match_rdf.py` `describe`). Each result is spelled by a fresh oxttl serializer,
+//! query's output stream, `<output#match-k>` (`derive.rs`), stamped in the default graph with
+//! `prov:generatedAtTime`. Each result is spelled by a fresh oxttl serializer,
 //! the one pyoxigraph's `serialize` uses, with its `@prefix` lines dropped (they are written
 //! once, by `start`).
 
+use super::derive::Derive;
+pub use super::derive::{Taken, TemplateTerm};
 use super::spell::{time_datatype, time_value};
-use oxrdf::vocab::xsd;
-use oxrdf::{
-    BlankNode, GraphNameRef, Literal, NamedNode, NamedNodeRef, NamedOrBlankNode, QuadRef, Term,
-    Triple,
-};
+use oxrdf::{GraphNameRef, Literal, NamedNodeRef, QuadRef, Term};
 use oxttl::TriGSerializer;
-use std::collections::HashSet;
 
 const PROV_GENERATED_AT_TIME: &str = "http://www.w3.org/ns/prov#generatedAtTime";
-const SPASEQ_NS: &str = "https://w3id.org/spaseq#";
 
 /// Times below this (in nanoseconds: 1e8 seconds) are stamped as `xsd:decimal` seconds,
 /// others as `xsd:dateTime`s (`match_rdf.stamp_literal`).
 const EPOCH_LIKE: i128 = 100_000_000 * 1_000_000_000;
-
-/// A term of a CONSTRUCT template.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TemplateTerm {
-    /// A variable, by its number among the row's values.
-    Var(usize),
-    /// A blank node of the template: a fresh one per result, by its number in the template.
-    Fresh(usize),
-    /// A constant term.
-    Term(Term),
-}
 
 /// What a TriG writer needs besides the rows: its prefixes, the output stream and the
 /// CONSTRUCT template (None: a SELECT query, its matches described).
@@ -40,19 +23,7 @@ pub struct Trig {
     /// (prefix, namespace) in the order the Python writer declares them.
     pub prefixes: Vec<(String, String)>,
     serializer: TriGSerializer,
-    output: String,
-    query: NamedNode,
-    template: Option<Vec<[TemplateTerm; 3]>>,
-    fresh: usize,
-}
-
-/// One event a SELECT match took, as `describe` writes it.
-pub struct Taken<'a> {
-    pub atom: &'a str,
-    pub stream: &'a str,
-    pub time: i128,
-    pub dated: bool,
-    pub graph: Option<&'a Term>,
+    derive: Derive,
 }
 
 impl Trig {
@@ -70,24 +41,10 @@ impl Trig {
                 .with_prefix(prefix, ns)
                 .map_err(|e| format!("prefix {prefix}: <{ns}>: {e}"))?;
         }
-        let query = NamedNode::new(&output).map_err(|e| format!("output <{output}>: {e}"))?;
-        let fresh = template
-            .iter()
-            .flatten()
-            .flatten()
-            .filter_map(|t| match t {
-                TemplateTerm::Fresh(i) => Some(i + 1),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(0);
         Ok(Trig {
             prefixes,
             serializer,
-            output,
-            query,
-            template,
-            fresh,
+            derive: Derive::new(output, template)?,
         })
     }
 
@@ -96,17 +53,6 @@ impl Trig {
         for (prefix, ns) in &self.prefixes {
             out.push_str(&format!("@prefix {prefix}: <{ns}> .\n"));
         }
-    }
-
-    /// The graph name of the k-th result (`derived.match_name`).
-    fn match_name(&self, k: u64) -> NamedNode {
-        let o = &self.output;
-        let iri = if o.ends_with('#') || o.ends_with('/') {
-            format!("{o}match-{k}")
-        } else {
-            format!("{o}{}match-{k}", if o.contains('#') { '-' } else { '#' })
-        };
-        NamedNode::new_unchecked(iri)
     }
 
     /// The `k`-th result, of time `time`, appended to `out`: for a CONSTRUCT query its
@@ -121,11 +67,8 @@ impl Trig {
         taken: &[Taken<'_>],
         out: &mut String,
     ) {
-        let name = self.match_name(k);
-        let triples = match &self.template {
-            Some(template) => self.instantiate(template, values),
-            None => self.describe(&name, times, bindings, taken),
-        };
+        let name = self.derive.match_name(k);
+        let triples = self.derive.graph(&name, times, values, bindings, taken);
         let (time, _, _) = times;
         let mut stamp = String::new();
         let dated = time.abs() >= EPOCH_LIKE;
@@ -155,127 +98,19 @@ impl Trig {
         }
         out.push_str(rest);
     }
-
-    /// The template's triples under `values`, in template order, without repeats; a triple
-    /// with an unbound variable or that is not valid RDF is skipped (`construct.instantiate`).
-    fn instantiate(&self, template: &[[TemplateTerm; 3]], values: &[Option<&Term>]) -> Vec<Triple> {
-        let fresh: Vec<BlankNode> = (0..self.fresh).map(|_| BlankNode::default()).collect();
-        let term = |t: &TemplateTerm| -> Option<Term> {
-            match t {
-                TemplateTerm::Var(i) => values.get(*i).copied().flatten().cloned(),
-                TemplateTerm::Fresh(i) => Some(fresh[*i].clone().into()),
-                TemplateTerm::Term(t) => Some(t.clone()),
-            }
-        };
-        let mut seen = HashSet::new();
-        let mut out = Vec::new();
-        for [s, p, o] in template {
-            let (Some(s), Some(p), Some(o)) = (term(s), term(p), term(o)) else {
-                continue;
-            };
-            let s: NamedOrBlankNode = match s {
-                Term::NamedNode(n) => n.into(),
-                Term::BlankNode(b) => b.into(),
-                _ => continue,
-            };
-            let Term::NamedNode(p) = p else { continue };
-            let triple = Triple::new(s, p, o);
-            if seen.insert(triple.clone()) {
-                out.push(triple);
-            }
-        }
-        out
-    }
-
-    /// A match in the spaseq vocabulary (`match_rdf.describe`, times in the input's form).
-    fn describe(
-        &self,
-        name: &NamedNode,
-        (time, start, dated): (i128, i128, bool),
-        bindings: &[(&str, &Term)],
-        taken: &[Taken<'_>],
-    ) -> Vec<Triple> {
-        let spaseq = |local: &str| NamedNode::new_unchecked(format!("{SPASEQ_NS}{local}"));
-        let time_literal = |ns: i128, dated: bool| -> Term {
-            let mut s = String::new();
-            time_value(ns, dated, &mut s);
-            Literal::new_typed_literal(s, NamedNodeRef::new_unchecked(time_datatype(dated))).into()
-        };
-        let integer =
-            |n: usize| -> Term { Literal::new_typed_literal(n.to_string(), xsd::INTEGER).into() };
-        let m: NamedOrBlankNode = name.clone().into();
-        let mut out = vec![
-            Triple::new(m.clone(), oxrdf::vocab::rdf::TYPE, spaseq("Match")),
-            Triple::new(m.clone(), spaseq("query"), self.query.clone()),
-            Triple::new(m.clone(), spaseq("time"), time_literal(time, dated)),
-            Triple::new(m.clone(), spaseq("start"), time_literal(start, dated)),
-        ];
-        let mut iterations: Vec<(&str, usize)> = Vec::new();
-        for (position, t) in taken.iter().enumerate() {
-            let iteration = match iterations.iter_mut().find(|(a, _)| *a == t.atom) {
-                Some((_, n)) => {
-                    *n += 1;
-                    *n
-                }
-                None => {
-                    iterations.push((t.atom, 1));
-                    1
-                }
-            };
-            let node: NamedOrBlankNode = BlankNode::default().into();
-            out.push(Triple::new(m.clone(), spaseq("event"), node.clone()));
-            out.push(Triple::new(
-                node.clone(),
-                spaseq("atom"),
-                Literal::new_simple_literal(t.atom),
-            ));
-            out.push(Triple::new(
-                node.clone(),
-                spaseq("stream"),
-                NamedNode::new_unchecked(t.stream),
-            ));
-            out.push(Triple::new(
-                node.clone(),
-                spaseq("eventTime"),
-                time_literal(t.time, t.dated),
-            ));
-            out.push(Triple::new(
-                node.clone(),
-                spaseq("position"),
-                integer(position + 1),
-            ));
-            out.push(Triple::new(
-                node.clone(),
-                spaseq("iteration"),
-                integer(iteration),
-            ));
-            if let Some(graph) = t.graph {
-                out.push(Triple::new(node, spaseq("graph"), graph.clone()));
-            }
-        }
-        for (var, term) in bindings {
-            let node: NamedOrBlankNode = BlankNode::default().into();
-            out.push(Triple::new(m.clone(), spaseq("binding"), node.clone()));
-            out.push(Triple::new(
-                node.clone(),
-                spaseq("variable"),
-                Literal::new_simple_literal(*var),
-            ));
-            out.push(Triple::new(node, spaseq("value"), (*term).clone()));
-        }
-        out
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use oxrdf::vocab::xsd;
+    use oxrdf::NamedNode;
 
     fn prefixes() -> Vec<(String, String)> {
         [
             ("prov", "http://www.w3.org/ns/prov#"),
             ("xsd", "http://www.w3.org/2001/XMLSchema#"),
-            ("spaseq", SPASEQ_NS),
+            ("spaseq", crate::derive::SPASEQ_NS),
             ("ex", "http://ex.org/"),
         ]
         .map(|(p, ns)| (p.to_owned(), ns.to_owned()))
@@ -345,7 +180,7 @@ mod tests {
 
     #[test]
     fn graph_names_follow_the_output_iri() {
-        let name = |o: &str| Trig::new(vec![], o.into(), None).unwrap().match_name(3);
+        let name = |o: &str| Derive::new(o.into(), None).unwrap().match_name(3);
         assert_eq!(name("http://ex.org/q").as_str(), "http://ex.org/q#match-3");
         assert_eq!(name("http://ex.org/q#").as_str(), "http://ex.org/q#match-3");
         assert_eq!(name("http://ex.org/").as_str(), "http://ex.org/match-3");
