@@ -6,8 +6,9 @@ from typing import final
 
 from spaseq.engine._native import _testing as _testing
 
-__all__ = ["PLAN_VERSION", "__version__", "_testing", "LateEvent", "LocatedError", "gpm_evaluators", "LiveStream", "LiveReader", "NativeWriter",
-           "NativeEngine", "NativeEvent", "NativeMatch", "ReplayReading", "ReplayStream", "read_batch"]
+__all__ = ["PLAN_VERSION", "__version__", "_testing", "LateEvent", "LocatedError", "gpm_evaluators", "LiveStream", "LiveReader",
+           "NativeWriter", "NativeEngine", "NativeEvent", "NativeMatch", "ReplayReading", "ReplayStream", "read_batch",
+           "timestamp_ns", "seconds_ns", "datetime_ns", "datetime_text"]
 
 PLAN_VERSION: int
 __version__: str
@@ -292,3 +293,27 @@ class NativeWriter:
     @property
     def rows(self) -> int:
         """Rows written so far (after DISTINCT)."""
+
+def timestamp_ns(value: str, datatype: str, language: str | None = None, direction: str | None = None) -> int:
+    """The time a timestamp literal denotes, in nanoseconds (since the epoch for an
+    ``xsd:dateTime``/``xsd:dateTimeStamp``, since the stream's origin for a number): its
+    lexical form ``value``, ``datatype`` IRI, and ``language`` and ``direction`` (``"ltr"``,
+    ``"rtl"``) when it has them. ValueError with the core's message (``values.timestamps``
+    raises it as its own) when it is no timestamp."""
+
+def seconds_ns(text: str, shown: object | None = None) -> int:
+    """A decimal or scientific number of seconds written as text (around whitespace), exactly,
+    in nanoseconds. ValueError when it is no number (INF and NaN are none), 10^18 seconds or
+    more, or finer than a nanosecond; the message quotes ``text`` as ``repr`` does, or names
+    ``shown`` by its ``repr`` (a caller's number checked through its decimal text)."""
+
+def datetime_ns(text: str, require_timezone: bool = False) -> int:
+    """Nanoseconds since the Unix epoch of an ``xsd:dateTime`` lexical form, around whitespace
+    (UTC when it has no time zone); ``require_timezone``: an ``xsd:dateTimeStamp``. ValueError
+    with the core's message when it is not one, or not a time."""
+
+def datetime_text(ns: int) -> str:
+    """A time since the Unix epoch (``ns`` nanoseconds) as an ``xsd:dateTime`` in UTC:
+    ``YYYY-MM-DDThh:mm:ss``, the fraction only when nonzero (exact, trailing zeros trimmed),
+    ``Z``; the proleptic Gregorian calendar, years of at least four digits, negative ones with
+    ``-`` (XSD 1.1: year 0 is 1 BCE)."""

@@ -79,13 +79,14 @@ pub fn py_repr(text: &str) -> String {
     out
 }
 
-/// Why a value is not a time this engine keeps exactly (`values.timestamps.checked_time`).
+/// Why a number is not a time this engine keeps exactly.
 enum Unchecked {
     TooLarge,
     Finer,
 }
 
-/// An exact decimal `±digits × 10^scale` in nanoseconds, checked as `checked_time` checks.
+/// An exact decimal `±digits × 10^scale` in nanoseconds: too large (10^18 s or more) is said
+/// before finer than a nanosecond.
 fn exact_nanos(negative: bool, digits: &str, scale: i64) -> Result<i128, Unchecked> {
     let digits = digits.trim_start_matches('0');
     let significant = digits.trim_end_matches('0');
@@ -100,7 +101,7 @@ fn exact_nanos(negative: bool, digits: &str, scale: i64) -> Result<i128, Uncheck
         return Err(Unchecked::TooLarge);
     }
     if scale < 0 {
-        // not whole nanoseconds; too large first, as `checked_time` checks
+        // not whole nanoseconds; too large first
         let whole = significant.len() as i64 + scale;
         if whole >= 28 {
             return Err(Unchecked::TooLarge);
@@ -166,12 +167,15 @@ fn double_parts(text: &str) -> Option<(bool, String, i64)> {
     Some((negative, format!("{whole}{fraction}"), scale))
 }
 
-/// A decimal or scientific number of seconds (`"12"`, `"-0.5"`, `"1.5e3"`, `".5"`, around
-/// whitespace) in nanoseconds; None if it is not such a number, too large, or finer than a
-/// nanosecond (`values.timestamps.number_from_lexical`).
-pub fn seconds_to_nanos(text: &str) -> Option<i128> {
-    let (negative, digits, scale) = double_parts(py_strip(text))?;
-    exact_nanos(negative, &digits, scale).ok()
+/// A decimal or scientific number of seconds (an xsd:double lexical form other than INF and
+/// NaN: `"12"`, `"-0.5"`, `"1.5e3"`, `".5"`, around whitespace) in nanoseconds, exactly;
+/// Err `NotNumber`, `TooLarge` or `Finer` (`values.timestamps.number_from_lexical`). Stricter
+/// than Python's `float()`: no `inf`, `nan` or `1_000`.
+pub fn seconds_nanos(text: &str) -> Result<i128, TimeError> {
+    let Some((negative, digits, scale)) = double_parts(py_strip(text)) else {
+        return Err(TimeError::NotNumber(text.to_owned()));
+    };
+    exact_nanos(negative, &digits, scale).map_err(|why| why.error(text))
 }
 
 /// Whether `text` is an xsd:integer lexical form (`values.lexical.parse_integer`).
@@ -303,14 +307,15 @@ fn read_datetime(text: &str) -> Result<DateTimeValue, DateTimeError> {
     })
 }
 
-/// Nanoseconds since the Unix epoch of an xsd:dateTime (UTC when it has no time zone);
-/// `stamp`: an xsd:dateTimeStamp, which needs one. Err is the Python reader's message.
-fn datetime_nanos(text: &str, stamp: bool) -> Result<i128, TimeError> {
+/// Nanoseconds since the Unix epoch of an xsd:dateTime lexical form, around whitespace (UTC
+/// when it has no time zone); `require_timezone`: an xsd:dateTimeStamp, which needs one
+/// (`values.timestamps.datetime_to_seconds`).
+pub fn datetime_nanos(text: &str, require_timezone: bool) -> Result<i128, TimeError> {
     let value = read_datetime(py_strip(text)).map_err(|why| TimeError::DateTime {
         text: text.to_owned(),
         why,
     })?;
-    if stamp && !value.timezone {
+    if require_timezone && !value.timezone {
         return Err(TimeError::NoZone(text.to_owned()));
     }
     let checked = match value.seconds {
@@ -338,10 +343,16 @@ fn datetime_nanos(text: &str, stamp: bool) -> Result<i128, TimeError> {
             }
         }
     };
-    checked.map_err(|why| match why {
-        Unchecked::TooLarge => TimeError::TooLarge(text.to_owned()),
-        Unchecked::Finer => TimeError::Finer(text.to_owned()),
-    })
+    checked.map_err(|why| why.error(text))
+}
+
+impl Unchecked {
+    fn error(self, text: &str) -> TimeError {
+        match self {
+            Unchecked::TooLarge => TimeError::TooLarge(text.to_owned()),
+            Unchecked::Finer => TimeError::Finer(text.to_owned()),
+        }
+    }
 }
 
 /// A negative whole number of seconds plus a fraction of more digits than fit in 128 bits:
@@ -367,13 +378,8 @@ fn long_negative(seconds: i128, fraction: &str) -> Result<i128, Unchecked> {
     Ok(value)
 }
 
-/// Nanoseconds since the Unix epoch of an xsd:dateTime (UTC when it has no time zone).
-pub fn datetime_to_nanos(text: &str) -> Option<i128> {
-    datetime_nanos(text, false).ok()
-}
-
-/// The time a timestamp literal denotes, in nanoseconds; Err says why it is not one, as
-/// `values.timestamps.to_seconds` says it.
+/// The time a timestamp literal denotes, in nanoseconds; Err says why it is not one
+/// (`values.timestamps.to_seconds`).
 pub fn timestamp_nanos(term: &Term) -> Result<i128, TimeError> {
     match term {
         Term::Literal(literal) => literal_nanos(literal),
@@ -412,13 +418,13 @@ fn literal_nanos(literal: &Literal) -> Result<i128, TimeError> {
                 datatype: short.to_owned(),
             });
         }
-        return seconds_to_nanos(text).ok_or_else(|| TimeError::NotFinite {
+        return seconds_nanos(text).map_err(|_| TimeError::NotFinite {
             text: text.to_owned(),
             datatype: short.to_owned(),
         });
     }
     if datatype == xsd::STRING {
-        return seconds_to_nanos(text).ok_or_else(|| TimeError::NotSeconds(literal.to_string()));
+        return seconds_nanos(text).map_err(|_| TimeError::NotSeconds(literal.to_string()));
     }
     Err(TimeError::NotTimestamp(literal.to_string()))
 }
@@ -446,49 +452,119 @@ mod tests {
 
     #[test]
     fn numbers_are_exact() {
-        assert_eq!(seconds_to_nanos("0.1"), Some(100_000_000));
-        assert_eq!(seconds_to_nanos("-2.5"), Some(-2_500_000_000));
-        assert_eq!(seconds_to_nanos("1.5e3"), Some(1_500_000_000_000));
-        assert_eq!(seconds_to_nanos("2E-1"), Some(200_000_000));
-        assert_eq!(seconds_to_nanos(".5"), Some(500_000_000));
-        assert_eq!(seconds_to_nanos(" 5. "), Some(5_000_000_000));
-        assert_eq!(seconds_to_nanos("0.0000000001"), None);
+        let ok = |text: &str| seconds_nanos(text).ok();
+        assert_eq!(ok("0.1"), Some(100_000_000));
+        assert_eq!(ok("-2.5"), Some(-2_500_000_000));
+        assert_eq!(ok("1.5e3"), Some(1_500_000_000_000));
+        assert_eq!(ok("2E-1"), Some(200_000_000));
+        assert_eq!(ok(".5"), Some(500_000_000));
+        assert_eq!(ok(" 5. "), Some(5_000_000_000));
+        assert_eq!(ok("+7"), Some(7 * NANOS_PER_SECOND));
         assert_eq!(
-            seconds_to_nanos("1.00000000000000000000000000000000000000000"),
+            ok("1.00000000000000000000000000000000000000000"),
             Some(NANOS_PER_SECOND)
         );
-        assert_eq!(seconds_to_nanos("0e-99999999999999999999"), Some(0));
-        assert_eq!(seconds_to_nanos("1e30"), None);
-        assert_eq!(seconds_to_nanos("NaN"), None);
-        assert_eq!(seconds_to_nanos("."), None);
-        assert_eq!(seconds_to_nanos("1e"), None);
+        assert_eq!(ok("0e-99999999999999999999"), Some(0));
+        assert_eq!(ok("-0.0E9999999999999999999"), Some(0));
+        assert_eq!(ok("999999999999999999.999999999"), Some(MAX_NANOS - 1));
+        assert_eq!(ok("-999999999999999999.999999999"), Some(1 - MAX_NANOS));
+    }
+
+    #[test]
+    fn numbers_are_refused_as_python_refuses_them() {
+        let message = |text: &str| seconds_nanos(text).unwrap_err().to_string();
+        for text in [
+            "NaN", "INF", "-INF", "+NaN", ".", "1e", "", " ", "1_000", "inf", "1.2.3",
+        ] {
+            assert_eq!(
+                seconds_nanos(text),
+                Err(TimeError::NotNumber(text.to_owned()))
+            );
+        }
+        assert_eq!(message("x'"), "\"x'\" is not a number");
+        assert_eq!(
+            message("1e18"),
+            "'1e18' is too large to be a time in seconds"
+        );
+        assert_eq!(
+            message("-1000000000000000000"),
+            "'-1000000000000000000' is too large to be a time in seconds"
+        );
+        assert_eq!(
+            message("1e400"),
+            "'1e400' is too large to be a time in seconds"
+        );
+        assert_eq!(
+            message(" 0.0000000001"),
+            "' 0.0000000001' is finer than a nanosecond, the resolution of times"
+        );
+        assert_eq!(
+            message("1e-1000000000000000000"),
+            "'1e-1000000000000000000' is finer than a nanosecond, the resolution of times"
+        );
+        // too large is said first
+        assert_eq!(
+            message("1000000000000000000.5"),
+            "'1000000000000000000.5' is too large to be a time in seconds"
+        );
+    }
+
+    #[test]
+    fn a_caller_may_name_what_it_checked() {
+        let error = seconds_nanos("1E+20").unwrap_err();
+        assert_eq!(
+            error.message_showing("Decimal('1E+20')"),
+            "Decimal('1E+20') is too large to be a time in seconds"
+        );
+        assert_eq!(
+            error.to_string(),
+            "'1E+20' is too large to be a time in seconds"
+        );
+        let error = TimeError::NotSeconds("\"x\"".to_owned());
+        assert_eq!(error.message_showing("shown"), error.to_string());
     }
 
     #[test]
     fn datetimes_are_exact() {
+        let ok = |text: &str| datetime_nanos(text, false).ok();
+        assert_eq!(ok("1970-01-01T00:00:01.5Z"), Some(1_500_000_000));
         assert_eq!(
-            datetime_to_nanos("1970-01-01T00:00:01.5Z"),
-            Some(1_500_000_000)
-        );
-        assert_eq!(
-            datetime_to_nanos("2024-01-01T10:00:20.1Z"),
+            ok("2024-01-01T10:00:20.1Z"),
             Some(1_704_103_220_100_000_000)
         );
         assert_eq!(
-            datetime_to_nanos("2024-01-01T11:00:20.1+01:00"),
+            ok("2024-01-01T11:00:20.1+01:00"),
             Some(1_704_103_220_100_000_000)
         );
+        assert_eq!(ok("2024-01-01T10:00:20.1"), Some(1_704_103_220_100_000_000));
+        assert_eq!(ok("1969-12-31T23:59:59.5Z"), Some(-500_000_000));
+        assert_eq!(ok("2023-12-31T24:00:00Z"), ok("2024-01-01T00:00:00Z"));
+        assert_eq!(ok(" 1970-01-01T00:00:01Z\n"), Some(NANOS_PER_SECOND));
         assert_eq!(
-            datetime_to_nanos("2024-01-01T10:00:20.1"),
-            Some(1_704_103_220_100_000_000)
+            ok("2000-01-01T00:00:00.1230000000Z"),
+            Some(946_684_800_123_000_000)
+        );
+    }
+
+    #[test]
+    fn a_datetime_stamp_needs_a_time_zone() {
+        let message = |text: &str| datetime_nanos(text, true).unwrap_err().to_string();
+        assert_eq!(
+            datetime_nanos("1970-01-01T00:00:01+01:00", true),
+            Ok(-3599 * NANOS_PER_SECOND)
         );
         assert_eq!(
-            datetime_to_nanos("1969-12-31T23:59:59.5Z"),
-            Some(-500_000_000)
+            message("2024-01-01T00:00:00"),
+            "'2024-01-01T00:00:00' is not an xsd:dateTimeStamp: it needs a time zone (e.g. Z)"
+        );
+        // a text that is no dateTime is said to be none first
+        assert_eq!(
+            message("2024-02-30T00:00:00"),
+            "'2024-02-30T00:00:00' is not an xsd:dateTime: day 30 is out of range for month 2"
         );
         assert_eq!(
-            datetime_to_nanos("2023-12-31T24:00:00Z"),
-            datetime_to_nanos("2024-01-01T00:00:00Z")
+            message("2000-01-01T00:00:00.9999999999Z"),
+            "'2000-01-01T00:00:00.9999999999Z' is finer than a nanosecond, the resolution of times"
         );
     }
 
@@ -587,8 +663,8 @@ impl fmt::Display for DateTimeError {
 
 impl std::error::Error for DateTimeError {}
 
-/// Why a term is not a timestamp, as `values.timestamps.to_seconds` says it: lexical forms
-/// are kept as written (the text shows them as Python's `repr`), terms and literals in
+/// Why a text or a term is not a timestamp, in the words `values.timestamps` raises: lexical
+/// forms are kept as written (the text shows them as Python's `repr`), terms and literals in
 /// N-Triples.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TimeError {
@@ -603,6 +679,8 @@ pub enum TimeError {
     TooLarge(String),
     /// A time finer than a nanosecond.
     Finer(String),
+    /// A text that is no decimal or scientific number (`seconds_nanos`).
+    NotNumber(String),
     /// A number of seconds whose lexical form is not one of its datatype (short name).
     Invalid {
         text: String,
@@ -623,36 +701,58 @@ pub enum TimeError {
     NotLiteral(String),
 }
 
-impl fmt::Display for TimeError {
+impl TimeError {
+    /// The message with `shown` written as it is where the text would be quoted: for a caller
+    /// that checked a value of its own through its text (Python's `values.timestamps` checks
+    /// a Decimal, an int or a float through its decimal text, and names the object as `repr`
+    /// writes it). Messages quoting no text are as `Display` writes them.
+    pub fn message_showing(&self, shown: &str) -> String {
+        Message {
+            error: self,
+            shown: Some(shown),
+        }
+        .to_string()
+    }
+}
+
+/// A `TimeError`'s message, its text quoted by `py_repr` or replaced by `shown`.
+struct Message<'a> {
+    error: &'a TimeError,
+    shown: Option<&'a str>,
+}
+
+impl fmt::Display for Message<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        let quoted = |text: &str| self.shown.map_or_else(|| py_repr(text), str::to_owned);
+        match self.error {
             TimeError::DateTime {
                 text,
                 why: why @ DateTimeError::Form,
-            } => write!(f, "{} is not an xsd:dateTime ({why})", py_repr(text)),
+            } => write!(f, "{} is not an xsd:dateTime ({why})", quoted(text)),
             TimeError::DateTime { text, why } => {
-                write!(f, "{} is not an xsd:dateTime: {why}", py_repr(text))
+                write!(f, "{} is not an xsd:dateTime: {why}", quoted(text))
             }
             TimeError::NoZone(text) => write!(
                 f,
                 "{} is not an xsd:dateTimeStamp: it needs a time zone (e.g. Z)",
-                py_repr(text)
+                quoted(text)
             ),
             TimeError::TooLarge(text) => {
-                write!(f, "{} is too large to be a time in seconds", py_repr(text))
+                write!(f, "{} is too large to be a time in seconds", quoted(text))
             }
             TimeError::Finer(text) => write!(
                 f,
                 "{} is finer than a nanosecond, the resolution of times",
-                py_repr(text)
+                quoted(text)
             ),
+            TimeError::NotNumber(text) => write!(f, "{} is not a number", quoted(text)),
             TimeError::Invalid { text, datatype } => {
-                write!(f, "{} is not a valid xsd:{datatype}", py_repr(text))
+                write!(f, "{} is not a valid xsd:{datatype}", quoted(text))
             }
             TimeError::NotFinite { text, datatype } => write!(
                 f,
                 "{} is not a finite xsd:{datatype} number of seconds",
-                py_repr(text)
+                quoted(text)
             ),
             TimeError::NotSeconds(literal) => write!(
                 f,
@@ -669,6 +769,16 @@ impl fmt::Display for TimeError {
             }
             TimeError::NotLiteral(term) => write!(f, "{term} is not an RDF literal"),
         }
+    }
+}
+
+impl fmt::Display for TimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Message {
+            error: self,
+            shown: None,
+        }
+        .fmt(f)
     }
 }
 

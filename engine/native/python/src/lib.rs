@@ -15,6 +15,7 @@ mod live;
 mod output;
 mod runtime;
 mod stream;
+mod timestamps;
 use spaseq_io::dictionary::Dictionary;
 use spaseq_io::replay::{self, Event, Format, ReplayError, GENERATED_AT_TIME};
 use spaseq_io::stream::StreamError;
@@ -103,5 +104,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     output::register(m)?;
     runtime::register(m)?;
     stream::register(m)?;
+    timestamps::register(m)?;
     Ok(())
 }
