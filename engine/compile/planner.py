@@ -13,7 +13,6 @@ from pyoxigraph import NamedNode
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.gpm_shape import compiled_shape, join_order
 from spaseq.engine.compile.gpm_texts import GpmTexts
-from spaseq.engine.compile.native_core import _native
 from spaseq.engine.compile.nfa import Step, compile_query
 from spaseq.engine.compile.plan import (
     COMPILED,
@@ -28,6 +27,7 @@ from spaseq.engine.compile.plan import (
 from spaseq.engine.compile.plan_json import plan_to_json
 from spaseq.engine.compile.range_keys import StepRange, find_range_key, step_range
 from spaseq.engine.functions.run_functions import kleene_gpms
+from spaseq.engine.native_core import _native
 
 
 def plan_query(query: A.Query, options: EngineOptions | None = None) -> Plan:

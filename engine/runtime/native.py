@@ -18,13 +18,13 @@ from operator import attrgetter
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
-from spaseq.engine.compile.native_core import _native
 from spaseq.engine.compile.plan import Plan
 from spaseq.engine.compile.plan_json import plan_to_json
 from spaseq.engine.events import Event
 from spaseq.engine.functions.run_functions import RunContext
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs, GpmMatcher
 from spaseq.engine.matches import Match, Taken, Term
+from spaseq.engine.native_core import _native
 from spaseq.engine.values.timestamps import INFINITY, from_nanoseconds
 from spaseq.engine.values.timestamps import to_nanoseconds as nanoseconds
 

@@ -19,20 +19,21 @@ PACKAGES = {"engine": "spaseq.engine", "plugin": "spaseq.plugin", "extension_fun
 RANKS: dict[str, int] = {
     "engine.errors": 0, "engine.vocab": 0, "engine.version": 0, "engine.user_cache": 0,
     "engine._native": 0,  # the native core (engine/native): imports nothing of the project
-    "engine.values": 1,
-    "engine.events": 2, "engine.algebra": 2,
-    "engine.matches": 3,
-    "engine.functions": 4,
-    "engine.language": 5, "engine.io": 5,
-    "engine.compile": 6,
-    "engine.gpm_eval": 7,
-    "engine.reference": 8, "engine.runtime": 8, "engine.kb": 8,
-    "engine.output": 9,
-    "engine.composition": 10, "engine.api": 11,
-    "engine.server": 12,  # spaseq serve: the HTTP endpoint over the Engine
-    "engine.cli": 13, "engine": 13,  # engine/__init__: the public names
-    "extension_functions": 14,
-    "plugin": 15,
+    "engine.native_core": 1,  # imports the native core, saying how to build it when missing
+    "engine.values": 2,
+    "engine.events": 3, "engine.algebra": 3,
+    "engine.matches": 4,
+    "engine.functions": 5,
+    "engine.language": 6, "engine.io": 6,
+    "engine.compile": 7,
+    "engine.gpm_eval": 8,
+    "engine.reference": 9, "engine.runtime": 9, "engine.kb": 9,
+    "engine.output": 10,
+    "engine.composition": 11, "engine.api": 12,
+    "engine.server": 13,  # spaseq serve: the HTTP endpoint over the Engine
+    "engine.cli": 14, "engine": 14,  # engine/__init__: the public names
+    "extension_functions": 15,
+    "plugin": 16,
 }
 #: modules that must not be on the import path of the named room, even indirectly
 FORBIDDEN = {"engine.gpm_eval": {"spaseq.engine.kb.layout"}, "engine.runtime": {"spaseq.engine.kb.layout"}}
