@@ -1,7 +1,7 @@
 """The native core (``spaseq.engine._native``, built from engine/native by setuptools-rust), as
-the planner (which asks it how each GPM runs) and the runtime import it: imported here first,
-so that a missing build says how to make it instead of failing with a bare
-ModuleNotFoundError."""
+the timestamps (``values.timestamps``, which read times with it), the planner (which asks it
+how each GPM runs) and the runtime import it: imported here first, so that a missing build
+says how to make it instead of failing with a bare ModuleNotFoundError."""
 
 from __future__ import annotations
 

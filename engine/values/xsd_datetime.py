@@ -1,4 +1,6 @@
-"""xsd:dateTime: the one parser of its lexical forms, and its (partial) order."""
+"""xsd:dateTime as a SPARQL value (literals, comparisons): the parser of its lexical forms, and
+its (partial) order. Event timestamps are read by the native core (docs/decisions.md 56),
+tested to agree with this parser."""
 
 from __future__ import annotations
 
@@ -32,8 +34,6 @@ _RE_DATETIME = re.compile(
     r"(Z|[+-][0-9]{2}:[0-9]{2})?\Z"
 )
 _DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-#: 1970-01-01T00:00:00Z on the timeline of ``DateTime.seconds``.
-UNIX_EPOCH = Decimal(719162 * 86400)
 FORM = "YYYY-MM-DDThh:mm:ss[.fff][Z|+hh:mm]"
 
 
@@ -45,7 +45,7 @@ def _days_in_month(y: int, m: int) -> int:
     return 29 if m == 2 and _leap(y) else _DAYS[m - 1]
 
 
-def _read(s: str) -> DateTime | str:
+def datetime_or_reason(s: str) -> DateTime | str:
     """The value of an xsd:dateTime lexical form (XSD 1.1: year 0000 allowed, 24:00:00
     allowed), or why ``s`` is not one."""
     m = _RE_DATETIME.match(s)
@@ -95,23 +95,8 @@ def _read(s: str) -> DateTime | str:
 
 def parse_datetime(s: str) -> DateTime | None:
     """The value of an xsd:dateTime lexical form, None if ``s`` is not one."""
-    r = _read(s)
+    r = datetime_or_reason(s)
     return r if type(r) is DateTime else None
-
-
-def read_datetime(s: str, *, strip: bool = False) -> DateTime:
-    """The value of an xsd:dateTime lexical form; ValueError saying why ``s`` is not one.
-    ``strip``: surrounding whitespace is allowed (XSD's whitespace facet)."""
-    r = _read(s.strip() if strip else s)
-    if isinstance(r, DateTime):
-        return r
-    raise ValueError(f"{s!r} is not an xsd:dateTime ({r})" if r.startswith("expected")
-                     else f"{s!r} is not an xsd:dateTime: {r}")
-
-
-def unix_seconds(t: DateTime) -> Decimal:
-    """Exact seconds since the Unix epoch (a dateTime without timezone is read as UTC)."""
-    return DCTX.subtract(t.seconds, UNIX_EPOCH)
 
 
 def _format_tz(tz: int | None) -> str:

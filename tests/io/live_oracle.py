@@ -63,7 +63,7 @@ from pyoxigraph import BlankNode, DefaultGraph, NamedNode, Quad, Triple
 from spaseq.engine.errors import Location, StreamError
 from spaseq.engine.events import Event
 from spaseq.engine.io.parsing import syntax_error_location
-from spaseq.engine.values.timestamps import is_datetime, to_seconds
+from tests.values.timestamps_oracle import is_datetime, to_seconds
 
 _PREFIX_LINE = re.compile(r"^\s*(@prefix|@base|PREFIX|BASE)\b", re.IGNORECASE)
 _READ_ERRORS = (OSError, UnicodeDecodeError)

@@ -7,7 +7,9 @@ the engine imports it.
 Replay files: TriG or N-Quads (optionally gzip-compressed), one named graph per event.
 
 Each named graph ``g`` is one event; its timestamp is the triple ``g <time-predicate> "literal"``
-in the default graph (by default ``prov:generatedAtTime``), read with ``to_seconds``. Decisions:
+in the default graph (by default ``prov:generatedAtTime``), read with ``to_seconds`` of the
+timestamps' oracle (tests/values/timestamps_oracle.py: the engine's own ``to_seconds`` is the
+native reader this one checks). Decisions:
 
 * Every other default-graph triple is ignored, and so is a time triple whose subject names no
   graph of the file (an empty graph cannot be told apart from no graph at all).
@@ -45,8 +47,8 @@ from spaseq.engine.io.parsing import (
     open_rdf,
     syntax_error_location,
 )
-from spaseq.engine.values.timestamps import is_datetime, to_seconds
 from spaseq.engine.vocab import GENERATED_AT_TIME
+from tests.values.timestamps_oracle import is_datetime, to_seconds
 
 PROV_GENERATED_AT = GENERATED_AT_TIME.value
 

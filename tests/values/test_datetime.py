@@ -1,6 +1,6 @@
-"""One xsd:dateTime parser (engine/values/xsd_datetime.py): the timestamps' fast path for
-"YYYY-MM-DDThh:mm:ssZ" agrees with it, first (uncached) and cached, and so does every other
-reading of a dateTime (timestamps, FILTER values)."""
+"""Two readers of xsd:dateTime, one instant: event timestamps, read by the native core
+(``values.timestamps``, spaseq-io time.rs), and FILTER values, read by ``values.xsd_datetime``,
+agree on every text, and refuse the same ones."""
 
 from __future__ import annotations
 
@@ -16,19 +16,16 @@ from spaseq.engine.values import timestamps
 from spaseq.engine.values.kinds import K_BAD, K_DT
 from spaseq.engine.values.literals import info
 from spaseq.engine.values.timestamps import datetime_to_seconds, to_seconds
-from spaseq.engine.values.xsd_datetime import parse_datetime, read_datetime, unix_seconds
+from spaseq.engine.values.xsd_datetime import parse_datetime
 from spaseq.engine.vocab import XSD_DATETIME
+from tests.values.timestamps_oracle import read_datetime, unix_seconds
 
 
 def parser_seconds(text: str) -> Decimal:
-    """What the one parser says, as timestamps report it (exact seconds since the epoch)."""
+    """What the FILTER values' parser says, as seconds since the epoch (exactly)."""
     parsed = parse_datetime(text)
     assert parsed is not None, text
     return unix_seconds(parsed)
-
-
-def fresh_day_cache(monkeypatch) -> None:
-    monkeypatch.setattr(timestamps, "_DAY_START", {})
 
 
 VALID = [
@@ -76,11 +73,9 @@ INVALID = [
 
 
 @pytest.mark.parametrize("text", VALID)
-def test_timestamps_agree_with_the_parser(text, monkeypatch):
-    fresh_day_cache(monkeypatch)
+def test_timestamps_agree_with_the_parser(text):
     expected = parser_seconds(text)
-    assert datetime_to_seconds(text) == expected  # first reading: the day is not cached
-    assert datetime_to_seconds(text) == expected  # second: cached when in the fast form
+    assert datetime_to_seconds(text) == expected
     assert to_seconds(Literal(text, datatype=XSD_DATETIME)) == expected
 
 
@@ -92,14 +87,13 @@ def test_filter_values_read_the_same_instant(text):
 
 
 @pytest.mark.parametrize("text", INVALID)
-def test_both_reject_the_same_texts(text, monkeypatch):
-    fresh_day_cache(monkeypatch)
-    datetime_to_seconds("2024-01-01T00:00:00Z")  # the day of several of them is cached
+def test_both_reject_the_same_texts(text):
     assert parse_datetime(text) is None
-    with pytest.raises(ValueError, match="is not an xsd:dateTime"):
+    with pytest.raises(ValueError, match="is not an xsd:dateTime") as refused:
         read_datetime(text)
-    with pytest.raises(ValueError, match="is not an xsd:dateTime"):
+    with pytest.raises(ValueError, match="is not an xsd:dateTime") as native:
         datetime_to_seconds(text)
+    assert str(native.value) == str(refused.value)
     assert info(Literal(text, datatype=XSD_DATETIME))[0] == K_BAD
 
 
@@ -132,9 +126,7 @@ def _spell(moment: datetime, fraction: str, offset: int | None) -> str:
        st.one_of(st.none(), _OFFSETS))
 def test_timestamps_agree_with_the_parser_everywhere(moment, fraction, offset):
     text = _spell(moment, fraction, offset)
-    expected = parser_seconds(text)
-    assert datetime_to_seconds(text) == expected
-    assert datetime_to_seconds(text) == expected
+    assert datetime_to_seconds(text) == parser_seconds(text)
 
 
 @given(_MOMENTS, _OFFSETS)
@@ -153,8 +145,8 @@ def test_a_timestamp_finer_than_a_nanosecond_is_an_error():
 
 
 def test_exponents_beyond_decimal_range_are_read_or_refused_not_crashed():
-    """A zero with any exponent is time 0; a number far below a nanosecond is refused (the
-    native reader agrees); neither may escape as decimal.InvalidOperation."""
+    """A zero with any exponent is time 0; a number far below a nanosecond is refused; neither
+    may escape as decimal.InvalidOperation."""
     assert timestamps.number_from_lexical("0e1000000000000000000") == 0
     assert timestamps.number_from_lexical("-0.0E9999999999999999999") == 0
     with pytest.raises(ValueError, match="finer than a nanosecond"):

@@ -1,8 +1,11 @@
-//! Timestamps, exactly (docs/decisions.md 34): a timestamp literal as signed nanoseconds
-//! since the epoch (dateTimes) or since the stream's origin (numbers), as the Python engine's
-//! `values.timestamps.to_seconds` reads it, accepting the same texts and refusing the others
-//! with the same message (texts quoted as Python's `repr` quotes them). Finer than a
-//! nanosecond, or 10^18 seconds or more, is an error.
+//! Timestamps, exactly (docs/decisions.md 34, 56): the one reader of timestamp literals. A
+//! timestamp literal is signed nanoseconds since the epoch (dateTimes) or since the stream's
+//! origin (numbers); the texts refused are refused with a message quoting them as Python's
+//! `repr` does, because the Python engine shows these messages as its own: its
+//! `values.timestamps` calls these functions through the binding (`_native.timestamp_ns`,
+//! `seconds_ns`, `datetime_ns`), and `tests/values/timestamps_oracle.py`, the Python reader
+//! this one was written from, is kept as the tests' oracle of it. Finer than a nanosecond, or
+//! 10^18 seconds or more, is an error.
 
 use crate::vocab::XSD;
 use oxrdf::vocab::xsd;
@@ -218,8 +221,9 @@ fn days_in_month(year_mod_400: i128, month: i128) -> i128 {
     }
 }
 
-/// An xsd:dateTime read as `values.xsd_datetime._read` reads it: its time since the epoch
-/// (whole seconds, and the fraction's digits) and whether it has a time zone; or why not.
+/// An xsd:dateTime read as `values.xsd_datetime.datetime_or_reason` (the FILTER values'
+/// parser) reads it: its time since the epoch (whole seconds, and the fraction's digits) and
+/// whether it has a time zone; or why not.
 struct DateTimeValue {
     /// None: a year of more than 20 digits (far too large a time).
     seconds: Option<i128>,
@@ -575,7 +579,7 @@ mod tests {
     }
 
     #[test]
-    fn messages_are_the_python_readers() {
+    fn messages_are_the_ones_python_shows() {
         assert_eq!(
             message("x", "string"),
             "\"x\" is neither an xsd:dateTime nor a number of seconds"
@@ -627,7 +631,7 @@ mod tests {
     }
 }
 
-/// Why a lexical form is not an xsd:dateTime (the Python reader's words).
+/// Why a lexical form is not an xsd:dateTime (in the words of `values.xsd_datetime`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DateTimeError {
     /// Not of the form `[-]YYYY-MM-DDThh:mm:ss[.s+][zone]`.
@@ -675,7 +679,7 @@ pub enum TimeError {
     },
     /// An xsd:dateTimeStamp without a time zone.
     NoZone(String),
-    /// A time beyond what nanoseconds in 128 bits (or Python's reader) hold.
+    /// A time of 10^18 seconds or more.
     TooLarge(String),
     /// A time finer than a nanosecond.
     Finer(String),

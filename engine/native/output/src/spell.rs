@@ -1,7 +1,8 @@
 //! How the Python writers spell things (engine/output/writers.py), reproduced byte for byte:
-//! JSON strings as `json.dumps` writes them, times as `writers.seconds`,
-//! `timestamps.seconds_literal` and `timestamps.datetime_text` do, CSV cells as Python's
-//! `csv` module quotes them.
+//! JSON strings as `json.dumps` writes them, times as `writers.seconds` and
+//! `timestamps.seconds_literal` do, CSV cells as Python's `csv` module quotes them. A time as
+//! an `xsd:dateTime` is spelled here only (`datetime_seconds`): Python's
+//! `timestamps.datetime_text` calls it (`_native.datetime_text`).
 
 use oxrdf::vocab::{rdf, xsd};
 use oxrdf::Term;
@@ -93,10 +94,11 @@ fn push_fraction(frac: u64, out: &mut String) {
     }
 }
 
-/// Seconds since the epoch (`ns` nanoseconds) as an `xsd:dateTime` in UTC
-/// (`timestamps.datetime_text`): `YYYY-MM-DDThh:mm:ss`, the fraction only when nonzero
-/// (exact, trailing zeros trimmed), `Z`; the proleptic Gregorian calendar, years of at
-/// least four digits, negative ones with `-` (XSD 1.1: year 0 is 1 BCE).
+/// Seconds since the epoch (`ns` nanoseconds) as an `xsd:dateTime` in UTC, the engine's one
+/// spelling (tests/values/timestamps_oracle.py keeps the Python one it replaced):
+/// `YYYY-MM-DDThh:mm:ss`, the fraction only when nonzero (exact, trailing zeros trimmed), `Z`;
+/// the proleptic Gregorian calendar, years of at least four digits, negative ones with `-`
+/// (XSD 1.1: year 0 is 1 BCE).
 pub fn datetime_seconds(ns: i128, out: &mut String) {
     // times are below 10^18 s (time.rs), so seconds and days fit 64 bits, where division is
     // an instruction (128-bit division is a library call); seconds beyond (never a time the
