@@ -6,7 +6,7 @@ and its subtypes, ``xsd:decimal``, ``xsd:double``, ``xsd:float``) or a plain/``x
 whose text is a number. Anything else raises ``ValueError``; callers add the location.
 
 The reading is the native core's (spaseq-io ``time.rs``, through ``_native.timestamp_ns``,
-``seconds_ns`` and ``datetime_ns``; docs/decisions.md 56): the same reader as the replay and live
+``seconds_ns`` and ``datetime_ns``; docs/decisions.md 57): the same reader as the replay and live
 readers', with its messages, so a timestamp means one thing however it arrives. This module
 converts: a Python object to what the core reads, the core's integer nanoseconds to exact
 seconds (``from_nanoseconds``). The Python reader it replaced is the tests' oracle

@@ -1,5 +1,5 @@
 """xsd:dateTime as a SPARQL value (literals, comparisons): the parser of its lexical forms, and
-its (partial) order. Event timestamps are read by the native core (docs/decisions.md 56),
+its (partial) order. Event timestamps are read by the native core (docs/decisions.md 57),
 tested to agree with this parser."""
 
 from __future__ import annotations

@@ -371,7 +371,7 @@ def test_entry_points_work_in_a_fresh_interpreter_with_no_registration_code():
         "print(len(r.serialize(format='jsonl').decode().splitlines()))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
-    # exact Decimals, read by the core: "3.0" is 3, as a replay file's would be (decision 56)
+    # exact Decimals, read by the core: "3.0" is 3, as a replay file's would be (decision 57)
     assert out.stdout.splitlines() == ["[('1', '3'), ('5', '7')] ['3', '4']", "2"]
 
 

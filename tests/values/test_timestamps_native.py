@@ -1,4 +1,4 @@
-"""The native core reads timestamps as the Python reader did (docs/decisions.md 56): on
+"""The native core reads timestamps as the Python reader did (docs/decisions.md 57): on
 generated timestamp literals (dateTimes with and without zones, fractions, out-of-range
 years and dates, numbers in decimal and scientific form, over-fine fractions, bad forms, every
 numeric datatype, strings and others) ``values.timestamps`` (through ``_native``) and the
@@ -27,7 +27,7 @@ DATATYPES = [*NUMERIC_TYPES, "string", "dateTime", "dateTimeStamp", "boolean", "
 SPACE = st.one_of(st.just(""), st.text(st.sampled_from(" \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u2003\u2028\u3000"),
                                         max_size=2))
 #: any character Python's unicodedata knows (an unassigned one is printed escaped by repr, which
-#: the core does not tell apart: docs/decisions.md 56); no lone surrogates (not UTF-8)
+#: the core does not tell apart: docs/decisions.md 57); no lone surrogates (not UTF-8)
 ANY_TEXT = st.text(st.characters(exclude_categories=("Cn", "Cs")), max_size=12)
 
 YEARS = st.one_of(

@@ -1,5 +1,5 @@
 """The test oracle of the native time parser: timestamp literals read in Python, as the engine
-read them before the native core's reader (engine/native/io/src/time.rs, docs/decisions.md 56)
+read them before the native core's reader (engine/native/io/src/time.rs, docs/decisions.md 57)
 became the only one, and times spelled as ``xsd:dateTime`` text as the engine spelled them
 before spaseq-output's ``spell::datetime_seconds`` did. The native functions' values and
 messages are checked against these (tests/values/test_timestamps_native.py), and the Python
