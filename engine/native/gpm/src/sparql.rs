@@ -9,6 +9,9 @@
 //! As on the compiled path, terms keep the event's spelling and join by identity (decision
 //! 7), and repeated solutions count once (decision 9).
 
+use super::algebra_parts::{
+    expression_parts, expression_parts_mut, pattern_parts, pattern_parts_mut, Part, PartMut,
+};
 use super::error::{unsupported, CompileError};
 use super::event_index::EventIndex;
 use super::value::Value;
@@ -16,7 +19,7 @@ use crate::vars::{Row, Slot, VarTable};
 use oxrdf::{Dataset, GraphName, Quad, Variable};
 use spareval::{QueryEvaluator, QueryResults};
 use spargebra::algebra::{
-    AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression,
+    AggregateExpression, AggregateFunction, Expression, Function, GraphPattern,
 };
 use spargebra::term::TermPattern;
 use spargebra::{Query, SparqlParser};
@@ -322,99 +325,21 @@ fn same_term_by_value(query: Query) -> Query {
 }
 
 fn rewrite_pattern(p: &mut GraphPattern) {
-    match p {
-        GraphPattern::Join { left, right }
-        | GraphPattern::Union { left, right }
-        | GraphPattern::Minus { left, right } => {
-            rewrite_pattern(left);
-            rewrite_pattern(right);
-        }
-        GraphPattern::LeftJoin {
-            left,
-            right,
-            expression,
-        } => {
-            rewrite_pattern(left);
-            rewrite_pattern(right);
-            if let Some(e) = expression {
-                rewrite_expression(e);
-            }
-        }
-        GraphPattern::Filter { expr, inner } => {
-            rewrite_expression(expr);
-            rewrite_pattern(inner);
-        }
-        GraphPattern::Extend {
-            inner, expression, ..
-        } => {
-            rewrite_expression(expression);
-            rewrite_pattern(inner);
-        }
-        GraphPattern::OrderBy { inner, expression } => {
-            for e in expression {
-                match e {
-                    OrderExpression::Asc(e) | OrderExpression::Desc(e) => rewrite_expression(e),
-                }
-            }
-            rewrite_pattern(inner);
-        }
-        GraphPattern::Group {
-            inner, aggregates, ..
-        } => {
-            for (_, agg) in aggregates {
-                if let AggregateExpression::FunctionCall { expr, .. } = agg {
-                    rewrite_expression(expr);
-                }
-            }
-            rewrite_pattern(inner);
-        }
-        GraphPattern::Graph { inner, .. }
-        | GraphPattern::Project { inner, .. }
-        | GraphPattern::Distinct { inner }
-        | GraphPattern::Reduced { inner }
-        | GraphPattern::Slice { inner, .. }
-        | GraphPattern::Service { inner, .. } => rewrite_pattern(inner),
-        _ => {}
+    for part in pattern_parts_mut(p) {
+        rewrite_part(part);
+    }
+}
+
+fn rewrite_part(part: PartMut<'_>) {
+    match part {
+        PartMut::Pattern(p) => rewrite_pattern(p),
+        PartMut::Expression(e) => rewrite_expression(e),
     }
 }
 
 fn rewrite_expression(e: &mut Expression) {
-    match e {
-        Expression::Or(a, b)
-        | Expression::And(a, b)
-        | Expression::Equal(a, b)
-        | Expression::SameTerm(a, b)
-        | Expression::Greater(a, b)
-        | Expression::GreaterOrEqual(a, b)
-        | Expression::Less(a, b)
-        | Expression::LessOrEqual(a, b)
-        | Expression::Add(a, b)
-        | Expression::Subtract(a, b)
-        | Expression::Multiply(a, b)
-        | Expression::Divide(a, b) => {
-            rewrite_expression(a);
-            rewrite_expression(b);
-        }
-        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
-            rewrite_expression(a)
-        }
-        Expression::In(a, list) => {
-            rewrite_expression(a);
-            list.iter_mut().for_each(rewrite_expression);
-        }
-        Expression::If(a, b, c) => {
-            rewrite_expression(a);
-            rewrite_expression(b);
-            rewrite_expression(c);
-        }
-        Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
-            list.iter_mut().for_each(rewrite_expression)
-        }
-        Expression::Exists(p) => rewrite_pattern(p),
-        Expression::NamedNode(_)
-        | Expression::Literal(_)
-        | Expression::Variable(_)
-        | Expression::Bound(_) => {}
+    for part in expression_parts_mut(e) {
+        rewrite_part(part);
     }
     if let Expression::SameTerm(a, b) = &*e {
         // sameTerm(a, b) || (isLiteral(a) && isLiteral(b) && DATATYPE(a) = DATATYPE(b)
@@ -470,136 +395,74 @@ fn check_pattern(p: &GraphPattern, names: &mut Vec<String>) -> Result<(), Compil
                 }
                 var_of(&tp.object, names);
             }
-            Ok(())
         }
         GraphPattern::Path {
             subject, object, ..
         } => {
             var_of(subject, names);
             var_of(object, names);
-            Ok(())
         }
-        GraphPattern::Join { left, right }
-        | GraphPattern::Union { left, right }
-        | GraphPattern::Minus { left, right } => {
-            check_pattern(left, names)?;
-            check_pattern(right, names)
-        }
-        GraphPattern::LeftJoin {
-            left,
-            right,
-            expression,
-        } => {
-            check_pattern(left, names)?;
-            check_pattern(right, names)?;
-            expression
-                .as_ref()
-                .map_or(Ok(()), |e| check_expression(e, names))
-        }
-        GraphPattern::Filter { expr, inner } => {
-            check_expression(expr, names)?;
-            check_pattern(inner, names)
-        }
-        GraphPattern::Extend {
-            inner,
-            variable,
-            expression,
-        } => {
-            names.push(variable.as_str().to_owned());
-            check_expression(expression, names)?;
-            check_pattern(inner, names)
-        }
-        GraphPattern::Values { variables, .. } => {
+        GraphPattern::Extend { variable, .. } => names.push(variable.as_str().to_owned()),
+        GraphPattern::Values { variables, .. } | GraphPattern::Project { variables, .. } => {
             names.extend(variables.iter().map(|v| v.as_str().to_owned()));
-            Ok(())
         }
-        GraphPattern::OrderBy { inner, expression } => {
-            for e in expression {
-                match e {
-                    OrderExpression::Asc(e) | OrderExpression::Desc(e) => {
-                        check_expression(e, names)?
-                    }
-                }
-            }
-            check_pattern(inner, names)
-        }
-        GraphPattern::Project { inner, variables } => {
-            names.extend(variables.iter().map(|v| v.as_str().to_owned()));
-            check_pattern(inner, names)
-        }
-        GraphPattern::Distinct { inner }
-        | GraphPattern::Reduced { inner }
-        | GraphPattern::Slice { inner, .. } => check_pattern(inner, names),
         GraphPattern::Group {
-            inner,
             variables,
             aggregates,
+            ..
         } => {
             names.extend(variables.iter().map(|v| v.as_str().to_owned()));
-            for (v, agg) in aggregates {
+            for (v, aggregate) in aggregates {
                 names.push(v.as_str().to_owned());
-                if let AggregateExpression::FunctionCall { name, expr, .. } = agg {
-                    if let AggregateFunction::Custom(iri) = name {
-                        return Err(unsupported(format!(
-                            "the custom aggregate <{}>",
-                            iri.as_str()
-                        )));
-                    }
-                    check_expression(expr, names)?;
+                if let AggregateExpression::FunctionCall {
+                    name: AggregateFunction::Custom(iri),
+                    ..
+                } = aggregate
+                {
+                    return Err(unsupported(format!(
+                        "the custom aggregate <{}>",
+                        iri.as_str()
+                    )));
                 }
             }
-            check_pattern(inner, names)
         }
-        GraphPattern::Graph { .. } => Err(unsupported("a GRAPH block (the knowledge base)")),
-        GraphPattern::Service { .. } => Err(unsupported("SERVICE")),
+        GraphPattern::Graph { .. } => {
+            return Err(unsupported("a GRAPH block (the knowledge base)"))
+        }
+        GraphPattern::Service { .. } => return Err(unsupported("SERVICE")),
+        GraphPattern::Join { .. }
+        | GraphPattern::Union { .. }
+        | GraphPattern::Minus { .. }
+        | GraphPattern::LeftJoin { .. }
+        | GraphPattern::Filter { .. }
+        | GraphPattern::OrderBy { .. }
+        | GraphPattern::Distinct { .. }
+        | GraphPattern::Reduced { .. }
+        | GraphPattern::Slice { .. } => {}
         #[allow(unreachable_patterns)]
-        _ => Err(unsupported("an extension pattern")),
+        _ => return Err(unsupported("an extension pattern")),
+    }
+    pattern_parts(p)
+        .into_iter()
+        .try_for_each(|part| check_part(part, names))
+}
+
+fn check_part(part: Part<'_>, names: &mut Vec<String>) -> Result<(), CompileError> {
+    match part {
+        Part::Pattern(p) => check_pattern(p, names),
+        Part::Expression(e) => check_expression(e, names),
     }
 }
 
 fn check_expression(e: &Expression, names: &mut Vec<String>) -> Result<(), CompileError> {
     match e {
-        Expression::NamedNode(_) | Expression::Literal(_) => Ok(()),
-        Expression::Variable(v) | Expression::Bound(v) => {
-            names.push(v.as_str().to_owned());
-            Ok(())
+        Expression::Variable(v) | Expression::Bound(v) => names.push(v.as_str().to_owned()),
+        Expression::FunctionCall(Function::Custom(iri), _) if !iri.as_str().starts_with(XSD) => {
+            return Err(unsupported(format!("the function <{}>", iri.as_str())));
         }
-        Expression::Or(a, b)
-        | Expression::And(a, b)
-        | Expression::Equal(a, b)
-        | Expression::SameTerm(a, b)
-        | Expression::Greater(a, b)
-        | Expression::GreaterOrEqual(a, b)
-        | Expression::Less(a, b)
-        | Expression::LessOrEqual(a, b)
-        | Expression::Add(a, b)
-        | Expression::Subtract(a, b)
-        | Expression::Multiply(a, b)
-        | Expression::Divide(a, b) => {
-            check_expression(a, names)?;
-            check_expression(b, names)
-        }
-        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
-            check_expression(a, names)
-        }
-        Expression::In(a, list) => {
-            check_expression(a, names)?;
-            list.iter().try_for_each(|x| check_expression(x, names))
-        }
-        Expression::If(a, b, c) => {
-            check_expression(a, names)?;
-            check_expression(b, names)?;
-            check_expression(c, names)
-        }
-        Expression::Coalesce(list) => list.iter().try_for_each(|x| check_expression(x, names)),
-        Expression::Exists(p) => check_pattern(p, names),
-        Expression::FunctionCall(f, args) => {
-            if let Function::Custom(iri) = f {
-                if !iri.as_str().starts_with(XSD) {
-                    return Err(unsupported(format!("the function <{}>", iri.as_str())));
-                }
-            }
-            args.iter().try_for_each(|x| check_expression(x, names))
-        }
+        _ => {}
     }
+    expression_parts(e)
+        .into_iter()
+        .try_for_each(|part| check_part(part, names))
 }
