@@ -206,6 +206,11 @@ class NativeEngine:
         late (None: dropped under ``drop_late``); ``on_instant(time ns)`` at a new instant;
         those reading its stream process it, the others move their clocks to its time unless
         ``own_clocks``. Whether it started a new instant."""
+    def judge(self, stream: str, time: int, dated: bool) -> bool:
+        """Before an event at ``time`` ns on ``stream`` is prepared: True to push it, False when
+        it is late and was dropped and counted; ``LateEvent`` when it is late and refused."""
+    def unregister(self, query: int) -> None:
+        """Query ``query`` takes no more events and makes none late."""
     def late(self, stream: str, time: int, dated: bool) -> str | None:
         """Why an event at ``time`` ns on ``stream`` would be late (``LateEvent``'s message)."""
     def heartbeat(self, time: int, queries: list[int]) -> bool:

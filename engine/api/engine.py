@@ -30,7 +30,8 @@ from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.output.materialize import Materializer
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, check_time_format
 from spaseq.engine.runtime.native import LateEvent, NativeEngine, NativeSession, QueryRuntime
-from spaseq.engine.values.timestamps import INFINITY, to_nanoseconds
+from spaseq.engine.values.lexical import canonical_decimal
+from spaseq.engine.values.timestamps import INFINITY, datetime_text, to_nanoseconds
 
 if TYPE_CHECKING:
     from spaseq.engine._native import ReplayReading
@@ -63,11 +64,11 @@ class Engine:
         self.composition = Composition()
         self._composer = Composer(self.composition, self.graphs.kb)  # the same KB (and version)
         self.handles: list[QueryHandle] = []
-        self.drop_late = drop_late
+        self._drop_late = drop_late
         # False: an event of any stream moves every query's clock (streams pushed in one time
         # order); True: a query's clock moves with its own streams' events and heartbeats only,
         # so producers of different streams need not wait for each other (docs/decisions.md 40)
-        self.query_clocks = query_clocks
+        self._query_clocks = query_clocks
         self.drop_unread = drop_unread
         self.dropped_unread = 0
         self._read: frozenset[str] = frozenset()  # the streams registered queries read
@@ -150,11 +151,39 @@ class Engine:
         snapshot's, replacing it) and told the engine's settings about time."""
         if native is not None or self._native is None:
             session = NativeSession(native)
-            session.engine.configure(self.query_clocks, self.drop_late, self.COMPACT_MIN_TERMS)
+            self._configure(session)
             if native is not None:
                 return session
             self._native = session
         return self._native
+
+    @property
+    def drop_late(self) -> bool:
+        """A late event is dropped and counted (``dropped_late``) instead of raising
+        ``LateEventError``. The core applies it: setting it tells the core."""
+        return self._drop_late
+
+    @drop_late.setter
+    def drop_late(self, value: bool) -> None:
+        self._drop_late = value
+        self._configure()
+
+    @property
+    def query_clocks(self) -> bool:
+        """Each query's clock moves only with its own streams' events and heartbeats (see
+        ``__init__``); set in the core, as ``drop_late``."""
+        return self._query_clocks
+
+    @query_clocks.setter
+    def query_clocks(self, value: bool) -> None:
+        self._query_clocks = value
+        self._configure()
+
+    def _configure(self, session: NativeSession | None = None) -> None:
+        """Tell the core (``session``'s, or the engine's once made) the engine's settings."""
+        session = session or self._native
+        if session is not None:
+            session.engine.configure(self._query_clocks, self._drop_late, self.COMPACT_MIN_TERMS)
 
     @property
     def dropped_late(self) -> int:
@@ -204,8 +233,7 @@ class Engine:
             if self.drop_late:
                 native.engine.count_dropped_late()
                 return
-            raise LateEventError(f"event at {event.time:g} on <{event.stream}> comes after a composed "
-                                 f"query processed (or flushed) {clock:g} (late event)")
+            raise LateEventError(_composed_late(event.stream, event.time, event.dated, clock))
         handles = self._by_stream.get(event.stream, ())
         # those reading the stream first, then (one engine clock) the others: as before
         fed = handles if self.query_clocks or len(handles) == len(self.handles) else \
@@ -248,8 +276,7 @@ class Engine:
         seconds, dated = event_time(time)
         event = Event(stream, seconds, (), 0, None, dated=dated)
         if self._composer.gates and (clock := self._composer.late(event)) is not None:
-            return (f"event at {seconds:g} on <{stream}> comes after a composed query processed "
-                    f"(or flushed) {clock:g} (late event)")
+            return _composed_late(stream, seconds, dated, clock)
         native = self._native
         return None if native is None else native.engine.late(stream, to_nanoseconds(seconds), dated)
 
@@ -269,6 +296,8 @@ class Engine:
             raise UsageError(f"<{iri}> is composed with other queries (it reads or is read by "
                              "another query's output): unregister them together is not supported")
         self.handles.remove(handle)
+        if self._native is not None:  # it makes no event late any more
+            self._native.engine.unregister(handle.runtime.number)
         for s in dict.fromkeys(handle.query.streams.values()):
             self._by_stream[s].remove(handle)
         del self._composer.handles[iri]
@@ -448,8 +477,9 @@ class Engine:
         merged in the order they complete (decision 46) and fed to the native runtime the
         moment they arrive, without a Python object per event; the matches an event completes
         are released (written, and flushed by the native writers) before the next wait. A
-        late event (earlier than what the query has processed on its streams) raises
-        ``LateEventError``, or with ``drop_late`` is dropped and counted. As ``run_replay``
+        late event (earlier than what the query has processed on its streams or than a
+        heartbeat, or at a flushed time) raises ``LateEventError``, or with ``drop_late`` is
+        dropped and counted. As ``run_replay``
         otherwise (the first source error returned after every source ended, one query).
         ``progress(events, clock)`` is called after each batch of events that had arrived."""
         return drivers.run_live(self, sources, time_predicate, batch, progress)
@@ -457,6 +487,14 @@ class Engine:
     #: ``run_live`` waits this long at most for an event before it looks at the KB store's
     #: version and reports progress again.
     LIVE_WAIT_SECONDS = 1.0
+
+
+def _composed_late(stream: str, time: Decimal, dated: bool, clock: Decimal) -> str:
+    """``LateEventError``'s message for an event a composed query has passed, its times
+    written as the event's was (as the core writes its own: decision 56)."""
+    spell = datetime_text if dated else canonical_decimal
+    return (f"event at {spell(time)} on <{stream}> comes after a composed query processed "
+            f"(or flushed) {spell(clock)} (late event)")
 
 
 def evaluate(query: A.Query, events: Iterable[Event], kb: Store | None = None,

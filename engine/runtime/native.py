@@ -200,13 +200,20 @@ class NativeSession:
         stream process it, the others move their clocks to its time unless the engine's
         clocks are the queries' own; each then releases its matches, in order. Whether it
         started a new instant."""
-        engine = self.engine
-        pushed = engine.push(self.event(ctx), list(map(_NUMBER, runtimes)), on_instant)
-        if pushed is not None:
+        engine, e = self.engine, ctx.event
+        ns = nanoseconds(e.time)
+        clock = engine.engine_clock()
+        # only an event at or before the engine clock can be late: judged before it is prepared,
+        # so that a late one adds no term to the dictionary (the core judges it again below)
+        if clock is not None and ns <= clock and not engine.judge(e.stream, ns, e.dated):
+            return None
+        try:
+            pushed = engine.push(self.event(ctx), list(map(_NUMBER, runtimes)), on_instant)
+        finally:  # what completed before a callback or the instant hook raised goes out too
             for r in runtimes:
                 r.drain()
                 r.stats["runs"] = engine.runs_created(r.number)
-        if ctx.event.seq % 64 == 0:
+        if e.seq % 64 == 0:
             self.forget()
         return pushed
 

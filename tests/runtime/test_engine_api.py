@@ -263,3 +263,43 @@ def test_an_event_count_window_closes_at_the_first_event_past_it() -> None:
         engine.push(EX + "u1", t, f"<{EX}s> <{EX}{p}> 1 .", format="turtle")
         released.append(len(absent.rows()))
     assert released == [0, 0, 0, 1]
+
+
+@pytest.mark.parametrize("query_clocks", [False, True])
+def test_an_unregistered_query_makes_no_event_late(query_clocks: bool) -> None:
+    """A query that was unregistered no longer judges events: the same query registered
+    again (as the server's delete and create do) takes an earlier event."""
+    engine = Engine(query_clocks=query_clocks)
+    first = engine.register(PAIR)
+    engine.push(EX + "u2", 100, f"<{EX}s> <{EX}a> 1 .", format="turtle")
+    assert engine.late(EX + "u2", 50) is not None
+    engine.unregister(first)
+    again = engine.register(PAIR)
+    assert engine.late(EX + "u2", 50) is None
+    engine.push(EX + "u2", 50, f"<{EX}s> <{EX}a> 1 .", format="turtle")
+    engine.push(EX + "u2", 60, f"<{EX}s> <{EX}b> 2 .", format="turtle")
+    assert [(r.time, r.bindings["y"].value) for r in again.rows()] == [(60, "2")]
+
+
+def test_a_late_event_is_judged_before_its_terms_are_kept_and_told_in_the_input_s_form() -> None:
+    """A dropped late event adds nothing to the dictionary; a refused one is told with its
+    times as the input wrote them (decision 56)."""
+    dropping = Engine(drop_late=True)
+    dropping.register(PAIR)
+    dropping.push(EX + "u2", 100, f"<{EX}s> <{EX}a> 1 .", format="turtle")
+    terms = dropping._native.engine.terms()
+    for i in range(50):
+        dropping.push(EX + "u2", 10, f"<{EX}late{i}> <{EX}a> {i} .", format="turtle")
+    assert dropping.dropped_late == 50 and dropping._native.engine.terms() == terms
+    refusing = Engine()
+    refusing.register(PAIR)
+    stamp = pyoxigraph.Literal("2024-01-01T00:00:10Z", datatype=pyoxigraph.NamedNode(
+        "http://www.w3.org/2001/XMLSchema#dateTime"))
+    refusing.push(EX + "u2", stamp, f"<{EX}s> <{EX}a> 1 .", format="turtle")
+    early = pyoxigraph.Literal("2024-01-01T00:00:05.5Z", datatype=stamp.datatype)
+    with pytest.raises(LateEventError, match=r"^event at 2024-01-01T00:00:05\.5Z on <.*> is earlier "
+                                             r"than 2024-01-01T00:00:10Z, already processed"):
+        refusing.push(EX + "u2", early, f"<{EX}s> <{EX}b> 1 .", format="turtle")
+    refusing.drop_late = True  # a setting changed later reaches the core
+    refusing.push(EX + "u2", early, f"<{EX}s> <{EX}b> 1 .", format="turtle")
+    assert refusing.dropped_late == 1

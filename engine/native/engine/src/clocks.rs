@@ -115,8 +115,43 @@ impl<H: Host> Engine<H> {
     /// Why an event at `time` on `stream` is late, or None: the heartbeat's promise first,
     /// then, for each query reading the stream, its clock and its flushed instant.
     pub fn late(&self, stream: &str, time: i128, dated: bool) -> Option<Late> {
-        let id = self.streams.borrow_mut().id(stream);
-        self.late_on(id, time, dated)
+        let id = self.streams.borrow().get(stream);
+        match id {
+            Some(id) => self.late_on(id, time, dated),
+            // a stream no query has read: only the heartbeat's promise holds for it
+            None => self.broken_heartbeat(time).map(|at| Late {
+                stream: stream.to_owned(),
+                time,
+                dated,
+                promise: Promise::Heartbeat,
+                at,
+            }),
+        }
+    }
+
+    /// The heartbeat's time if an event at `time` breaks its promise.
+    fn broken_heartbeat(&self, time: i128) -> Option<i128> {
+        let heartbeat = self.clocks.get().heartbeat;
+        (time < heartbeat).then_some(heartbeat)
+    }
+
+    /// What to do with an event at `time` on `stream` before it is prepared: Ok(true) feed
+    /// it, Ok(false) it was late and is dropped and counted (`drop_late`), Err the late event
+    /// refused. Only an event at or before the engine clock can be late.
+    pub fn judge(&self, stream: &str, time: i128, dated: bool) -> Result<bool, Late> {
+        match self.late(stream, time, dated) {
+            None => Ok(true),
+            Some(late) => self.refuse(late).map(|()| false),
+        }
+    }
+
+    /// A late event: dropped and counted under `drop_late`, else returned to refuse.
+    pub(crate) fn refuse(&self, late: Late) -> Result<(), Late> {
+        if !self.settings.get().drop_late {
+            return Err(late);
+        }
+        self.drop_late_event();
+        Ok(())
     }
 
     /// `late` for a stream by id.
@@ -130,12 +165,16 @@ impl<H: Host> Engine<H> {
                 at,
             })
         };
-        let heartbeat = self.clocks.get().heartbeat;
-        if time < heartbeat {
+        if let Some(heartbeat) = self.broken_heartbeat(time) {
             return broken(Promise::Heartbeat, heartbeat);
         }
         let runtimes = self.queries.borrow();
-        for rt in runtimes.iter().filter(|rt| rt.reads(stream)) {
+        let retired = self.retired.borrow();
+        let active = runtimes
+            .iter()
+            .zip(retired.iter())
+            .filter(|(rt, retired)| !**retired && rt.reads(stream));
+        for (rt, _) in active {
             if rt.clock != i128::MIN && time < rt.clock {
                 return broken(Promise::Processed, rt.clock);
             }
@@ -146,8 +185,8 @@ impl<H: Host> Engine<H> {
         None
     }
 
-    /// A late event under `drop_late`: counted.
-    pub(crate) fn drop_late_event(&self) {
+    /// A late event dropped: counted.
+    fn drop_late_event(&self) {
         let mut clocks = self.clocks.get();
         clocks.dropped_late += 1;
         self.clocks.set(clocks);

@@ -1,6 +1,7 @@
 //! The loops that feed a stream to every query without a host object per event: a replay
-//! stream's events in its order, a live stream's as they arrive (late ones judged against
-//! the clocks of the queries reading their stream). Both return early once
+//! stream's events in its order, a live stream's as they arrive (each judged against the
+//! promises about time, `clocks.rs`: the clocks of the queries reading its stream, the
+//! heartbeat, their flushed instants). Both return early once
 //! `PENDING_MATCHES` released matches wait, so that they are written and dropped.
 
 use crate::{Engine, Host, HostFailed, Late};
@@ -72,7 +73,6 @@ impl<H: Host> Engine<H> {
         iri: impl Fn(usize) -> &'a str,
         max: usize,
     ) -> Result<Fed, HostFailed> {
-        let drop_late = self.settings().drop_late;
         let mut done = Fed::default();
         let mut arrived = first;
         loop {
@@ -89,13 +89,12 @@ impl<H: Host> Engine<H> {
             };
             let stream = iri(e.stream);
             if let Some(late) = self.late(stream, e.time_ns, e.dated) {
-                if !drop_late {
+                if let Err(late) = self.refuse(late) {
                     return Ok(Fed {
                         late: Some(late),
                         ..done
                     });
                 }
-                self.drop_late_event();
                 done.dropped += 1;
             } else {
                 let time = e.time_ns;

@@ -155,6 +155,8 @@ pub struct Engine<H: Host> {
     settings: Cell<Settings>,
     /// The dictionary size at which it is compacted next (`compaction_due`).
     compact_at: Cell<usize>,
+    /// Per query, whether it was unregistered: it takes no more events and makes none late.
+    retired: RefCell<Vec<bool>>,
 }
 
 impl<H: Host> Default for Engine<H> {
@@ -171,6 +173,7 @@ impl<H: Host> Default for Engine<H> {
             clocks: Cell::default(),
             settings: Cell::default(),
             compact_at: Cell::new(0),
+            retired: RefCell::default(),
         }
     }
 }
@@ -198,7 +201,22 @@ impl<H: Host> Engine<H> {
             .map_err(EngineError::Unsupported)?;
         let mut queries = self.queries.borrow_mut();
         queries.push(runtime);
+        self.retired.borrow_mut().push(false);
         Ok(queries.len() - 1)
+    }
+
+    /// Query `query` is unregistered: it takes no more events (a stream's feed skips it)
+    /// and no longer makes an event late. Its runtime stays, numbered, until the engine is
+    /// rebuilt from a snapshot that leaves it out.
+    pub fn unregister(&self, query: usize) -> Result<(), EngineError> {
+        let mut retired = self.retired.borrow_mut();
+        *retired.get_mut(query).ok_or(EngineError::NoQuery(query))? = true;
+        Ok(())
+    }
+
+    /// Whether query `query` is registered (not unregistered).
+    pub(crate) fn active(&self, query: usize) -> bool {
+        !self.retired.borrow().get(query).copied().unwrap_or(true)
     }
 
     /// The knowledge base changed (a new store version): forget every cached KB row.
@@ -332,7 +350,7 @@ impl<H: Host> Engine<H> {
         let prepared = self.prepare(iri, (e.time_ns, e.dated), e.seq, Some(e.graph), triples);
         self.tick(e.time_ns);
         let all = self.queries.borrow().len();
-        self.fan_out(&prepared, 0..all, false)
+        self.fan_out(&prepared, (0..all).filter(|&q| self.active(q)), false)
     }
 
     /// Event `event` pushed to the queries `queries` (numbers, in order; e.g. not those
@@ -350,11 +368,10 @@ impl<H: Host> Engine<H> {
         self.check_queries(queries)?;
         let e = &event.event;
         if let Some(late) = self.late_on(e.stream, e.time, e.dated) {
-            if self.settings.get().drop_late {
-                self.drop_late_event();
-                return Ok(Ok(Pushed::Dropped));
-            }
-            return Ok(Err(Stop::Late(late)));
+            return Ok(match self.refuse(late) {
+                Ok(()) => Ok(Pushed::Dropped),
+                Err(late) => Err(Stop::Late(late)),
+            });
         }
         let new_instant = e.time > self.clocks.get().clock;
         if new_instant {

@@ -405,3 +405,28 @@ fn a_pushed_late_event_stops_or_is_dropped_and_counted_and_a_new_instant_is_anno
     ));
     assert_eq!(engine.clock(q), Ok(Some(5 * SECOND)));
 }
+
+#[test]
+fn an_unregistered_query_makes_no_event_late_and_judging_adds_no_stream() {
+    let engine = Engine::new();
+    let q = engine.register(VSHAPE, TestHost::default()).unwrap();
+    engine
+        .feed_event(TRADES, trade(&engine, 0, 100, "acme", 10))
+        .unwrap();
+    assert!(engine.judge(TRADES, 50 * SECOND, false).is_err());
+    engine.unregister(q).unwrap();
+    assert_eq!(engine.judge(TRADES, 50 * SECOND, false), Ok(true));
+    assert_eq!(engine.unregister(9), Err(EngineError::NoQuery(9)));
+    let streams = engine.streams().len();
+    assert_eq!(engine.late("http://ex.org/unknown", 0, false), None);
+    assert_eq!(engine.streams().len(), streams);
+    engine.heartbeat(10 * SECOND, &[]).unwrap().unwrap();
+    let late = engine.late("http://ex.org/unknown", 0, false).unwrap();
+    assert_eq!((late.promise, late.at), (Promise::Heartbeat, 10 * SECOND));
+    engine.configure(Settings {
+        drop_late: true,
+        ..Settings::default()
+    });
+    assert_eq!(engine.judge("http://ex.org/unknown", 0, false), Ok(false));
+    assert_eq!(engine.clocks().dropped_late, 1);
+}

@@ -515,6 +515,20 @@ impl NativeEngine {
         }
     }
 
+    /// Before an event at `time` (ns) on `stream` is prepared: True to push it, False when
+    /// it is late and was dropped and counted (`drop_late`); a late one raises `LateEvent`.
+    /// Only an event at or before the engine clock can be late.
+    fn judge(&self, stream: &str, time: i128, dated: bool) -> PyResult<bool> {
+        self.core
+            .judge(stream, time, dated)
+            .map_err(|late| late_event(&late))
+    }
+
+    /// Query `query` is unregistered: it takes no more events and makes none late.
+    fn unregister(&self, query: usize) -> PyResult<()> {
+        self.core.unregister(query).map_err(value_error)
+    }
+
     /// Why an event at `time` (ns) on `stream` would be late, as `LateEvent`'s message, or
     /// None.
     fn late(&self, stream: &str, time: i128, dated: bool) -> Option<String> {
