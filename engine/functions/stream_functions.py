@@ -10,10 +10,10 @@ Times are returned as ``xsd:decimal`` seconds since the Unix epoch (SEMANTICS.md
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 
-from pyoxigraph import DefaultGraph, Literal, NamedNode, Store
+from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Store, Triple
 
 from spaseq.engine.functions.arguments import (
     FunctionError,
@@ -25,8 +25,11 @@ from spaseq.engine.functions.arguments import (
 from spaseq.engine.values.timestamps import exact_seconds, seconds_literal, to_seconds
 from spaseq.engine.vocab import GENERATED_AT_TIME, XSD_BOOLEAN
 
+#: An event graph's name (a time argument that is not a literal).
+GraphName = NamedNode | BlankNode
+
 #: Finds the timestamp (seconds) of an event graph, or None when it has none.
-TimeLookup = Callable[[Term], "Decimal | None"]
+TimeLookup = Callable[[GraphName], "Decimal | None"]
 
 
 def time_of(term: Term, lookup: TimeLookup | None) -> Decimal:
@@ -39,8 +42,9 @@ def time_of(term: Term, lookup: TimeLookup | None) -> Decimal:
     return seconds
 
 
-def one_time(values: list[Term], graph: Term) -> Decimal | None:
-    """The time the timestamp triples of one graph agree on (an error if they disagree)."""
+def one_time(values: Iterable[Term | Triple], graph: Term) -> Decimal | None:
+    """The time the timestamp triples of one graph agree on (an error if they disagree; a
+    quoted triple, which an RDF-star store may hold, is not a time)."""
     times = set()
     for v in values:
         try:
@@ -55,7 +59,7 @@ def one_time(values: list[Term], graph: Term) -> Decimal | None:
 def store_lookup(store: Store, predicate: NamedNode = GENERATED_AT_TIME) -> TimeLookup:
     """Timestamps from a pyoxigraph store's default graph."""
 
-    def lookup(graph: Term) -> Decimal | None:
+    def lookup(graph: GraphName) -> Decimal | None:
         objects = [q.object for q in store.quads_for_pattern(graph, predicate, None, DefaultGraph())]
         return one_time(objects, graph)
 

@@ -56,7 +56,7 @@ def test_mypy_finds_no_error_in_the_package(tree: Path) -> None:
 DEBT = {
     "spaseq.engine.reference.evaluator", "spaseq.engine.language.translate", "spaseq.engine.language.checks",
     "spaseq.engine.gpm_eval.sparql_store", "spaseq.engine.gpm_eval.matcher", "spaseq.engine.gpm_eval.identity",
-    "spaseq.engine.functions.stream_functions", "spaseq.engine.io.streamfile",
+    "spaseq.engine.io.streamfile",
 }
 
 
