@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -167,13 +167,13 @@ def _make_chunk(items: list[tuple[Triple, int]], data_path: str) -> _Chunk:
     return _Chunk(tuple(kept), time, items[0][1], dated)
 
 
-def _chunks(source: StreamSource) -> Iterator[_Chunk]:
+def _chunks(source: StreamSource) -> Generator[_Chunk, None, None]:
     """The events of one data file in order; raises StreamError where the data goes wrong."""
     try:
         with open_rdf(source.data_path) as f:
             reader = LineTrackingReader(f)
             items: list[tuple[Triple, int]] = []
-            for quad in parse(reader, RdfFormat.N_TRIPLES):
+            for quad in parse(reader, RdfFormat.N_TRIPLES):  # type: ignore[arg-type]  # pyoxigraph reads any object with read(); its stubs ask for an IO
                 items.append((quad.triple, reader.line))
                 if len(items) == source.size:
                     yield _make_chunk(items, source.data_path)

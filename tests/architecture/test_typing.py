@@ -56,7 +56,6 @@ def test_mypy_finds_no_error_in_the_package(tree: Path) -> None:
 DEBT = {
     "spaseq.engine.reference.evaluator", "spaseq.engine.language.translate", "spaseq.engine.language.checks",
     "spaseq.engine.gpm_eval.sparql_store", "spaseq.engine.gpm_eval.matcher", "spaseq.engine.gpm_eval.identity",
-    "spaseq.engine.io.streamfile",
 }
 
 
