@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pyoxigraph import NamedNode, Store
+from pyoxigraph import NamedNode, Store, Triple
 
 from spaseq.engine.functions import run_functions as R
 from spaseq.engine.functions import stream_functions as S
@@ -78,12 +78,18 @@ def call_values(iri: str, run: R.RunContext | None, values: tuple) -> Term:
 # ---------------------------------------------------------------- pyoxigraph
 
 
+#: The ``custom_functions`` argument of pyoxigraph's ``Store.query``, typed as its stubs type it: a
+#: dict is invariant in its values, so one whose functions are said to never return a quoted
+#: triple (none does) would not be accepted there.
+CustomFunctions = dict[NamedNode, Callable[..., Term | Triple | None]]
+
+
 def pyoxigraph_functions(
     store: Store | None = None,
     *,
     run: R.RunContext | None = None,
     time_predicate: NamedNode = GENERATED_AT_TIME,
-) -> dict[NamedNode, Callable[..., Term | None]]:
+) -> CustomFunctions:
     """The ``custom_functions`` argument of ``Store.query``: every spaseq function, reading
     event-graph timestamps from ``store``'s default graph (``time_predicate``), and the run
     functions answering for ``run`` (without one they are errors)."""

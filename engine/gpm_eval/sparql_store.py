@@ -28,7 +28,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Store, Variable
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.gpm_texts import GpmTexts
 from spaseq.engine.events import Event
-from spaseq.engine.functions.registry import pyoxigraph_functions
+from spaseq.engine.functions.registry import CustomFunctions, pyoxigraph_functions
 from spaseq.engine.functions.run_functions import RunContext
 from spaseq.engine.gpm_eval.identity import (
     Evaluator,
@@ -72,7 +72,7 @@ def graph_text(el: A.GraphPattern) -> str:
 _STATIC_FUNCTIONS = pyoxigraph_functions()
 
 
-def query_functions(c: GpmTexts, run: RunContext | None) -> dict | None:
+def query_functions(c: GpmTexts, run: RunContext | None) -> CustomFunctions | None:
     """The custom_functions a query of this body needs: none for bodies without spaseq calls,
     the run functions answering for ``run`` where the body is run-aware."""
     if not c.functions:
