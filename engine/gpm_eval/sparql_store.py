@@ -9,10 +9,10 @@ store keeps literals in canonical form (``"14.0"^^xsd:double`` is ``"14"`` there
 ``"+1"^^xsd:integer`` the same term as ``"1"``), so the body's patterns are matched by
 ``identity`` over the event's own triples, by term identity and in the event's spellings
 (decision 7), and the store answers for values: FILTER and BIND expressions, with a
-solution as a leading ``VALUES`` row (blank nodes, which VALUES cannot hold, go through
-pyoxigraph's substitutions instead), GRAPH blocks and sub-selects. Solutions are
-deduplicated. A body ``identity`` does not cover (SERVICE) is one pyoxigraph query, its
-literals given back in the event's spelling of their values.
+solution as a leading ``VALUES`` row (blank nodes, which VALUES cannot hold, and triple
+terms holding one go through pyoxigraph's substitutions instead), GRAPH blocks and
+sub-selects. Solutions are deduplicated. A body ``identity`` does not cover (SERVICE) is
+one pyoxigraph query, its literals given back in the event's spelling of their values.
 
 Which KB quads the store holds, and for how long events stay, is the users' business: the
 reference loads all of the KB (it is the oracle) and keeps every event; the engine copies
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Store, Variable
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Store, Triple, Variable
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.gpm_texts import GpmTexts
@@ -50,16 +50,31 @@ _RESULT = "_spaseq_value"
 _BATCH = 256
 
 
+def sparql_term(term: Term | Triple) -> str:
+    """A term as SPARQL writes it: ``str`` of a triple term (an event's object may be one) is
+    its bare N-Triples, without the ``<<( )>>`` around it."""
+    if isinstance(term, Triple):
+        return f"<<( {sparql_term(term.subject)} {term.predicate} {sparql_term(term.object)} )>>"
+    return str(term)
+
+
+def in_values(term: Term | Triple) -> bool:
+    """Whether a VALUES row can hold the term: not a blank node, nor a triple term holding one."""
+    if isinstance(term, Triple):
+        return in_values(term.subject) and in_values(term.object)
+    return not isinstance(term, BlankNode)
+
+
 def values_clause(mu: Mapping[str, Term]) -> tuple[str, dict[Variable, Term]]:
-    """``VALUES (...) {(...)}`` text for the non-blank bindings of mu, and substitutions
-    for the blank ones."""
-    plain = {v: t for v, t in mu.items() if not isinstance(t, BlankNode)}
-    subst = {Variable(v): t for v, t in mu.items() if isinstance(t, BlankNode)}
+    """``VALUES (...) {(...)}`` text for the bindings of mu a VALUES row can hold, and
+    substitutions for the others (blank nodes)."""
+    plain = {v: t for v, t in mu.items() if in_values(t)}
+    subst = {Variable(v): t for v, t in mu.items() if not in_values(t)}
     if not plain:
         return "", subst
     names = sorted(plain)
     head = " ".join(f"?{v}" for v in names)
-    row = " ".join(str(plain[v]) for v in names)
+    row = " ".join(sparql_term(plain[v]) for v in names)
     return f"VALUES ({head}) {{ ({row}) }}\n", subst
 
 
@@ -227,14 +242,14 @@ class _Values:
         """Per row, the solutions of ``{ VALUES(row) where }`` on ``out_vars``."""
         found: list[list[Solution]] = [[] for _ in rows]
         rows = [{v: t for v, t in r.items() if not v.startswith("_:")} for r in rows]  # not variables
-        plain = [i for i, r in enumerate(rows) if not any(isinstance(t, BlankNode) for t in r.values())]
+        plain = [i for i, r in enumerate(rows) if all(in_values(t) for t in r.values())]
         projection = " ".join(f"?{v}" for v in [_INDEX, *out_vars])
         for lo in range(0, len(plain), _BATCH):
             batch = plain[lo:lo + _BATCH]
             names = sorted({v for i in batch for v in rows[i]})
             head = " ".join(f"?{v}" for v in [_INDEX, *names])
             body = " ".join(
-                "(" + " ".join([str(i), *(str(rows[i][v]) if v in rows[i] else "UNDEF" for v in names)]) + ")"
+                "(" + " ".join([str(i), *(sparql_term(rows[i][v]) if v in rows[i] else "UNDEF" for v in names)]) + ")"
                 for i in batch)
             self._collect(f"SELECT {projection} WHERE {{ VALUES ({head}) {{ {body} }} {where} }}",
                           None, out_vars, found)

@@ -120,3 +120,33 @@ def test_rows_holding_blank_nodes_reach_filters_binds_and_graph_blocks() -> None
         b = dict(m.bindings)
         assert sorted(b) == ["s", "v", "w", "x"] and b["s"].__class__.__name__ == "BlankNode"
         assert (b["v"], b["w"], b["x"]) == (Literal("+1", datatype=integer), N01, Literal("2", datatype=integer))
+
+
+TRIPLE_TERM_BODIES = {
+    "FILTER": ("{ ?s :v ?v FILTER(isTRIPLE(?v)) }", {}),
+    "BIND": ("{ ?s :v ?v BIND(isTRIPLE(?v) AS ?t) }",
+             {"t": Literal("true", datatype=NamedNode(XSD + "boolean"))}),
+}
+
+
+# with blank nodes, which a VALUES row cannot hold (the row goes by substitution)
+TRIPLE_TERM_EVENTS = [':s :v <<( :a :b "01"^^xsd:integer )>> .', '_:s :v <<( :a :b "01"^^xsd:integer )>> .',
+                      ':s :v <<( _:a :b "01"^^xsd:integer )>> .']
+
+
+@pytest.mark.parametrize("turtle", TRIPLE_TERM_EVENTS, ids=["plain", "blank subject", "blank inside"])
+@pytest.mark.parametrize(("body", "more"), TRIPLE_TERM_BODIES.values(), ids=TRIPLE_TERM_BODIES.keys())
+def test_a_triple_term_binding_reaches_filters_and_binds(turtle: str, body: str, more: dict) -> None:
+    """A triple term (an event's object may be one) goes into a VALUES row as SPARQL writes it,
+    ``<<( s p o )>>`` (``str`` of a pyoxigraph Triple has no brackets), or by substitution when
+    it holds a blank node, and comes back as the event spells it."""
+    e = ev("u1", 1, turtle)
+    want = [{"s": e.triples[0].subject, "v": e.triples[0].object, **more}]
+    query = _query(body)
+    evaluator = GpmEvaluator(query)
+    evaluator.add_events([e])
+    assert evaluator.solutions("A", e, {}) == want
+    matcher = GpmMatcher(plan_gpm(query.events["A"], query, EngineOptions(compiled_gpm=False)), query,
+                         EventGraphs(None), EngineOptions(compiled_gpm=False))
+    assert matcher.results(EventContext(e), {}) == want
+    assert [dict(m.bindings) for m in reference_evaluate(query, [e])] == want
