@@ -17,7 +17,7 @@ Not covered (``Unsupported``: the caller evaluates the whole body with pyoxigrap
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -26,8 +26,11 @@ from pyoxigraph import NamedNode, Triple
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.matches import Term
 
-Solution = dict[str, Term]
-Spellings = dict[Term, Term]  # a value's canonical term -> the event's spelling of it
+#: A term a solution binds: one of the engine's terms, or an RDF 1.2 triple term, which an
+#: event's triple may hold as its object (pyoxigraph types a subject as possibly one too)
+Node = Term | Triple
+Solution = dict[str, Node]
+Spellings = dict[Node, Node]  # a value's canonical term -> the event's spelling of it
 
 
 class Unsupported(Exception):
@@ -40,7 +43,7 @@ class Backend(Protocol):
     def filter(self, text: str, rows: Sequence[Solution]) -> list[bool]:
         """Whether FILTER expression ``text`` holds on each row (an error is false)."""
 
-    def bind(self, text: str, rows: Sequence[Solution]) -> list[Term | None]:
+    def bind(self, text: str, rows: Sequence[Solution]) -> list[Node | None]:
         """Expression ``text``'s value on each row (None on an error)."""
 
     def graph(self, el: A.GraphPattern, rows: Sequence[Solution]) -> list[list[Solution]]:
@@ -66,7 +69,7 @@ def distinct(sols: Iterable[Solution]) -> list[Solution]:
     return out
 
 
-def compatible(a: Solution, b: Solution) -> bool:
+def compatible(a: Mapping[str, Node], b: Mapping[str, Node]) -> bool:
     """SPARQL compatibility: the two mappings agree (as RDF terms) on every shared variable."""
     if len(a) > len(b):
         a, b = b, a
@@ -88,18 +91,18 @@ class EventTriples:
 
     triples: Sequence[Triple]
     spellings: Spellings = field(default_factory=dict)
-    by_predicate: dict[NamedNode, list[tuple[Term, Term]]] = field(init=False)
+    by_predicate: dict[NamedNode, list[tuple[Node, Node]]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.by_predicate = {}
         for t in self.triples:
             self.by_predicate.setdefault(t.predicate, []).append((t.subject, t.object))
 
-    def respell(self, term: Term | None) -> Term | None:
+    def respell(self, term: Node) -> Node:
         """A canonical literal the event does not hold, in the event's spelling of its value."""
-        return self.spellings.get(term, term) if term is not None else None
+        return self.spellings.get(term, term)
 
-    def nodes(self) -> set[Term]:
+    def nodes(self) -> set[Node]:
         """The graph's subjects and objects (the ends of zero-length paths)."""
         return {t.subject for t in self.triples} | {t.object for t in self.triples}
 
@@ -146,8 +149,8 @@ class Evaluator:
         if isinstance(el, A.Bind):
             return self._extend(omega, el)
         if isinstance(el, A.Values):
-            rows = [{v: t for v, t in zip(el.variables, row, strict=True) if t is not None}
-                    for row in el.rows]
+            rows: list[Solution] = [{v: t for v, t in zip(el.variables, row, strict=True) if t is not None}
+                                    for row in el.rows]
             return join(omega, rows)
         if isinstance(el, A.GraphPattern):
             return [{**m, **n} for m, found in zip(omega, self.backend.graph(el, omega), strict=True)
@@ -191,7 +194,7 @@ class Evaluator:
             if _bind(nu, tp.subject, s) and _bind(nu, tp.predicate, p) and _bind(nu, tp.object, o):
                 yield from self._bgp(rest, nu)
 
-    def _triple(self, tp: A.TriplePattern, mu: Solution) -> Iterable[tuple[Term, Term | None, Term]]:
+    def _triple(self, tp: A.TriplePattern, mu: Solution) -> Iterable[tuple[Node, Node | None, Node]]:
         """Candidate (subject, predicate, object) for one pattern (predicate None: a path)."""
         s = _value(tp.subject, mu)
         o = _value(tp.object, mu)
@@ -203,22 +206,25 @@ class Evaluator:
                 yield a, None, b
             return
         p = _value(pred, mu)
+        pairs: Iterable[tuple[Node, Node, Node]]
         if p is not None:
-            pairs = ((a, p, b) for a, b in self.event.by_predicate.get(p, ()))
+            # (a variable bound by an earlier atom to a term that is no IRI is no triple's predicate)
+            found = self.event.by_predicate.get(p, ()) if isinstance(p, NamedNode) else ()
+            pairs = ((a, p, b) for a, b in found)
         else:
             pairs = ((t.subject, t.predicate, t.object) for t in self.event.triples)
         for a, q, b in pairs:
             if (s is None or a == s) and (o is None or b == o):
                 yield a, q, b
 
-    def _path(self, path: A.Path, s: Term | None, o: Term | None) -> set[tuple[Term, Term]]:
+    def _path(self, path: A.Path, s: Node | None, o: Node | None) -> set[tuple[Node, Node]]:
         """The (start, end) pairs of a property path, restricted to bound ends."""
         pairs = self._path_pairs(path)
         if path.kind in ("zero_or_more", "zero_or_one"):  # from a bound end outside the graph too
             pairs |= {(t, t) for t in (s, o) if t is not None}
         return {(a, b) for a, b in pairs if (s is None or a == s) and (o is None or b == o)}
 
-    def _path_pairs(self, path: A.Path) -> set[tuple[Term, Term]]:
+    def _path_pairs(self, path: A.Path) -> set[tuple[Node, Node]]:
         kind, args = path.kind, path.args
         if kind == "link":
             return set(self.event.by_predicate.get(args[0], ()))
@@ -235,7 +241,7 @@ class Evaluator:
         if kind == "nps":
             forward = {i for i, inv in zip(args, path.inverse, strict=True) if not inv}
             backward = {i for i, inv in zip(args, path.inverse, strict=True) if inv}
-            out: set[tuple[Term, Term]] = set()
+            out: set[tuple[Node, Node]] = set()
             if forward or not backward:
                 out |= {(t.subject, t.object) for t in self.event.triples if t.predicate not in forward}
             if backward:
@@ -255,14 +261,14 @@ class Evaluator:
         raise Unsupported(f"the property path {kind}")
 
 
-def _value(t: A.PatternTerm | NamedNode, mu: Solution) -> Term | None:
+def _value(t: A.PatternTerm | NamedNode, mu: Solution) -> Node | None:
     """A pattern position's term: a constant, a bound variable's value, or None."""
     if isinstance(t, A.Var):
         return mu.get(t.name)
     return t
 
 
-def _bind(mu: Solution, t: A.PatternTerm | NamedNode | A.Path, value: Term | None) -> bool:
+def _bind(mu: Solution, t: A.PatternTerm | NamedNode | A.Path, value: Node | None) -> bool:
     """Bind a variable position to ``value`` (False when it is bound otherwise)."""
     if value is None or not isinstance(t, A.Var):
         return True

@@ -22,8 +22,20 @@ only the relevant KB quads and drops events once processed (``matcher.EventGraph
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
 
-from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Store, Triple, Variable
+from pyoxigraph import (
+    BlankNode,
+    Literal,
+    NamedNode,
+    Quad,
+    QueryBoolean,
+    QuerySolutions,
+    QueryTriples,
+    Store,
+    Triple,
+    Variable,
+)
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.gpm_texts import GpmTexts
@@ -33,24 +45,24 @@ from spaseq.engine.functions.run_functions import RunContext
 from spaseq.engine.gpm_eval.identity import (
     Evaluator,
     EventTriples,
+    Node,
     Solution,
     Spellings,
     Unsupported,
     compatible,
     distinct,
 )
-from spaseq.engine.matches import Term
 
 EVENT_GRAPH_PREFIX = "urn:spaseq:event:"
 
-__all__ = ["EVENT_GRAPH_PREFIX", "Solution", "SparqlStore", "compatible", "graph_text",
-           "query_functions", "spellings", "values_clause"]
+__all__ = ["EVENT_GRAPH_PREFIX", "Node", "Solution", "SparqlStore", "compatible", "graph_text",
+           "query_functions", "select_solutions", "spellings", "values_clause"]
 _INDEX = "_spaseq_row"
 _RESULT = "_spaseq_value"
 _BATCH = 256
 
 
-def sparql_term(term: Term | Triple) -> str:
+def sparql_term(term: Node) -> str:
     """A term as SPARQL writes it: ``str`` of a triple term (an event's object may be one) is
     its bare N-Triples, without the ``<<( )>>`` around it."""
     if isinstance(term, Triple):
@@ -58,24 +70,30 @@ def sparql_term(term: Term | Triple) -> str:
     return str(term)
 
 
-def in_values(term: Term | Triple) -> bool:
+def in_values(term: Node) -> bool:
     """Whether a VALUES row can hold the term: not a blank node, nor a triple term holding one."""
     if isinstance(term, Triple):
         return in_values(term.subject) and in_values(term.object)
     return not isinstance(term, BlankNode)
 
 
-def values_clause(mu: Mapping[str, Term]) -> tuple[str, dict[Variable, Term]]:
+def values_clause(mu: Mapping[str, Node]) -> tuple[str, dict[Variable, Node]]:
     """``VALUES (...) {(...)}`` text for the bindings of mu a VALUES row can hold, and
     substitutions for the others (blank nodes)."""
     plain = {v: t for v, t in mu.items() if in_values(t)}
-    subst = {Variable(v): t for v, t in mu.items() if not in_values(t)}
+    subst: dict[Variable, Node] = {Variable(v): t for v, t in mu.items() if not in_values(t)}
     if not plain:
         return "", subst
     names = sorted(plain)
     head = " ".join(f"?{v}" for v in names)
     row = " ".join(sparql_term(plain[v]) for v in names)
     return f"VALUES ({head}) {{ ({row}) }}\n", subst
+
+
+def select_solutions(result: QuerySolutions | QueryBoolean | QueryTriples) -> QuerySolutions:
+    """What ``Store.query`` gives for a SELECT query, typed so (its type covers ASK and
+    CONSTRUCT queries too)."""
+    return cast(QuerySolutions, result)  # every caller asks a SELECT query
 
 
 def graph_text(el: A.GraphPattern) -> str:
@@ -109,9 +127,10 @@ def spellings(events: Sequence[Event]) -> list[Spellings]:
     scratch = Store()
     probe = NamedNode("urn:spaseq:probe")
     scratch.extend(Quad(NamedNode(f"urn:spaseq:l:{i}"), probe, o) for i, o in enumerate(objects))
-    canonical = {}
+    canonical: Spellings = {}
     for q in scratch.quads_for_pattern(None, probe, None):
-        original = objects[int(q.subject.value.rsplit(":", 1)[1])]
+        subject = cast(NamedNode, q.subject)  # an urn:spaseq:l: IRI (added just above)
+        original = objects[int(subject.value.rsplit(":", 1)[1])]
         # the same datatype only: the store makes "1"^^xsd:byte the integer 1, another term
         if q.object != original and getattr(q.object, "datatype", None) == getattr(original, "datatype", None):
             canonical[original] = q.object
@@ -146,8 +165,8 @@ class SparqlStore:
 
     def add_events(self, events: Sequence[Event]) -> list[NamedNode]:
         """Store each event as a new named graph (keeping its own triples and spellings)."""
-        graphs = []
-        quads = []
+        graphs: list[NamedNode] = []
+        quads: list[Quad] = []
         for e, back in zip(events, spellings(events), strict=True):
             g = NamedNode(f"{EVENT_GRAPH_PREFIX}{self._counter}")
             self._counter += 1
@@ -165,10 +184,11 @@ class SparqlStore:
     # ------------------------------------------------------------------ queries
 
     def select(self, text: str, graph: NamedNode, query: A.Query,
-               subst: dict[Variable, Term] | None = None, functions: dict | None = None) -> list[Solution]:
+               subst: dict[Variable, Node] | None = None,
+               functions: CustomFunctions | None = None) -> list[Solution]:
         """The distinct solutions of SELECT ``text`` (of ``query``'s prefixes and base) with
         event ``graph`` as the default graph (the store's canonical terms)."""
-        result = self.store.query(
+        result = select_solutions(self.store.query(
             text,
             default_graph=graph,
             named_graphs=self.kb_graphs,
@@ -176,14 +196,14 @@ class SparqlStore:
             base_iri=query.base,
             substitutions=subst or None,
             custom_functions=functions,
-        )
+        ))
         names = [v.value for v in result.variables]
         return distinct({n: row[n] for n in names if row[n] is not None} for row in result)
 
-    def _evaluator(self, graph: NamedNode, query: A.Query, functions: dict | None) -> Evaluator:
+    def _evaluator(self, graph: NamedNode, query: A.Query, functions: CustomFunctions | None) -> Evaluator:
         return Evaluator(self._events[graph], _Values(self, graph, query, functions))
 
-    def spelled(self, c: GpmTexts, graph: NamedNode, sol: Solution, context: Mapping[str, Term]) -> Solution:
+    def spelled(self, c: GpmTexts, graph: NamedNode, sol: Solution, context: Mapping[str, Node]) -> Solution:
         """``sol`` as the event spells it (decision 7): a canonical literal the event does not
         hold (computed, or written in the query), bound by the body, not by ``context`` or a
         GRAPH block, in the event's spelling of its value."""
@@ -192,7 +212,7 @@ class SparqlStore:
             return sol
         return {v: t if v in context or v in c.kb_vars else event.respell(t) for v, t in sol.items()}
 
-    def body(self, c: GpmTexts, graph: NamedNode, query: A.Query, mu: Mapping[str, Term],
+    def body(self, c: GpmTexts, graph: NamedNode, query: A.Query, mu: Mapping[str, Node],
              run: RunContext | None = None) -> list[Solution]:
         """The solutions nu of ``VALUES(mu) . body`` on the event, as it spells them (``run``:
         for run functions)."""
@@ -216,7 +236,7 @@ class SparqlStore:
         except Unsupported:
             return self.select(f"SELECT {c.projection} WHERE {c.filterless}", graph, query, functions=functions)
 
-    def filters_hold(self, c: GpmTexts, graph: NamedNode, query: A.Query, merged: Mapping[str, Term],
+    def filters_hold(self, c: GpmTexts, graph: NamedNode, query: A.Query, merged: Mapping[str, Node],
                      run: RunContext | None = None) -> bool:
         """Whether the body's FILTERs all hold on ``merged`` (a context joined with a solution)."""
         values = _Values(self, graph, query, query_functions(c, run))
@@ -232,7 +252,8 @@ class _Values:
     """``identity.Backend`` on the store: each question is one query over a batch of rows,
     a leading ``VALUES`` row each (one query per row for rows holding blank nodes)."""
 
-    def __init__(self, sparql: SparqlStore, graph: NamedNode, query: A.Query, functions: dict | None) -> None:
+    def __init__(self, sparql: SparqlStore, graph: NamedNode, query: A.Query,
+                 functions: CustomFunctions | None) -> None:
         self.sparql = sparql
         self.event_graph = graph
         self.query = query
@@ -256,21 +277,22 @@ class _Values:
         for i in sorted(set(range(len(rows))) - set(plain)):
             values, subst = values_clause({_INDEX: _literal_index(i), **rows[i]})
             # pyoxigraph substitutes projected variables only
-            names = dict.fromkeys([_INDEX, *out_vars, *(v.value for v in subst)])
-            self._collect(f"SELECT {' '.join(f'?{v}' for v in names)} WHERE {{ {values}{where} }}", subst,
+            projected = dict.fromkeys([_INDEX, *out_vars, *(v.value for v in subst)])
+            self._collect(f"SELECT {' '.join(f'?{v}' for v in projected)} WHERE {{ {values}{where} }}", subst,
                           out_vars, found)
         return found
 
-    def _collect(self, text: str, subst: dict[Variable, Term] | None, out_vars: Sequence[str],
+    def _collect(self, text: str, subst: dict[Variable, Node] | None, out_vars: Sequence[str],
                  found: list[list[Solution]]) -> None:
         for sol in self.sparql.select(text, self.event_graph, self.query, subst, self.functions):
-            found[int(sol[_INDEX].value)].append({v: sol[v] for v in out_vars if v in sol})
+            row = cast(Literal, sol[_INDEX])  # the row's number, from its VALUES row (_literal_index)
+            found[int(row.value)].append({v: sol[v] for v in out_vars if v in sol})
 
     def filter(self, text: str, rows: Sequence[Solution]) -> list[bool]:
         """Whether FILTER ``text`` holds on each row."""
         return [bool(f) for f in self._each(rows, f"FILTER({text})", [])]
 
-    def bind(self, text: str, rows: Sequence[Solution]) -> list[Term | None]:
+    def bind(self, text: str, rows: Sequence[Solution]) -> list[Node | None]:
         """Expression ``text``'s value on each row (None on an error)."""
         return [f[0].get(_RESULT) if f else None
                 for f in self._each(rows, f"BIND(({text}) AS ?{_RESULT})", [_RESULT])]
@@ -289,5 +311,5 @@ class _Values:
                                   functions=self.functions)
 
 
-def _literal_index(i: int) -> Term:
+def _literal_index(i: int) -> Literal:
     return Literal(str(i), datatype=NamedNode("http://www.w3.org/2001/XMLSchema#integer"))
