@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from decimal import Decimal
+from typing import cast
 
 from pyoxigraph import NamedNode, Store
 
@@ -34,6 +35,7 @@ from spaseq.engine.gpm_eval.sparql_store import (
     compatible,
     graph_text,
     query_functions,
+    select_solutions,
     values_clause,
 )
 from spaseq.engine.matches import Term
@@ -98,7 +100,7 @@ class EventGraphs(SparqlStore):
         self.kb_version = self.kb.version
 
     def _copy_kb(self) -> None:
-        if self._kb_filter is not None and self._kb_copied != self._kb_filter:
+        if self.kb is not None and self._kb_filter is not None and self._kb_copied != self._kb_filter:
             done = set(self._kb_copied.patterns) if self._kb_copied is not None else set()
             todo = QuadFilter(tuple(p for p in self._kb_filter.patterns if p not in done))
             self.store.extend(todo.select(self.kb.store))
@@ -118,7 +120,7 @@ class EventGraphs(SparqlStore):
         keep = []
         for ctx in self._live:
             if ctx.event.time < before:
-                self.remove_event(ctx.graph)
+                self.remove_event(cast(NamedNode, ctx.graph))  # a live context has its graph (graph_of)
             else:
                 keep.append(ctx)
         self._live = keep
@@ -159,7 +161,10 @@ class GpmMatcher:
         """Context-independent solutions of a join-shaped body on this event, as it spells
         them."""
         sols = self._base(ctx)
-        return [self.graphs.spelled(self.text, ctx.graph, s, {}) for s in sols] if sols else sols
+        if not sols:
+            return sols
+        graph = self.graphs.graph_of(ctx)  # added when the solutions were found
+        return [self.graphs.spelled(self.text, graph, s, {}) for s in sols]
 
     def _base(self, ctx: EventContext) -> list[Solution]:
         """``base`` as evaluated (cached; what ``extend`` joins)."""
@@ -196,7 +201,7 @@ class GpmMatcher:
                 out.extend(self.extend(ctx, mu, nu, run))
             return out
         relevant = {v: t for v, t in mu.items() if v in self.text.mentioned}
-        key = ("full", self.name, tuple(sorted(relevant.items(), key=lambda kv: kv[0])))
+        key: tuple[object, ...] = ("full", self.name, tuple(sorted(relevant.items(), key=lambda kv: kv[0])))
         if self.run_aware:
             key += (run,)
         local = ctx.cache.get(key)
@@ -226,12 +231,12 @@ class GpmMatcher:
         kb_store = graphs.kb.store if graphs.kb is not None else graphs.store
         values, subst = values_clause(dict(bound))
         projection = " ".join(f"?{v}" for v in shared) or "*"
-        result = kb_store.query(
+        result = select_solutions(kb_store.query(
             f"SELECT {projection} WHERE {{ {values}{text} }}",
             default_graph=[], named_graphs=graphs.kb_graphs,
             prefixes=self.query.prefixes, base_iri=self.query.base,
             substitutions=subst or None, custom_functions=query_functions(self.text, None),
-        )
+        ))
         names = [v.value for v in result.variables]
         return [{n: r[n] for n in names if r[n] is not None} for r in result]
 

@@ -55,7 +55,6 @@ def test_mypy_finds_no_error_in_the_package(tree: Path) -> None:
 #: module from both places once it type-checks
 DEBT = {
     "spaseq.engine.reference.evaluator", "spaseq.engine.language.translate",
-    "spaseq.engine.gpm_eval.matcher",
 }
 
 
