@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal
+from typing import cast
 
 from lark import Token, Tree
 from pyoxigraph import Literal, NamedNode
@@ -66,6 +67,12 @@ class _Context:
         return A.Var(f"_:anon{next(self.counter)}")
 
 
+def _token(node: Tree | Token) -> Token:
+    """A child where the grammar (spaseq.lark) has a terminal: lark types every child as a
+    token or a tree."""
+    return cast(Token, node)  # the grammar's rule has a terminal there
+
+
 def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | None = None) -> A.Query:
     """Build the algebra of a parsed SPAseq query (no static checks beyond name resolution);
     ``prefixes`` are predeclared (e.g. rdflib's initNs), the query's PREFIX lines override them."""
@@ -73,9 +80,9 @@ def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | No
     prologue, query = tree.children
     for decl in prologue.children:
         if decl.data == "base_decl":
-            ctx.base = decl.children[0][1:-1]
+            ctx.base = _token(decl.children[0])[1:-1]
         else:
-            ctx.prefixes[decl.children[0][:-1]] = _resolve(ctx, decl.children[1][1:-1])
+            ctx.prefixes[_token(decl.children[0])[:-1]] = _resolve(ctx, _token(decl.children[1])[1:-1])
 
     head, *clauses, where = query.children
     match = _construct(ctx, head) if head.data == "construct_clause" else _select(head)
@@ -138,7 +145,7 @@ def _select(node: Tree) -> A.MatchSpec:
     star = False
     for child in node.children:
         if isinstance(child, Tree) and child.data == "select_modifier":
-            distinct = child.children[0].type == "DISTINCT"
+            distinct = _token(child.children[0]).type == "DISTINCT"
         elif isinstance(child, Tree) and child.data == "select_var":
             variables.append(_var_name(child.children[0]))
         elif isinstance(child, Token) and child.type == "STAR":
@@ -206,19 +213,18 @@ def _seq(ctx: _Context, node: Tree) -> A.Seq:
 
 
 def _atom(ctx: _Context, node: Tree, strategy: str | None) -> A.Atom:
-    modifier = ""
     last = node.children[-1] if node.children else None
-    if isinstance(last, Tree) and last.data == "atom_mod":
-        modifier = str(last.children[0])
+    mod = last if isinstance(last, Tree) and last.data == "atom_mod" else None
+    modifier = str(mod.children[0]) if mod is not None else ""
     if node.data == "gpm_atom":
         name_tok = node.children[0]
         operand: A.Operand = A.GpmRef(str(name_tok), ctx.loc(name_tok))
     else:
         operand = _operand(ctx, node.children[0])
-        if modifier:
+        if mod is not None:
             raise QueryError(
                 f"'{modifier}' applies to a GPM name, not to a parenthesised expression",
-                ctx.loc(last.children[0]),
+                ctx.loc(mod.children[0]),
             )
     return A.Atom(operand, modifier, strategy, ctx.loc(node))
 
@@ -249,7 +255,7 @@ def _resolve(ctx: _Context, iri: str) -> str:
 
 
 def _iri(ctx: _Context, node: Tree | Token) -> NamedNode:
-    tok = node.children[0] if isinstance(node, Tree) else node
+    tok = _token(node.children[0]) if isinstance(node, Tree) else node
     if tok.type == "IRIREF":
         value = _resolve(ctx, str(tok)[1:-1])
     else:
@@ -269,6 +275,11 @@ def _var_name(node: Tree | Token) -> str:
     return str(tok)[1:]
 
 
+def _var_or_iri(ctx: _Context, node: Tree) -> NamedNode | A.Var:
+    """A var_or_iri (a GRAPH or SERVICE name), as ``_term`` reads it."""
+    return A.Var(_var_name(node)) if node.data == "var" else _iri(ctx, node)
+
+
 def _term(ctx: _Context, node: Tree | Token) -> A.PatternTerm:
     """A graph term or variable in a triple pattern or VALUES block."""
     if isinstance(node, Token):
@@ -283,7 +294,7 @@ def _term(ctx: _Context, node: Tree | Token) -> A.PatternTerm:
     if kind == "iri":
         return _iri(ctx, node)
     if kind == "blank_node":
-        tok = node.children[0]
+        tok = _token(node.children[0])
         return ctx.fresh_blank() if tok.type == "ANON" else A.Var(str(tok))
     return _literal(ctx, node)
 
@@ -340,12 +351,12 @@ def _not_triples(ctx: _Context, node: Tree) -> A.Element:
     if kind == "group_or_union_graph_pattern":
         return A.UnionPattern(tuple(_group(ctx, g) for g in node.children))
     if kind == "graph_graph_pattern":
-        name = _term(ctx, node.children[0])
-        return A.GraphPattern(name, _group(ctx, node.children[1]))  # type: ignore[arg-type]
+        name = _var_or_iri(ctx, node.children[0])
+        return A.GraphPattern(name, _group(ctx, node.children[1]))
     if kind == "service_graph_pattern":
         silent = isinstance(node.children[0], Token)
         rest = node.children[1:] if silent else node.children
-        return A.ServicePattern(_term(ctx, rest[0]), _group(ctx, rest[1]), silent)  # type: ignore[arg-type]
+        return A.ServicePattern(_var_or_iri(ctx, rest[0]), _group(ctx, rest[1]), silent)
     if kind == "bind":
         return A.Bind(_expr(ctx, node.children[0]), _var_name(node.children[1]), ctx.span(node.children[0]))
     if kind == "inline_data":
@@ -355,9 +366,10 @@ def _not_triples(ctx: _Context, node: Tree) -> A.Element:
 
 def _values(ctx: _Context, node: Tree) -> A.Values:
     def value(v: Tree) -> NamedNode | Literal | None:
+        """A data_block_value: an IRI, a literal or UNDEF."""
         if isinstance(v, Tree) and v.data == "undef":
             return None
-        return _term(ctx, v)  # type: ignore[return-value]
+        return _iri(ctx, v) if v.data == "iri" else _literal(ctx, v)
 
     if node.data == "inline_data_one_var":
         var, *vals = node.children
@@ -473,8 +485,8 @@ def _path(ctx: _Context, node: Tree | Token) -> A.Path:
     if kind == "path_inverse":
         return A.Path("inv", (_path(ctx, node.children[0]),))
     if kind == "path_negated":
-        inner = node.children[-1]
-        items = inner.children if isinstance(inner, Tree) and inner.data == "path_negated_set" else [inner]
+        negated = node.children[-1]
+        items = negated.children if isinstance(negated, Tree) and negated.data == "path_negated_set" else [negated]
         iris, inverse = [], []
         for item in items:
             if isinstance(item, Tree) and item.data == "path_inverse_one":
@@ -499,12 +511,12 @@ def _expr(ctx: _Context, node: Tree | Token) -> A.Expr:
     ch = node.children
     if kind in _PASS_THROUGH:
         if kind in ("or_expr", "and_expr"):
-            args = [_expr(ctx, c) for c in ch]
-            if len(args) == 1:
-                return args[0]
+            operands = [_expr(ctx, c) for c in ch]
+            if len(operands) == 1:
+                return operands[0]
             op = "||" if kind == "or_expr" else "&&"
-            result = args[0]
-            for a in args[1:]:
+            result = operands[0]
+            for a in operands[1:]:
                 result = A.ECall(op, (result, a))
             return result
         result = _expr(ctx, ch[0])
