@@ -21,8 +21,7 @@ from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.gpm_texts import GpmTexts
 from spaseq.engine.events import Event
 from spaseq.engine.functions.run_functions import RunContext
-from spaseq.engine.gpm_eval.sparql_store import Solution, SparqlStore, compatible
-from spaseq.engine.matches import Term
+from spaseq.engine.gpm_eval.sparql_store import Node, Solution, SparqlStore, compatible
 
 
 @dataclass
@@ -64,7 +63,7 @@ class GpmEvaluator:
                                                            self.query)
         return self._base_cache[key]
 
-    def solutions(self, gpm: str, event: Event, mu: Mapping[str, Term],
+    def solutions(self, gpm: str, event: Event, mu: Mapping[str, Node],
                   run: RunContext | None = None) -> list[Solution]:
         """eval(gpm, event, mu): every mu ∪ nu, nu a solution of VALUES(mu) . body. ``run``:
         the run being extended, for bodies calling run functions (``c.run_aware``)."""
@@ -81,7 +80,7 @@ class GpmEvaluator:
         # "1e0"^^xsd:double comes back as "1"; decision 7 keeps the event's spelling)
         return [{**nu, **mu} for nu in local]
 
-    def _solve(self, c: GpmTexts, event: Event, relevant: dict[str, Term],
+    def _solve(self, c: GpmTexts, event: Event, relevant: dict[str, Node],
                run: RunContext | None = None) -> list[Solution]:
         graph = self._graphs[id(event)]
         if not c.join_shaped:

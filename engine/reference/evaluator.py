@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import cast
 
 from pyoxigraph import Store
 
@@ -27,8 +28,8 @@ from spaseq.engine.algebra import operators as A
 from spaseq.engine.events import Event
 from spaseq.engine.functions.run_functions import RunContext, kleene_gpms
 from spaseq.engine.gpm_eval.sparql_eval import GpmEvaluator
-from spaseq.engine.gpm_eval.sparql_store import Solution
-from spaseq.engine.matches import Match, Taken, match_order
+from spaseq.engine.gpm_eval.sparql_store import Node, Solution
+from spaseq.engine.matches import Match, Taken, Term, match_order
 
 
 @dataclass(frozen=True)
@@ -37,23 +38,40 @@ class Pending:
     strictly after time ``after`` (up to the next atom taken, or the window's close)."""
 
     gpm: str
-    mu: dict
+    mu: Solution
     after: Decimal
     taken: tuple[Taken, ...] = ()  # the prefix's events and start: the run that run
     start: Decimal | None = None     # functions in the absent GPM's body see
 
 
 @dataclass(frozen=True)
-class Partial:
-    """A prefix match: its mapping, the events taken, its time span and pending absences."""
+class Span:
+    """Where a prefix match lies: the time and position of its first event and of its last."""
 
-    mu: dict
+    start: Decimal
+    end: Decimal
+    first_pos: int
+    last_pos: int
+
+
+@dataclass(frozen=True)
+class Partial:
+    """A prefix match: its mapping, the events taken, its span (None for the empty prefix,
+    which has taken none) and pending absences."""
+
+    mu: Solution
     taken: tuple[Taken, ...] = ()
-    start: Decimal | None = None
-    end: Decimal | None = None
-    first_pos: int | None = None
-    last_pos: int | None = None
+    span: Span | None = None
     pending: tuple[Pending, ...] = ()
+
+    @property
+    def start(self) -> Decimal | None:
+        return self.span.start if self.span is not None else None
+
+
+def _span(p: Partial) -> Span:
+    """The span of a prefix past the first atom, which has taken an event."""
+    return cast(Span, p.span)  # the first atom is positive (language.checks): it takes one
 
 
 Result = tuple[Solution, tuple[Taken, ...]]
@@ -85,7 +103,7 @@ class ReferenceEvaluator:
         self._index: dict[tuple, dict[tuple, list[Decimal]]] = {}
         self._kleene_gpms = kleene_gpms(self.query)
         w = self.query.window
-        self._t0 = self.events[0].time if self.events else 0.0
+        self._t0 = self.events[0].time if self.events else Decimal(0)
         self._omega = w.amount
         self._kind = w.kind
         self._tumbling = w.tumbling
@@ -97,56 +115,57 @@ class ReferenceEvaluator:
             return int((tau - self._t0) // self._omega)  # exact: times are Decimal, tau >= t0
         return pos // int(self._omega)
 
-    def _valid(self, p: Partial) -> bool:
+    def _valid(self, s: Span) -> bool:
         """SEMANTICS section 8: the match's events lie in its window."""
-        if self._kind is None or p.start is None:
+        if self._kind is None:
             return True
         if self._tumbling:
-            return self._win(p.start, p.first_pos) == self._win(p.end, p.last_pos)
+            return self._win(s.start, s.first_pos) == self._win(s.end, s.last_pos)
         if self._kind == "time":
-            return p.end - p.start <= self._omega
-        return p.last_pos - p.first_pos + 1 <= self._omega
+            return s.end - s.start <= self._omega
+        return s.last_pos - s.first_pos + 1 <= self._omega
 
     def _beyond(self, p: Partial, tau: Decimal) -> bool:
         """True when no event at ``tau`` or later can join ``p`` inside its window."""
-        if self._kind is None or p.start is None:
+        s = p.span
+        if self._kind is None or s is None:
             return False
         pos = self._first_pos_at[tau]
         if self._tumbling:
-            return self._win(tau, pos) > self._win(p.start, p.first_pos)
+            return self._win(tau, pos) > self._win(s.start, s.first_pos)
         if self._kind == "time":
-            return tau - p.start > self._omega
-        return pos - p.first_pos + 1 > self._omega
+            return tau - s.start > self._omega
+        return pos - s.first_pos + 1 > self._omega
 
-    def _in_rest_of_window(self, p: Partial, e: Event) -> bool:
-        """For trailing absences: is ``e`` after p's end and inside p's window?"""
+    def _in_rest_of_window(self, s: Span, e: Event) -> bool:
+        """For trailing absences: is ``e`` after the span's end and inside its window?"""
         pos = self._pos[id(e)]
-        if e.time <= p.end:
+        if e.time <= s.end:
             return False
         if self._kind is None:
             return True
         if self._tumbling:
-            return self._win(e.time, pos) == self._win(p.start, p.first_pos)
+            return self._win(e.time, pos) == self._win(s.start, s.first_pos)
         if self._kind == "time":
-            return e.time <= p.start + self._omega
-        return pos <= p.first_pos + self._omega - 1
+            return e.time <= s.start + self._omega
+        return pos <= s.first_pos + self._omega - 1
 
-    def _past_window(self, p: Partial, e: Event) -> bool:
-        """Is ``e`` beyond p's window (so its arrival closes the window)?"""
+    def _past_window(self, s: Span, e: Event) -> bool:
+        """Is ``e`` beyond the span's window (so its arrival closes the window)?"""
         pos = self._pos[id(e)]
         if self._kind is None:
             return False
         if self._tumbling:
-            return self._win(e.time, pos) > self._win(p.start, p.first_pos)
+            return self._win(e.time, pos) > self._win(s.start, s.first_pos)
         if self._kind == "time":
-            return e.time > p.start + self._omega
-        return pos > p.first_pos + self._omega - 1
+            return e.time > s.start + self._omega
+        return pos > s.first_pos + self._omega - 1
 
-    def _close_position(self, p: Partial) -> int | None:
-        """Position of the first event past p's window (the clock passing its close), or
+    def _close_position(self, s: Span) -> int | None:
+        """Position of the first event past the span's window (the clock passing its close), or
         len(events) at end of input; None if input stopped before the window closed."""
-        for i in range(p.last_pos + 1, len(self.events)):
-            if self._past_window(p, self.events[i]):
+        for i in range(s.last_pos + 1, len(self.events)):
+            if self._past_window(s, self.events[i]):
                 return i
         return len(self.events) if self.end_of_input else None
 
@@ -159,7 +178,7 @@ class ReferenceEvaluator:
             return None
         return RunContext.of(e, start, taken, self._kleene_gpms)
 
-    def _results_at(self, op: A.Operand, tau: Decimal, mu: dict,
+    def _results_at(self, op: A.Operand, tau: Decimal, mu: Solution,
                     p: Partial | None = None) -> list[Result]:
         """Section 5: the results of an operand at timestamp tau in context mu (extending
         the prefix ``p``, which run functions see)."""
@@ -172,7 +191,7 @@ class ReferenceEvaluator:
                     continue
                 run = self._run_context(op.name, e, p.taken, p.start) if p is not None else None
                 for sol in self.gpms.solutions(op.name, e, mu, run):
-                    local = tuple(sorted((v, t) for v, t in sol.items() if v in local_vars))
+                    local = _bindings(sorted((v, t) for v, t in sol.items() if v in local_vars))
                     out.append((sol, (Taken(op.name, e, local),)))
             return out
         if isinstance(op, A.Disjunction):
@@ -190,7 +209,7 @@ class ReferenceEvaluator:
                 break
         return joined
 
-    def _candidate_times(self, op: A.Operand, mu: dict) -> list[Decimal]:
+    def _candidate_times(self, op: A.Operand, mu: Solution) -> list[Decimal]:
         """Timestamps at which ``op`` may have a result in context mu (a superset)."""
         if isinstance(op, A.GpmRef):
             return self._gpm_times(op.name, mu)
@@ -198,7 +217,7 @@ class ReferenceEvaluator:
         merged = set.intersection(*sets) if isinstance(op, A.Conjunction) else set.union(*sets)
         return sorted(merged)
 
-    def _gpm_times(self, gpm: str, mu: dict) -> list[Decimal]:
+    def _gpm_times(self, gpm: str, mu: Solution) -> list[Decimal]:
         c = self.gpms.compiled(gpm)
         stream = self.query.events[gpm].stream
         keys = tuple(sorted(v for v in c.always_bound if v in mu)) if c.join_shaped else ()
@@ -228,15 +247,13 @@ class ReferenceEvaluator:
             if self._exists_between(pend, tau):
                 return None
         positions = [self._pos[id(t.event)] for t in taken]
-        q = Partial(
-            mu=mu,
-            taken=p.taken + taken,
-            start=tau if p.start is None else p.start,
+        span = Span(
+            start=tau if p.span is None else p.span.start,
             end=tau,
-            first_pos=min(positions) if p.first_pos is None else p.first_pos,
+            first_pos=min(positions) if p.span is None else p.span.first_pos,
             last_pos=max(positions),
         )
-        return q if self._valid(q) else None
+        return Partial(mu=mu, taken=p.taken + taken, span=span) if self._valid(span) else None
 
     def _exists_between(self, pend: Pending, before: Decimal) -> bool:
         """Does some event strictly between pend.after and ``before`` match pend.gpm?"""
@@ -250,11 +267,11 @@ class ReferenceEvaluator:
                     return True
         return False
 
-    def _step(self, p: Partial, op: A.Operand, strategy: str | None, mu: dict) -> list[Partial]:
+    def _step(self, p: Partial, op: A.Operand, strategy: str | None, mu: Solution) -> list[Partial]:
         """Section 4: extend p by one result of op attached with ``strategy``."""
         out: list[Partial] = []
-        if strategy == A.STRICT:
-            tau = self._next_time(p.end)
+        if strategy == A.STRICT:  # never the first atom's
+            tau = self._next_time(_span(p).end)
             if tau is None:
                 return out
             for r in self._results_at(op, tau, mu, p):
@@ -263,7 +280,7 @@ class ReferenceEvaluator:
                     out.append(q)
             return out
         times = self._candidate_times(op, mu)
-        lo = 0 if p.end is None else bisect.bisect_right(times, p.end)
+        lo = 0 if p.span is None else bisect.bisect_right(times, p.span.end)
         for tau in times[lo:]:
             if self._beyond(p, tau):
                 break
@@ -311,34 +328,35 @@ class ReferenceEvaluator:
             partials = [q for p in partials for q in self._atom(p, atom)]
         completed: list[tuple[tuple, Match]] = []
         for p in partials:
+            span = _span(p)
             order = 1
-            completion = p.last_pos
+            completion = span.last_pos
             if p.pending:
-                if any(self._exists_after(pend, p) for pend in p.pending):
+                if any(self._exists_after(pend, span) for pend in p.pending):
                     continue
-                close = self._close_position(p)
+                close = self._close_position(span)
                 if close is None:
                     continue
                 completion, order = close, 0
             match = Match(
-                bindings=tuple(sorted(p.mu.items(), key=lambda kv: kv[0])),
+                bindings=_bindings(sorted(p.mu.items(), key=lambda kv: kv[0])),
                 taken=p.taken,
-                start=p.start,
-                time=p.end,
+                start=span.start,
+                time=span.end,
             )
             key = (completion, order, match_order(match))
             completed.append((key, match))
         completed.sort(key=lambda km: km[0])
         return [m for _, m in completed]
 
-    def _exists_after(self, pend: Pending, p: Partial) -> bool:
-        """Trailing absence: does an event in the rest of p's window match pend.gpm?"""
+    def _exists_after(self, pend: Pending, s: Span) -> bool:
+        """Trailing absence: does an event in the rest of the span's window match pend.gpm?"""
         stream = self.query.events[pend.gpm].stream
-        for e in self.events[p.last_pos + 1 :]:
+        for e in self.events[s.last_pos + 1 :]:
             if e.time <= pend.after or e.stream != stream:
                 continue
-            if not self._in_rest_of_window(p, e):
-                if e.time > p.end:
+            if not self._in_rest_of_window(s, e):
+                if e.time > s.end:
                     break
                 continue
             run = self._run_context(pend.gpm, e, pend.taken, pend.start)
@@ -349,8 +367,16 @@ class ReferenceEvaluator:
 
 def _with_pending(p: Partial, atom: A.Atom) -> Partial:
     assert isinstance(atom.operand, A.GpmRef)
-    pend = Pending(atom.operand.name, p.mu, p.end, p.taken, p.start)
-    return Partial(p.mu, p.taken, p.start, p.end, p.first_pos, p.last_pos, p.pending + (pend,))
+    span = _span(p)  # an optional or negated atom is never the first (language.checks)
+    pend = Pending(atom.operand.name, p.mu, span.end, p.taken, span.start)
+    return Partial(p.mu, p.taken, span, p.pending + (pend,))
+
+
+def _bindings(pairs: Iterable[tuple[str, Node]]) -> tuple[tuple[str, Term], ...]:
+    """A solution's (variable, term) pairs as a match's bindings. ``matches.Term`` leaves out
+    the triple terms a solution may bind (an event's object may be one): they are handed on
+    as bound, which the type does not say."""
+    return cast("tuple[tuple[str, Term], ...]", tuple(pairs))
 
 
 def evaluate(
