@@ -16,6 +16,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from operator import attrgetter
 
+import pyoxigraph
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from spaseq.engine.compile.plan import Plan
@@ -35,11 +36,15 @@ _NUMBER = attrgetter("number")  # a runtime's native number, read at C speed per
 
 
 def _term(kind: str, value: str, datatype: str | None, language: str | None) -> Term:
-    """A pyoxigraph term from the parts the native dictionary gives."""
+    """A pyoxigraph term from the parts the native dictionary gives (a triple term, which
+    an event's object may be, from its N-Triples: pyoxigraph reads it)."""
     if kind == "iri":
         return NamedNode(value)
     if kind == "bnode":
         return BlankNode(value)
+    if kind == "triple":
+        quad = next(iter(pyoxigraph.parse(f"<urn:s> <urn:p> {value} .", format=pyoxigraph.RdfFormat.N_TRIPLES)))
+        return quad.object  # a triple term (matches.Term leaves them out, pyoxigraph types it)
     if language is not None:
         return Literal(value, language=language)
     return Literal(value, datatype=NamedNode(datatype)) if datatype else Literal(value)
@@ -100,11 +105,12 @@ class NativeSession:
         self._restored_uids: set[int] = set()
 
     def term_id(self, term: Term | Triple) -> int:
-        """The id of an event's term (interned on first sight). pyoxigraph types a subject or
-        object as possibly an RDF 1.2 triple term; the engine's events never hold one."""
-        i = self._ids.get(term)  # type: ignore[arg-type]  # never a Triple (above)
+        """The id of an event's term (interned on first sight); an object may be an RDF 1.2
+        triple term, interned as its N-Triples ``<<( s p o )>>``."""
+        i = self._ids.get(term)  # type: ignore[arg-type]  # a Triple is hashable too
         if i is None:
-            i = self._ids[term] = self.engine.intern(str(term))  # type: ignore[index]
+            text = f"<<( {term} )>>" if isinstance(term, Triple) else str(term)
+            i = self._ids[term] = self.engine.intern(text)  # type: ignore[index]
             self.terms[i] = term  # type: ignore[assignment]
         return i
 

@@ -303,3 +303,17 @@ def test_a_late_event_is_judged_before_its_terms_are_kept_and_told_in_the_input_
     refusing.drop_late = True  # a setting changed later reaches the core
     refusing.push(EX + "u2", early, f"<{EX}s> <{EX}b> 1 .", format="turtle")
     assert refusing.dropped_late == 1
+
+
+def test_an_event_whose_object_is_a_triple_term_matches_and_gives_it_back() -> None:
+    """RDF 1.2: an event's object may be a triple term; pushed through the API it is
+    interned as one, joined on, and a match's binding is that triple again."""
+    engine = Engine()
+    pairs = engine.register(PAIR)
+    said = pyoxigraph.Triple(pyoxigraph.NamedNode(EX + "a"), pyoxigraph.NamedNode(EX + "b"),
+                             pyoxigraph.Literal("01"))
+    s, a, b = (pyoxigraph.NamedNode(EX + n) for n in ("s", "a", "b"))
+    engine.push(EX + "u2", 1, [pyoxigraph.Triple(s, a, said)])
+    engine.push(EX + "u2", 2, f"<{EX}s> <{EX}b> <<( <{EX}a> <{EX}b> \"01\" )>> .", format="ntriples")
+    [row] = pairs.rows()
+    assert row.bindings["x"] == said and row.bindings["y"] == said

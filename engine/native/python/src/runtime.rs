@@ -640,8 +640,9 @@ fn term_parts(term: &oxrdf::Term) -> TermParts {
             Some(l.datatype().as_str().to_owned()),
             l.language().map(str::to_owned),
         ),
+        // an RDF 1.2 triple term (an event's object may be one), in N-Triples `<<( s p o )>>`
         #[allow(unreachable_patterns)]
-        other => ("literal", other.to_string(), None, None),
+        other => ("triple", other.to_string(), None, None),
     }
 }
 
