@@ -7,7 +7,8 @@ from typing import final
 from spaseq.engine._native import _testing as _testing
 
 __all__ = ["PLAN_VERSION", "__version__", "_testing", "LateEvent", "LocatedError", "gpm_evaluators", "LiveStream", "LiveReader",
-           "NativeWriter", "NativeEngine", "NativeEvent", "NativeMatch", "ReplayReading", "ReplayStream", "read_batch",
+           "NativeWriter", "jsonl_line", "json_time", "json_seconds", "table_time",
+           "NativeEngine", "NativeEvent", "NativeMatch", "ReplayReading", "ReplayStream", "read_batch",
            "timestamp_ns", "seconds_ns", "datetime_ns", "datetime_text"]
 
 PLAN_VERSION: int
@@ -260,29 +261,37 @@ def gpm_evaluators(plan_json: str) -> list[tuple[str, str, str | None]]:
 
 @final
 class NativeWriter:
-    """One query's results written natively (``spaseq_output``): ``jsonl``, ``json``,
-    ``csv``, ``tsv``, ``table`` or ``trig``, byte for byte as ``engine/output/writers.py`` writes them, to the
-    text file ``out`` (``write(str)``, ``flush()``), without a Python object per match."""
+    """One query's results written natively (``spaseq_output``), the one implementation of
+    every output format: ``jsonl``, ``json``, ``csv``, ``tsv``, ``table`` or ``trig``, to the
+    text file ``out`` (``write(str)``, ``flush()``); the runtime's matches without a Python
+    object per match (``write_matches``), or rows given as values (``write_row``), not both."""
 
     def __new__(cls, format: str, out: object, select: list[str] | None, distinct: bool,
                  columns: list[str], with_time: bool, binary: bool = False,
                  time_format: str = "input", thread: bool = False,
                  prefixes: list[tuple[str, str]] | None = None, output: str | None = None,
-                 template: list[tuple[tuple[str, str], ...]] | None = None) -> NativeWriter:
+                 template: list[tuple[tuple[str, str], ...]] | None = None,
+                 construct: bool = False) -> NativeWriter:
         """Rows of ``select`` (None: every bound variable, by name), DISTINCT or not;
-        ``columns`` the header's variables; ``with_time`` adds ``_time`` and ``_start``;
-        ``binary``: ``out`` takes UTF-8 bytes instead of text; ``time_format``: ``input``,
-        ``dateTime`` or ``epoch`` (docs/decisions.md 43); ``thread`` with a binary ``out``
-        that has a descriptor: the rows are spelled and written on a thread of their own, to
-        a duplicate of the descriptor (``out`` is flushed first and must not be written
-        through until ``finish`` or ``close``); ``prefixes`` (prefix, namespace), in
-        declaration order, shorten the table's IRIs and are TriG's declarations; TriG also
-        takes the query's ``output`` stream IRI and, for a CONSTRUCT query, its ``template``:
-        triples of ``("var", name)`` (a variable of ``select``), ``("fresh", label)`` (a
-        blank node, fresh per result) or ``("term", N-Triples)``."""
+        ``columns`` the header's variables; ``with_time`` adds ``_time`` and ``_start`` (a
+        variable of either name then holds the time); ``binary``: ``out`` takes UTF-8 bytes
+        instead of text; ``time_format``: ``input``, ``dateTime`` or ``epoch``
+        (docs/decisions.md 43); ``thread`` with a binary ``out`` that has a descriptor: the
+        rows are spelled and written on a thread of their own, to a duplicate of the
+        descriptor (``out`` is flushed first and must not be written through until
+        ``finish`` or ``close``); ``prefixes`` (prefix, namespace), in declaration order,
+        shorten the table's IRIs and are TriG's declarations; TriG also takes the query's
+        ``output`` stream IRI and, for a CONSTRUCT query, its ``template``: triples of
+        ``("var", name)`` (a variable of ``select``), ``("fresh", label)`` (a blank node,
+        fresh per result) or ``("term", N-Triples)``. ``construct``: the rows are a
+        CONSTRUCT query's (``select`` its template's variables), whose DISTINCT compares the
+        whole mapping."""
     @property
     def threaded(self) -> bool:
         """Whether the rows are written on a thread of their own."""
+    @property
+    def rows(self) -> int:
+        """Rows written so far (after DISTINCT)."""
     def forget_terms(self) -> None:
         """Forget what is cached by term id (the engine's dictionary was compacted)."""
     def start(self) -> None: ...
@@ -290,14 +299,19 @@ class NativeWriter:
         """Write the rows of the matches ``query`` released since the last call (flushing
         ``out`` when any was written; handed to the writing thread when there is one); the
         number of matches taken (before DISTINCT). OSError when the writing failed."""
+    def write_row(self, time: int, start: int, bindings: list[tuple[str, str]],
+                  taken: list[tuple[str, str, int, bool, str | None]]) -> None:
+        """Write one row given as values (a result found in Python, projected and past
+        DISTINCT), flushing ``out`` when anything was written: its match's ``time`` and
+        ``start`` (nanoseconds), its ``bindings`` (variable, term in N-Triples) and the
+        events it took, first to last (atom, stream IRI, time in ns, stamped with an
+        xsd:dateTime, graph name in N-Triples or None). ValueError for a term that is not
+        N-Triples; OSError when the writing failed."""
     def finish(self) -> None:
         """Write what follows the rows, flush, and wait for the writing thread to be done."""
     def close(self) -> None:
         """Wait for the writing thread to write the rows handed to it, and stop it (nothing
         written after them); the writing's OSError, if any."""
-    @property
-    def rows(self) -> int:
-        """Rows written so far (after DISTINCT)."""
 
 def timestamp_ns(value: str, datatype: str, language: str | None = None, direction: str | None = None) -> int:
     """The time a timestamp literal denotes, in nanoseconds (since the epoch for an
@@ -322,3 +336,20 @@ def datetime_text(ns: int) -> str:
     ``YYYY-MM-DDThh:mm:ss``, the fraction only when nonzero (exact, trailing zeros trimmed),
     ``Z``; the proleptic Gregorian calendar, years of at least four digits, negative ones with
     ``-`` (XSD 1.1: year 0 is 1 BCE)."""
+
+def jsonl_line(time: int, start: int, bindings: list[tuple[str, str]],
+               taken: list[tuple[str, str, int, bool, str | None]],
+               time_format: str = "input") -> str:
+    """The jsonl object of one row given as ``NativeWriter.write_row`` takes it (its bindings
+    in the order given), without its line end, times as ``time_format`` says."""
+
+def json_time(ns: int, dated: bool) -> str:
+    """A time as the SPARQL 1.1 JSON results term of ``_time``/``_start``: an xsd:dateTime
+    literal when ``dated``, else xsd:decimal seconds."""
+
+def json_seconds(ns: int) -> str:
+    """A time as the JSON number jsonl writes (exact seconds)."""
+
+def table_time(ns: int) -> str:
+    """A time as the table writes it: seconds to the millisecond for small (relative) times,
+    ISO 8601 UTC for wall-clock ones."""

@@ -3,7 +3,7 @@
 //! terms, events and streams the `Formatter` has not been sent yet. A `Batch` holds no
 //! reference into the runtime, so it can be spelled on another thread (`background.rs`).
 
-use super::{Format, Scope, TimeFormat};
+use super::{Distinct, Format, Scope, TimeFormat};
 use oxrdf::Term;
 use spaseq_automaton::event::StreamId;
 use spaseq_automaton::MatchRecord;
@@ -91,7 +91,7 @@ pub struct Collector {
     format: Format,
     /// The row's variables (None: every bound variable, in name order).
     select: Option<Vec<String>>,
-    distinct: bool,
+    distinct: Distinct,
     /// The variables of the header (CSV, TSV, JSON), without `_time`/`_start`.
     columns: Vec<String>,
     time_format: TimeFormat,
@@ -109,12 +109,12 @@ pub struct Collector {
 }
 
 impl Collector {
-    /// A collector of rows of `select` (None: every bound variable by name), DISTINCT or
-    /// not, for `format`, whose header has the variables `columns`.
+    /// A collector of rows of `select` (None: every bound variable by name), DISTINCT as
+    /// `distinct` says, for `format`, whose header has the variables `columns`.
     pub fn new(
         format: Format,
         select: Option<Vec<String>>,
-        distinct: bool,
+        distinct: Distinct,
         columns: Vec<String>,
         time_format: TimeFormat,
     ) -> Collector {
@@ -123,13 +123,7 @@ impl Collector {
             select,
             distinct,
             columns,
-            // TriG writes times in the input's form whatever --time-format says (as
-            // `match_rdf.describe` is called by `derived.Derived`)
-            time_format: if format == Format::Trig {
-                TimeFormat::Input
-            } else {
-                time_format
-            },
+            time_format: time_format.of(format),
             resolved: None,
             seen: HashSet::new(),
             sent_terms: Vec::new(),
@@ -244,12 +238,13 @@ impl Collector {
         }
         let resolved = self.resolved.as_ref().expect("resolved above");
         let value = |slot: Option<Slot>| slot.and_then(|s| m.mu.get(s).copied().flatten());
-        if self.distinct {
-            let key: Vec<Option<Term>> = resolved
-                .row
-                .iter()
-                .map(|(s, _)| value(*s).map(|id| scope.dict.get(id).clone()))
-                .collect();
+        let term = |slot: Option<Slot>| value(slot).map(|id| scope.dict.get(id).clone());
+        let key: Option<Vec<Option<Term>>> = match self.distinct {
+            Distinct::No => None,
+            Distinct::Row => Some(resolved.row.iter().map(|(s, _)| term(*s)).collect()),
+            Distinct::Mapping => Some((0..scope.vars.len()).map(|s| term(Some(s))).collect()),
+        };
+        if let Some(key) = key {
             if !self.seen.insert(key) {
                 return;
             }

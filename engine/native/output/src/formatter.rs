@@ -31,15 +31,19 @@ enum TimeSpelling {
 /// Times spelled recently, direct-mapped by time: the matches an event completes share its
 /// time, and their starts recur (spelling a dateTime costs about as much as the rest of a
 /// row's times and bindings together).
+/// Its slots are made on first use (a formatter of one row never fills them).
 struct TimeCache(Vec<Option<(i128, TimeSpelling, Box<str>)>>);
 
 impl TimeCache {
     fn new() -> Self {
-        TimeCache(vec![None; TIMES_KEPT])
+        TimeCache(Vec::new())
     }
 
     /// Append `ns` spelled as `how` to `out`.
     fn push(&mut self, ns: i128, how: TimeSpelling, out: &mut String) {
+        if self.0.is_empty() {
+            self.0 = vec![None; TIMES_KEPT];
+        }
         let mixed =
             (ns as u64 ^ (ns >> 64) as u64 ^ how as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let slot = &mut self.0[(mixed >> (64 - TIMES_KEPT.trailing_zeros())) as usize];
@@ -66,6 +70,12 @@ pub struct Formatter {
     /// The variables of the header (CSV, TSV, JSON), without `_time`/`_start`.
     columns: Vec<String>,
     with_time: bool,
+    /// With `with_time`, the columns named `_time` (false) or `_start` (true): they hold the
+    /// times, not the variables' values (`writers.Writer._terms`).
+    time_columns: Vec<(usize, bool)>,
+    /// With `with_time`, where `_time` and `_start` are among the row's variables (JSON: the
+    /// times replace their values there).
+    time_keys: [Option<usize>; 2],
     resolved: Option<Resolved>,
     /// Per term id, its spelling in this format (as sent by the collector).
     terms: Vec<Option<Box<str>>>,
@@ -92,10 +102,18 @@ impl Formatter {
     /// A formatter of `format` with the header `columns`, `with_time` adding `_time` and
     /// `_start` (JSON, CSV, TSV).
     pub fn new(format: Format, columns: Vec<String>, with_time: bool) -> Formatter {
+        let time_columns = columns
+            .iter()
+            .enumerate()
+            .filter(|_| with_time)
+            .filter_map(|(i, v)| time_name(v).map(|start| (i, start)))
+            .collect();
         Formatter {
             format,
             columns,
             with_time,
+            time_columns,
+            time_keys: [None; 2],
             resolved: None,
             terms: Vec::new(),
             streams: Vec::new(),
@@ -220,6 +238,14 @@ impl Formatter {
         let Some(resolved) = self.resolved.take() else {
             return; // no row was ever collected
         };
+        if self.with_time && self.format == Format::Json {
+            self.time_keys = [None; 2];
+            for (i, name) in resolved.names.iter().enumerate() {
+                if let Some(start) = time_name(name) {
+                    self.time_keys[usize::from(start)].get_or_insert(i);
+                }
+            }
+        }
         let width = match self.format {
             Format::Jsonl | Format::Json | Format::Trig => resolved.row.len(),
             Format::Csv | Format::Tsv | Format::Table => resolved.columns.len(),
@@ -392,6 +418,11 @@ impl Formatter {
             out.push_str(",\n");
         }
         out.push('{');
+        if self.time_keys != [None; 2] {
+            self.json_with_time_variables(head, values, resolved, out);
+            out.push('}');
+            return;
+        }
         let any = self.bindings(values, resolved, out);
         if self.with_time {
             if any {
@@ -403,6 +434,44 @@ impl Formatter {
             json_time_literal(start, dated, out);
         }
         out.push('}');
+    }
+
+    /// A JSON row's members when `_time` or `_start` is also a variable of the row (as
+    /// `writers.JsonWriter` writes them: a bound one holds the time in its place, the others
+    /// follow the bindings).
+    fn json_with_time_variables(
+        &self,
+        head: &RowHead,
+        values: &[Option<TermId>],
+        resolved: &Resolved,
+        out: &mut String,
+    ) {
+        let times = [head.time, head.start];
+        let mut written = [false; 2];
+        let mut any = false;
+        for (i, ((_, key), id)) in resolved.row.iter().zip(values).enumerate() {
+            let Some(id) = id else { continue };
+            if std::mem::replace(&mut any, true) {
+                out.push_str(", ");
+            }
+            out.push_str(key);
+            match self.time_keys.iter().position(|k| *k == Some(i)) {
+                Some(t) => {
+                    json_time_literal(times[t], head.dated, out);
+                    written[t] = true;
+                }
+                None => out.push_str(self.term(*id)),
+            }
+        }
+        for (t, key) in ["\"_time\": ", "\"_start\": "].iter().enumerate() {
+            if !written[t] {
+                if std::mem::replace(&mut any, true) {
+                    out.push_str(", ");
+                }
+                out.push_str(key);
+                json_time_literal(times[t], head.dated, out);
+            }
+        }
     }
 
     /// A result as a TriG block (`trig.rs`).
@@ -469,6 +538,11 @@ impl Formatter {
         for id in values {
             cells.push(id.map_or_else(String::new, |id| self.term(id).to_owned()));
         }
+        for &(i, is_start) in &self.time_columns {
+            let mut s = String::new();
+            time_value(if is_start { start } else { time }, dated, &mut s);
+            cells[i + 2] = s;
+        }
         csv_record(cells.iter().map(String::as_str), out);
     }
 
@@ -497,23 +571,38 @@ impl Formatter {
                 out.push('\t');
             }
         };
+        let literal = |ns: i128, out: &mut String| {
+            out.push('"');
+            time_value(ns, dated, out);
+            out.push_str("\"^^<");
+            out.push_str(time_datatype(dated));
+            out.push('>');
+        };
         if self.with_time {
             for ns in [time, start] {
                 sep(out);
-                out.push('"');
-                time_value(ns, dated, out);
-                out.push_str("\"^^<");
-                out.push_str(time_datatype(dated));
-                out.push('>');
+                literal(ns, out);
             }
         }
-        for id in values {
+        let mut clashes = self.time_columns.iter().peekable();
+        for (i, id) in values.iter().enumerate() {
             sep(out);
-            if let Some(id) = id {
+            if let Some(&(_, is_start)) = clashes.next_if(|(c, _)| *c == i) {
+                literal(if is_start { start } else { time }, out);
+            } else if let Some(id) = id {
                 out.push_str(self.term(*id));
             }
         }
         out.push('\n');
+    }
+}
+
+/// Whether `name` is `_time` (false) or `_start` (true), the names `--with-time` adds.
+fn time_name(name: &str) -> Option<bool> {
+    match name {
+        "_time" => Some(false),
+        "_start" => Some(true),
+        _ => None,
     }
 }
 

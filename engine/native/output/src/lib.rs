@@ -21,12 +21,14 @@ pub mod background;
 pub mod collect;
 pub mod derive;
 pub mod formatter;
+pub mod rows;
 pub mod spell;
 pub mod trig;
 
 pub use background::Background;
 pub use collect::{Batch, Collector};
 pub use formatter::Formatter;
+pub use rows::{PlainRow, PlainTaken, RowCollector};
 use spaseq_automaton::{MatchRecord, Streams};
 use spaseq_gpm::vars::VarTable;
 use spaseq_io::dictionary::Dictionary;
@@ -84,25 +86,57 @@ impl TimeFormat {
         }
     }
 
+    /// The time format `format` writes with: TriG writes times in the input's form whatever
+    /// --time-format says (as `match_rdf.describe` is called by `derived.Derived`).
+    pub fn of(self, format: Format) -> TimeFormat {
+        if format == Format::Trig {
+            TimeFormat::Input
+        } else {
+            self
+        }
+    }
+
     /// Whether `m`'s times are written as `xsd:dateTime`s (`times.dated`).
     pub fn dated(self, m: &MatchRecord) -> bool {
+        let mut at = m.node.as_deref();
+        self.dated_by(std::iter::from_fn(|| {
+            let n = at?;
+            at = n.parent.as_deref();
+            Some(n.taken.event.dated)
+        }))
+    }
+
+    /// Whether a match's times are written as `xsd:dateTime`s, given whether each event it
+    /// took was stamped with one (`times.dated`): in the input's form, when every event was
+    /// and there is at least one.
+    pub fn dated_by(self, mut taken: impl Iterator<Item = bool>) -> bool {
         match self {
             TimeFormat::DateTime => true,
             TimeFormat::Epoch => false,
             TimeFormat::Input => {
-                let mut at = m.node.as_deref();
                 let mut any = false;
-                while let Some(n) = at {
-                    if !n.taken.event.dated {
+                for dated in taken.by_ref() {
+                    if !dated {
                         return false;
                     }
                     any = true;
-                    at = n.parent.as_deref();
                 }
                 any
             }
         }
     }
+}
+
+/// What DISTINCT compares (the first row of each is kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Distinct {
+    /// Nothing: every match is written.
+    No,
+    /// The projected row (SELECT DISTINCT).
+    Row,
+    /// The whole mapping, every variable bound (a DISTINCT CONSTRUCT query: its projection
+    /// is the whole mapping, its template's variables are what is written).
+    Mapping,
 }
 
 /// What names a query's matches: its terms, variables, GPMs and the engine's streams.

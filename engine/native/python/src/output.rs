@@ -1,14 +1,20 @@
-//! The binding of the native writers (`spaseq_output`): `NativeWriter` takes a
-//! query's released matches straight from the native runtime and writes their rows to a
-//! Python file (`out.write`, in chunks), with no Python object per match; or, asked to and
-//! given a binary file with a descriptor, spells and writes them on a thread of its own
-//! (`Background`) to a duplicate of that descriptor while the runtime goes on.
+//! The binding of the native writers (`spaseq_output`), the only writers of results:
+//! `NativeWriter` takes a query's released matches straight from the native runtime and
+//! writes their rows to a Python file (`out.write`, in chunks), with no Python object per
+//! match; or, asked to and given a binary file with a descriptor, spells and writes them on a
+//! thread of its own (`Background`) to a duplicate of that descriptor while the runtime goes
+//! on. Rows found in Python come as values (`write_row`); `jsonl_line`, `json_time`,
+//! `json_seconds` and `table_time` spell one row or one time for the server, the rdflib
+//! plugin and `spaseq run`'s summary.
 
 use crate::runtime::NativeEngine;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use spaseq_output::trig::{TemplateTerm, Trig};
-use spaseq_output::{Background, Batch, Collector, Format, Formatter, Scope, TimeFormat};
+use spaseq_output::{
+    Background, Batch, Collector, Distinct, Format, Formatter, PlainRow, PlainTaken, RowCollector,
+    Scope, TimeFormat,
+};
 
 /// Text kept before it is handed to `out.write` (a batch of matches can be large).
 const CHUNK: usize = 1 << 20;
@@ -38,7 +44,38 @@ enum Sink {
 #[pyclass(unsendable, module = "spaseq.engine._native")]
 struct NativeWriter {
     collector: Collector,
+    /// The rows given as values (`write_row`).
+    plain: RowCollector,
     sink: Sink,
+}
+
+/// A taken event as `write_row` takes it: (atom, stream IRI, time in ns, dated, graph name
+/// in N-Triples or None).
+type TakenValues = (String, String, i128, bool, Option<String>);
+
+/// A row from its Python values (`write_row`).
+fn plain_row(
+    time: i128,
+    start: i128,
+    bindings: Vec<(String, String)>,
+    taken: Vec<TakenValues>,
+) -> PlainRow {
+    let taken = taken
+        .into_iter()
+        .map(|(atom, stream, time, dated, graph)| PlainTaken {
+            atom,
+            stream,
+            time,
+            dated,
+            graph,
+        })
+        .collect();
+    PlainRow {
+        time,
+        start,
+        bindings,
+        taken,
+    }
 }
 
 /// The writing thread's error as Python's `OSError(errno, strerror)` (which is the subclass
@@ -158,9 +195,11 @@ impl NativeWriter {
     /// declarations. TriG also takes the query's `output` stream IRI and, for a CONSTRUCT
     /// query, its `template`: triples of terms `("var", name)` (a variable of `select`),
     /// `("fresh", label)` (a blank node, fresh per result) or `("term", N-Triples)`.
+    /// `construct`: the rows are a CONSTRUCT query's, `select` its template's variables,
+    /// and DISTINCT compares the whole mapping (every variable bound), its projection.
     /// ValueError for another format or time format, or a TriG writer without its output.
     #[new]
-    #[pyo3(signature = (format, out, select, distinct, columns, with_time, binary = false, time_format = "input", thread = false, prefixes = None, output = None, template = None))]
+    #[pyo3(signature = (format, out, select, distinct, columns, with_time, binary = false, time_format = "input", thread = false, prefixes = None, output = None, template = None, construct = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -176,6 +215,7 @@ impl NativeWriter {
         prefixes: Option<Vec<(String, String)>>,
         output: Option<String>,
         template: Option<Vec<[(String, String); 3]>>,
+        construct: bool,
     ) -> PyResult<Self> {
         let format = Format::parse(format)
             .ok_or_else(|| PyValueError::new_err(format!("no native writer for {format:?}")))?;
@@ -194,6 +234,12 @@ impl NativeWriter {
         } else {
             formatter = formatter.with_prefixes(prefixes);
         }
+        let distinct = match (distinct, construct) {
+            (false, _) => Distinct::No,
+            (true, false) => Distinct::Row,
+            (true, true) => Distinct::Mapping,
+        };
+        let plain = RowCollector::new(format, select.clone(), columns.clone(), times);
         let collector = Collector::new(format, select, distinct, columns, times);
         let sink = if thread && binary {
             match Self::thread(py, &out, formatter)? {
@@ -203,7 +249,11 @@ impl NativeWriter {
         } else {
             Self::here(formatter, out, binary)
         };
-        Ok(NativeWriter { collector, sink })
+        Ok(NativeWriter {
+            collector,
+            plain,
+            sink,
+        })
     }
 
     /// Whether the rows are written on a thread of their own.
@@ -231,6 +281,11 @@ impl NativeWriter {
         engine: PyRef<'_, NativeEngine>,
         query: usize,
     ) -> PyResult<usize> {
+        if self.plain.rows() > 0 {
+            return Err(PyValueError::new_err(
+                "a writer takes the runtime's matches or rows given as values, not both",
+            ));
+        }
         let before = self.collector.rows();
         let collector = &mut self.collector;
         let sink = &mut self.sink;
@@ -290,6 +345,53 @@ impl NativeWriter {
         Ok(taken)
     }
 
+    /// Write one row given as values (a result found in Python, already projected and past
+    /// DISTINCT) and flush `out` if anything was written (or hand it to the writing thread):
+    /// its match's `time` and `start` (nanoseconds), its `bindings` (variable, term in
+    /// N-Triples) and the events it took, first to last (atom, stream IRI, time in ns,
+    /// stamped with an xsd:dateTime, graph name in N-Triples or None). ValueError for a term
+    /// that is not N-Triples; OSError when the writing failed.
+    fn write_row(
+        &mut self,
+        py: Python<'_>,
+        time: i128,
+        start: i128,
+        bindings: Vec<(String, String)>,
+        taken: Vec<TakenValues>,
+    ) -> PyResult<()> {
+        if self.collector.rows() > 0 {
+            return Err(PyValueError::new_err(
+                "a writer takes the runtime's matches or rows given as values, not both",
+            ));
+        }
+        let row = plain_row(time, start, bindings, taken);
+        match &mut self.sink {
+            Sink::Here {
+                formatter,
+                out,
+                binary,
+                buf,
+                batch,
+            } => {
+                self.plain
+                    .fill(&row, batch)
+                    .map_err(PyValueError::new_err)?;
+                formatter.write(batch, buf);
+                if !buf.is_empty() {
+                    Self::emit(py, out, *binary, buf, true)?;
+                }
+                Ok(())
+            }
+            Sink::Thread(background) => {
+                let mut batch = background.batch();
+                self.plain
+                    .fill(&row, &mut batch)
+                    .map_err(PyValueError::new_err)?;
+                background.write(batch).map_err(os_error)
+            }
+        }
+    }
+
     /// Write what follows the rows and flush (waiting for the writing thread to write
     /// everything).
     fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
@@ -308,8 +410,62 @@ impl NativeWriter {
     /// Rows written so far (after DISTINCT).
     #[getter]
     fn rows(&self) -> u64 {
-        self.collector.rows()
+        self.collector.rows() + self.plain.rows()
     }
+}
+
+/// The jsonl object of one row given as values (as `NativeWriter.write_row` takes them, its
+/// bindings written in the order given), without its line end, times as `time_format` says:
+/// one line of the server's match log, or of the rdflib plugin's jsonl. ValueError for a
+/// term that is not N-Triples or another time format.
+#[pyfunction]
+#[pyo3(signature = (time, start, bindings, taken, time_format = "input"))]
+fn jsonl_line(
+    time: i128,
+    start: i128,
+    bindings: Vec<(String, String)>,
+    taken: Vec<TakenValues>,
+    time_format: &str,
+) -> PyResult<String> {
+    let times = TimeFormat::parse(time_format)
+        .ok_or_else(|| PyValueError::new_err(format!("no time format {time_format:?}")))?;
+    let select = bindings.iter().map(|(v, _)| v.clone()).collect();
+    let row = plain_row(time, start, bindings, taken);
+    let mut collector = RowCollector::new(Format::Jsonl, Some(select), Vec::new(), times);
+    let mut batch = Batch::default();
+    collector
+        .fill(&row, &mut batch)
+        .map_err(PyValueError::new_err)?;
+    let mut line = String::new();
+    Formatter::new(Format::Jsonl, Vec::new(), false).write(&batch, &mut line);
+    line.pop(); // its line end
+    Ok(line)
+}
+
+/// A time (`ns` nanoseconds) as the SPARQL 1.1 JSON results term the writers give `_time`
+/// and `_start`: an `xsd:dateTime` literal when `dated`, else `xsd:decimal` seconds.
+#[pyfunction]
+fn json_time(ns: i128, dated: bool) -> String {
+    let mut s = String::new();
+    spaseq_output::spell::json_time_literal(ns, dated, &mut s);
+    s
+}
+
+/// A time (`ns` nanoseconds) as the JSON number jsonl writes it (exact seconds).
+#[pyfunction]
+fn json_seconds(ns: i128) -> String {
+    let mut s = String::new();
+    spaseq_output::spell::json_seconds(ns, &mut s);
+    s
+}
+
+/// A time (`ns` nanoseconds) as the table writes it: seconds to the millisecond for small
+/// (relative) times, ISO 8601 UTC for wall-clock ones.
+#[pyfunction]
+fn table_time(ns: i128) -> String {
+    let mut s = String::new();
+    spaseq_output::spell::table_time(ns, &mut s);
+    s
 }
 
 /// A CONSTRUCT template from its Python spelling (`NativeWriter`'s `template`), its
@@ -346,5 +502,9 @@ fn trig_template(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeWriter>()?;
+    m.add_function(wrap_pyfunction!(jsonl_line, m)?)?;
+    m.add_function(wrap_pyfunction!(json_time, m)?)?;
+    m.add_function(wrap_pyfunction!(json_seconds, m)?)?;
+    m.add_function(wrap_pyfunction!(table_time, m)?)?;
     Ok(())
 }
