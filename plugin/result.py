@@ -23,9 +23,10 @@ from rdflib.plugins.sparql.processor import SPARQLResult
 from rdflib.query import ResultException, ResultSerializer
 from rdflib.term import Identifier
 
+from spaseq.engine._native import NativeWriter
 from spaseq.engine.matches import Match, MatchTimes, Row
+from spaseq.engine.output.native import jsonl_line
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, dated, time_literal
-from spaseq.engine.output.writers import TsvWriter, dumps_exact, jsonl_record
 from spaseq.plugin.terms import to_oxigraph, to_rdflib
 
 
@@ -102,21 +103,25 @@ class JsonlResultSerializer(ResultSerializer):
                 raise ResultException(
                     "jsonl needs the time and events of each match: serialize a result of processor='spaseq'"
                 )
-            _write(stream, dumps_exact(jsonl_record(binding.row, binding.time_format)) + "\n", encoding)
+            _write(stream, jsonl_line(binding.row, binding.time_format) + "\n", encoding)
 
 
 class TsvResultSerializer(ResultSerializer):
     """``serialize(format="tsv")``: SPARQL 1.1 Query Results TSV (terms in N-Triples syntax),
-    written by the CLI's ``--format tsv`` writer; any rdflib SELECT result, not only spaseq's."""
+    written by the CLI's ``--format tsv`` writer (a ``NativeWriter``, each row given as
+    values: no time, no events); any rdflib SELECT result, not only spaseq's."""
 
     def serialize(self, stream: IO, encoding: str = "utf-8", **kwargs: Any) -> None:
         if self.result.type != "SELECT":
             raise ResultException(f"tsv serializes SELECT results, not {self.result.type}")
         text = io.StringIO()
-        writer = TsvWriter(text, [str(v) for v in self.result.vars or ()])
+        variables = [str(v) for v in self.result.vars or ()]
+        writer = NativeWriter("tsv", text, variables, False, variables, False)
         writer.start()
         for binding in self.result.bindings:
-            writer.terms({str(v): to_oxigraph(t) for v, t in binding.items() if t is not None})
+            terms = [(str(v), str(to_oxigraph(t))) for v, t in binding.items() if t is not None]
+            writer.write_row(0, 0, terms, [])
+        writer.finish()
         _write(stream, text.getvalue(), encoding)
 
 

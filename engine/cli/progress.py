@@ -9,6 +9,7 @@ DISTINCT), and its open partial matches (runs waiting for an event: the native r
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -16,9 +17,6 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal
 from time import monotonic
 from typing import IO, TypeVar
-
-from spaseq.engine.output.writers import _fmt_time as time_text
-from spaseq.engine.output.writers import dumps_exact, seconds
 
 #: Seconds between two drawings of the line on a terminal (at most 5 a second).
 INTERVAL = 0.2
@@ -55,10 +53,24 @@ class Stats:
 
     def json(self) -> str:
         """One JSON object; event times as the jsonl output writes them (exact seconds)."""
-        record = asdict(self)
-        if self.event_time is not None:
-            record["event_time"] = seconds(self.event_time)
-        return dumps_exact(record)
+        from spaseq.engine._native import json_seconds
+        from spaseq.engine.values.timestamps import to_nanoseconds
+
+        def spelled(name: str, value: object) -> str:
+            if name == "event_time" and self.event_time is not None:
+                return json_seconds(to_nanoseconds(self.event_time))
+            return json.dumps(value)
+
+        return "{" + ", ".join(f"{json.dumps(k)}: {spelled(k, v)}" for k, v in asdict(self).items()) + "}"
+
+
+def time_text(seconds: Decimal) -> str:
+    """A time as the table writes it (``_native.table_time``): seconds to the millisecond
+    for small (relative) times, ISO 8601 UTC for wall-clock ones."""
+    from spaseq.engine._native import table_time
+    from spaseq.engine.values.timestamps import to_nanoseconds
+
+    return table_time(to_nanoseconds(seconds))
 
 
 class Progress:

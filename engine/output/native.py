@@ -8,21 +8,37 @@ the result formats (jsonl, json, csv, tsv and the table for people) of a SELECT 
 (projection and DISTINCT done natively) and of a CONSTRUCT query written as solutions of its
 template's variables, and TriG (``trig.TrigWriter``: each result a named graph, the
 CONSTRUCT template instantiated or the SELECT match described). Everything else (a DISTINCT
-CONSTRUCT query, materialisation, composed queries) goes through the Python writers."""
+CONSTRUCT query, materialisation, composed queries) goes through the Python writers.
+
+The server's match log and the rdflib plugin's jsonl spell one row at a time natively
+(``jsonl_line``, ``json_time``: a row given as values, terms in N-Triples and times in
+nanoseconds, ``row_values``)."""
 
 from __future__ import annotations
 
 import codecs
+import json
 import os
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import IO
 
+from spaseq.engine import _native
 from spaseq.engine._native import NativeWriter
 from spaseq.engine.algebra import operators as A
+from spaseq.engine.matches import Row
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT
+from spaseq.engine.values.timestamps import exact_seconds, to_nanoseconds
 from spaseq.engine.vocab import PROV_NS, SPASEQ_NS, XSD_NS
 
 NATIVE_FORMATS = ("jsonl", "json", "csv", "tsv", "table", "trig")
+
+#: a taken event as ``NativeWriter.write_row`` takes it: (atom, stream IRI, time in ns,
+#: stamped with an xsd:dateTime, graph name in N-Triples or None)
+TakenValues = tuple[str, str, int, bool, str | None]
+#: a row as ``NativeWriter.write_row`` takes it: time and start in ns, bindings (variable,
+#: N-Triples), the events taken
+RowValues = tuple[int, int, list[tuple[str, str]], list[TakenValues]]
 
 
 def why_not_native(fmt: str, query: A.Query, columns: Sequence[str], with_time: bool) -> str | None:
@@ -87,3 +103,31 @@ def _binary(out: IO[str]) -> IO[bytes] | None:
         return None
     out.flush()
     return buffer
+
+
+def nanoseconds(seconds: Decimal | float | int) -> int:
+    """A time in seconds (a Decimal, as the engine's are; a number given to the Python API
+    read as ``exact_seconds`` reads it) as the native writers take it."""
+    return to_nanoseconds(seconds if type(seconds) is Decimal else exact_seconds(seconds))
+
+
+def row_values(row: Row) -> RowValues:
+    """``row`` as ``NativeWriter.write_row`` and ``jsonl_line`` take it: its match's time and
+    start, its bindings in its order and the events its match took."""
+    taken = [(t.atom, e.stream, nanoseconds(e.time), e.dated, None if e.name is None else str(e.name))
+             for t in row.taken for e in (t.event,)]
+    return (nanoseconds(row.time), nanoseconds(row.start),
+            [(v, str(term)) for v, term in row.bindings.items()], taken)
+
+
+def jsonl_line(row: Row, time_format: str = DEFAULT_TIME_FORMAT) -> str:
+    """``row`` in the jsonl contract (README), one line without its end, times as
+    ``time_format`` says: ``time``, ``start``, ``time_iso`` and ``start_iso`` when they are
+    written as xsd:dateTime, the bindings in the row's order, the events taken."""
+    return _native.jsonl_line(*row_values(row), time_format)
+
+
+def json_time(seconds: Decimal | float | int, dated: bool) -> dict[str, str]:
+    """A time as the SPARQL 1.1 JSON results term ``_time`` and ``_start`` are written as: an
+    xsd:dateTime literal when ``dated``, else xsd:decimal seconds."""
+    return json.loads(_native.json_time(nanoseconds(seconds), dated))

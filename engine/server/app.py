@@ -20,14 +20,11 @@ from fastapi import Depends, FastAPI, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
-from pyoxigraph import Literal
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from spaseq.engine.errors import SpaseqError
-from spaseq.engine.output.writers import json_term
-from spaseq.engine.values.timestamps import seconds_literal
-from spaseq.engine.vocab import XSD_DATETIME
+from spaseq.engine.output.native import json_time
 
 from . import negotiation as mt
 from .bodies import EVENT_MEDIA_TYPES
@@ -382,12 +379,9 @@ def _results(reg: Registered, entries: list) -> dict:
     rows = []
     for entry in entries:
         record = entry.record
-        if "time_iso" in record:
-            row = {"_time": json_term(Literal(record["time_iso"], datatype=XSD_DATETIME)),
-                   "_start": json_term(Literal(record["start_iso"], datatype=XSD_DATETIME))}
-        else:
-            row = {"_time": json_term(seconds_literal(Decimal(record["time"]))),
-                   "_start": json_term(seconds_literal(Decimal(record["start"])))}
+        dated = "time_iso" in record  # the record's times are written as xsd:dateTime
+        row = {"_time": json_time(Decimal(record["time"]), dated),
+               "_start": json_time(Decimal(record["start"]), dated)}
         row.update(record["bindings"])
         rows.append(row)
     return {"head": {"vars": ["_time", "_start", *_variables(reg)]}, "results": {"bindings": rows}}

@@ -30,7 +30,7 @@ from spaseq.engine.output.construct import template_variables
 from spaseq.engine.output.derived import Derived
 from spaseq.engine.output.match_rdf import QUERY, stamp_literal
 from spaseq.engine.output.materialize import Materializer
-from spaseq.engine.output.writers import dumps_exact, jsonl_record
+from spaseq.engine.output.native import jsonl_line
 from spaseq.engine.values.timestamps import datetime_literal
 from spaseq.engine.vocab import GENERATED_AT_TIME, PROV_NS, SPASEQ_NS, XSD_NS
 
@@ -258,7 +258,7 @@ class EngineService:
                 quads = [Quad(derived.name, GENERATED_AT_TIME, stamp_literal(derived.time), DefaultGraph())]
                 quads += [Quad(t.subject, t.predicate, t.object, derived.name) for t in derived.triples]
                 trig = serialize(quads, format=RdfFormat.TRIG, prefixes=prefixes).decode()  # type: ignore[union-attr]  # pyoxigraph's stubs: bytes, not None, without an output
-            reg.log.append(dumps_exact(jsonl_record(row, self.config.time_format)), trig)
+            reg.log.append(jsonl_line(row, self.config.time_format), trig)
 
         return collect
 
