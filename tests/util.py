@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import io
 from collections import Counter
+from collections.abc import Sequence
 
 import pyoxigraph
 
+from spaseq.engine._native import NativeWriter
 from spaseq.engine.events import Event
+from spaseq.engine.matches import Row
+from spaseq.engine.output.native import row_writer
 
 PREFIXES = "@prefix : <http://ex.org/> .\n@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
 QUERY_PREFIXES = "PREFIX : <http://ex.org/>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
@@ -40,3 +45,18 @@ def match_bag(matches) -> Counter:
         (tuple((t.atom, t.event.seq, t.bindings) for t in m.taken), m.bindings, m.start, m.time)
         for m in matches
     )
+
+
+def render(fmt: str, rows: Sequence[Row], variables: Sequence[str], with_time: bool = False,
+           time_format: str = "input", prefixes: dict[str, str] | None = None) -> str:
+    """``rows`` (projected on ``variables``, the columns) written in ``fmt`` by a native
+    writer, each given as values (as ``spaseq run`` writes results found in Python)."""
+    buf = io.StringIO()
+    writer = NativeWriter(fmt, buf, list(variables), False, list(variables), with_time,
+                          time_format=time_format, prefixes=list((prefixes or {}).items()))
+    writer.start()
+    write = row_writer(writer)
+    for r in rows:
+        write(r)
+    writer.finish()
+    return buf.getvalue()

@@ -24,8 +24,8 @@ from typing import IO, TYPE_CHECKING
 from spaseq.engine.cli.common import add_engine_options, engine_options, warn
 from spaseq.engine.cli.progress import Probe, Progress, progress_wanted
 from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
+from spaseq.engine.output.native import FORMATS, native_writer, row_writer
 from spaseq.engine.output.times import TIME_FORMATS
-from spaseq.engine.output.writers import FORMATS, make_writer
 
 if TYPE_CHECKING:
     from spaseq.engine._native import ReplayReading
@@ -50,7 +50,7 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--kb-store", metavar="DIR",
                      help="background knowledge: the current version of a store built by "
                           "'spaseq kb load' (opened read-only; a newer version is picked up)")
-    run.add_argument("--format", choices=(*FORMATS, "trig"), default=None,
+    run.add_argument("--format", choices=FORMATS, default=None,
                      help="table (default for SELECT), trig (default for CONSTRUCT: each result "
                           "as a timestamped graph, a replay file), jsonl, json, csv, tsv")
     run.add_argument("--with", dest="with_queries", action="append", default=[],
@@ -80,14 +80,6 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--drop-late", action="store_true",
                      help="drop events that arrive out of time order on their stream (counted on "
                           "stderr) instead of stopping with an error")
-    run.add_argument("--writer", choices=("auto", "native", "python"), default="auto",
-                     help="who writes the results: auto (default) writes every format (jsonl, "
-                          "json, csv, tsv, table, trig) natively (no Python object per match) for "
-                          "a query run alone by the nfa engine without --materialize, and "
-                          "everything else in Python (--with, --materialize, --engine reference); "
-                          "native: the same, but "
-                          "an error where it does not apply; python: always the Python writers "
-                          "(the same bytes). The choice is logged at debug level (-v)")
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="a live line on stderr (events read, events/s, event time reached, open "
                           "partial matches, matches so far); default: only when stderr is a terminal")
@@ -132,9 +124,7 @@ def run_run(args: argparse.Namespace) -> int:
     kb = _load_kb(args, query)
     events, complete = inp.usable()
     with _open_output(args.output) as out:
-        native = ("--engine reference is written in Python" if args.engine == "reference"
-                  else _why_not_native_run(args, withs))
-        writer, write = _sink(args, query, out, native)
+        writer, write = _sink(args, query, out, args.engine == "reference" or _python_rows(args, withs))
         writer.start()
         if args.engine == "reference":
             from spaseq.engine.reference.evaluator import evaluate  # the oracle: not on run's way
@@ -203,12 +193,12 @@ def _output_iri(args: argparse.Namespace) -> str:
     return Path(args.query).resolve().as_uri()
 
 
-def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], native: str | None = None,
+def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], python_rows: bool = False,
           thread: bool = False):
-    """The writer for ``--format`` and the function that writes one result (``Derived``);
-    the function is None when the rows are written natively (``_native_writer``, on a
-    thread of their own with ``thread`` when ``out`` allows it), which ``native`` (None: it
-    cannot be) says why not when the run itself excludes it."""
+    """The writer for ``--format`` (``output.native``, on a thread of its own with ``thread``
+    when ``out`` allows it) and, when the results come through Python (``python_rows``), the
+    function that writes one (a ``Derived``); None when they go straight from the native
+    runtime to the writer."""
     fmt = args.format or ("trig" if query.match.is_construct else "table")
     if query.match.is_construct:  # solutions of the template's variables
         from spaseq.engine.output.construct import template_variables
@@ -218,50 +208,25 @@ def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], native: str | 
         variables = list(query.match.variables)
     else:
         variables = sorted({v for ev in query.events.values() for v in ev.variables})
-    if args.writer != "python":
-        from spaseq.engine.output.native import native_writer, why_not_native
-
-        why = native or why_not_native(fmt, query, variables, args.with_time)
-        if why is None:
-            log.debug("results written natively (--format %s)", fmt)
-            return native_writer(fmt, query, variables, args.with_time, out, args.time_format,
-                                 thread, _output_iri(args)), None
-        _python_writer(args, why)
-    else:
-        log.debug("results written in Python (--writer python)")
-    if fmt == "trig":
-        from spaseq.engine.output.trig import TrigWriter
-
-        trig = TrigWriter(out, query.prefixes)
-        return trig, trig.event
-    from spaseq.engine.matches import Row
-
-    writer = make_writer(fmt, out, variables, args.with_time, query.prefixes, args.time_format)
+    writer = native_writer(fmt, query, variables, args.with_time, out, args.time_format,
+                           thread, _output_iri(args))
+    if not python_rows:
+        log.debug("results written natively (--format %s)", fmt)
+        return writer, None
+    log.debug("results found in Python, written natively (--format %s)", fmt)
+    write_row = row_writer(writer)
 
     def write(derived: Derived) -> None:
-        row = derived.row
-        if query.match.is_construct:
-            row = Row({v: row.bindings[v] for v in variables if v in row.bindings}, row.match)
-        writer.row(row)
+        write_row(derived.row)
 
     return writer, write
 
 
-def _python_writer(args: argparse.Namespace, why: str) -> None:
-    """The results go through the Python writers because of ``why``: an error under
-    ``--writer native``, a debug note otherwise."""
-    if args.writer == "native":
-        raise UsageError(f"--writer native: {why}")
-    log.debug("results written in Python: %s", why)
-
-
-def _why_not_native_run(args: argparse.Namespace, withs: list) -> str | None:
-    """Why this run's results cannot be written natively, whatever the format."""
-    if withs:
-        return "composed queries (--with) are written in Python"
-    if args.materialize:
-        return "--materialize is written in Python"
-    return None
+def _python_rows(args: argparse.Namespace, withs: list) -> bool:
+    """Whether this run's results come through Python (as ``Derived`` events) rather than
+    straight from the native runtime: composed queries (--with) and --materialize take
+    them there."""
+    return bool(withs) or bool(args.materialize)
 
 
 def _engine(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]], kb,
@@ -347,7 +312,7 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
     kb = _load_kb(args, query)
     predicate = args.time_predicate or GENERATED_AT_TIME.value
     with _open_output(args.output) as out:
-        writer, write = _sink(args, query, out, _why_not_native_run(args, withs))
+        writer, write = _sink(args, query, out, _python_rows(args, withs))
         writer.start()
         engine = _engine(args, query, withs, kb, write, drop_late=args.drop_late, writer=writer)
         with _watch(args, _probe(engine, args), engine) as progress:
@@ -377,7 +342,7 @@ def _run_composed(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.
     _warn_missing(inputs, {iri for iri, _ in specs})
     kb = _load_kb(args, query)
     with _open_output(args.output) as out:
-        writer, write = _sink(args, query, out, _why_not_native_run(args, withs))
+        writer, write = _sink(args, query, out, _python_rows(args, withs))
         writer.start()
         engine = _engine(args, query, withs, kb, write, writer=writer)
         with _watch(args, _probe(engine, args), engine) as progress:
@@ -457,7 +422,7 @@ def _replay_into(args: argparse.Namespace, query: A.Query, specs: list[tuple[str
 
     # a replay run's rows are spelled and written on a thread of their own (nothing else
     # writes to ``out`` while it runs; a live run writes each match before the next wait)
-    writer, write = _sink(args, query, out, _why_not_native_run(args, []), thread=True)
+    writer, write = _sink(args, query, out, _python_rows(args, []), thread=True)
     try:
         writer.start()
         engine = _engine(args, query, [], kb, write, writer=writer)
@@ -468,9 +433,9 @@ def _replay_into(args: argparse.Namespace, query: A.Query, specs: list[tuple[str
                                       reading=reading)
         writer.finish()
     except BaseException:
-        if write is None:  # the rows handed to the writing thread written before going on
-            with contextlib.suppress(OSError):
-                writer.close()
+        # the rows handed to the writing thread written before going on
+        with contextlib.suppress(OSError):
+            writer.close()
         raise
     return error
 

@@ -1,2 +1,3 @@
-"""Results to outputs: result writers (``writers``), CONSTRUCT (``construct``), matches as RDF
-(``match_rdf``), derived events (``derived``, ``trig``) and materialisation (``materialize``)."""
+"""Results to outputs: the native writers of every format (``native``), times (``times``),
+CONSTRUCT (``construct``), matches as RDF (``match_rdf``), derived events (``derived``) and
+materialisation (``materialize``)."""

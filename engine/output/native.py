@@ -1,37 +1,46 @@
-"""Rows written by the native core (issue 12): which outputs the native writers cover and
-the writer for them.
+"""Results written by the native core (issue 12): the one implementation of every output
+format (engine/native/output, ``_native.NativeWriter``).
 
-``_native.NativeWriter`` takes a query's released matches straight from the native runtime
-and writes them as the Python writers of ``writers.py`` do, byte for byte (they are its
-oracle: ``tests/output/test_native_writers.py``), with no Python object per match. It covers
-the result formats (jsonl, json, csv, tsv and the table for people) of a SELECT query
-(projection and DISTINCT done natively) and of a CONSTRUCT query written as solutions of its
-template's variables, and TriG (``trig.TrigWriter``: each result a named graph, the
-CONSTRUCT template instantiated or the SELECT match described). Everything else (a DISTINCT
-CONSTRUCT query, materialisation, composed queries) goes through the Python writers.
+``spaseq run`` writes every result through a ``NativeWriter``, in every format (``FORMATS``:
+jsonl, SPARQL 1.1 JSON, CSV and TSV results, the table for people, and TriG, each result a
+named graph: the CONSTRUCT template instantiated or the SELECT match described), with the
+query's projection and DISTINCT (a DISTINCT CONSTRUCT query's over its whole mapping) and
+``--with-time``'s ``_time`` and ``_start`` (which, when a variable has one of those names,
+hold the times in its place). The rows come two ways:
 
-The server's match log and the rdflib plugin's jsonl spell one row at a time natively
-(``jsonl_line``, ``json_time``: a row given as values, terms in N-Triples and times in
-nanoseconds, ``row_values``)."""
+- a query run alone by the native runtime: its released matches go straight from the
+  runtime to the writer (``write_matches``), with no Python object per match;
+- results found in Python (composed queries, ``--materialize``, ``--engine reference``),
+  given as values, one row at a time (``row_writer``, ``write_row``): terms as N-Triples,
+  times in nanoseconds.
+
+The server's match log and the rdflib plugin spell their rows through it too
+(``jsonl_line``, ``json_time``; the plugin's TSV through a ``NativeWriter``), and ``spaseq
+run``'s summary its times (``_native.table_time``, ``_native.json_seconds``). The Python
+writers these replaced are the native writers' test oracle, beside the tests
+(``tests/output/writers_oracle.py``, ``tests/output/test_native_writers.py``)."""
 
 from __future__ import annotations
 
 import codecs
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from spaseq.engine import _native
 from spaseq.engine._native import NativeWriter
-from spaseq.engine.algebra import operators as A
-from spaseq.engine.matches import Row
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT
 from spaseq.engine.values.timestamps import exact_seconds, to_nanoseconds
 from spaseq.engine.vocab import PROV_NS, SPASEQ_NS, XSD_NS
 
-NATIVE_FORMATS = ("jsonl", "json", "csv", "tsv", "table", "trig")
+if TYPE_CHECKING:  # the query's front end is imported when a run starts (cli/run.py)
+    from spaseq.engine.algebra import operators as A
+    from spaseq.engine.matches import Row
+
+#: the formats results are written in (``spaseq run --format``)
+FORMATS = ("table", "jsonl", "json", "csv", "tsv", "trig")
 
 #: a taken event as ``NativeWriter.write_row`` takes it: (atom, stream IRI, time in ns,
 #: stamped with an xsd:dateTime, graph name in N-Triples or None)
@@ -41,26 +50,15 @@ TakenValues = tuple[str, str, int, bool, str | None]
 RowValues = tuple[int, int, list[tuple[str, str]], list[TakenValues]]
 
 
-def why_not_native(fmt: str, query: A.Query, columns: Sequence[str], with_time: bool) -> str | None:
-    """Why the rows of ``query`` in ``fmt`` cannot be written natively (None: they can)."""
-    if fmt not in NATIVE_FORMATS:
-        return f"the {fmt} format is written in Python"
-    if query.match.is_construct and query.match.distinct:
-        return "a DISTINCT CONSTRUCT query is written in Python"
-    if with_time and fmt not in ("table", "trig") and {"_time", "_start"} & {*columns, *(query.match.variables or ())}:
-        return "a variable named _time or _start with --with-time is written in Python"
-    return None
-
-
 def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: bool,
                   out: IO[str], time_format: str = DEFAULT_TIME_FORMAT,
                   thread: bool = False, output: str | None = None) -> NativeWriter:
-    """The native writer of ``query``'s rows in ``fmt`` to ``out`` (a text file), with
-    ``columns`` the header's variables and times as ``time_format`` says (as
-    ``writers.make_writer`` takes them). Only for what ``why_not_native`` accepts. With
-    ``thread``, the rows are written on a thread of their own when ``out`` is a file with a
-    descriptor taking UTF-8 (``out`` is then left alone until ``finish`` or ``close``).
-    TriG needs ``output``, the query's output stream IRI (its results' graph names)."""
+    """The writer of ``query``'s rows in ``fmt`` (one of ``FORMATS``) to ``out`` (a text
+    file), with ``columns`` the header's variables (a CONSTRUCT query's: its template's) and
+    times as ``time_format`` says. With ``thread``, the rows are written on a thread of their
+    own when ``out`` is a file with a descriptor taking UTF-8 (``out`` is then left alone
+    until ``finish`` or ``close``). TriG needs ``output``, the query's output stream IRI (its
+    results' graph names)."""
     if query.match.is_construct:  # solutions of the template's variables (the columns)
         select: list[str] | None = list(columns)
     elif query.match.variables is None:  # SELECT *: every bound variable, by name
@@ -69,7 +67,7 @@ def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: b
         select = list(dict.fromkeys(query.match.variables))
     prefixes = dict(query.prefixes)
     template = None
-    if fmt == "trig":  # TrigWriter's declarations, and the template
+    if fmt == "trig":  # the output's declarations, and the template
         prefixes = {"prov": PROV_NS, "xsd": XSD_NS, "spaseq": SPASEQ_NS, **prefixes}
         if query.match.is_construct:
             template = [tuple(_template_term(t) for t in (tp.subject, tp.predicate, tp.object))
@@ -77,11 +75,14 @@ def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: b
     binary = _binary(out)
     return NativeWriter(fmt, out if binary is None else binary, select, query.match.distinct,
                         list(columns), with_time, binary is not None, time_format, thread,
-                        list(prefixes.items()), output, template)
+                        list(prefixes.items()), output, template,
+                        construct=query.match.is_construct)
 
 
 def _template_term(term: object) -> tuple[str, str]:
     """A CONSTRUCT template's term as ``NativeWriter`` takes it."""
+    from spaseq.engine.algebra import operators as A
+
     if isinstance(term, A.Var):
         return ("fresh" if term.is_blank else "var", term.name)
     return ("term", str(term))
@@ -118,6 +119,15 @@ def row_values(row: Row) -> RowValues:
              for t in row.taken for e in (t.event,)]
     return (nanoseconds(row.time), nanoseconds(row.start),
             [(v, str(term)) for v, term in row.bindings.items()], taken)
+
+
+def row_writer(writer: NativeWriter) -> Callable[[Row], None]:
+    """A function writing each row it is given through ``writer`` (rows found in Python)."""
+
+    def write(row: Row) -> None:
+        writer.write_row(*row_values(row))
+
+    return write
 
 
 def jsonl_line(row: Row, time_format: str = DEFAULT_TIME_FORMAT) -> str:

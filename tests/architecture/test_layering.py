@@ -131,6 +131,17 @@ def test_engine_top_stays_small() -> None:
     assert len(top) <= 9, top
 
 
+def test_production_code_imports_no_test_module() -> None:
+    """Test oracles live beside the tests (the Python writers: tests/output/writers_oracle.py,
+    docs/decisions.md 56) and production code never imports them: one production
+    implementation of each fact."""
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                       else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not [m for m in modules if m == "tests" or m.startswith("tests.")], name
+
+
 def test_the_checker_sees_a_violation() -> None:
     """The rank check itself can fail: a lower room importing a higher one is reported."""
     assert RANKS[room("spaseq.engine.values.kinds")] < RANKS[room("spaseq.engine.runtime.native")]

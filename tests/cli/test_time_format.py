@@ -54,21 +54,26 @@ def numbers_copy(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("writer", ["native", "python"])
-def test_datetime_stamps_give_datetime_times(writer, tmp_path, capsys) -> None:
+#: the rows from the native runtime, or through Python (as values)
+ROWS = {"runtime": [], "python": ["--engine", "reference"]}
+
+
+@pytest.mark.parametrize("rows", sorted(ROWS))
+def test_datetime_stamps_give_datetime_times(rows, tmp_path, capsys) -> None:
+    how = ROWS[rows]
     records = [json.loads(line) for line in
-               run(tmp_path, capsys, *smartgrid(), "--format", "jsonl", "--writer", writer).splitlines()]
+               run(tmp_path, capsys, *smartgrid(), "--format", "jsonl", *how).splitlines()]
     assert records and all(r["time_iso"] == iso(r["time"]) and r["start_iso"] == iso(r["start"])
                            for r in records)
     assert list(records[0])[:4] == ["time", "start", "time_iso", "start_iso"]  # numbers kept, ISO beside
     assert records[0]["time_iso"] == "2026-11-01T10:03:00Z"
-    doc = json.loads(run(tmp_path, capsys, *smartgrid(), "--format", "json", "--with-time", "--writer", writer))
+    doc = json.loads(run(tmp_path, capsys, *smartgrid(), "--format", "json", "--with-time", *how))
     first = doc["results"]["bindings"][0]
     assert first["_time"] == {"type": "literal", "value": "2026-11-01T10:03:00Z", "datatype": XSD + "dateTime"}
     assert first["_start"]["value"] == "2026-11-01T10:00:00Z"
-    csv = run(tmp_path, capsys, *smartgrid(), "--format", "csv", "--with-time", "--writer", writer)
+    csv = run(tmp_path, capsys, *smartgrid(), "--format", "csv", "--with-time", *how)
     assert csv.splitlines()[1].startswith("2026-11-01T10:03:00Z,2026-11-01T10:00:00Z,")
-    tsv = run(tmp_path, capsys, *smartgrid(), "--format", "tsv", "--with-time", "--writer", writer)
+    tsv = run(tmp_path, capsys, *smartgrid(), "--format", "tsv", "--with-time", *how)
     assert tsv.splitlines()[1].startswith(f'"2026-11-01T10:03:00Z"^^<{XSD}dateTime>\t')
 
 

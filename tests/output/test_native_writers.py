@@ -1,14 +1,19 @@
-"""The native writers (``_native.NativeWriter``, engine/native/output) against the
-Python writers, their oracle: the same run must give the same bytes in every format they
-cover (jsonl, SPARQL JSON, CSV, TSV, the table, TriG, with and without ``--with-time``, times in
-every ``--time-format``, events stamped as xsd:dateTime or as numbers). TriG's blank nodes are
-made afresh on both sides: they are relabelled in order of first occurrence before comparing.
+"""The native writers (``_native.NativeWriter``, engine/native/output), which write every
+result, against the Python writers, their oracle (``writers_oracle.py``): the same run must
+give the same bytes in every format (jsonl, SPARQL JSON, CSV, TSV, the table, TriG, with and
+without ``--with-time``, times in every ``--time-format``, events stamped as xsd:dateTime or as
+numbers), whether the rows go straight from the native runtime to the writer or come through
+Python as values (``write_row``: composed queries, ``--materialize``, ``--engine reference``).
+TriG's blank nodes are made afresh on both sides: they are relabelled in order of first
+occurrence before comparing.
 
-Two levels: random queries (the differential suite's generator, with projections, DISTINCT
-and CONSTRUCT added) over random events with awkward terms, names and times, through the
-engine as ``spaseq run`` wires it (the rows spelled on the caller's thread, and on a thread of
-their own into a file); and ``spaseq run`` itself on the fixtures (stream description files,
-replay files read natively, a KB, CONSTRUCT, an input error), with the writing's own errors."""
+Two levels: random queries (the differential suite's generator, with projections, DISTINCT,
+CONSTRUCT, a DISTINCT CONSTRUCT and variables named ``_time``/``_start`` added) over random
+events with awkward terms, names and times, through the engine as ``spaseq run`` wires it
+(the rows spelled on the caller's thread, and on a thread of their own into a file); and
+``spaseq run`` itself on the fixtures (stream description files, replay files read natively,
+a KB, CONSTRUCT, composed queries, --materialize, the reference evaluator, an input error),
+with the writing's own errors."""
 
 from __future__ import annotations
 
@@ -30,14 +35,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spaseq.engine.algebra import operators as A
 from spaseq.engine.api import Engine
 from spaseq.engine.cli.main import main
 from spaseq.engine.cli.run import _output_iri, _sink
 from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.events import Event
 from spaseq.engine.language.query import parse_query
-from spaseq.engine.output.native import NATIVE_FORMATS, why_not_native
+from spaseq.engine.output.native import FORMATS
 from spaseq.engine.output.times import TIME_FORMATS
+from tests.output import writers_oracle
 from tests.properties.test_differential import event_parts, kb, queries
 from tests.util import EX, PREFIXES
 
@@ -88,23 +95,39 @@ HEADS = [
     "SELECT DISTINCT *", "SELECT ?s0",
     "CONSTRUCT { ?s0 :p ?v0 . ?k :q [ :r ?v1 ] }", "CONSTRUCT { ?zz :p ?k }",
 ]
+#: variables renamed to the names --with-time adds (``_time``, ``_start``): bound or not,
+#: selected or not
+RENAMES = [{}, {"k": "_time"}, {"k": "_time", "v0": "_start"}, {"zz": "_start"}, {"s0": "_start"}]
+
+#: who writes: the oracle, or a native writer taking the runtime's matches or rows as values
+WRITERS = ("oracle", "runtime", "rows")
 
 
-def run(text: str, evs: list[Event], fmt: str, with_time: bool, writer: str,
+def rename(text: str, names: dict[str, str]) -> str:
+    for old, new in names.items():
+        text = re.sub(rf"\?{old}\b", f"?{new}", text)
+    return text
+
+
+def run(query: A.Query | str, evs: list[Event], fmt: str, with_time: bool, writer: str,
         options: EngineOptions | None = None, end_of_input: bool = True,
         time_format: str = "input", threaded: bool = False) -> str:
-    """The output of ``text`` over ``evs`` as ``spaseq run`` writes it (its ``_sink``);
-    ``threaded``: into a file, the native rows written on a thread of their own."""
-    query = parse_query(text)
-    args = argparse.Namespace(format=fmt, with_time=with_time, writer=writer, time_format=time_format,
-                              query="q.rq")
+    """The output of ``query`` over ``evs`` as ``spaseq run`` writes it (its ``_sink``), by
+    ``writer`` (one of ``WRITERS``); ``threaded``: into a file, the native rows written on a
+    thread of their own."""
+    if isinstance(query, str):
+        query = parse_query(query)
+    args = argparse.Namespace(format=fmt, with_time=with_time, time_format=time_format, query="q.rq")
     with tempfile.TemporaryDirectory() as tmp:
         out: IO[str] = (open(Path(tmp) / "out", "w+", encoding="utf-8", newline="") if threaded
                         else io.StringIO())
         with out:
-            sink, write = _sink(args, query, out, thread=threaded)
-            assert (write is None) == (writer == "native")
-            assert not threaded or sink.threaded
+            if writer == "oracle":
+                sink, write = writers_oracle.sink(fmt, query, out, with_time, time_format)
+            else:
+                sink, write = _sink(args, query, out, python_rows=writer == "rows", thread=threaded)
+                assert (write is None) == (writer == "runtime")
+                assert not threaded or sink.threaded
             sink.start()
             engine = Engine(kb(), options)
             handle = engine.register(query, keep=False, output=_output_iri(args), on_output=write)
@@ -127,15 +150,19 @@ def relabel(text: str) -> str:
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
-@given(queries(), st.sampled_from(HEADS), events(), st.sampled_from(NATIVE_FORMATS),
-       st.booleans(), st.booleans(), st.booleans(), st.sampled_from(TIME_FORMATS))
-def test_native_writers_write_the_python_bytes(text, head, evs, fmt, with_time, lazy, end,
-                                               time_format) -> None:
-    text = text.replace("SELECT *", head)
+@given(queries(), st.sampled_from(HEADS), st.sampled_from(RENAMES), st.booleans(), events(),
+       st.sampled_from(FORMATS), st.booleans(), st.booleans(), st.booleans(),
+       st.sampled_from(TIME_FORMATS))
+def test_native_writers_write_the_oracles_bytes(text, head, names, distinct, evs, fmt, with_time,
+                                                lazy, end, time_format) -> None:
+    query = parse_query(rename(text.replace("SELECT *", head), names))
+    if distinct and query.match.is_construct:  # DISTINCT CONSTRUCT: the API's
+        query = replace(query, match=replace(query.match, distinct=True))
     options = EngineOptions(lazy_conjunction=lazy, lazy_chain=lazy)
-    expected = run(text, evs, fmt, with_time, "python", options, end, time_format)
-    assert run(text, evs, fmt, with_time, "native", options, end, time_format) == expected, text
-    assert run(text, evs, fmt, with_time, "native", options, end, time_format, threaded=True) == expected
+    expected = run(query, evs, fmt, with_time, "oracle", options, end, time_format)
+    for writer in ("runtime", "rows"):
+        assert run(query, evs, fmt, with_time, writer, options, end, time_format) == expected, (writer, query.source)
+    assert run(query, evs, fmt, with_time, "runtime", options, end, time_format, threaded=True) == expected
 
 
 def test_the_comparison_can_fail() -> None:
@@ -145,30 +172,54 @@ def test_the_comparison_can_fail() -> None:
     triples = tuple(pyoxigraph.parse(f"<{EX}x> <{EX}val> 1 .", format=pyoxigraph.RdfFormat.TURTLE))
     evs = [Event(EX + "u1", Decimal(t), tuple(q.triple for q in triples), t, None) for t in (1, 2)]
     one = '{"type": "literal", "value": "1", "datatype": "http://www.w3.org/2001/XMLSchema#integer"}'
-    assert run(text, evs, "jsonl", False, "native") == (
+    assert run(text, evs, "jsonl", False, "runtime") == (
         f'{{"time": 2, "start": 1, "bindings": {{"a": {one}, "b": {one}, "s": {{"type": "uri", '
         f'"value": "{EX}x"}}}}, "events": [{{"atom": "A", "stream": "{EX}u1", "time": 1, '
         f'"graph": null}}, {{"atom": "B", "stream": "{EX}u1", "time": 2, "graph": null}}]}}\n')
-    assert run(text, evs, "csv", True, "native") == "_time,_start,a,b,s\r\n2,1,1,1,http://ex.org/x\r\n"
+    assert run(text, evs, "csv", True, "runtime") == "_time,_start,a,b,s\r\n2,1,1,1,http://ex.org/x\r\n"
     dated = [Event(e.stream, e.time, e.triples, e.seq, dated=True) for e in evs]
-    assert run(text, dated, "csv", True, "native") == (
+    assert run(text, dated, "csv", True, "rows") == (
         "_time,_start,a,b,s\r\n1970-01-01T00:00:02Z,1970-01-01T00:00:01Z,1,1,http://ex.org/x\r\n")
-    assert run(text, dated, "csv", True, "native", time_format="epoch") == (
+    assert run(text, dated, "csv", True, "runtime", time_format="epoch") == (
         "_time,_start,a,b,s\r\n2,1,1,1,http://ex.org/x\r\n")
 
 
-def test_what_is_left_to_python() -> None:
-    select = parse_query(f"PREFIX : <{EX}>\nSELECT ?_time FROM STREAM U1 <{EX}u1>\n"
-                         "WHERE { SEQ(A) DEFINE GPM A ON U1 { ?s :val ?_time } }")
-    assert why_not_native("jsonl", select, ["_time"], False) is None
-    assert why_not_native("csv", select, ["_time"], True) is not None  # the column clashes
-    assert why_not_native("table", select, ["_time"], True) is None  # the table has no _time column
-    assert why_not_native("trig", select, ["_time"], True) is None  # TriG has no _time column
-    construct = parse_query(f"PREFIX : <{EX}>\nCONSTRUCT {{ ?s :p ?a }} FROM STREAM U1 <{EX}u1>\n"
-                            "WHERE { SEQ(A) DEFINE GPM A ON U1 { ?s :val ?a } }")
-    assert why_not_native("trig", construct, ["s", "a"], False) is None
+def _events(*values: int) -> list[Event]:
+    """Events 1 s apart, each ``:x :val`` one of ``values``."""
+    return [Event(EX + "u1", Decimal(t + 1), tuple(q.triple for q in pyoxigraph.parse(
+                f"<{EX}x> <{EX}val> {v} .", format=pyoxigraph.RdfFormat.TURTLE)), t)
+            for t, v in enumerate(values)]
+
+
+def test_what_the_python_writers_alone_wrote_is_written_natively() -> None:
+    """The two cases only the Python writers took, with the runtime's matches and with rows
+    given as values: a DISTINCT CONSTRUCT query (DISTINCT over the whole mapping, the
+    template's variables written) and a variable named ``_time`` with ``--with-time`` (the
+    time in its place)."""
+    construct = parse_query(f"PREFIX : <{EX}>\nCONSTRUCT {{ ?s :p ?a }} WITHIN 5 SECONDS\n"
+                            f"FROM STREAM U1 <{EX}u1>\nWHERE {{ SEQ(A; B) DEFINE GPM A ON U1 {{ ?s :val ?a }} "
+                            "DEFINE GPM B ON U1 { ?s :val ?b } }")
     construct = replace(construct, match=replace(construct.match, distinct=True))  # the API's
-    assert why_not_native("trig", construct, ["s", "a"], False) is not None
+    evs = _events(1, 1, 1, 2)
+    for writer in ("runtime", "rows"):
+        # ?a ?b: (1, 1) at 2 s, again at 3 s (dropped), (1, 2) at 4 s, which writes the same row
+        assert run(construct, evs, "csv", True, writer) == (
+            "_time,_start,s,a\r\n2,1,http://ex.org/x,1\r\n4,3,http://ex.org/x,1\r\n")
+    for fmt in FORMATS:
+        expected = run(construct, evs, fmt, True, "oracle")
+        assert run(construct, evs, fmt, True, "runtime") == expected
+        assert run(construct, evs, fmt, True, "rows") == expected
+    select = (f"PREFIX : <{EX}>\nSELECT ?_time ?s WITHIN 5 SECONDS FROM STREAM U1 <{EX}u1>\n"
+              "WHERE { SEQ(A) DEFINE GPM A ON U1 { ?s :val ?_time } }")
+    for writer in ("runtime", "rows"):
+        assert run(select, _events(7), "csv", True, writer) == (
+            "_time,_start,_time,s\r\n1,1,1,http://ex.org/x\r\n")
+        assert json.loads(run(select, _events(7), "json", True, writer))["results"]["bindings"] == [
+            {"_time": {"type": "literal", "value": "1", "datatype": "http://www.w3.org/2001/XMLSchema#decimal"},
+             "s": {"type": "uri", "value": f"{EX}x"},
+             "_start": {"type": "literal", "value": "1", "datatype": "http://www.w3.org/2001/XMLSchema#decimal"}}]
+        for fmt in FORMATS:
+            assert run(select, _events(7, 8), fmt, True, writer) == run(select, _events(7, 8), fmt, True, "oracle")
 
 
 # ------------------------------------------------------------ spaseq run on the fixtures
@@ -181,43 +232,59 @@ def _scenario_args(folder: Path) -> list[str]:
 
 
 SMARTGRID = FIXTURES / "smartgrid"
+COMPOSITION = FIXTURES / "composition"
+SMARTGRID_ARGS = [
+    str(SMARTGRID / "query.rq"), "--stream", f"S1={SMARTGRID / 'power.trig'}",
+    "--stream", f"S2={SMARTGRID / 'weather.trig'}", "--stream", f"S3={SMARTGRID / 'storage.trig'}",
+    "--kb", str(SMARTGRID / "kb.nt")]
 CASES = {
     **{f"original/{d.name}": _scenario_args(d)
        for d in sorted((FIXTURES / "original").iterdir()) if d.is_dir() and d.name != "credit-card"},
-    "smartgrid (replay files read natively, KB)": [
-        str(SMARTGRID / "query.rq"), "--stream", f"S1={SMARTGRID / 'power.trig'}",
-        "--stream", f"S2={SMARTGRID / 'weather.trig'}", "--stream", f"S3={SMARTGRID / 'storage.trig'}",
-        "--kb", str(SMARTGRID / "kb.nt")],
+    "smartgrid (replay files read natively, KB)": SMARTGRID_ARGS,
     "composition/alerts (CONSTRUCT as solutions)": [
-        str(FIXTURES / "composition" / "alerts.rq"),
-        "--stream", f"S={FIXTURES / 'composition' / 'readings.trig'}"],
+        str(COMPOSITION / "alerts.rq"), "--stream", f"S={COMPOSITION / 'readings.trig'}"],
+    # the rows come through Python, as values
+    "composition/repeated (--with)": [
+        str(COMPOSITION / "repeated.rq"), "--with", f"{COMPOSITION / 'alerts.rq'}=http://ex.org/alerts",
+        "--stream", f"S={COMPOSITION / 'readings.trig'}"],
+    "smartgrid --materialize (on the writing thread)": [*SMARTGRID_ARGS, "--materialize", "{store}"],
+    "original/kleeneplus --engine reference": [*_scenario_args(FIXTURES / "original" / "kleeneplus"),
+                                               "--engine", "reference"],
 }
 
 
 def cli(args: list[str], tmp_path: Path, writer: str, capsys) -> tuple[int, bytes, str]:
+    """``spaseq run ARGS`` written by the native writers (``writer`` "native") or the oracle:
+    its status, output (TriG relabelled) and stderr."""
     out = tmp_path / f"out-{writer}"
-    status = main(["run", *args, "--writer", writer, "--output", str(out)])
+    store = tmp_path / f"store-{writer}-{len(list(tmp_path.glob('store-*')))}"  # one for each run
+    args = [a.replace("{store}", str(store)) for a in args]
+    with pytest.MonkeyPatch.context() as patch:
+        if writer == "oracle":
+            patch.setattr("spaseq.engine.cli.run._sink", writers_oracle.run_sink)
+        status = main(["run", *args, "--output", str(out)])
     text = out.read_bytes()
     if "trig" in args:
         text = relabel(text.decode("utf-8")).encode("utf-8")
     return status, text, capsys.readouterr().err
 
 
-@pytest.mark.parametrize("fmt", NATIVE_FORMATS)
+@pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_spaseq_run_writes_the_python_bytes(case, fmt, tmp_path, capsys) -> None:
+def test_spaseq_run_writes_the_oracles_bytes(case, fmt, tmp_path, capsys) -> None:
     for with_time in ([], ["--with-time"], ["--with-time", "--time-format", "dateTime"],
                       ["--with-time", "--time-format", "epoch"]):
         args = [*CASES[case], "--format", fmt, *with_time]
-        status, python, err = cli(args, tmp_path, "python", capsys)
+        status, oracle, err = cli(args, tmp_path, "oracle", capsys)
         assert status == 0, err
-        assert cli(args, tmp_path, "native", capsys) == (0, python, err)
-        assert python.count(b"\n") >= {"jsonl": 1, "csv": 2, "tsv": 2, "json": 3, "table": 3, "trig": 6}[fmt]  # rows
+        assert cli(args, tmp_path, "native", capsys) == (0, oracle, err)
+        assert oracle.count(b"\n") >= {"jsonl": 1, "csv": 2, "tsv": 2, "json": 3, "table": 3, "trig": 6}[fmt]  # rows
 
 
 def test_input_error_keeps_the_contract(tmp_path, capsys) -> None:
     """A broken replay file: the matches before it written (and flushed), then
-    ``FILE:LINE:COLUMN: message`` and exit status 2, natively as in Python."""
+    ``FILE:LINE:COLUMN: message`` and exit status 2, natively as by the oracle, whether the
+    rows come from the runtime or through Python."""
     (tmp_path / "q.rq").write_text(
         f"PREFIX : <{EX}>\nSELECT ?s ?a ?b WITHIN 10 SECONDS\nFROM STREAM S1 <{EX}s1>\n"
         "WHERE { SEQ(A; B) DEFINE GPM A ON S1 { ?s :a ?a } DEFINE GPM B ON S1 { ?s :b ?b } }\n")
@@ -227,19 +294,13 @@ def test_input_error_keeps_the_contract(tmp_path, capsys) -> None:
         ":e2 { :x :b 5 . }\n:e3 prov:generatedAtTime 3 .\n:e3 { :y :c 0 . }\n"
         ":e4 prov:generatedAtTime 4 .\n:e4 { :x :b @@ . }\n")
     os.chdir(tmp_path)
-    for fmt in NATIVE_FORMATS:
-        args = ["q.rq", "--stream", "S1=bad.trig", "--format", fmt]
-        status, python, err = cli(args, tmp_path, "python", capsys)
-        assert status == 2 and err.startswith("bad.trig:10:"), err
-        assert {"table": b":x  1   5", "trig": b":x"}.get(fmt, b"http://ex.org/x") in python
-        assert cli(args, tmp_path, "native", capsys) == (status, python, err)
-
-
-def test_writer_native_refuses_what_it_does_not_cover(tmp_path, capsys) -> None:
-    args = [*CASES["original/kleeneplus"], "--format", "trig", "--writer", "native",
-            "--materialize", str(tmp_path / "store")]
-    assert main(["run", *args]) == 2
-    assert "--writer native: --materialize is written in Python" in capsys.readouterr().err
+    for fmt in FORMATS:
+        for rows in ([], ["--materialize", "{store}"]):
+            args = ["q.rq", "--stream", "S1=bad.trig", "--format", fmt, *rows]
+            status, oracle, err = cli(args, tmp_path, "oracle", capsys)
+            assert status == 2 and err.startswith("bad.trig:10:"), err
+            assert {"table": b":x  1   5", "trig": b":x"}.get(fmt, b"http://ex.org/x") in oracle
+            assert cli(args, tmp_path, "native", capsys) == (status, oracle, err)
 
 
 # ------------------------------------------------------------ the writing thread's errors
@@ -256,13 +317,18 @@ def _many_matches(tmp_path: Path) -> list[str]:
             "--stream", f"S1={tmp_path / 's.nq'}", "--format", "jsonl"]
 
 
+#: the rows from the runtime, on the writing thread; through Python (as values), on the
+#: writing thread and on the caller's
+ROWS = ([], ["--materialize", "{store}"], ["--engine", "reference"])
+
+
 def test_a_closed_pipe_ends_the_run_quietly(tmp_path) -> None:
-    """``spaseq run ... | head``: the writing thread meets a closed pipe; the run stops with
-    status 0 and no traceback, as when Python wrote the rows."""
+    """``spaseq run ... | head``: the writer meets a closed pipe; the run stops with status 0
+    and no traceback, wherever the rows came from."""
     command = _many_matches(tmp_path)
-    for writer in ("native", "python"):
-        proc = subprocess.Popen([*command, "--writer", writer], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
+    for rows in ROWS:
+        rows = [a.replace("{store}", str(tmp_path / "store")) for a in rows]
+        proc = subprocess.Popen([*command, *rows], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert proc.stdout is not None and proc.stderr is not None
         first = proc.stdout.readline()
         proc.stdout.close()
@@ -273,11 +339,12 @@ def test_a_closed_pipe_ends_the_run_quietly(tmp_path) -> None:
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_a_full_disk_is_a_message_not_a_traceback(tmp_path) -> None:
-    """Rows the system refuses to store: ``spaseq: <why>``, exit status 1, for the writing
-    thread as for the Python writers."""
+    """Rows the system refuses to store: ``spaseq: <why>``, exit status 1, on the writing
+    thread or the caller's."""
     command = _many_matches(tmp_path)
-    for writer in ("native", "python"):
-        proc = subprocess.run([*command, "--writer", writer, "--output", "/dev/full"],
+    for rows in ROWS:
+        rows = [a.replace("{store}", str(tmp_path / "store")) for a in rows]
+        proc = subprocess.run([*command, *rows, "--output", "/dev/full"],
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 1, proc.stderr
         assert proc.stderr == "spaseq: No space left on device\n", proc.stderr

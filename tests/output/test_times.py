@@ -19,9 +19,9 @@ from spaseq.engine.errors import UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.matches import Match, Row, Taken
 from spaseq.engine.output.times import dated, input_dated
-from spaseq.engine.output.writers import render
 from spaseq.engine.values.timestamps import datetime_literal, datetime_text, to_seconds
 from spaseq.engine.vocab import XSD_DATETIME
+from tests.util import render
 
 EX = "http://ex.org/"
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

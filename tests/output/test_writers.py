@@ -1,10 +1,13 @@
-"""Tests of the result writers (engine/output/writers.py): SPARQL 1.1 JSON/CSV/TSV results that
-rdflib parses back to the same bindings, the jsonl contract and the table for people."""
+"""Tests of the result writers as they are given rows found in Python (``NativeWriter.write_row``,
+``output.native``): SPARQL 1.1 JSON/CSV/TSV results that rdflib parses back to the same
+bindings, the jsonl contract and the table for people; and the same bytes as the Python
+writers, their oracle (``writers_oracle.py``), for any row."""
 
 from __future__ import annotations
 
 import io
 import json
+from decimal import Decimal
 
 import pytest
 import rdflib
@@ -13,20 +16,13 @@ from hypothesis import strategies as st
 from pyoxigraph import BlankNode, Literal, NamedNode
 from rdflib.query import Result
 
+from spaseq.engine._native import NativeWriter
 from spaseq.engine.events import Event
 from spaseq.engine.matches import Match, Row, Taken
-from spaseq.engine.output.writers import (
-    FORMATS,
-    CsvWriter,
-    JsonlWriter,
-    JsonWriter,
-    TableWriter,
-    TsvWriter,
-    json_term,
-    jsonl_record,
-    make_writer,
-    render,
-)
+from spaseq.engine.output.native import FORMATS, jsonl_line, row_writer
+from spaseq.engine.output.times import TIME_FORMATS
+from tests.output import writers_oracle as oracle
+from tests.util import render
 
 EX = "http://ex.org/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -83,6 +79,7 @@ def as_dicts(result: Result) -> list[dict]:
 # ---------------------------------------------------------------- SPARQL JSON terms
 
 
+
 @pytest.mark.parametrize(
     ("term", "expected"),
     [
@@ -96,7 +93,8 @@ def as_dicts(result: Result) -> list[dict]:
     ],
 )
 def test_json_term(term, expected):
-    assert json_term(term) == expected
+    assert json.loads(jsonl_line(row({"x": term})))["bindings"]["x"] == expected
+    assert oracle.json_term(term) == expected
 
 
 # ---------------------------------------------------------------- round trips through rdflib
@@ -219,7 +217,10 @@ def test_jsonl_record():
         Taken("B", event(2.25, BlankNode("bg"), stream=EX + "t")),
         Taken("B", event(3)),
     )
-    rec = jsonl_record(row({"iri": IRI, "lang": LANG, "bn": BNODE}, start=1, time=3, taken=taken))
+    r = row({"iri": IRI, "lang": LANG, "bn": BNODE}, start=1, time=3, taken=taken)
+    line = jsonl_line(r)
+    assert line == oracle.dumps_exact(oracle.jsonl_record(r))
+    rec = json.loads(line)
     assert rec == {
         "time": 3,
         "start": 1,
@@ -242,7 +243,7 @@ def test_jsonl_writer_writes_one_json_object_per_line():
     lines = text.splitlines()
     assert len(lines) == 2 and text.endswith("\n")
     records = [json.loads(line) for line in lines]
-    assert records == [jsonl_record(r) for r in ROWS]
+    assert records == [json.loads(jsonl_line(r)) for r in ROWS]
     assert [list(r) for r in records] == [["time", "start", "bindings", "events"]] * 2
     assert records[1]["bindings"] == {"iri": {"type": "uri", "value": EX + "x"},
                                       "int": {"type": "literal", "value": "5", "datatype": XSD + "integer"}}
@@ -254,13 +255,7 @@ def test_jsonl_writer_writes_one_json_object_per_line():
 
 
 def table(rows, variables, prefixes=None) -> str:
-    buf = io.StringIO()
-    w = make_writer("table", buf, variables, prefixes=prefixes)
-    w.start()
-    for r in rows:
-        w.row(r)
-    w.finish()
-    return buf.getvalue()
+    return render("table", rows, variables, prefixes=prefixes)
 
 
 def test_table_uses_prefixed_names_and_counts_matches():
@@ -296,32 +291,99 @@ def test_table_leaves_unbound_cells_empty():
 # ---------------------------------------------------------------- writers
 
 
-@pytest.mark.parametrize(
-    ("fmt", "cls"),
-    [("table", TableWriter), ("jsonl", JsonlWriter), ("json", JsonWriter), ("csv", CsvWriter), ("tsv", TsvWriter)],
-)
-def test_make_writer(fmt, cls):
-    assert fmt in FORMATS
-    assert type(make_writer(fmt, io.StringIO(), ["a"])) is cls
-    assert set(FORMATS) == {"table", "jsonl", "json", "csv", "tsv"}
+def test_formats():
+    assert set(FORMATS) == {*oracle.FORMATS, "trig"} == {"table", "jsonl", "json", "csv", "tsv", "trig"}
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "json", "csv", "tsv"])
 def test_writers_are_incremental(fmt):
     buf = io.StringIO()
-    w = make_writer(fmt, buf, ["iri"])
+    w = NativeWriter(fmt, buf, ["iri"], False, ["iri"], False)
     w.start()
     before = buf.getvalue()
-    w.row(ROWS[1])
+    row_writer(w)(ROWS[1])
     assert EX + "x" in buf.getvalue()[len(before):]  # written before finish()
     w.finish()
 
 
 def test_table_writes_only_at_finish():
     buf = io.StringIO()
-    w = make_writer("table", buf, ["iri"])
+    w = NativeWriter("table", buf, ["iri"], False, ["iri"], False)
     w.start()
-    w.row(ROWS[1])
+    row_writer(w)(ROWS[1])
     assert buf.getvalue() == ""
     w.finish()
     assert "(1 match)" in buf.getvalue()
+
+
+def test_a_term_that_is_not_n_triples_is_refused():
+    w = NativeWriter("csv", io.StringIO(), ["x"], False, ["x"], False)
+    with pytest.raises(ValueError, match="not an iri"):
+        w.write_row(0, 0, [("x", "<not an iri>")], [])
+    assert w.rows == 0
+
+
+# ---------------------------------------------------------------- against the oracle
+
+
+def oracle_render(fmt: str, rows, variables, with_time: bool = False, time_format: str = "input",
+                  prefixes: dict[str, str] | None = None) -> str:
+    buf = io.StringIO()
+    w = oracle.make_writer(fmt, buf, variables, with_time, prefixes, time_format)
+    w.start()
+    for r in rows:
+        w.row(r)
+    w.finish()
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("fmt", oracle.FORMATS)
+@pytest.mark.parametrize("with_time", [False, True])
+def test_the_oracles_bytes(fmt, with_time):
+    prefixes = {"ex": EX}
+    assert render(fmt, ROWS, VARIABLES, with_time, prefixes=prefixes) == \
+        oracle_render(fmt, ROWS, VARIABLES, with_time, prefixes=prefixes)
+
+
+#: terms that need escaping, carry a language or a datatype, or are spelled by the table
+TERMS = st.sampled_from([IRI, LANG, INTEGER, DOUBLE, CUSTOM, EXPLICIT_STRING, BNODE, TRICKY,
+                         NamedNode("http://ex.org/é?x=y,z;😀"), NamedNode(EX + "ns/z"),
+                         Literal("\u0001 control \u007f del"), Literal("")]) | \
+    st.builds(Literal, st.text(max_size=8), language=st.sampled_from(["en", "de-CH"])) | \
+    st.builds(Literal, st.text(max_size=8))
+#: exact times at nanosecond resolution: relative and wall-clock, negative, below 1e-4
+TIMES = st.builds(lambda whole, ns: Decimal(whole) + Decimal(ns).scaleb(-9),
+                  st.sampled_from([0, -3, 2, 99_999_999, 100_000_000, 1_704_103_220]),
+                  st.sampled_from([0, 1, 7, 15_000, 500_000, 1_500_000, 100_000_000, 999_999_999]))
+NAMES = ["a", "b", "_time", "_start", "é"]
+
+
+@st.composite
+def rows(draw) -> Row:
+    """A projected row: bindings in the variables' order, its match's events (atoms with
+    awkward names, graph names of every kind, stamped as xsd:dateTime or not)."""
+    bindings = {v: draw(TERMS) for v in NAMES if draw(st.booleans())}
+    times = sorted(draw(st.lists(TIMES, min_size=1, max_size=4)))
+    taken = tuple(
+        Taken(draw(st.sampled_from(["A", "B+", 'Q"u\\o'])),
+              Event(draw(st.sampled_from([EX + "s", EX + "t\u00e9"])), t, (), i,
+                    draw(st.sampled_from([None, NamedNode(EX + "g"), BlankNode("g1")])),
+                    dated=draw(st.booleans())))
+        for i, t in enumerate(times))
+    return Row(bindings, Match(tuple(bindings.items()), taken, times[0], times[-1]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(rows(), max_size=4), st.sampled_from(oracle.FORMATS), st.booleans(),
+       st.sampled_from(TIME_FORMATS), st.lists(st.sampled_from(NAMES), unique=True))
+def test_any_rows_are_written_as_the_oracle_writes_them(rows, fmt, with_time, time_format, variables):
+    """Rows given as values through a native writer and ``jsonl_line`` (projected on the
+    columns, as a query's rows are), against the oracle: every format, with and without
+    ``--with-time`` (over variables named ``_time``/``_start`` too), every time format."""
+    variables = [v for v in NAMES if v in variables]  # the rows' order
+    rows = [Row({v: t for v, t in r.bindings.items() if v in variables}, r.match) for r in rows]
+    prefixes = {"ex": EX, "exns": EX + "ns/"}
+    assert render(fmt, rows, variables, with_time, time_format, prefixes) == \
+        oracle_render(fmt, rows, variables, with_time, time_format, prefixes)
+    for r in rows:
+        assert jsonl_line(r, time_format) == oracle.dumps_exact(oracle.jsonl_record(r, time_format))

@@ -15,10 +15,10 @@ from rdflib.query import Result
 
 from spaseq.engine.cli import main as cli
 from spaseq.engine.errors import QueryError, StreamError, UsageError
-from spaseq.engine.output.writers import jsonl_record
 from spaseq.engine.vocab import SPASEQ_NS
 from spaseq.plugin import load_streams
 from spaseq.plugin.result import MatchBindings, SpaseqResult
+from tests.output.writers_oracle import jsonl_record
 
 ROOT = Path(__file__).resolve().parents[2]
 SG = ROOT / "fixtures" / "smartgrid"

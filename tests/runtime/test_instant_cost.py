@@ -4,15 +4,14 @@ finds the reference evaluator's matches in its order, and the work it counts
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from spaseq.engine import reference
 from spaseq.engine.api import Engine
+from spaseq.engine.cli.main import main
 from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.language.query import parse_query
+from tests.output import writers_oracle
 from tests.util import events, query_text
 
 
@@ -86,7 +85,7 @@ def test_kleene_matches_of_one_moment_are_ordered_without_listing_their_events()
 
 def test_kleene_rows_of_one_moment_are_written_in_cut_batches(tmp_path) -> None:
     """The native jsonl writer cuts a moment's batch of long matches (20,300 events taken
-    here, past the 16,384 of a batch) and writes the Python writer's bytes."""
+    here, past the 16,384 of a batch) and writes the oracle's bytes (tests/output/writers_oracle.py)."""
     n = 200
     number = '"{}"^^<http://www.w3.org/2001/XMLSchema#integer>'.format
     pred = ["start"] + ["step"] * n + ["stop"]
@@ -97,13 +96,15 @@ def test_kleene_rows_of_one_moment_are_written_in_cut_batches(tmp_path) -> None:
     (tmp_path / "q.rq").write_text(query_text("A ; B+ : C", KLEENE, within="1000000 DAYS", streams=("u1",)),
                                    encoding="utf-8")
     outputs = {}
-    for writer in ("native", "python"):
+    for writer in ("native", "oracle"):
         out = tmp_path / f"{writer}.jsonl"
-        subprocess.run([sys.executable, "-m", "spaseq.engine.cli", "run", str(tmp_path / "q.rq"),
-                        "--stream", f"U1={tmp_path / 's.nq'}", "--format", "jsonl", "--writer", writer,
-                        "--output", str(out)], check=True, capture_output=True)
+        with pytest.MonkeyPatch.context() as patch:
+            if writer == "oracle":
+                patch.setattr("spaseq.engine.cli.run._sink", writers_oracle.run_sink)
+            assert main(["run", str(tmp_path / "q.rq"), "--stream", f"U1={tmp_path / 's.nq'}",
+                         "--format", "jsonl", "--output", str(out)]) == 0
         outputs[writer] = out.read_bytes()
-    assert outputs["native"] == outputs["python"]
+    assert outputs["native"] == outputs["oracle"]
     assert outputs["native"].count(b"\n") == n
 
 

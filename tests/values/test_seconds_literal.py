@@ -19,9 +19,9 @@ from spaseq.engine.functions.registry import Environment, call
 from spaseq.engine.functions.run_functions import RunContext
 from spaseq.engine.matches import Match, Row, Taken
 from spaseq.engine.output.match_rdf import EVENT_TIME, START, TIME, describe
-from spaseq.engine.output.writers import render
 from spaseq.engine.values.timestamps import seconds_literal, to_seconds
 from spaseq.engine.vocab import SPASEQ_NS, XSD_DECIMAL, XSD_INTEGER
+from tests.util import render
 
 #: the XSD 1.1 canonical decimal (pyoxigraph's): no exponent, no trailing zero, no point if integral
 CANONICAL = re.compile(r"0|-?[1-9][0-9]*|-?(0|[1-9][0-9]*)\.[0-9]*[1-9]")

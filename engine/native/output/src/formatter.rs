@@ -1,5 +1,5 @@
 //! The text half of writing results: a `Batch` of rows spelled in one format, byte for byte
-//! as the Python writers write them. It needs nothing of the runtime's (the batch carries
+//! as the Python writers (the oracle, `tests/output/writers_oracle.py`) write them. It needs nothing of the runtime's (the batch carries
 //! every term and event the first time a row names it), so it runs on whichever thread
 //! writes the output.
 

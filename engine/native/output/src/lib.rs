@@ -1,15 +1,17 @@
-//! Results written natively (issue 12): every format of `spaseq run` (the jsonl contract,
-//! SPARQL 1.1 JSON, CSV and TSV results, the table for people, and TriG, `trig.rs`) written
-//! from the runtime's match records, byte for byte as the Python writers
-//! (`engine/output/writers.py` and `trig.py`, the oracle) write them, without a Python object
-//! per match.
+//! Results written natively (issue 12), the one implementation of every output format of
+//! `spaseq run` (the jsonl contract, SPARQL 1.1 JSON, CSV and TSV results, the table for
+//! people, and TriG, `trig.rs`): from the runtime's match records without a Python object
+//! per match, or from rows given as values (`rows.rs`: results found in Python, the server's
+//! and the rdflib plugin's rows). The Python writers they replaced are their test oracle,
+//! byte for byte (`tests/output/writers_oracle.py`).
 //!
-//! Together they do what `QueryOutput` + `Projector` + a Python writer do to each released
-//! match, in release order (docs/decisions.md 4): SELECT's projection (the listed variables
-//! that are bound, or every bound variable by name for `*`), DISTINCT (the first match of
-//! each projected row is kept), then the row in the format. A `Collector` (`collect.rs`)
-//! turns matches into a `Batch` of rows of term ids where the runtime is, and a `Formatter`
-//! (`formatter.rs`) spells the batch, on the same thread or on one of its own
+//! Together they do what `QueryOutput` + `Projector` + a writer do to each released match,
+//! in release order (docs/decisions.md 4): SELECT's projection (the listed variables that are
+//! bound, or every bound variable by name for `*`), DISTINCT (the first match of each
+//! projected row is kept; for a CONSTRUCT query, of each mapping), then the row in the
+//! format. A `Collector` (`collect.rs`) turns matches into a `Batch` of rows of term ids
+//! where the runtime is (a `RowCollector` does the same for rows given as values), and a
+//! `Formatter` (`formatter.rs`) spells the batch, on the same thread or on one of its own
 //! (`Background`). Terms are spelled once per term id and kept until the dictionary is
 //! compacted. Times are written in the input's form unless `TimeFormat` says otherwise
 //! (docs/decisions.md 43).

@@ -1,8 +1,8 @@
-//! How the Python writers spell things (engine/output/writers.py), reproduced byte for byte:
-//! JSON strings as `json.dumps` writes them, times as `writers.seconds` and
-//! `timestamps.seconds_literal` do, CSV cells as Python's `csv` module quotes them. A time as
-//! an `xsd:dateTime` is spelled here only (`datetime_seconds`): Python's
-//! `timestamps.datetime_text` calls it (`_native.datetime_text`).
+//! How the Python writers spell things (their oracle, tests/output/writers_oracle.py),
+//! reproduced byte for byte: JSON strings as `json.dumps` writes them, times as
+//! `writers.seconds` and `timestamps.seconds_literal` do, CSV cells as Python's `csv` module
+//! quotes them. A time as an `xsd:dateTime` is spelled here only (`datetime_seconds`):
+//! Python's `timestamps.datetime_text` calls it (`_native.datetime_text`).
 
 use oxrdf::vocab::{rdf, xsd};
 use oxrdf::Term;

@@ -1,6 +1,6 @@
-//! TriG output (`engine/output/trig.py`, the oracle): each result a named graph event of the
-//! query's output stream, `<output#match-k>` (`derive.rs`), stamped in the default graph with
-//! `prov:generatedAtTime`. Each result is spelled by a fresh oxttl serializer,
+//! TriG output (`TrigWriter` of `tests/output/writers_oracle.py`, the oracle): each result a
+//! named graph event of the query's output stream, `<output#match-k>` (`derive.rs`), stamped
+//! in the default graph with `prov:generatedAtTime`. Each result is spelled by a fresh oxttl serializer,
 //! the one pyoxigraph's `serialize` uses, with its `@prefix` lines dropped (they are written
 //! once, by `start`).
 
@@ -117,7 +117,7 @@ mod tests {
         .to_vec()
     }
 
-    /// What `trig.TrigWriter` writes for the same results (from Python).
+    /// What the oracle's `TrigWriter` writes for the same results (from Python).
     #[test]
     fn results_are_spelled_as_the_python_writer_spells_them() {
         let ex = |l: &str| Term::from(NamedNode::new_unchecked(format!("http://ex.org/{l}")));

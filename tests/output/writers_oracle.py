@@ -1,7 +1,17 @@
-"""Result writers: jsonl (spaseq's streaming contract), SPARQL 1.1 JSON/CSV/TSV results and
-a table for people. Every writer is incremental: a row is written (and flushed) as soon as
-its match completes, except the table, which needs every row to size its columns. Times are
-written in the input's form unless ``time_format`` says otherwise (``times``)."""
+"""The Python writers: the test oracle of the native writers (engine/native/output,
+``_native.NativeWriter``), which write every result in production. Until the native writers
+took every output, these wrote what they did not take; they were moved here, beside the
+tests, and are kept as they were, byte for byte, so that the native writers can be checked
+against an independent implementation of every format (``test_native_writers.py``,
+``test_writers.py``).
+
+Result writers: jsonl (spaseq's streaming contract), SPARQL 1.1 JSON/CSV/TSV results, a table
+for people, and TriG (``TrigWriter``: each result a named graph event, its timestamp as
+``<graph> prov:generatedAtTime τ`` in the default graph). Every writer is incremental: a row
+is written (and flushed) as soon as its match completes, except the table, which needs every
+row to size its columns. Times are written in the input's form unless ``time_format`` says
+otherwise (``times``). ``sink`` gives the writer ``spaseq run`` used for a run's rows, and
+``run_sink`` makes ``spaseq run`` use it."""
 
 from __future__ import annotations
 
@@ -13,13 +23,17 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import IO
 
-from pyoxigraph import BlankNode, Literal, NamedNode
+from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFormat, serialize
 
+from spaseq.engine.algebra import operators as A
 from spaseq.engine.matches import Row, Term
+from spaseq.engine.output.construct import template_variables
+from spaseq.engine.output.derived import Derived
+from spaseq.engine.output.match_rdf import stamp_literal
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, dated, time_literal
 from spaseq.engine.values.lexical import canonical_decimal
 from spaseq.engine.values.timestamps import datetime_text
-from spaseq.engine.vocab import RDF_LANGSTRING, XSD_NS, XSD_STRING
+from spaseq.engine.vocab import GENERATED_AT_TIME, PROV_NS, RDF_LANGSTRING, SPASEQ_NS, XSD_NS, XSD_STRING
 
 _PLAIN_TYPES = (XSD_STRING.value, RDF_LANGSTRING.value)
 FORMATS = ("table", "jsonl", "json", "csv", "tsv")
@@ -130,6 +144,9 @@ class Writer:
 
     def finish(self) -> None:
         self.out.flush()
+
+    def close(self) -> None:
+        """Nothing to wait for (``spaseq run`` closes its writer after an error)."""
 
     def _columns(self) -> list[str]:
         return (["_time", "_start"] if self.with_time else []) + self.variables
@@ -280,3 +297,65 @@ def render(fmt: str, rows: Sequence[Row], variables: Sequence[str], with_time: b
         w.row(r)
     w.finish()
     return buf.getvalue()
+
+
+class TrigWriter:
+    """``start`` once (prefix declarations), ``event`` per result, ``finish`` once: each
+    result of a query as a named graph event (``derived``), so that the output is itself a
+    spaseq replay file. Blank nodes are made afresh by both this writer and the native one."""
+
+    def __init__(self, out: IO[str], prefixes: dict[str, str] | None = None) -> None:
+        self.out = out
+        self.prefixes = {"prov": PROV_NS, "xsd": XSD_NS, "spaseq": SPASEQ_NS, **(prefixes or {})}
+
+    def start(self) -> None:
+        for prefix, ns in self.prefixes.items():
+            self.out.write(f"@prefix {prefix}: <{ns}> .\n")
+
+    def event(self, derived: Derived) -> None:
+        quads = [Quad(derived.name, GENERATED_AT_TIME, stamp_literal(derived.time), DefaultGraph())]
+        quads += [Quad(t.subject, t.predicate, t.object, derived.name) for t in derived.triples]
+        text = serialize(quads, format=RdfFormat.TRIG, prefixes=self.prefixes).decode("utf-8")  # type: ignore[union-attr]  # pyoxigraph's stubs: bytes, not None, without an output
+        lines = text.splitlines(keepends=True)
+        while lines and lines[0].startswith("@prefix "):  # declared once, in start()
+            lines.pop(0)
+        self.out.write("".join(lines))
+        self.out.flush()
+
+    def finish(self) -> None:
+        self.out.flush()
+
+    def close(self) -> None:
+        """Nothing to wait for (``spaseq run`` closes its writer after an error)."""
+
+
+def sink(fmt: str, query: A.Query, out: IO[str], with_time: bool = False,
+         time_format: str = DEFAULT_TIME_FORMAT):
+    """The writer of ``query``'s results in ``fmt`` to ``out`` and the function writing one
+    result (a ``Derived``), as ``spaseq run`` wrote them in Python (a CONSTRUCT query's rows
+    as solutions of its template's variables)."""
+    if fmt == "trig":
+        trig = TrigWriter(out, query.prefixes)
+        return trig, trig.event
+    if query.match.is_construct:
+        variables = template_variables(query.match.template)
+    elif query.match.variables is not None:
+        variables = list(query.match.variables)
+    else:
+        variables = sorted({v for ev in query.events.values() for v in ev.variables})
+    writer = make_writer(fmt, out, variables, with_time, query.prefixes, time_format)
+
+    def write(derived: Derived) -> None:
+        row = derived.row
+        if query.match.is_construct:
+            row = Row({v: row.bindings[v] for v in variables if v in row.bindings}, row.match)
+        writer.row(row)
+
+    return writer, write
+
+
+def run_sink(args, query: A.Query, out: IO[str], python_rows: bool = False, thread: bool = False):
+    """``spaseq run``'s ``_sink`` with these writers, every result through Python (what
+    ``--writer python`` did): a test patches ``spaseq.engine.cli.run._sink`` with it."""
+    fmt = args.format or ("trig" if query.match.is_construct else "table")
+    return sink(fmt, query, out, args.with_time, args.time_format)
