@@ -37,6 +37,7 @@ from spaseq.engine.vocab import PROV_NS, SPASEQ_NS, XSD_NS
 
 if TYPE_CHECKING:  # the query's front end is imported when a run starts (cli/run.py)
     from spaseq.engine.algebra import operators as A
+    from spaseq.engine.events import Event
     from spaseq.engine.matches import Row
 
 #: the formats results are written in (``spaseq run --format``)
@@ -112,20 +113,35 @@ def nanoseconds(seconds: Decimal | float | int) -> int:
     return to_nanoseconds(seconds if type(seconds) is Decimal else exact_seconds(seconds))
 
 
-def row_values(row: Row) -> RowValues:
+#: events a row writer keeps spelled (a match's events recur in the matches after it)
+EVENTS_KEPT = 4096
+
+
+def row_values(row: Row, events: dict[Event, tuple[str, int, bool, str | None]] | None = None) -> RowValues:
     """``row`` as ``NativeWriter.write_row`` and ``jsonl_line`` take it: its match's time and
-    start, its bindings in its order and the events its match took."""
-    taken = [(t.atom, e.stream, nanoseconds(e.time), e.dated, None if e.name is None else str(e.name))
-             for t in row.taken for e in (t.event,)]
+    start, its bindings in its order and the events its match took (each spelled once while
+    ``events`` keeps it)."""
+    taken = []
+    for t in row.taken:
+        e = t.event
+        spelled = None if events is None else events.get(e)
+        if spelled is None:
+            spelled = (e.stream, nanoseconds(e.time), e.dated, None if e.name is None else str(e.name))
+            if events is not None:
+                if len(events) >= EVENTS_KEPT:
+                    events.clear()
+                events[e] = spelled
+        taken.append((t.atom, *spelled))
     return (nanoseconds(row.time), nanoseconds(row.start),
             [(v, str(term)) for v, term in row.bindings.items()], taken)
 
 
 def row_writer(writer: NativeWriter) -> Callable[[Row], None]:
     """A function writing each row it is given through ``writer`` (rows found in Python)."""
+    events: dict[Event, tuple[str, int, bool, str | None]] = {}
 
     def write(row: Row) -> None:
-        writer.write_row(*row_values(row))
+        writer.write_row(*row_values(row, events))
 
     return write
 
