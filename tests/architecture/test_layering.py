@@ -133,7 +133,7 @@ def test_engine_top_stays_small() -> None:
 
 def test_production_code_imports_no_test_module() -> None:
     """Test oracles live beside the tests (the Python writers: tests/output/writers_oracle.py,
-    docs/decisions.md 56) and production code never imports them: one production
+    docs/decisions.md 58) and production code never imports them: one production
     implementation of each fact."""
     for name, path in MODULES.items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
