@@ -84,6 +84,19 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
+
+    /// Empty the batch for the next rows, with the forgets the formatter must do first.
+    pub fn reset(&mut self, forget_terms: bool, forget_events: bool) {
+        self.forget_terms = forget_terms;
+        self.forget_events = forget_events;
+        self.resolved = None;
+        self.streams.clear();
+        self.terms.clear();
+        self.events.clear();
+        self.rows.clear();
+        self.values.clear();
+        self.taken.clear();
+    }
 }
 
 /// Turns released matches into a `Batch`: the projection, DISTINCT, and what was sent.
@@ -162,19 +175,11 @@ impl Collector {
 
     /// Empty `batch` for the next matches, with the forgets the formatter must do first.
     fn open(&mut self, batch: &mut Batch) {
-        batch.forget_terms = std::mem::take(&mut self.forget_pending);
-        batch.forget_events = false;
-        if self.sent_events.len() >= EVENTS_KEPT {
+        let forget_events = self.sent_events.len() >= EVENTS_KEPT;
+        if forget_events {
             self.sent_events.clear();
-            batch.forget_events = true;
         }
-        batch.resolved = None;
-        batch.streams.clear();
-        batch.terms.clear();
-        batch.events.clear();
-        batch.rows.clear();
-        batch.values.clear();
-        batch.taken.clear();
+        batch.reset(std::mem::take(&mut self.forget_pending), forget_events);
     }
 
     fn resolve(&mut self, scope: &Scope<'_>) -> &Resolved {

@@ -117,15 +117,7 @@ impl RowCollector {
         if forget {
             self.terms.clear();
         }
-        batch.forget_terms = forget;
-        batch.forget_events = true; // each batch numbers its own events
-        batch.resolved = None;
-        batch.streams.clear();
-        batch.terms.clear();
-        batch.events.clear();
-        batch.rows.clear();
-        batch.values.clear();
-        batch.taken.clear();
+        batch.reset(forget, true); // each batch numbers its own events
         for (text, term) in fresh {
             let id = self.terms.len() as TermId;
             self.terms.insert(text.to_owned(), id);
