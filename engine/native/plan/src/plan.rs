@@ -245,6 +245,9 @@ pub struct QueryInfo {
     pub distinct: bool,
     /// "select" or "construct".
     pub form: String,
+    /// A CONSTRUCT query's template (empty for SELECT): variables by name, a blank node of
+    /// the template as a variable named `_:label` (a fresh node per result).
+    pub template: Vec<TriplePattern>,
     pub window: Window,
     /// FROM STREAM name -> IRI, by name.
     pub streams: Vec<(String, String)>,
@@ -277,6 +280,7 @@ struct MatchSpec {
     variables: Option<Vec<String>>,
     distinct: bool,
     form: String,
+    template: Vec<TriplePattern>,
 }
 
 #[derive(Deserialize)]
@@ -378,6 +382,7 @@ impl Plan {
                 variables: query.spec.variables,
                 distinct: query.spec.distinct,
                 form: query.spec.form,
+                template: query.spec.template,
                 window: query.window,
                 streams: query.streams.into_iter().collect(),
                 partition_by: query.partition_by,

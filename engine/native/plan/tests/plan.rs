@@ -105,3 +105,31 @@ fn a_dataclass_whose_type_is_not_first_is_read_too() {
         "{err}"
     );
 }
+
+#[test]
+fn a_construct_query_s_template_is_read() {
+    use spaseq_plan::algebra::{PatternTerm, Term};
+    let mut plan: serde_json::Value = serde_json::from_str(VSHAPE).unwrap();
+    plan["query"]["match"]["form"] = "construct".into();
+    plan["query"]["match"]["template"] = serde_json::json!([{
+        "@type": "TriplePattern",
+        "subject": {"@type": "Var", "name": "_:b"},
+        "predicate": {"@iri": "http://ex.org/p"},
+        "object": {"@literal": "x", "language": "en"}
+    }, {
+        "@type": "TriplePattern",
+        "subject": {"@type": "Var", "name": "_:b"},
+        "predicate": {"@iri": "http://ex.org/q"},
+        "object": {"@type": "Var", "name": "c"}
+    }]);
+    let read = Plan::from_json(&plan.to_string()).expect("a valid plan");
+    assert_eq!(read.query.form, "construct");
+    let template = &read.query.template;
+    assert_eq!(template.len(), 2);
+    assert_eq!(template[0].subject, PatternTerm::Var("_:b".to_owned()));
+    assert!(
+        matches!(&template[0].predicate, PatternTerm::Term(Term::Iri(i)) if i == "http://ex.org/p")
+    );
+    assert_eq!(template[1].object, PatternTerm::Var("c".to_owned()));
+    assert!(Plan::from_json(VSHAPE).unwrap().query.template.is_empty());
+}
