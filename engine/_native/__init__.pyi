@@ -7,7 +7,7 @@ from typing import final
 from spaseq.engine._native import _testing as _testing
 
 __all__ = ["PLAN_VERSION", "__version__", "_testing", "LateEvent", "LocatedError", "gpm_evaluators", "LiveStream", "LiveReader",
-           "NativeWriter", "jsonl_line", "json_time", "json_seconds", "table_time",
+           "NativeWriter", "jsonl_line", "derived_graph", "result_name", "json_time", "json_seconds", "table_time",
            "NativeEngine", "NativeEvent", "NativeMatch", "ReplayReading", "ReplayStream", "read_batch",
            "timestamp_ns", "seconds_ns", "datetime_ns", "datetime_text"]
 
@@ -342,6 +342,17 @@ def jsonl_line(time: int, start: int, bindings: list[tuple[str, str]],
                time_format: str = "input") -> str:
     """The jsonl object of one row given as ``NativeWriter.write_row`` takes it (its bindings
     in the order given), without its line end, times as ``time_format`` says."""
+
+def derived_graph(output: str, k: int, time: int, start: int, dated: bool,
+                  bindings: list[tuple[str, str]], taken: list[tuple[str, str, int, bool, str | None]],
+                  template: list[tuple[tuple[str, str], ...]] | None = None) -> tuple[str, str]:
+    """The ``k``-th result of the query whose output stream is ``output`` as that stream's
+    event: its graph name and its graph in N-Triples, a triple per line: ``template`` (as
+    ``NativeWriter`` takes it) instantiated with ``bindings``, or with None the match
+    described (times ``dated`` or not, the events ``taken`` as ``write_row`` takes them)."""
+
+def result_name(output: str, k: int) -> str:
+    """The graph name of the ``k``-th result of the query whose output stream is ``output``."""
 
 def json_time(ns: int, dated: bool) -> str:
     """A time as the SPARQL 1.1 JSON results term of ``_time``/``_start``: an xsd:dateTime

@@ -10,25 +10,41 @@ consume these events.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import pyoxigraph
 from pyoxigraph import NamedNode, Triple
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.events import Event
 from spaseq.engine.matches import Match, MatchTimes, Projector, Row
-from spaseq.engine.output.construct import instantiate
-from spaseq.engine.output.match_rdf import describe
-from spaseq.engine.output.times import input_dated
+from spaseq.engine.native_core import _native
+from spaseq.engine.output.native import nanoseconds, ntriples, template_terms
+from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, dated, event_dated, input_dated
 
 
 def match_name(output: str, k: int) -> NamedNode:
-    """The graph name of the k-th result of the query whose output stream is ``output``."""
-    if output.endswith(("#", "/")):
-        return NamedNode(f"{output}match-{k}")
-    return NamedNode(f"{output}{'-' if '#' in output else '#'}match-{k}")
+    """The graph name of the k-th result of the query whose output stream is ``output``
+    (the core's ``<output#match-k>``)."""
+    return NamedNode(_native.result_name(output, k))
+
+
+def result_graph(output: str, k: int, row: Row, template: Sequence[A.TriplePattern] | None,
+                 time_format: str = DEFAULT_TIME_FORMAT) -> tuple[Triple, ...]:
+    """The graph of the k-th result (``row``) of the query whose output stream is ``output``,
+    made by the core (``spaseq_output::derive``): ``template`` instantiated with the row's
+    bindings (a CONSTRUCT query; fresh blank nodes), or with None the match described in the
+    spaseq vocabulary, its times written as ``time_format`` says (docs/vocabulary.md)."""
+    match = row.match
+    taken = [(t.atom, t.event.stream, nanoseconds(t.event.time), event_dated(t.event, time_format),
+              None if t.event.name is None else str(t.event.name)) for t in match.taken]
+    _, text = _native.derived_graph(
+        output, k, nanoseconds(match.time), nanoseconds(match.start), dated(match, time_format),
+        [(v, ntriples(term)) for v, term in row.bindings.items()], taken,
+        None if template is None else template_terms(template))
+    return tuple(q.triple for q in pyoxigraph.parse(text, format=pyoxigraph.RdfFormat.N_TRIPLES))
 
 
 @dataclass
@@ -39,6 +55,7 @@ class Derived(MatchTimes):
     name: NamedNode
     stream: str
     query: A.Query = field(repr=False)
+    number: int = 0  # k: the query's k-th result (its name is <output#match-k>)
 
     @property
     def match(self) -> Match:
@@ -48,9 +65,8 @@ class Derived(MatchTimes):
     @cached_property
     def triples(self) -> tuple[Triple, ...]:
         """The event's graph: the instantiated template, or the match in the vocabulary."""
-        if self.query.match.is_construct:
-            return tuple(instantiate(self.query.match.template, self.row.bindings))
-        return tuple(describe(self.row.match, self.row.bindings, self.name, NamedNode(self.stream)))
+        template = self.query.match.template if self.query.match.is_construct else None
+        return result_graph(self.stream, self.number, self.row, template)
 
     def event(self, seq: int = 0) -> Event:
         """The derived event, for queries that consume this output stream (dated as its
@@ -76,7 +92,7 @@ class QueryOutput:
         if row is None:
             return None
         self._count += 1
-        return Derived(row, match_name(self.iri, self._count), self.iri, self.query)
+        return Derived(row, match_name(self.iri, self._count), self.iri, self.query, self._count)
 
     def __call__(self, match: Match) -> None:
         if not self.listeners:  # nobody consumes the output stream: skip projection and naming

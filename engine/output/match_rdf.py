@@ -1,6 +1,7 @@
-"""Matches as RDF, in the spaseq vocabulary (docs/vocabulary.md): what ``--materialize``
-stores and what a SELECT query's output events hold, so that matches can be queried with
-plain SPARQL and consumed by other queries.
+"""The spaseq vocabulary's terms (docs/vocabulary.md), a registered query described, and an
+event's timestamp literal. A match is described in it by the core (``derived.result_graph``:
+what ``--materialize`` stores and what a SELECT query's output events hold, so that matches
+can be queried with plain SPARQL and consumed by other queries):
 
     <m> a spaseq:Match ; spaseq:query <q> ;
         spaseq:time "τ"^^xsd:dateTime ; spaseq:start "τ0"^^xsd:dateTime ;
@@ -14,15 +15,12 @@ events stamped with one, ``xsd:decimal`` seconds otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from decimal import Decimal
 
-from pyoxigraph import BlankNode, Literal, NamedNode, Triple
+from pyoxigraph import Literal, NamedNode, Triple
 
-from spaseq.engine.matches import Match, Term
-from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, dated, event_dated, time_literal
 from spaseq.engine.values.timestamps import datetime_literal, exact_seconds, seconds_literal
-from spaseq.engine.vocab import RDF_TYPE, XSD_INTEGER, spaseq
+from spaseq.engine.vocab import RDF_TYPE, spaseq
 
 MATCH = spaseq("Match")
 QUERY_CLASS = spaseq("Query")
@@ -53,42 +51,6 @@ def stamp_literal(value: Decimal) -> Literal:
     if abs(value) < EPOCH_LIKE:
         return seconds_literal(value)
     return datetime_literal(exact_seconds(value))
-
-
-def describe(match: Match, bindings: Mapping[str, Term], subject: NamedNode | BlankNode,
-             query: NamedNode, time_format: str = DEFAULT_TIME_FORMAT) -> list[Triple]:
-    """One match in the spaseq vocabulary: its query, times (as ``time_format`` says),
-    events taken and ``bindings``."""
-    as_datetime = dated(match, time_format)
-    out = [
-        Triple(subject, RDF_TYPE, MATCH),
-        Triple(subject, QUERY, query),
-        Triple(subject, TIME, time_literal(match.time, as_datetime)),
-        Triple(subject, START, time_literal(match.start, as_datetime)),
-    ]
-    iterations: dict[str, int] = {}
-    for position, taken in enumerate(match.taken, 1):
-        iterations[taken.atom] = iterations.get(taken.atom, 0) + 1
-        node = BlankNode()
-        e = taken.event
-        out += [
-            Triple(subject, EVENT, node),
-            Triple(node, ATOM, Literal(taken.atom)),
-            Triple(node, STREAM, NamedNode(e.stream)),
-            Triple(node, EVENT_TIME, time_literal(e.time, event_dated(e, time_format))),
-            Triple(node, POSITION, Literal(str(position), datatype=XSD_INTEGER)),
-            Triple(node, ITERATION, Literal(str(iterations[taken.atom]), datatype=XSD_INTEGER)),
-        ]
-        if e.name is not None:
-            out.append(Triple(node, GRAPH, e.name))
-    for var, term in bindings.items():
-        node = BlankNode()
-        out += [
-            Triple(subject, BINDING, node),
-            Triple(node, VARIABLE, Literal(var)),
-            Triple(node, VALUE, term),
-        ]
-    return out
 
 
 def describe_query(query_iri: NamedNode, text: str, form: str) -> list[Triple]:

@@ -3,7 +3,7 @@ disk for ``--materialize DIR``), in the spaseq vocabulary (docs/vocabulary.md), 
 be queried afterwards with plain SPARQL.
 
 Layout: the default graph holds each query (``<q> a spaseq:Query``) and each match
-(``match_rdf.describe``); the graph a CONSTRUCT query builds is stored as the named graph
+(``derived.result_graph``); the graph a CONSTRUCT query builds is stored as the named graph
 ``<m>`` with ``<m> prov:generatedAtTime τ`` in the default graph, so a TriG dump of the store is
 itself a replay file of those graphs.
 """
@@ -16,8 +16,8 @@ from pyoxigraph import DefaultGraph, NamedNode, Quad, Store, Triple
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import UsageError
-from spaseq.engine.output.derived import Derived
-from spaseq.engine.output.match_rdf import FORM, QUERY, TEXT, describe, describe_query, stamp_literal
+from spaseq.engine.output.derived import Derived, result_graph
+from spaseq.engine.output.match_rdf import FORM, QUERY, TEXT, describe_query, stamp_literal
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, check_time_format
 from spaseq.engine.vocab import GENERATED_AT_TIME
 
@@ -74,9 +74,8 @@ class Materializer:
 
     def __call__(self, derived: Derived) -> None:
         """Store one result (and, for CONSTRUCT, the graph it built)."""
-        query = NamedNode(derived.stream)
-        self._pending += _quads(describe(derived.row.match, derived.row.bindings, derived.name, query,
-                                         self.time_format))
+        self._pending += _quads(result_graph(derived.stream, derived.number, derived.row, None,
+                                             self.time_format))
         if derived.query.match.is_construct:
             self._pending += _quads(derived.triples, derived.name)
             self._pending.append(Quad(derived.name, GENERATED_AT_TIME, stamp_literal(derived.time)))

@@ -29,6 +29,8 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import IO, TYPE_CHECKING
 
+from pyoxigraph import Triple
+
 from spaseq.engine import _native
 from spaseq.engine._native import NativeWriter
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT
@@ -71,13 +73,23 @@ def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: b
     if fmt == "trig":  # the output's declarations, and the template
         prefixes = {"prov": PROV_NS, "xsd": XSD_NS, "spaseq": SPASEQ_NS, **prefixes}
         if query.match.is_construct:
-            template = [tuple(_template_term(t) for t in (tp.subject, tp.predicate, tp.object))
-                        for tp in query.match.template]
+            template = template_terms(query.match.template)
     binary = _binary(out)
     return NativeWriter(fmt, out if binary is None else binary, select, query.match.distinct,
                         list(columns), with_time, binary is not None, time_format, thread,
                         list(prefixes.items()), output, template,
                         construct=query.match.is_construct)
+
+
+def ntriples(term: object) -> str:
+    """A term in N-Triples, as the native side reads it (an RDF 1.2 triple term, which an
+    event's object may be, as ``<<( s p o )>>``: pyoxigraph's ``str`` leaves the brackets out)."""
+    return f"<<( {term} )>>" if isinstance(term, Triple) else str(term)
+
+
+def template_terms(template: Sequence[A.TriplePattern]) -> list[tuple[tuple[str, str], ...]]:
+    """A CONSTRUCT template as ``NativeWriter`` and ``derived_graph`` take it."""
+    return [tuple(_template_term(t) for t in (tp.subject, tp.predicate, tp.object)) for tp in template]
 
 
 def _template_term(term: object) -> tuple[str, str]:
@@ -133,7 +145,7 @@ def row_values(row: Row, events: dict[Event, tuple[str, int, bool, str | None]] 
                 events[e] = spelled
         taken.append((t.atom, *spelled))
     return (nanoseconds(row.time), nanoseconds(row.start),
-            [(v, str(term)) for v, term in row.bindings.items()], taken)
+            [(v, ntriples(term)) for v, term in row.bindings.items()], taken)
 
 
 def row_writer(writer: NativeWriter) -> Callable[[Row], None]:

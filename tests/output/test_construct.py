@@ -13,7 +13,7 @@ from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, RdfFormat
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.cli.main import main
 from spaseq.engine.language.query import parse_query
-from spaseq.engine.output.construct import instantiate
+from tests.output.derive_oracle import instantiate
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "composition"
 EX = "http://ex.org/"

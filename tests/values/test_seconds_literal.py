@@ -18,7 +18,8 @@ from spaseq.engine.events import Event
 from spaseq.engine.functions.registry import Environment, call
 from spaseq.engine.functions.run_functions import RunContext
 from spaseq.engine.matches import Match, Row, Taken
-from spaseq.engine.output.match_rdf import EVENT_TIME, START, TIME, describe
+from spaseq.engine.output.derived import result_graph
+from spaseq.engine.output.match_rdf import EVENT_TIME, START, TIME
 from spaseq.engine.values.timestamps import seconds_literal, to_seconds
 from spaseq.engine.vocab import SPASEQ_NS, XSD_DECIMAL, XSD_INTEGER
 from tests.util import render
@@ -86,7 +87,7 @@ def _from_json_results(start: float, time: float) -> tuple[Literal, Literal]:
 
 
 def _from_match_rdf(start: float, time: float) -> tuple[Literal, Literal]:
-    triples = describe(_match(start, time), {}, NamedNode("http://ex.org/m"), NamedNode("http://ex.org/q"))
+    triples = result_graph("http://ex.org/q", 1, Row({}, _match(start, time)), None)
     by_predicate = {}
     for t in triples:
         by_predicate.setdefault(t.predicate, []).append(t.object)

@@ -8,9 +8,11 @@
 //! plugin and `spaseq run`'s summary.
 
 use crate::runtime::NativeEngine;
+use oxrdf::Term;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use spaseq_output::trig::{TemplateTerm, Trig};
+use spaseq_output::derive::Derive;
+use spaseq_output::trig::{Taken, TemplateTerm, Trig};
 use spaseq_output::{
     Background, Batch, Collector, Distinct, Format, Formatter, PlainRow, PlainTaken, RowCollector,
     Scope, TimeFormat,
@@ -468,6 +470,81 @@ fn table_time(ns: i128) -> String {
     s
 }
 
+/// The `k`-th result of the query whose output stream is `output`, as the event of that
+/// stream it is (`spaseq_output::derive`): its graph name and its graph in N-Triples, one
+/// triple per line. For a CONSTRUCT query (`template`, as `NativeWriter` takes it) the
+/// template instantiated with `bindings` (fresh blank nodes); for a SELECT query the match
+/// described: its times (`dated`: written as `xsd:dateTime`s), the events it took (as
+/// `write_row` takes them) and `bindings`, in the order given. ValueError for a term that is
+/// not N-Triples or an output that is not an IRI.
+#[pyfunction]
+#[pyo3(signature = (output, k, time, start, dated, bindings, taken, template = None))]
+#[allow(clippy::too_many_arguments)]
+fn derived_graph(
+    output: String,
+    k: u64,
+    time: i128,
+    start: i128,
+    dated: bool,
+    bindings: Vec<(String, String)>,
+    taken: Vec<TakenValues>,
+    template: Option<Vec<[(String, String); 3]>>,
+) -> PyResult<(String, String)> {
+    let term = |text: &str| -> PyResult<Term> {
+        text.parse()
+            .map_err(|e| PyValueError::new_err(format!("not an RDF term {text:?}: {e}")))
+    };
+    let bound = bindings
+        .iter()
+        .map(|(v, t)| Ok((v.as_str(), term(t)?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    // a template's variables numbered in order of first mention, each with its value
+    let mut vars: Vec<String> = Vec::new();
+    for (kind, text) in template.iter().flatten().flatten() {
+        if kind == "var" && !vars.contains(text) {
+            vars.push(text.clone());
+        }
+    }
+    let template = template.map(|t| trig_template(&t, &vars)).transpose()?;
+    let values: Vec<Option<&Term>> = vars
+        .iter()
+        .map(|v| bound.iter().find(|(name, _)| name == v).map(|(_, t)| t))
+        .collect();
+    let graphs = taken
+        .iter()
+        .map(|t| t.4.as_deref().map(term).transpose())
+        .collect::<PyResult<Vec<_>>>()?;
+    let taken: Vec<Taken<'_>> = taken
+        .iter()
+        .zip(&graphs)
+        .map(|((atom, stream, time, dated, _), graph)| Taken {
+            atom,
+            stream,
+            time: *time,
+            dated: *dated,
+            graph: graph.as_ref(),
+        })
+        .collect();
+    let derive = Derive::new(output, template).map_err(PyValueError::new_err)?;
+    let name = derive.match_name(k);
+    let described: Vec<(&str, &Term)> = bound.iter().map(|(v, t)| (*v, t)).collect();
+    let triples = derive.graph(&name, (time, start, dated), &values, &described, &taken);
+    let mut text = String::new();
+    for t in &triples {
+        text.push_str(&t.to_string());
+        text.push_str(" .\n");
+    }
+    Ok((name.into_string(), text))
+}
+
+/// The graph name of the `k`-th result of the query whose output stream is `output`
+/// (`<output#match-k>`, `spaseq_output::derive`).
+#[pyfunction]
+fn result_name(output: String, k: u64) -> PyResult<String> {
+    let derive = Derive::new(output, None).map_err(PyValueError::new_err)?;
+    Ok(derive.match_name(k).into_string())
+}
+
 /// A CONSTRUCT template from its Python spelling (`NativeWriter`'s `template`), its
 /// variables numbered as in `select`.
 fn trig_template(
@@ -503,6 +580,8 @@ fn trig_template(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeWriter>()?;
     m.add_function(wrap_pyfunction!(jsonl_line, m)?)?;
+    m.add_function(wrap_pyfunction!(derived_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(result_name, m)?)?;
     m.add_function(wrap_pyfunction!(json_time, m)?)?;
     m.add_function(wrap_pyfunction!(json_seconds, m)?)?;
     m.add_function(wrap_pyfunction!(table_time, m)?)?;
