@@ -17,6 +17,7 @@ use spaseq_output::{
     Background, Batch, Collector, Distinct, Format, Formatter, PlainRow, PlainTaken, RowCollector,
     Scope, TimeFormat,
 };
+use std::convert::Infallible;
 
 /// Text kept before it is handed to `out.write` (a batch of matches can be large).
 const CHUNK: usize = 1 << 20;
@@ -39,6 +40,48 @@ enum Sink {
     },
     /// On a thread of its own, to a duplicate of a binary file's descriptor.
     Thread(Background),
+}
+
+impl Sink {
+    /// A batch filled by `fill`, then written: here (spelled into the buffer, handed to `out`
+    /// once `CHUNK` bytes wait, or at once and flushed with `flush`) or on the writing
+    /// thread. Nothing is written when `fill` fails. (what `fill` gave, the writing's error)
+    fn send<T, E>(
+        &mut self,
+        py: Python<'_>,
+        flush: bool,
+        fill: impl FnOnce(&mut Batch) -> Result<T, E>,
+    ) -> (Result<T, E>, PyResult<()>) {
+        match self {
+            Sink::Here {
+                formatter,
+                out,
+                binary,
+                buf,
+                batch,
+            } => {
+                let filled = fill(batch);
+                if filled.is_err() {
+                    return (filled, Ok(()));
+                }
+                formatter.write(batch, buf);
+                let written = if flush && !buf.is_empty() || !flush && buf.len() >= CHUNK {
+                    NativeWriter::emit(py, out, *binary, buf, flush)
+                } else {
+                    Ok(())
+                };
+                (filled, written)
+            }
+            Sink::Thread(background) => {
+                let mut batch = background.batch();
+                let filled = fill(&mut batch);
+                if filled.is_err() || batch.is_empty() {
+                    return (filled, Ok(()));
+                }
+                (filled, background.write(batch).map_err(os_error))
+            }
+        }
+    }
 }
 
 /// One query's results written natively in one format (`jsonl`, `json`, `csv`, `tsv`,
@@ -305,30 +348,11 @@ impl NativeWriter {
                     break; // matches found are dropped only once the output failed
                 }
                 let chunk = &rest[..rest.len().min(ROWS_PER_BATCH)];
-                let used = match sink {
-                    Sink::Here {
-                        formatter,
-                        out,
-                        binary,
-                        buf,
-                        batch,
-                    } => {
-                        let used = collector.fill(chunk, &scope, batch);
-                        formatter.write(batch, buf);
-                        if buf.len() >= CHUNK {
-                            pending = Self::emit(py, out, *binary, buf, false).err();
-                        }
-                        used
-                    }
-                    Sink::Thread(background) => {
-                        let mut batch = background.batch();
-                        let used = collector.fill(chunk, &scope, &mut batch);
-                        if !batch.is_empty() {
-                            pending = background.write(batch).err().map(os_error);
-                        }
-                        used
-                    }
-                };
+                let (used, written) = sink.send(py, false, |batch| {
+                    Ok::<usize, Infallible>(collector.fill(chunk, &scope, batch))
+                });
+                pending = written.err();
+                let Ok(used) = used;
                 rest = &rest[used..];
             }
             records.len()
@@ -367,31 +391,10 @@ impl NativeWriter {
             ));
         }
         let row = plain_row(time, start, bindings, taken);
-        match &mut self.sink {
-            Sink::Here {
-                formatter,
-                out,
-                binary,
-                buf,
-                batch,
-            } => {
-                self.plain
-                    .fill(&row, batch)
-                    .map_err(PyValueError::new_err)?;
-                formatter.write(batch, buf);
-                if !buf.is_empty() {
-                    Self::emit(py, out, *binary, buf, true)?;
-                }
-                Ok(())
-            }
-            Sink::Thread(background) => {
-                let mut batch = background.batch();
-                self.plain
-                    .fill(&row, &mut batch)
-                    .map_err(PyValueError::new_err)?;
-                background.write(batch).map_err(os_error)
-            }
-        }
+        let plain = &mut self.plain;
+        let (filled, written) = self.sink.send(py, true, |batch| plain.fill(&row, batch));
+        filled.map_err(PyValueError::new_err)?;
+        written
     }
 
     /// Write what follows the rows and flush (waiting for the writing thread to write
