@@ -122,15 +122,17 @@ class NativeSession:
             self._ids[t] = i
         return t
 
-    def event(self, ctx: EventContext) -> NativeEvent:
-        """The event prepared for the native runtimes (once per event for every query)."""
+    def event(self, ctx: EventContext, ns: int | None = None) -> NativeEvent:
+        """The event prepared for the native runtimes (once per event for every query);
+        ``ns``: its time in nanoseconds, when the caller has it already."""
         current = self._current
         if current is not None and current[0] is ctx:
             return current[1]
         e = ctx.event
         term_id = self.term_id
         ids = [term_id(x) for t in e.triples for x in (t.subject, t.predicate, t.object)]
-        ns = nanoseconds(e.time)
+        if ns is None:
+            ns = nanoseconds(e.time)
         # the name travels as text: names are usually unique, so neither side keeps it by id
         graph = str(e.name) if e.name is not None else None
         prepared = self.engine.event(e.stream, ns, e.seq, graph, ids, e.dated)
@@ -208,13 +210,12 @@ class NativeSession:
         started a new instant."""
         engine, e = self.engine, ctx.event
         ns = nanoseconds(e.time)
-        clock = engine.engine_clock()
-        # only an event at or before the engine clock can be late: judged before it is prepared,
-        # so that a late one adds no term to the dictionary (the core judges it again below)
-        if clock is not None and ns <= clock and not engine.judge(e.stream, ns, e.dated):
+        # judged before it is prepared, so that a late event adds no term to the dictionary
+        # (the core judges it again as it is pushed)
+        if not engine.judge(e.stream, ns, e.dated):
             return None
         try:
-            pushed = engine.push(self.event(ctx), list(map(_NUMBER, runtimes)), on_instant)
+            pushed = engine.push(self.event(ctx, ns), list(map(_NUMBER, runtimes)), on_instant)
         finally:  # what completed before a callback or the instant hook raised goes out too
             for r in runtimes:
                 r.drain()
