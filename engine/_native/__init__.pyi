@@ -6,7 +6,7 @@ from typing import final
 
 from spaseq.engine._native import _testing as _testing
 
-__all__ = ["PLAN_VERSION", "__version__", "_testing", "LateEvent", "LocatedError", "gpm_evaluators", "LiveStream", "LiveReader",
+__all__ = ["PLAN_VERSION", "__version__", "_testing", "LateEvent", "UnreadStream", "OutputStream", "LocatedError", "gpm_evaluators", "LiveStream", "LiveReader",
            "NativeWriter", "jsonl_line", "derived_graph", "result_name", "json_time", "json_seconds", "table_time",
            "NativeEngine", "NativeEvent", "NativeMatch", "ReplayReading", "ReplayStream", "read_batch",
            "timestamp_ns", "seconds_ns", "datetime_ns", "datetime_text"]
@@ -24,6 +24,12 @@ class LateEvent(ValueError):
     time: int
     at: int
     promise: str
+
+class UnreadStream(ValueError):
+    """An event on a stream no registered query reads (the message names the streams read)."""
+
+class OutputStream(ValueError):
+    """An event pushed on a registered query's output stream, whose events come from that query."""
 
 class LocatedError(ValueError):
     """An error of input located in a file (a stream's file, ``<stdin>``, a batch's label):
@@ -195,10 +201,20 @@ class NativeEngine:
         """(stream, time ns, dated, seq, graph name's parts, triples as ids), or None."""
     def forget(self) -> list[int]:
         """uids of the oldest events nothing native holds any more."""
-    def configure(self, own_clocks: bool, drop_late: bool, compact_min_terms: int | None = None) -> None:
+    def configure(self, own_clocks: bool, drop_late: bool, compact_min_terms: int | None = None,
+                  drop_unread: bool = False) -> None:
         """How the engine treats time and memory: each query's clock moves with its own streams
         only (``own_clocks``); a late event is dropped and counted (``drop_late``); the fewest
-        terms at which the dictionary is compacted (None: the core's default)."""
+        terms at which the dictionary is compacted (None: the core's default); an event on a
+        stream no registered query reads is dropped and counted (``drop_unread``)."""
+    def reads(self, stream: str) -> bool:
+        """Whether a registered query reads ``stream``."""
+    def read_streams(self) -> list[str]:
+        """The streams registered queries read, sorted."""
+    def set_output(self, iri: str, label: str) -> None:
+        """``iri`` is a registered query's output stream (``label`` names it): never input."""
+    def unregister_output(self, iri: str) -> None: ...
+    def dropped_unread(self) -> int: ...
     def compaction_due(self) -> bool:
         """Whether the dictionary should be compacted now (decision 38)."""
     def push(self, event: NativeEvent, queries: list[int],
@@ -209,7 +225,8 @@ class NativeEngine:
         ``own_clocks``. Whether it started a new instant."""
     def judge(self, stream: str, time: int, dated: bool) -> bool:
         """Before an event at ``time`` ns on ``stream`` is prepared: True to push it, False when
-        it is late and was dropped and counted; ``LateEvent`` when it is late and refused."""
+        it was dropped and counted (late, or unread); ``LateEvent``, ``UnreadStream`` or
+        ``OutputStream`` when it is refused."""
     def unregister(self, query: int) -> None:
         """Query ``query`` takes no more events and makes none late."""
     def late(self, stream: str, time: int, dated: bool) -> str | None:

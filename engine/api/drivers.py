@@ -42,7 +42,6 @@ class _Engine(Protocol):
     LIVE_WAIT_SECONDS: float
     _seq: int
     _native: NativeSession | None
-    _read: frozenset[str]
     _composer: Composer
 
     @property
@@ -158,7 +157,8 @@ def _one_query_inputs(engine: _Engine, method: str, inputs: list[_Input]) -> lis
     (dropped, not read at all, with ``drop_unread``)."""
     if len(engine.handles) != 1 or engine._composer.gates:
         raise UsageError(f"{method} runs one query; composed queries take run()")
-    unread = [i for i in inputs if i[0] not in engine._read]
+    reads = engine._session().engine.reads
+    unread = [i for i in inputs if not reads(i[0])]
     if unread and not engine.drop_unread:
         raise UnreadStreamError(f"the query does not read the stream <{unread[0][0]}> "
                                 f"of {unread[0][1]}")

@@ -29,7 +29,14 @@ from spaseq.engine.matches import Match
 from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.output.materialize import Materializer
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, check_time_format
-from spaseq.engine.runtime.native import LateEvent, NativeEngine, NativeSession, QueryRuntime
+from spaseq.engine.runtime.native import (
+    LateEvent,
+    NativeEngine,
+    NativeSession,
+    OutputStream,
+    QueryRuntime,
+    UnreadStream,
+)
 from spaseq.engine.values.lexical import canonical_decimal
 from spaseq.engine.values.timestamps import INFINITY, datetime_text, to_nanoseconds
 
@@ -69,9 +76,7 @@ class Engine:
         # order); True: a query's clock moves with its own streams' events and heartbeats only,
         # so producers of different streams need not wait for each other (docs/decisions.md 40)
         self._query_clocks = query_clocks
-        self.drop_unread = drop_unread
-        self.dropped_unread = 0
-        self._read: frozenset[str] = frozenset()  # the streams registered queries read
+        self._drop_unread = drop_unread
         self.closed = False
         self._seq = 0
         self._by_stream: dict[str, list[QueryHandle]] = {}
@@ -112,6 +117,7 @@ class Engine:
         self.composition.add(q, iri)
         self._composer.add(handle, iri)
         self._build(handle, self.graphs)
+        self._session().engine.set_output(iri, self.composition.nodes[iri].label)  # never input
         self.handles.append(handle)
         for s in q.streams.values():
             self._by_stream.setdefault(s, []).append(handle)
@@ -121,14 +127,10 @@ class Engine:
                 self.handles.remove(gated)
                 for s in gated.query.streams.values():
                     self._by_stream[s].remove(gated)
+                self._session().engine.unregister(gated.runtime.number)  # replaced by its gated runtime
                 self._build(gated, self._composer.graphs)
                 self._composer.gate(gated, name)
-        self._note_reads()
         return handle
-
-    def _note_reads(self) -> None:
-        """Recompute the streams registered queries read (gated ones included)."""
-        self._read = frozenset(s for h in self._by_iri.values() for s in h.query.streams.values())
 
     @property
     def _by_iri(self) -> dict[str, QueryHandle]:
@@ -152,6 +154,8 @@ class Engine:
         if native is not None or self._native is None:
             session = NativeSession(native)
             self._configure(session)
+            for iri, node in self.composition.nodes.items():  # the queries' output streams
+                session.engine.set_output(iri, node.label)
             if native is not None:
                 return session
             self._native = session
@@ -169,6 +173,23 @@ class Engine:
         self._configure()
 
     @property
+    def drop_unread(self) -> bool:
+        """An event on a stream no registered query reads is dropped and counted
+        (``dropped_unread``) instead of raising ``UnreadStreamError``; the core's, as
+        ``drop_late``."""
+        return self._drop_unread
+
+    @drop_unread.setter
+    def drop_unread(self, value: bool) -> None:
+        self._drop_unread = value
+        self._configure()
+
+    @property
+    def dropped_unread(self) -> int:
+        """Events on streams no registered query reads dropped so far (``drop_unread``)."""
+        return self._native.engine.dropped_unread() if self._native is not None else 0
+
+    @property
     def query_clocks(self) -> bool:
         """Each query's clock moves only with its own streams' events and heartbeats (see
         ``__init__``); set in the core, as ``drop_late``."""
@@ -183,7 +204,8 @@ class Engine:
         """Tell the core (``session``'s, or the engine's once made) the engine's settings."""
         session = session or self._native
         if session is not None:
-            session.engine.configure(self._query_clocks, self._drop_late, self.COMPACT_MIN_TERMS)
+            session.engine.configure(self._query_clocks, self._drop_late, self.COMPACT_MIN_TERMS,
+                                     self._drop_unread)
 
     @property
     def dropped_late(self) -> int:
@@ -217,18 +239,8 @@ class Engine:
     def push_event(self, event: Event) -> None:
         """Push an already-built Event (events must come in time order per query)."""
         self._check_open()
-        if event.stream not in self._read:
-            if event.stream in self.composition.nodes:  # a query's output stream: say so
-                self._composer.late(event)  # raises UsageError
-            if self.drop_unread:
-                self.dropped_unread += 1
-                return
-            read = ", ".join(f"<{s}>" for s in sorted(self._read)) or "none: no query is registered"
-            raise UnreadStreamError(f"no registered query reads the stream <{event.stream}> "
-                                    f"(the streams read are {read})")
         self._seq += 1
-        native = self._native
-        assert native is not None  # a query is registered
+        native = self._session()
         if self._composer.gates and (clock := self._composer.late(event)) is not None:
             if self.drop_late:
                 native.engine.count_dropped_late()
@@ -243,7 +255,11 @@ class Engine:
                                  self._on_instant if self.graphs.kb is not None else None)
         except LateEvent as exc:
             raise LateEventError(str(exc)) from None
-        if pushed is None:  # late, dropped
+        except UnreadStream as exc:  # no registered query reads its stream (decision 44)
+            raise UnreadStreamError(str(exc)) from None
+        except OutputStream as exc:  # a query's output stream: its events come from the query
+            raise UsageError(str(exc)) from None
+        if pushed is None:  # late or unread, dropped
             return
         if self.query_clocks:
             if handles and self.handles:  # what every query has processed can go
@@ -296,13 +312,13 @@ class Engine:
             raise UsageError(f"<{iri}> is composed with other queries (it reads or is read by "
                              "another query's output): unregister them together is not supported")
         self.handles.remove(handle)
-        if self._native is not None:  # it makes no event late any more
+        if self._native is not None:  # it reads no stream and makes no event late any more
             self._native.engine.unregister(handle.runtime.number)
+            self._native.engine.unregister_output(iri)
         for s in dict.fromkeys(handle.query.streams.values()):
             self._by_stream[s].remove(handle)
         del self._composer.handles[iri]
         del self.composition.nodes[iri]
-        self._note_reads()
         handle.callback = None
         handle.keep = False
         if handle.output is not None:

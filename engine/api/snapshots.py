@@ -40,7 +40,6 @@ class _Engine(Protocol):
     drop_late: bool
     query_clocks: bool
     drop_unread: bool
-    dropped_unread: int
     materializer: Materializer | None
     compactions: int
     _seq: int
@@ -76,8 +75,7 @@ def take(engine: _Engine, state_only: bool) -> bytes:
         "drop_late": engine.drop_late,
         "query_clocks": engine.query_clocks,
         "drop_unread": engine.drop_unread,
-        "dropped_unread": engine.dropped_unread,
-        "seq": engine._seq,  # the clocks, the heartbeat and late events dropped are the core's
+        "seq": engine._seq,  # the clocks, the heartbeat and the events dropped are the core's
         "times": times,
         "composer_seq": following,
         "queries": [{
@@ -215,7 +213,6 @@ def _apply_state(engine: _Engine, s: dict) -> None:
         gate.buffer = [(Decimal(t), k, _event_of(e, term)) for t, k, e in g["buffer"]]
     engine._composer._seq = itertools.count(s["composer_seq"])
     engine._seq = s["seq"]
-    engine.dropped_unread = s.get("dropped_unread", 0)
 
 
 def _event_state(event: Event) -> dict:

@@ -32,6 +32,8 @@ from spaseq.engine.values.timestamps import to_nanoseconds as nanoseconds
 NativeEngine = _native.NativeEngine
 NativeEvent = _native.NativeEvent
 LateEvent = _native.LateEvent  # an event that breaks a promise about time (the core's message)
+UnreadStream = _native.UnreadStream  # an event on a stream no registered query reads
+OutputStream = _native.OutputStream  # an event pushed on a query's output stream
 _NUMBER = attrgetter("number")  # a runtime's native number, read at C speed per event
 
 

@@ -94,6 +94,7 @@ class EngineService:
         self.changed = asyncio.Event()        # set (and renewed) after every change
         self.clock: Decimal | None = None      # the latest event time or heartbeat
         self.events_accepted = 0
+        self.events_unread = 0  # the engine's dropped_unread, as of its last batch
         self._next_id = 1
         self._engine: Engine | None = None
         self._kb: Any = None
@@ -158,6 +159,7 @@ class EngineService:
         self._next_id = server.get("next_id", 1)
         self.clock = Decimal(server["clock"]) if server.get("clock") else None
         self.events_accepted = server.get("events", 0)
+        self.events_unread = self._engine.dropped_unread
         self._batches = OrderedDict((k, v) for k, v in server.get("batches", []))
         for q in server.get("queries", []):
             reg = self._registered(q["id"], q["text"], parse_query(q["text"]), q["output"])
@@ -398,6 +400,8 @@ class EngineService:
                               name=e.name)
             self.clock = e.time if self.clock is None else max(self.clock, e.time)
         self.events_accepted += len(events)
+        # read here, on the engine's thread (the core is not shared across threads), for status()
+        self.events_unread = self._engine.dropped_unread
         self._materializer.write()  # type: ignore[union-attr]
         self._follow_kb()  # the engine may have switched to a new KB store version
 
@@ -469,7 +473,7 @@ class EngineService:
 
     def status(self) -> dict[str, Any]:
         return {"queries": len(self.queries), "events": self.events_accepted,
-                "events_unread": self._engine.dropped_unread if self._engine is not None else 0,
+                "events_unread": self.events_unread,
                 "clock": None if self.clock is None else str(self.clock),
                 "durable": self.config.data is not None}
 

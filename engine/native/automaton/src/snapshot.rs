@@ -33,12 +33,13 @@ const MAGIC: &[u8; 12] = b"spaseq-core\n";
 
 /// The engine's clocks (ns; `i128::MIN` before any time): the latest time an event or a
 /// heartbeat brought, the heartbeat's promise (no event earlier than it comes), and the late
-/// events dropped so far.
+/// events and those of streams no query reads dropped so far.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ClockState {
     pub clock: i128,
     pub heartbeat: i128,
     pub dropped_late: u64,
+    pub dropped_unread: u64,
 }
 
 impl Default for ClockState {
@@ -47,6 +48,7 @@ impl Default for ClockState {
             clock: i128::MIN,
             heartbeat: i128::MIN,
             dropped_late: 0,
+            dropped_unread: 0,
         }
     }
 }

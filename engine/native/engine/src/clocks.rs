@@ -25,6 +25,9 @@ pub struct Settings {
     pub own_clocks: bool,
     /// A late event is dropped and counted rather than refused.
     pub drop_late: bool,
+    /// An event on a stream no registered query reads is dropped and counted rather than
+    /// refused (decision 44).
+    pub drop_unread: bool,
     /// The fewest terms at which the dictionary is compacted (`COMPACT_MIN_TERMS`).
     pub compact_min_terms: usize,
 }
@@ -34,6 +37,7 @@ impl Default for Settings {
         Settings {
             own_clocks: false,
             drop_late: false,
+            drop_unread: false,
             compact_min_terms: COMPACT_MIN_TERMS,
         }
     }
@@ -91,6 +95,43 @@ impl fmt::Display for Late {
 
 impl std::error::Error for Late {}
 
+/// Why an event is not taken as input: it is late, no registered query reads its stream
+/// (`read`: the streams they read), or its stream is a query's output (`label` names it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    Late(Late),
+    Unread { stream: String, read: Vec<String> },
+    Output { stream: String, label: String },
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refused::Late(late) => late.fmt(f),
+            Refused::Unread { stream, read } => {
+                write!(
+                    f,
+                    "no registered query reads the stream <{stream}> (the streams read are "
+                )?;
+                if read.is_empty() {
+                    f.write_str("none: no query is registered")?;
+                }
+                for (i, s) in read.iter().enumerate() {
+                    write!(f, "{}<{s}>", if i > 0 { ", " } else { "" })?;
+                }
+                f.write_str(")")
+            }
+            Refused::Output { stream, label } => write!(
+                f,
+                "<{stream}> is the output stream of {label}: its events come from that query, \
+                 not from input"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Refused {}
+
 impl<H: Host> Engine<H> {
     /// Set how the engine treats time (before any event; kept by snapshots' hosts).
     pub fn configure(&self, settings: Settings) {
@@ -136,17 +177,78 @@ impl<H: Host> Engine<H> {
     }
 
     /// What to do with an event at `time` on `stream` before it is prepared: Ok(true) feed
-    /// it, Ok(false) it was late and is dropped and counted (`drop_late`), Err the late event
-    /// refused. Only an event at or before the engine clock can be late (every promise is at
-    /// or before it): one later is fed without looking further.
-    pub fn judge(&self, stream: &str, time: i128, dated: bool) -> Result<bool, Late> {
+    /// it; Ok(false) it is dropped and counted (late under `drop_late`, or on a stream no
+    /// registered query reads under `drop_unread`); Err why it is refused. A query's output
+    /// stream is never input. Only an event at or before the engine clock can be late (every
+    /// promise is at or before it).
+    pub fn judge(&self, stream: &str, time: i128, dated: bool) -> Result<bool, Refused> {
+        if let Some(label) = self.outputs.borrow().get(stream) {
+            return Err(Refused::Output {
+                stream: stream.to_owned(),
+                label: label.clone(),
+            });
+        }
+        let id = self.streams.borrow().get(stream);
+        if !id.is_some_and(|id| self.is_read(id)) {
+            let settings = self.settings.get();
+            if settings.drop_unread {
+                let mut clocks = self.clocks.get();
+                clocks.dropped_unread += 1;
+                self.clocks.set(clocks);
+                return Ok(false);
+            }
+            return Err(Refused::Unread {
+                stream: stream.to_owned(),
+                read: self.read_streams(),
+            });
+        }
         if time > self.clocks.get().clock {
             return Ok(true);
         }
         match self.late(stream, time, dated) {
             None => Ok(true),
-            Some(late) => self.refuse(late).map(|()| false),
+            Some(late) => self.refuse(late).map(|()| false).map_err(Refused::Late),
         }
+    }
+
+    /// Whether a registered query reads stream `id`.
+    fn is_read(&self, id: StreamId) -> bool {
+        let retired = self.retired.borrow();
+        self.queries
+            .borrow()
+            .iter()
+            .zip(retired.iter())
+            .any(|(rt, retired)| !*retired && rt.reads(id))
+    }
+
+    /// Whether a registered query reads the stream `stream`.
+    pub fn reads(&self, stream: &str) -> bool {
+        let id = self.streams.borrow().get(stream);
+        id.is_some_and(|id| self.is_read(id))
+    }
+
+    /// The streams registered queries read, sorted.
+    pub fn read_streams(&self) -> Vec<String> {
+        let streams = self.streams.borrow();
+        let mut read: Vec<String> = (0..streams.len() as StreamId)
+            .filter(|&id| self.is_read(id))
+            .map(|id| streams.iri(id).to_owned())
+            .collect();
+        read.sort();
+        read
+    }
+
+    /// `iri` is the output stream of a registered query, `label` (its file and IRI): an
+    /// event pushed on it is refused (`Refused::Output`). Forgotten with `unregister_output`.
+    pub fn set_output(&self, iri: &str, label: &str) {
+        self.outputs
+            .borrow_mut()
+            .insert(iri.to_owned(), label.to_owned());
+    }
+
+    /// `iri` is no query's output stream any more.
+    pub fn unregister_output(&self, iri: &str) {
+        self.outputs.borrow_mut().remove(iri);
     }
 
     /// A late event: dropped and counted under `drop_late`, else returned to refuse.

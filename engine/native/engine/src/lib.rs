@@ -14,7 +14,7 @@ pub mod feed;
 pub mod host;
 pub mod programs;
 
-pub use clocks::{Late, Promise, Settings, COMPACT_MIN_TERMS};
+pub use clocks::{Late, Promise, Refused, Settings, COMPACT_MIN_TERMS};
 pub use feed::Fed;
 pub use host::{Host, Pairs, TakenPairs};
 pub use programs::{choose_evaluator, Gpm, Names, Prepared, Programs, Refusal};
@@ -157,6 +157,8 @@ pub struct Engine<H: Host> {
     compact_at: Cell<usize>,
     /// Per query, whether it was unregistered: it takes no more events and makes none late.
     retired: RefCell<Vec<bool>>,
+    /// The registered queries' output streams (IRI -> the query's label): never input.
+    outputs: RefCell<HashMap<String, String>>,
 }
 
 impl<H: Host> Default for Engine<H> {
@@ -174,6 +176,7 @@ impl<H: Host> Default for Engine<H> {
             settings: Cell::default(),
             compact_at: Cell::new(0),
             retired: RefCell::default(),
+            outputs: RefCell::default(),
         }
     }
 }

@@ -5,8 +5,8 @@
 
 use oxrdf::{Literal, NamedNode, Term, Triple};
 use spaseq_engine::{
-    Engine, EngineError, Host, HostFailed, Pairs, Promise, Pushed, Refusal, Settings, Stop,
-    TakenPairs,
+    Engine, EngineError, Host, HostFailed, Pairs, Promise, Pushed, Refusal, Refused, Settings,
+    Stop, TakenPairs,
 };
 use spaseq_io::stream::StreamEvent;
 use std::cell::{Cell, RefCell};
@@ -415,7 +415,9 @@ fn an_unregistered_query_makes_no_event_late_and_judging_adds_no_stream() {
         .unwrap();
     assert!(engine.judge(TRADES, 50 * SECOND, false).is_err());
     engine.unregister(q).unwrap();
+    let again = engine.register(VSHAPE, TestHost::default()).unwrap();
     assert_eq!(engine.judge(TRADES, 50 * SECOND, false), Ok(true));
+    engine.unregister(again).unwrap();
     assert_eq!(engine.unregister(9), Err(EngineError::NoQuery(9)));
     let streams = engine.streams().len();
     assert_eq!(engine.late("http://ex.org/unknown", 0, false), None);
@@ -423,10 +425,37 @@ fn an_unregistered_query_makes_no_event_late_and_judging_adds_no_stream() {
     engine.heartbeat(10 * SECOND, &[]).unwrap().unwrap();
     let late = engine.late("http://ex.org/unknown", 0, false).unwrap();
     assert_eq!((late.promise, late.at), (Promise::Heartbeat, 10 * SECOND));
+    // a stream no registered query reads, and a query's output stream, are no input
+    let unread = engine.judge("http://ex.org/unknown", 0, false).unwrap_err();
+    assert_eq!(
+        unread.to_string(),
+        "no registered query reads the stream <http://ex.org/unknown> (the streams read are \
+         none: no query is registered)"
+    );
+    let q = engine.register(VSHAPE, TestHost::default()).unwrap();
+    assert!(engine.reads(TRADES) && !engine.reads("http://ex.org/unknown"));
+    assert!(matches!(
+        engine.judge("http://ex.org/unknown", 0, false),
+        Err(Refused::Unread { read, .. }) if read == [TRADES]
+    ));
+    engine.set_output("http://ex.org/out", "q.rq <http://ex.org/out>");
+    assert_eq!(
+        engine
+            .judge("http://ex.org/out", 0, false)
+            .unwrap_err()
+            .to_string(),
+        "<http://ex.org/out> is the output stream of q.rq <http://ex.org/out>: its events come \
+         from that query, not from input"
+    );
+    engine.unregister_output("http://ex.org/out");
     engine.configure(Settings {
         drop_late: true,
+        drop_unread: true,
         ..Settings::default()
     });
-    assert_eq!(engine.judge("http://ex.org/unknown", 0, false), Ok(false));
-    assert_eq!(engine.clocks().dropped_late, 1);
+    assert_eq!(engine.judge("http://ex.org/out", 0, false), Ok(false));
+    assert_eq!(engine.judge(TRADES, 0, false), Ok(false));
+    let clocks = engine.clocks();
+    assert_eq!((clocks.dropped_late, clocks.dropped_unread), (1, 1));
+    engine.unregister(q).unwrap();
 }

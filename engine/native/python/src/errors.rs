@@ -1,5 +1,6 @@
 //! `LateEvent`: an event that breaks a promise about time (`spaseq_engine::Late`), a
-//! ValueError with the core's message and its parts as attributes.
+//! ValueError with the core's message and its parts as attributes; `UnreadStream` and
+//! `OutputStream`, the other events refused as input (`spaseq_engine::Refused`).
 //!
 //! `LocatedError`: a stream's error as Python sees it, a ValueError whose `path`, `line` and
 //! `column` (None when unknown) and `message` are the core's `StreamError`, read by Python
@@ -9,7 +10,7 @@
 use pyo3::exceptions::PyBaseException;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use spaseq_engine::{Late, Promise};
+use spaseq_engine::{Late, Promise, Refused};
 use spaseq_io::stream::StreamError;
 
 pyo3::create_exception!(
@@ -28,6 +29,29 @@ pyo3::create_exception!(
      heartbeat, a flush): `stream`, `time` and `at` (the promise's time, ns), `promise` \
      (`processed`, `heartbeat`, `flushed`)."
 );
+
+pyo3::create_exception!(
+    spaseq.engine._native,
+    UnreadStream,
+    PyValueError,
+    "An event on a stream no registered query reads (the core's message names the streams read)."
+);
+
+pyo3::create_exception!(
+    spaseq.engine._native,
+    OutputStream,
+    PyValueError,
+    "An event pushed on a registered query's output stream, whose events come from that query."
+);
+
+/// An event refused as input, as its exception.
+pub fn refused(refused: &Refused) -> PyErr {
+    match refused {
+        Refused::Late(late) => late_event(late),
+        Refused::Unread { .. } => PyErr::new::<UnreadStream, _>(refused.to_string()),
+        Refused::Output { .. } => PyErr::new::<OutputStream, _>(refused.to_string()),
+    }
+}
 
 /// The exception for a late event, its attributes set.
 pub fn late_exception<'py>(py: Python<'py>, late: &Late) -> PyResult<Bound<'py, PyBaseException>> {
@@ -78,5 +102,7 @@ pub fn located(error: &StreamError) -> PyErr {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LocatedError", m.py().get_type::<LocatedError>())?;
-    m.add("LateEvent", m.py().get_type::<LateEvent>())
+    m.add("LateEvent", m.py().get_type::<LateEvent>())?;
+    m.add("UnreadStream", m.py().get_type::<UnreadStream>())?;
+    m.add("OutputStream", m.py().get_type::<OutputStream>())
 }

@@ -3,7 +3,7 @@
 //! and for the knowledge base's rows; events, matches and terms are converted here, and
 //! nothing else is decided here.
 
-use crate::errors::{late_event, late_exception, located_exception};
+use crate::errors::{late_event, late_exception, located_exception, refused};
 use crate::live::PyLiveStream;
 use crate::stream::PyReplayStream;
 use pyo3::exceptions::PyBaseException;
@@ -470,13 +470,47 @@ impl NativeEngine {
     /// streams only (`own_clocks`, decision 40); a late event is dropped and counted
     /// (`drop_late`); the fewest terms at which the dictionary is compacted
     /// (`compact_min_terms`, default the core's).
-    #[pyo3(signature = (own_clocks, drop_late, compact_min_terms = None))]
-    fn configure(&self, own_clocks: bool, drop_late: bool, compact_min_terms: Option<usize>) {
+    /// An event on a stream no registered query reads is dropped and counted
+    /// (`drop_unread`) rather than refused.
+    #[pyo3(signature = (own_clocks, drop_late, compact_min_terms = None, drop_unread = false))]
+    fn configure(
+        &self,
+        own_clocks: bool,
+        drop_late: bool,
+        compact_min_terms: Option<usize>,
+        drop_unread: bool,
+    ) {
         self.core.configure(Settings {
             own_clocks,
             drop_late,
+            drop_unread,
             compact_min_terms: compact_min_terms.unwrap_or(COMPACT_MIN_TERMS),
         });
+    }
+
+    /// Whether a registered query reads the stream `stream`.
+    fn reads(&self, stream: &str) -> bool {
+        self.core.reads(stream)
+    }
+
+    /// The streams registered queries read, sorted.
+    fn read_streams(&self) -> Vec<String> {
+        self.core.read_streams()
+    }
+
+    /// `iri` is a registered query's output stream (`label` names the query): no input.
+    fn set_output(&self, iri: &str, label: &str) {
+        self.core.set_output(iri, label);
+    }
+
+    /// `iri` is no query's output stream any more.
+    fn unregister_output(&self, iri: &str) {
+        self.core.unregister_output(iri);
+    }
+
+    /// The events on streams no query reads dropped so far (under `drop_unread`).
+    fn dropped_unread(&self) -> u64 {
+        self.core.clocks().dropped_unread
     }
 
     /// Whether the dictionary should be compacted now (`Engine::compaction_due`).
@@ -516,12 +550,12 @@ impl NativeEngine {
     }
 
     /// Before an event at `time` (ns) on `stream` is prepared: True to push it, False when
-    /// it is late and was dropped and counted (`drop_late`); a late one raises `LateEvent`.
-    /// Only an event at or before the engine clock can be late.
+    /// it was dropped and counted (late under `drop_late`, unread under `drop_unread`);
+    /// raises `LateEvent`, `UnreadStream` or `OutputStream` when it is refused.
     fn judge(&self, stream: &str, time: i128, dated: bool) -> PyResult<bool> {
         self.core
             .judge(stream, time, dated)
-            .map_err(|late| late_event(&late))
+            .map_err(|why| refused(&why))
     }
 
     /// Query `query` is unregistered: it takes no more events and makes none late.
