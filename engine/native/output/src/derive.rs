@@ -1,8 +1,9 @@
 //! A query's results as events of its output stream (docs/decisions.md 15, "MATCH as RDF"):
 //! the k-th result is the graph `<output#match-k>` holding the CONSTRUCT template
-//! instantiated with the result's row (`output/construct.py`), or for a SELECT query the
-//! match described in the spaseq vocabulary (`output/match_rdf.py` `describe`). TriG output
-//! (`trig.rs`) writes these graphs; they are what a query reading the output stream sees.
+//! instantiated with the result's row, or for a SELECT query the match described in the
+//! spaseq vocabulary. The one implementation (decision 59; its oracle is
+//! `tests/output/derive_oracle.py`): TriG output (`trig.rs`) writes these graphs, and Python
+//! reads them (`_native.derived_graph`) for composed queries and materialisation.
 
 use super::spell::{time_datatype, time_value};
 use oxrdf::vocab::xsd;
@@ -93,7 +94,7 @@ impl Derive {
     }
 
     /// The template's triples under `values`, in template order, without repeats; a triple
-    /// with an unbound variable or that is not valid RDF is skipped (`construct.instantiate`).
+    /// with an unbound variable or that is not valid RDF is skipped (SPARQL 1.1 section 16.2).
     fn instantiate(&self, template: &[[TemplateTerm; 3]], values: &[Option<&Term>]) -> Vec<Triple> {
         let fresh: Vec<BlankNode> = (0..self.fresh).map(|_| BlankNode::default()).collect();
         let term = |t: &TemplateTerm| -> Option<Term> {
@@ -123,7 +124,7 @@ impl Derive {
         out
     }
 
-    /// A match in the spaseq vocabulary (`match_rdf.describe`, times in the input's form).
+    /// A match in the spaseq vocabulary (docs/vocabulary.md; times `dated` or not).
     fn describe(
         &self,
         name: &NamedNode,

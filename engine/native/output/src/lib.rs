@@ -89,7 +89,7 @@ impl TimeFormat {
     }
 
     /// The time format `format` writes with: TriG writes times in the input's form whatever
-    /// --time-format says (as `match_rdf.describe` is called by `derived.Derived`).
+    /// --time-format says (as an output stream's events are made: `derived.Derived`).
     pub fn of(self, format: Format) -> TimeFormat {
         if format == Format::Trig {
             TimeFormat::Input
