@@ -21,8 +21,8 @@ from spaseq.engine.algebra import operators as A
 from spaseq.engine.events import Event
 from spaseq.engine.matches import Match, MatchTimes, Projector, Row
 from spaseq.engine.native_core import _native
-from spaseq.engine.output.native import nanoseconds, ntriples, template_terms
-from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, dated, event_dated, input_dated
+from spaseq.engine.output.native import row_values, template_terms
+from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, dated, input_dated
 
 
 def match_name(output: str, k: int) -> NamedNode:
@@ -37,13 +37,11 @@ def result_graph(output: str, k: int, row: Row, template: Sequence[A.TriplePatte
     made by the core (``spaseq_output::derive``): ``template`` instantiated with the row's
     bindings (a CONSTRUCT query; fresh blank nodes), or with None the match described in the
     spaseq vocabulary, its times written as ``time_format`` says (docs/vocabulary.md)."""
-    match = row.match
-    taken = [(t.atom, t.event.stream, nanoseconds(t.event.time), event_dated(t.event, time_format),
-              None if t.event.name is None else str(t.event.name)) for t in match.taken]
-    _, text = _native.derived_graph(
-        output, k, nanoseconds(match.time), nanoseconds(match.start), dated(match, time_format),
-        [(v, ntriples(term)) for v, term in row.bindings.items()], taken,
-        None if template is None else template_terms(template))
+    time, start, bindings, taken = row_values(row)
+    if time_format != "input":  # every event's time written as the format says (times.event_dated)
+        taken = [(atom, stream, ns, time_format == "dateTime", graph) for atom, stream, ns, _, graph in taken]
+    _, text = _native.derived_graph(output, k, time, start, dated(row.match, time_format), bindings, taken,
+                                    None if template is None else template_terms(template))
     return tuple(q.triple for q in pyoxigraph.parse(text, format=pyoxigraph.RdfFormat.N_TRIPLES))
 
 
