@@ -6,9 +6,10 @@
 //! streams) is judged here, and an event starting a new instant is announced to the host
 //! here (the knowledge base may switch version then, decision 22).
 
-use crate::{Engine, EngineError, Host, HostFailed, Stop};
+use crate::{Engine, EngineError, Host, HostFailed, Programs, Stop};
 use spaseq_automaton::event::StreamId;
 use spaseq_automaton::snapshot::ClockState;
+use spaseq_automaton::QueryRuntime;
 use spaseq_output::spell::time_value;
 use std::fmt;
 
@@ -189,36 +190,44 @@ impl<H: Host> Engine<H> {
             });
         }
         let id = self.streams.borrow().get(stream);
-        if !id.is_some_and(|id| self.is_read(id)) {
-            let settings = self.settings.get();
-            if settings.drop_unread {
-                let mut clocks = self.clocks.get();
-                clocks.dropped_unread += 1;
-                self.clocks.set(clocks);
+        let Some(id) = id.filter(|&id| self.is_read(id)) else {
+            if self.settings.get().drop_unread {
+                self.count(|c| &mut c.dropped_unread);
                 return Ok(false);
             }
             return Err(Refused::Unread {
                 stream: stream.to_owned(),
                 read: self.read_streams(),
             });
-        }
+        };
         if time > self.clocks.get().clock {
             return Ok(true);
         }
-        match self.late(stream, time, dated) {
+        match self.late_on(id, time, dated) {
             None => Ok(true),
             Some(late) => self.refuse(late).map(|()| false).map_err(Refused::Late),
         }
     }
 
-    /// Whether a registered query reads stream `id`.
-    fn is_read(&self, id: StreamId) -> bool {
+    /// `f` over the registered (not retired) queries reading stream `id`.
+    fn readers<T>(
+        &self,
+        id: StreamId,
+        f: impl FnOnce(&mut dyn Iterator<Item = &QueryRuntime<Programs<H>>>) -> T,
+    ) -> T {
+        let runtimes = self.queries.borrow();
         let retired = self.retired.borrow();
-        self.queries
-            .borrow()
+        let mut readers = runtimes
             .iter()
             .zip(retired.iter())
-            .any(|(rt, retired)| !*retired && rt.reads(id))
+            .filter(|(rt, retired)| !**retired && rt.reads(id))
+            .map(|(rt, _)| rt);
+        f(&mut readers)
+    }
+
+    /// Whether a registered query reads stream `id`.
+    fn is_read(&self, id: StreamId) -> bool {
+        self.readers(id, |readers| readers.next().is_some())
     }
 
     /// Whether a registered query reads the stream `stream`.
@@ -256,7 +265,7 @@ impl<H: Host> Engine<H> {
         if !self.settings.get().drop_late {
             return Err(late);
         }
-        self.drop_late_event();
+        self.count_dropped_late();
         Ok(())
     }
 
@@ -274,34 +283,37 @@ impl<H: Host> Engine<H> {
         if let Some(heartbeat) = self.broken_heartbeat(time) {
             return broken(Promise::Heartbeat, heartbeat);
         }
-        let runtimes = self.queries.borrow();
-        let retired = self.retired.borrow();
-        let active = runtimes
-            .iter()
-            .zip(retired.iter())
-            .filter(|(rt, retired)| !**retired && rt.reads(stream));
-        for (rt, _) in active {
+        let broken_by = |rt: &QueryRuntime<Programs<H>>| {
             if rt.clock != i128::MIN && time < rt.clock {
-                return broken(Promise::Processed, rt.clock);
+                Some((Promise::Processed, rt.clock))
+            } else if rt.flushed != i128::MIN && time <= rt.flushed {
+                Some((Promise::Flushed, rt.flushed))
+            } else {
+                None
             }
-            if rt.flushed != i128::MIN && time <= rt.flushed {
-                return broken(Promise::Flushed, rt.flushed);
+        };
+        let found = self.readers(stream, |readers| {
+            for rt in readers {
+                if let Some(broken) = broken_by(rt) {
+                    return Some(broken);
+                }
             }
-        }
-        None
+            None
+        });
+        found.and_then(|(promise, at)| broken(promise, at))
     }
 
-    /// A late event dropped: counted.
-    fn drop_late_event(&self) {
-        let mut clocks = self.clocks.get();
-        clocks.dropped_late += 1;
-        self.clocks.set(clocks);
-    }
-
-    /// A late event the host (composition) refused for its own queries, dropped under
-    /// `drop_late`: counted with the engine's.
+    /// A late event dropped under `drop_late` (the engine's, or one composition refused for
+    /// its own queries): counted.
     pub fn count_dropped_late(&self) {
-        self.drop_late_event();
+        self.count(|c| &mut c.dropped_late);
+    }
+
+    /// One more of the events `counter` counts.
+    fn count(&self, counter: impl FnOnce(&mut ClockState) -> &mut u64) {
+        let mut clocks = self.clocks.get();
+        *counter(&mut clocks) += 1;
+        self.clocks.set(clocks);
     }
 
     /// Move the engine clock to `time` (an event's or a heartbeat's); whether it moved.
