@@ -7,7 +7,7 @@
 //! `json_seconds` and `table_time` spell one row or one time for the server, the rdflib
 //! plugin and `spaseq run`'s summary.
 
-use crate::runtime::NativeEngine;
+use crate::runtime::{parse_term, NativeEngine};
 use oxrdf::Term;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -493,13 +493,9 @@ fn derived_graph(
     taken: Vec<TakenValues>,
     template: Option<Vec<[(String, String); 3]>>,
 ) -> PyResult<(String, String)> {
-    let term = |text: &str| -> PyResult<Term> {
-        text.parse()
-            .map_err(|e| PyValueError::new_err(format!("not an RDF term {text:?}: {e}")))
-    };
     let bound = bindings
         .iter()
-        .map(|(v, t)| Ok((v.as_str(), term(t)?)))
+        .map(|(v, t)| Ok((v.as_str(), parse_term(t)?)))
         .collect::<PyResult<Vec<_>>>()?;
     // a template's variables numbered in order of first mention, each with its value
     let mut vars: Vec<String> = Vec::new();
@@ -515,7 +511,7 @@ fn derived_graph(
         .collect();
     let graphs = taken
         .iter()
-        .map(|t| t.4.as_deref().map(term).transpose())
+        .map(|t| t.4.as_deref().map(parse_term).transpose())
         .collect::<PyResult<Vec<_>>>()?;
     let taken: Vec<Taken<'_>> = taken
         .iter()

@@ -680,7 +680,8 @@ fn term_parts(term: &oxrdf::Term) -> TermParts {
     }
 }
 
-fn parse_term(ntriples: &str) -> PyResult<oxrdf::Term> {
+/// A term from its N-Triples; ValueError when it is not one.
+pub(crate) fn parse_term(ntriples: &str) -> PyResult<oxrdf::Term> {
     oxrdf::Term::from_str(ntriples)
         .map_err(|e| PyValueError::new_err(format!("not an RDF term {ntriples:?}: {e}")))
 }
