@@ -39,6 +39,10 @@ class Match:
     taken: tuple[Taken, ...]
     start: Decimal
     time: Decimal
+    if TYPE_CHECKING:  # not a field: the engine's matches read it from the core
+        #: k for the query's k-th result (``<output#match-k>``); None when DISTINCT dropped
+        #: the match, or for a match the engine did not number (the reference evaluator's)
+        number: int | None
 
     def __init__(self, bindings: tuple[tuple[str, Term], ...], taken: tuple[Taken, ...], start: Decimal,
                  time: Decimal) -> None:
@@ -73,6 +77,8 @@ class Match:
         if name == "taken" and "_taken" in d:
             d["taken"] = d["_taken"]()
             return d["taken"]
+        if name == "number":  # only the engine numbers its matches (runtime.native)
+            return None
         raise AttributeError(name)
 
     def _fields(self) -> tuple:
@@ -147,9 +153,19 @@ class Row(MatchTimes):
         return self.match.taken
 
 
+def project_row(m: Match, variables: Sequence[str] | None) -> Row:
+    """SELECT's projection of one match: the bound ``variables`` in their order (every bound
+    variable by name when None)."""
+    mu = m.mapping
+    if variables is None:
+        return Row(dict(sorted(mu.items())), m)
+    return Row({v: mu[v] for v in variables if v in mu}, m)
+
+
 class Projector:
-    """SELECT applied one match at a time: keep ``variables`` (all of mu when None) and,
-    with DISTINCT, only the first row of each distinct projected mapping."""
+    """SELECT applied one match at a time, for matches the engine did not number (the
+    reference evaluator's): keep ``variables`` (all of mu when None) and, with DISTINCT,
+    only the first row of each distinct projected mapping."""
 
     def __init__(self, variables: Sequence[str] | None, distinct: bool = False) -> None:
         self.variables = variables
@@ -157,17 +173,14 @@ class Projector:
         self._seen: set[tuple] = set()
 
     def __call__(self, m: Match) -> Row | None:
-        mu = m.mapping
-        if self.variables is None:
-            row = dict(sorted(mu.items()))
-        else:
-            row = {v: mu[v] for v in self.variables if v in mu}
+        projected = project_row(m, self.variables)
+        row = projected.bindings
         if self.distinct:
             key = tuple(sorted(row.items(), key=lambda kv: kv[0]))
             if key in self._seen:
                 return None
             self._seen.add(key)
-        return Row(row, m)
+        return projected
 
 
 def project(

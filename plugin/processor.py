@@ -33,7 +33,7 @@ from spaseq.engine.algebra import operators as A
 from spaseq.engine.api import Engine
 from spaseq.engine.errors import UsageError
 from spaseq.engine.language.query import parse_query
-from spaseq.engine.matches import Match, Row, project
+from spaseq.engine.matches import Row, project
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, check_time_format
 from spaseq.engine.reference.evaluator import evaluate as reference_evaluate
 from spaseq.plugin.dataset_streams import Recording, read_dataset
@@ -71,14 +71,17 @@ def prepare(query: str | A.Query, init_ns: Mapping[str, Any] | None,
     return replace(bound, warnings=parsed.warnings)  # warnings located in the user's text
 
 
-def run(query: A.Query, recording: Recording, engine: str = "nfa") -> list[Match]:
-    """Every match of ``query`` over the whole recording, in completion order."""
+def results(query: A.Query, recording: Recording, engine: str = "nfa") -> list[Row]:
+    """Every result of ``query`` over the whole recording, in completion order: the engine's
+    rows (projected, DISTINCT applied by the core), or the reference evaluator's matches
+    projected here."""
     if engine == "reference":
-        return reference_evaluate(query, recording.events, recording.kb, end_of_input=True)
+        matches = reference_evaluate(query, recording.events, recording.kb, end_of_input=True)
+        return list(project(matches, query.match.variables, query.match.distinct))
     spaseq_engine = Engine(recording.kb)
     handle = spaseq_engine.register(query)
     spaseq_engine.run(recording.events)
-    return list(handle.matches())
+    return handle.rows()
 
 
 def output_variables(query: A.Query) -> list[str]:
@@ -123,7 +126,6 @@ class SpaseqProcessor(Processor):
         for line in query.warnings:
             warnings.warn(line, stacklevel=3)
         recording = read_dataset(self.graph, query, kwargs.get("time_predicate"))
-        matches = run(query, recording, engine)
-        rows: list[Row] = list(project(matches, query.match.variables, query.match.distinct))
+        rows = results(query, recording, engine)
         return result_mapping(rows, output_variables(query), bool(kwargs.get("with_time", False)),
                               time_format)

@@ -116,7 +116,7 @@ class TsvResultSerializer(ResultSerializer):
             raise ResultException(f"tsv serializes SELECT results, not {self.result.type}")
         text = io.StringIO()
         variables = [str(v) for v in self.result.vars or ()]
-        writer = NativeWriter("tsv", text, variables, False, variables, False)
+        writer = NativeWriter("tsv", text, variables, variables, False)
         writer.start()
         for binding in self.result.bindings:
             terms = [(str(v), str(to_oxigraph(t))) for v, t in binding.items() if t is not None]

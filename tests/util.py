@@ -52,7 +52,7 @@ def render(fmt: str, rows: Sequence[Row], variables: Sequence[str], with_time: b
     """``rows`` (projected on ``variables``, the columns) written in ``fmt`` by a native
     writer, each given as values (as ``spaseq run`` writes results found in Python)."""
     buf = io.StringIO()
-    writer = NativeWriter(fmt, buf, list(variables), False, list(variables), with_time,
+    writer = NativeWriter(fmt, buf, list(variables), list(variables), with_time,
                           time_format=time_format, prefixes=list((prefixes or {}).items()))
     writer.start()
     write = row_writer(writer)

@@ -17,7 +17,8 @@ __version__: str
 class LateEvent(ValueError):
     """An event that comes after a promise it breaks (``str()`` is the core's message, its
     times written as the event's were): ``promise`` is ``processed`` (a query reading its
-    stream processed a later time), ``heartbeat`` or ``flushed``; ``time`` and ``at`` (the
+    stream processed a later time), ``heartbeat``, ``flushed`` or ``composed`` (a query
+    reading another query's output and this stream was run to a later time); ``time`` and ``at`` (the
     promise's time) in ns."""
 
     stream: str
@@ -156,6 +157,9 @@ class NativeMatch:
     def bindings(self) -> _Pairs: ...
     def taken(self) -> list[tuple[str, int, _Pairs]]:
         """(GPM, event uid, local bindings) per event taken, first to last."""
+    @property
+    def number(self) -> int | None:
+        """k for the query's k-th result (``<output#match-k>``); None when DISTINCT drops it."""
 
 @final
 class NativeEvent:
@@ -211,18 +215,22 @@ class NativeEngine:
         """Whether a registered query reads ``stream``."""
     def read_streams(self) -> list[str]:
         """The streams registered queries read, sorted."""
-    def set_output(self, iri: str, label: str) -> None:
-        """``iri`` is a registered query's output stream (``label`` names it): never input."""
+    def set_output(self, query: int, iri: str, label: str) -> None:
+        """``iri`` is query ``query``'s output stream (``label`` names it): never input, and
+        a query reading it is fed its results (ValueError for a cycle)."""
+    def gates_floor(self) -> int | None:
+        """The time (ns) every query reading other queries' output has been run to."""
     def unregister_output(self, iri: str) -> None: ...
     def dropped_unread(self) -> int: ...
     def compaction_due(self) -> bool:
         """Whether the dictionary should be compacted now (decision 38)."""
-    def push(self, event: NativeEvent, queries: list[int],
+    def push(self, event: NativeEvent,
              on_instant: Callable[[int], object] | None = None) -> bool | None:
-        """The event to the queries ``queries`` (numbers, in order): ``LateEvent`` if it is
-        late (None: dropped under ``drop_late``); ``on_instant(time ns)`` at a new instant;
-        those reading its stream process it, the others move their clocks to its time unless
-        ``own_clocks``. Whether it started a new instant."""
+        """The event to the queries: ``LateEvent`` if it is late (None: dropped under
+        ``drop_late``); ``on_instant(time ns)`` at a new instant; those reading its stream
+        process it, the others move their clocks to its time unless ``own_clocks``, and the
+        queries reading other queries' output run as far as that allows. Whether it started a
+        new instant."""
     def judge(self, stream: str, time: int, dated: bool) -> bool:
         """Before an event at ``time`` ns on ``stream`` is prepared: True to push it, False when
         it was dropped and counted (late, or unread); ``LateEvent``, ``UnreadStream`` or
@@ -231,21 +239,18 @@ class NativeEngine:
         """Query ``query`` takes no more events and makes none late."""
     def late(self, stream: str, time: int, dated: bool) -> str | None:
         """Why an event at ``time`` ns on ``stream`` would be late (``LateEvent``'s message)."""
-    def heartbeat(self, time: int, queries: list[int]) -> bool:
-        """No event earlier than ``time`` ns will come: ``queries`` move their clocks to it.
+    def heartbeat(self, time: int) -> bool:
+        """No event earlier than ``time`` ns will come: every query moves its clock to it.
         Whether it started a new instant."""
     def engine_clock(self) -> int | None: ...
     def dropped_late(self) -> int: ...
-    def count_dropped_late(self) -> None:
-        """A late event refused by composition and dropped: counted with the core's."""
     def flushed(self, query: int) -> int | None:
         """Where ``flush`` said no more events come for query ``query`` (ns), or None."""
-    def on_event(self, query: int, event: NativeEvent) -> None: ...
-    def advance_time(self, query: int, time: int) -> None: ...
-    def flush(self, query: int) -> None: ...
-    def close(self, query: int) -> None: ...
+    def flush(self) -> None:
+        """No more events at the current timestamp: every query runs its deferred work."""
+    def close(self) -> None:
+        """End of input: every query's windows close."""
     def clock(self, query: int) -> int | None: ...
-    def horizon(self, query: int) -> int | None: ...
     def footprint(self, query: int) -> list[tuple[str, int]]: ...
     def runs_created(self, query: int) -> int: ...
     def work(self, query: int) -> list[tuple[str, int]]: ...
@@ -283,13 +288,13 @@ class NativeWriter:
     text file ``out`` (``write(str)``, ``flush()``); the runtime's matches without a Python
     object per match (``write_matches``), or rows given as values (``write_row``), not both."""
 
-    def __new__(cls, format: str, out: object, select: list[str] | None, distinct: bool,
+    def __new__(cls, format: str, out: object, select: list[str] | None,
                  columns: list[str], with_time: bool, binary: bool = False,
                  time_format: str = "input", thread: bool = False,
                  prefixes: list[tuple[str, str]] | None = None, output: str | None = None,
-                 template: list[tuple[tuple[str, str], ...]] | None = None,
-                 construct: bool = False) -> NativeWriter:
-        """Rows of ``select`` (None: every bound variable, by name), DISTINCT or not;
+                 template: list[tuple[tuple[str, str], ...]] | None = None) -> NativeWriter:
+        """Rows of ``select`` (None: every bound variable, by name; a match the engine's
+        DISTINCT dropped, with no ``number``, is not written);
         ``columns`` the header's variables; ``with_time`` adds ``_time`` and ``_start`` (a
         variable of either name then holds the time); ``binary``: ``out`` takes UTF-8 bytes
         instead of text; ``time_format``: ``input``, ``dateTime`` or ``epoch``
@@ -300,9 +305,7 @@ class NativeWriter:
         shorten the table's IRIs and are TriG's declarations; TriG also takes the query's
         ``output`` stream IRI and, for a CONSTRUCT query, its ``template``: triples of
         ``("var", name)`` (a variable of ``select``), ``("fresh", label)`` (a blank node,
-        fresh per result) or ``("term", N-Triples)``. ``construct``: the rows are a
-        CONSTRUCT query's (``select`` its template's variables), whose DISTINCT compares the
-        whole mapping."""
+        fresh per result) or ``("term", N-Triples)``."""
     @property
     def threaded(self) -> bool:
         """Whether the rows are written on a thread of their own."""

@@ -1,7 +1,7 @@
 """The drivers: ``Engine.run`` (Python ``Event``s pushed one by one), ``Engine.run_replay``
 (replay files read, merged and fed by the native core in batches, decision 36) and
 ``Engine.run_live`` (live sources, each on a thread of its own, fed as events arrive,
-decision 46), with what they do after each batch. The native runs take one query.
+decision 46), with what they do after each batch.
 
 Functions of the ``Engine`` (``_Engine``: the part of it they read and write), which its
 methods of those names call."""
@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from spaseq.engine.api.errors import LateEventError, SpeculationFailed, UnreadStreamError
 from spaseq.engine.api.handle import QueryHandle
-from spaseq.engine.composition import Composer
-from spaseq.engine.errors import SpaseqError, UsageError
+from spaseq.engine.errors import SpaseqError
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventGraphs
 from spaseq.engine.io.native_events import stream_error
-from spaseq.engine.runtime.native import NativeSession, QueryRuntime
+from spaseq.engine.runtime.native import NativeSession
 
 if TYPE_CHECKING:
     from spaseq.engine._native import ReplayReading
@@ -42,7 +41,8 @@ class _Engine(Protocol):
     LIVE_WAIT_SECONDS: float
     _seq: int
     _native: NativeSession | None
-    _composer: Composer
+
+    def _release_graphs(self, before: Decimal) -> None: ...
 
     @property
     def _clock(self) -> Decimal: ...
@@ -76,7 +76,7 @@ def run_replay(engine: _Engine, files: list[tuple[str, str]], time_predicate: st
     """``Engine.run_replay``: replay files fed natively, batch by batch."""
     from spaseq.engine._native import ReplayStream
 
-    files = _one_query_inputs(engine, "run_replay", files)
+    files = _read_inputs(engine, files)
     try:
         stream = (ReplayStream(files, time_predicate, format=format, reading=reading) if time_predicate
                   else ReplayStream(files, format=format, reading=reading))
@@ -90,14 +90,14 @@ def run_replay(engine: _Engine, files: list[tuple[str, str]], time_predicate: st
     while True:
         engine._poll_kb_between_batches()
         engine._maybe_compact()
-        native, runtime = engine._session(), engine.handles[0].runtime
+        native = engine._session()
         began = monotonic() if progress is not None else 0.0
         try:
             fed, last, ended, failure = native.engine.feed(stream, size)
         except ValueError as exc:
             fed, last, ended, failure = 0, None, True, exc
         engine._seq += fed
-        _after_feed(engine, native, runtime, last)
+        _after_feed(engine, native, last)
         if progress is not None:
             progress(engine._seq, engine._clock)
             took = monotonic() - began
@@ -117,7 +117,7 @@ def run_live(engine: _Engine, sources: list[tuple[str, str, str]], time_predicat
     """``Engine.run_live``: live sources fed natively as their events arrive."""
     from spaseq.engine._native import LiveStream
 
-    sources = _one_query_inputs(engine, "run_live", sources)
+    sources = _read_inputs(engine, sources)
     try:
         stream = (LiveStream(sources, time_predicate) if time_predicate else LiveStream(sources))
     except ValueError as exc:
@@ -126,11 +126,11 @@ def run_live(engine: _Engine, sources: list[tuple[str, str, str]], time_predicat
     while True:
         engine._poll_kb_between_batches()
         engine._maybe_compact()
-        native, runtime = engine._session(), engine.handles[0].runtime
+        native = engine._session()
         fed, last, ended, failure, dropped, late = native.engine.feed_live(
             stream, batch, engine.LIVE_WAIT_SECONDS)
         engine._seq += fed + dropped
-        _after_feed(engine, native, runtime, last)
+        _after_feed(engine, native, last)
         if progress is not None:
             progress(engine._seq, engine._clock)
         if late is not None:  # the core's LateEvent: its message
@@ -142,24 +142,22 @@ def run_live(engine: _Engine, sources: list[tuple[str, str, str]], time_predicat
     return error
 
 
-def _after_feed(engine: _Engine, native: NativeSession, runtime: QueryRuntime, last: int | None) -> None:
-    """After a batch fed natively: release its matches and free the graphs and terms no
-    window holds any more (up to the last event's time, ``last``, nanoseconds)."""
-    runtime.drain()
+def _after_feed(engine: _Engine, native: NativeSession, last: int | None) -> None:
+    """After a batch fed natively: release every query's matches and free the graphs and
+    terms no window holds any more (up to the last event's time, ``last``, nanoseconds)."""
+    for h in engine.handles:
+        h.runtime.drain()
     if last is not None:
-        engine.graphs.release(native.seconds(last))
+        engine._release_graphs(native.seconds(last))
     native.forget()
 
 
-def _one_query_inputs(engine: _Engine, method: str, inputs: list[_Input]) -> list[_Input]:
-    """The inputs ((stream IRI, path, ...)) of a native run of the one registered query:
-    UsageError for composed queries, UnreadStreamError for a stream it does not read
-    (dropped, not read at all, with ``drop_unread``)."""
-    if len(engine.handles) != 1 or engine._composer.gates:
-        raise UsageError(f"{method} runs one query; composed queries take run()")
+def _read_inputs(engine: _Engine, inputs: list[_Input]) -> list[_Input]:
+    """The inputs ((stream IRI, path, ...)) of a native run: UnreadStreamError for a stream
+    no registered query reads (dropped, not read at all, with ``drop_unread``)."""
     reads = engine._session().engine.reads
     unread = [i for i in inputs if not reads(i[0])]
     if unread and not engine.drop_unread:
-        raise UnreadStreamError(f"the query does not read the stream <{unread[0][0]}> "
+        raise UnreadStreamError(f"no registered query reads the stream <{unread[0][0]}> "
                                 f"of {unread[0][1]}")
     return [i for i in inputs if i not in unread]

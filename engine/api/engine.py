@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from decimal import Decimal
 from operator import attrgetter
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
 
@@ -19,7 +19,7 @@ from spaseq.engine.api.errors import LateEventError, UnreadStreamError
 from spaseq.engine.api.handle import QueryHandle
 from spaseq.engine.compile.plan import EngineOptions, Plan
 from spaseq.engine.compile.planner import plan_query
-from spaseq.engine.composition import Composer, Composition
+from spaseq.engine.composition import Composition, query_label
 from spaseq.engine.errors import SpaseqError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
@@ -37,8 +37,7 @@ from spaseq.engine.runtime.native import (
     QueryRuntime,
     UnreadStream,
 )
-from spaseq.engine.values.lexical import canonical_decimal
-from spaseq.engine.values.timestamps import INFINITY, datetime_text, to_nanoseconds
+from spaseq.engine.values.timestamps import INFINITY, to_nanoseconds
 
 if TYPE_CHECKING:
     from spaseq.engine._native import ReplayReading
@@ -69,8 +68,8 @@ class Engine:
         self.time_format = check_time_format(time_format)
         self.materializer = Materializer(materialize, time_format) if materialize is not None else None
         self.composition = Composition()
-        self._composer = Composer(self.composition, self.graphs.kb)  # the same KB (and version)
-        self.handles: list[QueryHandle] = []
+        self.handles: list[QueryHandle] = []  # every registered query, in registration order
+        self._by_iri: dict[str, QueryHandle] = {}  # the same, by output IRI
         self._drop_late = drop_late
         # False: an event of any stream moves every query's clock (streams pushed in one time
         # order); True: a query's clock moves with its own streams' events and heartbeats only,
@@ -79,7 +78,6 @@ class Engine:
         self._drop_unread = drop_unread
         self.closed = False
         self._seq = 0
-        self._by_stream: dict[str, list[QueryHandle]] = {}
         self._native: NativeSession | None = None  # the native runtime's side, on first use
         self._resuming = False  # registering a snapshot's queries again (Engine.restore)
         self._pinned_noted = False  # the KB version pinned for a native run is said once
@@ -108,6 +106,9 @@ class Engine:
         if self.materializer is not None and not self._resuming:
             self.materializer.check_query(iri)
         handle = QueryHandle(q, None, callback=on_match, keep=keep, plan=plan)  # type: ignore[arg-type]
+        self._build(handle)
+        # never input; a query reading it is fed its results by the core (composition.rs)
+        self._session().engine.set_output(handle.runtime.number, iri, query_label(q, iri))
         handle.output = QueryOutput(q, iri)
         if on_output is not None:
             handle.output.listeners.append(on_output)
@@ -115,38 +116,19 @@ class Engine:
             self.materializer.add_query(iri, q, resume=self._resuming)
             handle.output.listeners.append(self.materializer)
         self.composition.add(q, iri)
-        self._composer.add(handle, iri)
-        self._build(handle, self.graphs)
-        self._session().engine.set_output(iri, self.composition.nodes[iri].label)  # never input
         self.handles.append(handle)
-        for s in q.streams.values():
-            self._by_stream.setdefault(s, []).append(handle)
-        for name in [iri, *self.composition.consumers(iri)]:
-            if self._composer.needs_gate(name):  # it reads another query's output: gate it
-                gated = self._by_iri[name]
-                self.handles.remove(gated)
-                for s in gated.query.streams.values():
-                    self._by_stream[s].remove(gated)
-                self._session().engine.unregister(gated.runtime.number)  # replaced by its gated runtime
-                self._build(gated, self._composer.graphs)
-                self._composer.gate(gated, name)
+        self._by_iri[iri] = handle
         return handle
-
-    @property
-    def _by_iri(self) -> dict[str, QueryHandle]:
-        """Every registered query by output IRI, in registration order: the composer's table
-        (typed there by what composition reads of a handle)."""
-        return cast("dict[str, QueryHandle]", self._composer.handles)
 
     def _check_open(self) -> None:
         if self.closed:
             raise UsageError("the engine is closed (its input has ended): start a new Engine")
 
-    def _build(self, handle: QueryHandle, graphs: EventGraphs) -> None:
-        """Give the handle a fresh runtime over ``graphs``, from its plan (made now, under the
-        engine's options, unless it was registered as a plan)."""
+    def _build(self, handle: QueryHandle) -> None:
+        """Give the handle a runtime, from its plan (made now, under the engine's options,
+        unless it was registered as a plan)."""
         plan = handle.plan = handle.plan or plan_query(handle.query, self.options)
-        handle.runtime = QueryRuntime(plan, self._session(), handle._emit, graphs)
+        handle.runtime = QueryRuntime(plan, self._session(), handle._emit, self.graphs)
 
     def _session(self, native: NativeEngine | None = None) -> NativeSession:
         """The engine's native side, made on first use (or around ``native``, a restored
@@ -154,8 +136,6 @@ class Engine:
         if native is not None or self._native is None:
             session = NativeSession(native)
             self._configure(session)
-            for iri, node in self.composition.nodes.items():  # the queries' output streams
-                session.engine.set_output(iri, node.label)
             if native is not None:
                 return session
             self._native = session
@@ -241,17 +221,8 @@ class Engine:
         self._check_open()
         self._seq += 1
         native = self._session()
-        if self._composer.gates and (clock := self._composer.late(event)) is not None:
-            if self.drop_late:
-                native.engine.count_dropped_late()
-                return
-            raise LateEventError(_composed_late(event.stream, event.time, event.dated, clock))
-        handles = self._by_stream.get(event.stream, ())
-        # those reading the stream first, then (one engine clock) the others: as before
-        fed = handles if self.query_clocks or len(handles) == len(self.handles) else \
-            [*handles, *(h for h in self.handles if h not in handles)]
         try:  # the core judges lateness and announces a new instant (the KB may switch, decision 22)
-            pushed = native.push(EventContext(event), list(map(_RUNTIME, fed)),
+            pushed = native.push(EventContext(event), list(map(_RUNTIME, self.handles)),
                                  self._on_instant if self.graphs.kb is not None else None)
         except LateEvent as exc:
             raise LateEventError(str(exc)) from None
@@ -261,16 +232,24 @@ class Engine:
             raise UsageError(str(exc)) from None
         if pushed is None:  # late or unread, dropped
             return
-        if self.query_clocks:
-            if handles and self.handles:  # what every query has processed can go
-                self.graphs.release(min(h.runtime.clock for h in self.handles))
+        if self.query_clocks:  # what every query has processed can go
+            self._release_graphs(min(h.runtime.clock for h in self.handles))
         elif pushed:  # deferred work on earlier timestamps ran: their graphs can go
-            self.graphs.release(event.time)
-        if self._composer.gates:
-            self._composer.on_input(event)
-            self._composer.pump(self._clock)
+            self._release_graphs(event.time)
         if self._seq % 1024 == 0:
             self._maybe_compact()
+
+    def _release_graphs(self, before: Decimal) -> None:
+        """The Python matchers' event graphs earlier than ``before`` are done with, unless a
+        query reading other queries' output has not been run that far (the core holds its
+        events back)."""
+        native = self._native
+        floor = native.engine.gates_floor() if native is not None else None
+        if floor is not None:
+            if floor < _NS_MIN:
+                return
+            before = min(before, native.seconds(floor))  # type: ignore[union-attr]
+        self.graphs.release(before)
 
     def _on_instant(self, time_ns: int) -> None:
         """A new instant starts (the core completed the deferred ones): follow a new KB
@@ -290,9 +269,6 @@ class Engine:
         ``push`` would raise ``LateEventError`` with), or None: lets a caller refuse a whole
         batch before pushing any of it. UsageError for a query's output stream."""
         seconds, dated = event_time(time)
-        event = Event(stream, seconds, (), 0, None, dated=dated)
-        if self._composer.gates and (clock := self._composer.late(event)) is not None:
-            return _composed_late(stream, seconds, dated, clock)
         native = self._native
         return None if native is None else native.engine.late(stream, to_nanoseconds(seconds), dated)
 
@@ -315,9 +291,7 @@ class Engine:
         if self._native is not None:  # it reads no stream and makes no event late any more
             self._native.engine.unregister(handle.runtime.number)
             self._native.engine.unregister_output(iri)
-        for s in dict.fromkeys(handle.query.streams.values()):
-            self._by_stream[s].remove(handle)
-        del self._composer.handles[iri]
+        del self._by_iri[iri]
         del self.composition.nodes[iri]
         handle.callback = None
         handle.keep = False
@@ -348,10 +322,8 @@ class Engine:
         or dropped and counted under ``drop_late``): its matches may already be released."""
         self._check_open()
         time = event_time(time)[0]
-        new_instant = self._session().heartbeat(time, [h.runtime for h in self.handles])
-        self.graphs.release(time)
-        if self._composer.gates:
-            self._composer.pump(self._clock)
+        new_instant = self._session().heartbeat(time, list(map(_RUNTIME, self.handles)))
+        self._release_graphs(time)
         if new_instant:  # after the instants before `time` completed on their version
             self._poll_kb(force=True)
 
@@ -360,10 +332,8 @@ class Engine:
         conjunction) now rather than when the clock moves on. An event at or before that
         timestamp pushed later is late, as after a heartbeat (its partners are gone)."""
         self._check_open()
-        for h in self.handles:
-            h.runtime.flush()  # the core keeps its flushed instant: an event at or before it is late
-        if self._composer.gates:
-            self._composer.pump(self._clock, flush=True)
+        # the core keeps each query's flushed instant: an event at or before it is late
+        self._session().flush(list(map(_RUNTIME, self.handles)))
         if self.materializer is not None:
             self.materializer.flush()
 
@@ -376,10 +346,8 @@ class Engine:
         call does nothing."""
         if self.closed:
             return
-        for h in self.handles:
-            h.runtime.close()
+        self._session().close(list(map(_RUNTIME, self.handles)))
         self.graphs.release(INFINITY)
-        self._composer.close()
         self._release()
 
     def _release(self) -> None:
@@ -505,12 +473,7 @@ class Engine:
     LIVE_WAIT_SECONDS = 1.0
 
 
-def _composed_late(stream: str, time: Decimal, dated: bool, clock: Decimal) -> str:
-    """``LateEventError``'s message for an event a composed query has passed, its times
-    written as the event's was (as the core writes its own: decision 56)."""
-    spell = datetime_text if dated else canonical_decimal
-    return (f"event at {spell(time)} on <{stream}> comes after a composed query processed "
-            f"(or flushed) {spell(clock)} (late event)")
+_NS_MIN = -(2 ** 127)  # the core's time before any (i128::MIN)
 
 
 def evaluate(query: A.Query, events: Iterable[Event], kb: Store | None = None,

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.plan import Plan
-from spaseq.engine.matches import Match, Projector, Row
+from spaseq.engine.matches import Match, Row, project_row
 from spaseq.engine.output.derived import QueryOutput
 from spaseq.engine.runtime.native import QueryRuntime
 
@@ -26,7 +26,6 @@ class QueryHandle:
     keep: bool = True
     output: QueryOutput | None = field(default=None, repr=False)  # its output stream
     plan: Plan | None = field(default=None, repr=False)           # what its runtime runs
-    _projector: Projector | None = field(default=None, repr=False)  # rows()'s SELECT, kept across calls
 
     def _emit(self, match: Match) -> None:
         if self.callback is not None:
@@ -44,15 +43,10 @@ class QueryHandle:
     def rows(self) -> list[Row]:
         """Matches completed since the last call, projected per the query's SELECT; with
         DISTINCT, a row returned by an earlier call (or before a snapshot) is not returned
-        again: one DISTINCT over the whole run, as the CLI and the output stream keep."""
-        projector = self._rows_projector()
-        return [row for m in self.matches() if (row := projector(m)) is not None]
-
-    def _rows_projector(self) -> Projector:
-        """``rows()``'s SELECT, made on first use and kept (with its DISTINCT rows seen)."""
-        if self._projector is None:
-            self._projector = Projector(self.query.match.variables, self.query.match.distinct)
-        return self._projector
+        again: the engine numbers the query's results once over the whole run (a match
+        DISTINCT drops has no ``number``), for the CLI and the output stream alike."""
+        variables = self.query.match.variables
+        return [project_row(m, variables) for m in self.matches() if m.number is not None]
 
     @property
     def flushed(self) -> Decimal:

@@ -1,9 +1,10 @@
 """The engine's state written and read back: ``Engine.snapshot`` (``take``), ``Engine.restore``
 (``restore``: a new engine), ``Engine.restore_state`` (``restore_state``: into an engine
 with the same queries) and the dictionary compaction, a snapshot restored in place
-(``compact``, decision 38). A snapshot is the native side's bytes and, as JSON, the Python
-side's: settings, clocks and numbering, each query's plan (or its hash), counts and
-DISTINCT rows, and composition's buffered events (``runtime.snapshot.Snapshot``).
+(``compact``, decision 38). A snapshot is the native side's bytes (the core's state: clocks,
+runs, each query's results numbered and DISTINCT's rows, composition's held-back events)
+and, as JSON, the Python side's: settings, each query's plan (or its hash), the times as the
+held events spelled them (``runtime.snapshot.Snapshot``).
 
 Functions of the ``Engine`` (``_Engine``: the part of it they read and write), which its
 methods of those names call."""
@@ -11,25 +12,21 @@ methods of those names call."""
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import os
 from collections.abc import Callable
-from decimal import Decimal
 from typing import Protocol, TypeVar
 
-from pyoxigraph import Store, Triple
+from pyoxigraph import Store
 
 from spaseq.engine.api.handle import QueryHandle
 from spaseq.engine.compile.plan import EngineOptions, Plan
 from spaseq.engine.compile.plan_json import plan_from_json, plan_to_json
-from spaseq.engine.composition import Composer
-from spaseq.engine.events import Event
+from spaseq.engine.composition import Composition
 from spaseq.engine.kb.reader import KbStore
-from spaseq.engine.matches import Match, Projector, Term
+from spaseq.engine.matches import Match
 from spaseq.engine.output.materialize import Materializer
 from spaseq.engine.runtime.native import NativeEngine, NativeSession, QueryRuntime
 from spaseq.engine.runtime.snapshot import Snapshot, SnapshotError
-from spaseq.engine.values.timestamps import INFINITY
 
 
 class _Engine(Protocol):
@@ -44,11 +41,9 @@ class _Engine(Protocol):
     compactions: int
     _seq: int
     _native: NativeSession | None
-    _composer: Composer
     _resuming: bool
-
-    @property
-    def _by_iri(self) -> dict[str, QueryHandle]: ...
+    _by_iri: dict[str, QueryHandle]
+    composition: Composition
 
     def register(self, query: Plan, *, keep: bool, output: str) -> QueryHandle: ...
 
@@ -67,9 +62,6 @@ def take(engine: _Engine, state_only: bool) -> bytes:
     if engine.materializer is not None:  # what was released is stored before the snapshot
         engine.materializer.flush()
     native, times = session.snapshot([h.runtime.number for h in handles])
-    composer = engine._composer
-    following = next(composer._seq)
-    composer._seq = itertools.count(following)
     state = {
         "options": dataclasses.asdict(engine.options),
         "drop_late": engine.drop_late,
@@ -77,20 +69,13 @@ def take(engine: _Engine, state_only: bool) -> bytes:
         "drop_unread": engine.drop_unread,
         "seq": engine._seq,  # the clocks, the heartbeat and the events dropped are the core's
         "times": times,
-        "composer_seq": following,
         "queries": [{
             **({} if state_only else {"plan": plan_to_json(h.plan, indent=None)}),  # type: ignore[arg-type]
             "plan_hash": h.runtime.plan_hash,
             "output": iri,
             "keep": h.keep,
             "matches": h.runtime.stats["matches"],
-            "outputs": h.output._count if h.output is not None else 0,
-            "seen": _seen_state(h.output._projector) if h.output is not None else [],
-            "rows_seen": _seen_state(h._projector),
         } for iri, h in engine._by_iri.items()],
-        "gates": {iri: {"limit": _time_state(g.limit),
-                        "buffer": [[str(t), k, _event_state(e)] for t, k, e in g.buffer]}
-                  for iri, g in composer.gates.items()},
     }
     return Snapshot(state, native).encode()
 
@@ -174,8 +159,9 @@ def _switch_session(engine: _Engine, handles: list[QueryHandle], native: NativeE
     restored state alike)."""
     session = engine._session(native)
     old = engine._native
-    for h in handles:
+    for iri, h in engine._by_iri.items():
         h.runtime = carried_over(h.runtime, session, h._emit)
+        session.engine.set_output(h.runtime.number, iri, engine.composition.nodes[iri].label)
     engine._native = session
     if old is not None:
         old.retire()
@@ -197,59 +183,6 @@ def carried_over(before: QueryRuntime, session: NativeSession, emit: Callable[[M
 def _apply_state(engine: _Engine, s: dict) -> None:
     """The Python half of a snapshot's state ``s`` onto the engine's registered queries
     (their native runtimes already resumed)."""
-    native = engine._native
-    assert native is not None
-    term = _term_reader(native)
     for h, q in zip(engine._by_iri.values(), s["queries"], strict=True):
         h.runtime.stats["matches"] = q["matches"]
-        if h.output is not None:
-            h.output._count = q["outputs"]
-            h.output._projector._seen = _seen_of(q["seen"], term)
-        if q.get("rows_seen") or h._projector is not None:
-            h._rows_projector()._seen = _seen_of(q.get("rows_seen", []), term)
-    for iri, g in s["gates"].items():
-        gate = engine._composer.gates[iri]
-        gate.limit = _time_of(g["limit"])
-        gate.buffer = [(Decimal(t), k, _event_of(e, term)) for t, k, e in g["buffer"]]
-    engine._composer._seq = itertools.count(s["composer_seq"])
     engine._seq = s["seq"]
-
-
-def _event_state(event: Event) -> dict:
-    """An event buffered by composition as a snapshot writes it (terms in N-Triples)."""
-    return {"stream": event.stream, "time": str(event.time), "dated": event.dated, "seq": event.seq,
-            "name": None if event.name is None else str(event.name), "origin": event.origin,
-            "triples": [[str(t.subject), str(t.predicate), str(t.object)] for t in event.triples]}
-
-
-def _time_state(time: Decimal) -> str | None:
-    """A clock as a snapshot writes it (None before any time)."""
-    return None if time == -INFINITY else str(time)
-
-
-def _time_of(state: str | None) -> Decimal:
-    """``_time_state`` read back."""
-    return -INFINITY if state is None else Decimal(state)
-
-
-def _seen_state(projector: Projector | None) -> list:
-    """A DISTINCT projector's rows seen, as a snapshot writes them (terms in N-Triples)."""
-    return [] if projector is None else [[[v, str(t)] for v, t in key] for key in projector._seen]
-
-
-def _seen_of(state: list, term: Callable[[str], Term]) -> set[tuple]:
-    """``_seen_state`` read back."""
-    return {tuple((v, term(t)) for v, t in key) for key in state}
-
-
-def _term_reader(native: NativeSession) -> Callable[[str], Term]:
-    """N-Triples terms read back through the native dictionary (one parser for terms)."""
-    return lambda text: native.term(native.engine.intern(text))
-
-
-def _event_of(state: dict, term: Callable[[str], Term]) -> Event:
-    triples = tuple(Triple(term(s), term(p), term(o))  # type: ignore[arg-type]  # as written: no literal subject
-                    for s, p, o in state["triples"])
-    name = term(state["name"]) if state["name"] is not None else None
-    return Event(state["stream"], Decimal(state["time"]), triples, state["seq"], name,  # type: ignore[arg-type]
-                 state["origin"], state.get("dated", False))

@@ -119,12 +119,12 @@ def run_run(args: argparse.Namespace) -> int:
     if any(_is_live(spec.partition("=")[2]) for spec in args.stream):
         return _run_live(args, query, withs, inputs)
     if args.engine != "reference" and not args.stream_file:
-        return _run_composed(args, query, withs, inputs) if withs else _run_replay(args, query, reading)
+        return _run_replay(args, query, withs, inputs, reading)
     inp = _read_input(args, inputs)
     kb = _load_kb(args, query)
     events, complete = inp.usable()
     with _open_output(args.output) as out:
-        writer, write = _sink(args, query, out, args.engine == "reference" or _python_rows(args, withs))
+        writer, write = _sink(args, query, out, args.engine == "reference" or _python_rows(args))
         writer.start()
         if args.engine == "reference":
             from spaseq.engine.reference.evaluator import evaluate  # the oracle: not on run's way
@@ -222,11 +222,10 @@ def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], python_rows: b
     return writer, write
 
 
-def _python_rows(args: argparse.Namespace, withs: list) -> bool:
+def _python_rows(args: argparse.Namespace) -> bool:
     """Whether this run's results come through Python (as ``Derived`` events) rather than
-    straight from the native runtime: composed queries (--with) and --materialize take
-    them there."""
-    return bool(withs) or bool(args.materialize)
+    straight from the native runtime: --materialize takes them there."""
+    return bool(args.materialize)
 
 
 def _engine(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]], kb,
@@ -249,6 +248,7 @@ def _engine(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query,
 
 def _run_reference(args: argparse.Namespace, query: A.Query, withs: list, matches, write) -> None:
     """The reference evaluator's matches through the same output (no composition there)."""
+    from spaseq.engine.matches import project
     from spaseq.engine.output.derived import QueryOutput
 
     if withs:
@@ -262,8 +262,7 @@ def _run_reference(args: argparse.Namespace, query: A.Query, withs: list, matche
         materializer = Materializer(args.materialize, args.time_format)
         materializer.add_query(output.iri, query)
         output.listeners.append(materializer)
-    for match in matches:
-        output(match)
+    output.rows(project(matches, query.match.variables, query.match.distinct))
     if materializer is not None:
         materializer.close()
 
@@ -294,7 +293,6 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
     """Push events from live sources as they complete; write each match immediately. Read
     natively (decision 46); one query runs on the native runtime whole (``Engine.run_live``),
     composed ones take the events as Python ``Event``s (``io.native_events``)."""
-    from spaseq.engine.io.native_events import live_events
     from spaseq.engine.vocab import GENERATED_AT_TIME
 
     if args.stream_file:
@@ -312,42 +310,14 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
     kb = _load_kb(args, query)
     predicate = args.time_predicate or GENERATED_AT_TIME.value
     with _open_output(args.output) as out:
-        writer, write = _sink(args, query, out, _python_rows(args, withs))
+        writer, write = _sink(args, query, out, _python_rows(args))
         writer.start()
         engine = _engine(args, query, withs, kb, write, drop_late=args.drop_late, writer=writer)
         with _watch(args, _probe(engine, args), engine) as progress:
-            if withs:
-                arrivals = live_events(sources, predicate)
-                error = engine.run(arrivals if progress is None else progress.events(arrivals, _event_time))
-            else:
-                error = engine.run_live(sources, predicate, progress=None if progress is None else progress.tick)
+            error = engine.run_live(sources, predicate, progress=None if progress is None else progress.tick)
         writer.finish()
     if engine.dropped_late:
         log.info("dropped %d late event(s)", engine.dropped_late)
-    if error is not None:
-        raise error
-    return 0
-
-
-def _run_composed(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]],
-                  inputs: A.Query) -> int:
-    """Composed queries (``--with``) over replay files: the native reader's events, merged by
-    time in bounded memory as for one query, pushed as Python ``Event``s through
-    ``Engine.run`` (composition gates them in Python); the input's error after the matches
-    before it."""
-    from spaseq.engine.io.native_events import replay_events
-
-    specs = _replay_specs(args, inputs)
-    arrivals = replay_events(specs, args.time_predicate, _input_format(args))
-    _warn_missing(inputs, {iri for iri, _ in specs})
-    kb = _load_kb(args, query)
-    with _open_output(args.output) as out:
-        writer, write = _sink(args, query, out, _python_rows(args, withs))
-        writer.start()
-        engine = _engine(args, query, withs, kb, write, writer=writer)
-        with _watch(args, _probe(engine, args), engine) as progress:
-            error = engine.run(arrivals if progress is None else progress.events(arrivals, _event_time))
-        writer.finish()
     if error is not None:
         raise error
     return 0
@@ -389,18 +359,20 @@ def _start_reading(args: argparse.Namespace) -> ReplayReading | None:
                          speculate=speculate)
 
 
-def _run_replay(args: argparse.Namespace, query: A.Query, reading: ReplayReading | None = None) -> int:
-    """One query over replay files: read natively, merged by time in bounded memory and fed
-    to the native runtime as they are read (``Engine.run_replay``); ``reading``: their first
-    pass, started ahead (``_start_reading``)."""
+def _run_replay(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]],
+                inputs: A.Query, reading: ReplayReading | None = None) -> int:
+    """The query (and the ``--with`` queries it reads, ``inputs`` the streams of them all)
+    over replay files: read natively, merged by time in bounded memory and fed to the native
+    engine as they are read (``Engine.run_replay``; the core runs composed queries too);
+    ``reading``: their first pass, started ahead (``_start_reading``)."""
     from spaseq.engine.api import SpeculationFailed
 
-    specs = _replay_specs(args, query)
-    _warn_missing(query, {iri for iri, _ in specs})
+    specs = _replay_specs(args, inputs)
+    _warn_missing(inputs, {iri for iri, _ in specs})
     kb = _load_kb(args, query)
     with _open_output(args.output) as out:
         try:
-            error = _replay_into(args, query, specs, kb, out, reading)
+            error = _replay_into(args, query, withs, specs, kb, out, reading)
         except SpeculationFailed:  # the file is not read as written: its matches found again
             log.debug("%s is not read as it is written: its matches are found again", specs[0][1])
             if out is sys.stdout or not out.seekable():
@@ -408,24 +380,25 @@ def _run_replay(args: argparse.Namespace, query: A.Query, reading: ReplayReading
             out.flush()
             out.seek(0)
             out.truncate()
-            error = _replay_into(args, query, specs, kb, out, None)
+            error = _replay_into(args, query, withs, specs, kb, out, None)
     if error is not None:
         raise error
     return 0
 
 
-def _replay_into(args: argparse.Namespace, query: A.Query, specs: list[tuple[str, str]], kb,
-                 out: IO[str], reading: ReplayReading | None) -> SpaseqError | None:
+def _replay_into(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]],
+                 specs: list[tuple[str, str]], kb, out: IO[str],
+                 reading: ReplayReading | None) -> SpaseqError | None:
     """One run of ``_run_replay``'s query over its files into ``out``: its input's error, if
     any (SpeculationFailed from a speculative ``reading`` that was refused)."""
     from spaseq.engine.vocab import GENERATED_AT_TIME
 
     # a replay run's rows are spelled and written on a thread of their own (nothing else
     # writes to ``out`` while it runs; a live run writes each match before the next wait)
-    writer, write = _sink(args, query, out, _python_rows(args, []), thread=True)
+    writer, write = _sink(args, query, out, _python_rows(args), thread=True)
     try:
         writer.start()
-        engine = _engine(args, query, [], kb, write, writer=writer)
+        engine = _engine(args, query, withs, kb, write, writer=writer)
         with _watch(args, _probe(engine, args), engine) as progress:
             error = engine.run_replay(specs, time_predicate=args.time_predicate or GENERATED_AT_TIME.value,
                                       format=_input_format(args),

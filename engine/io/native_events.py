@@ -1,8 +1,8 @@
 """Python ``Event``s from the native readers, for what takes events one by one in Python:
-composed queries (``spaseq run --with``), the reference evaluator (``--engine reference``), a
-run with a ``--stream-file``, ``spaseq serve``'s request bodies and the rdflib processor's
-``load_streams``. A run of one query takes the native streams whole instead
-(``Engine.run_replay``, ``Engine.run_live``).
+the reference evaluator (``--engine reference``), a run with a ``--stream-file``, ``spaseq
+serve``'s request bodies and the rdflib processor's ``load_streams``. A run over replay files
+or live sources takes the native streams whole instead (``Engine.run_replay``,
+``Engine.run_live``), composed queries included.
 
 Everything about reading is the native core's, written once (decisions 36, 46, 52): the
 formats (TriG, N-Quads, gzip), timestamps and the time predicate, when an event is
@@ -119,21 +119,6 @@ def read_batch(data: bytes, format: str, stream: str, label: str,
         raise stream_error(exc) from None
     items = [(stream, seq, ns, graph, triples, dated) for seq, (graph, ns, triples, dated) in enumerate(native)]
     return _events(items, lambda item: None)
-
-
-def live_events(sources: list[tuple[str, str, str]], time_predicate: str) -> Iterator[Event | StreamError]:
-    """The events of live ``sources`` ((stream IRI, path or '-' for stdin, 'trig' or
-    'nquads')), each read natively on a thread of its own by the live rules (core
-    ``stream/live.rs``) and merged in arrival order (decision 46), as each completes,
-    numbered in arrival order; after the last, the first source's error (a bad time
-    predicate's too)."""
-    from spaseq.engine._native import LiveStream
-
-    try:
-        for native in LiveStream(sources, time_predicate):
-            yield from _events(native, lambda item: item[6])
-    except ValueError as exc:
-        yield stream_error(exc)
 
 
 def _events(native: list[NativeItem], origin: Origin) -> list[Event]:

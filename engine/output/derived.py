@@ -2,15 +2,17 @@
 
 Every result of a query (a match after SELECT's projection and DISTINCT) becomes one event on
 the query's *output stream* (an IRI): timestamped with the match's ``time``, named
-``<output>#match-<k>`` (k = 1, 2, ... in completion order), holding the CONSTRUCT template
-instantiated with the match's mapping, or, for a SELECT query, the match described in the
-spaseq vocabulary (``match_rdf``). TriG output, materialisation and composed queries all
-consume these events.
+``<output>#match-<k>`` (k = 1, 2, ... in completion order: the core numbers the results,
+``Match.number``), holding the CONSTRUCT template instantiated with the match's mapping, or,
+for a SELECT query, the match described in the spaseq vocabulary (``match_rdf``). The core
+makes these graphs (``spaseq_output::derive``) and feeds them to the queries reading the
+output stream itself; here they reach Python's listeners: ``on_output`` callbacks,
+materialisation, and ``spaseq run`` writing composed or materialised results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -18,11 +20,10 @@ import pyoxigraph
 from pyoxigraph import NamedNode, Triple
 
 from spaseq.engine.algebra import operators as A
-from spaseq.engine.events import Event
-from spaseq.engine.matches import Match, MatchTimes, Projector, Row
+from spaseq.engine.matches import Match, MatchTimes, Row, project_row
 from spaseq.engine.native_core import _native
 from spaseq.engine.output.native import row_values, template_terms
-from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, dated, input_dated
+from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, dated
 
 
 def match_name(output: str, k: int) -> NamedNode:
@@ -66,36 +67,29 @@ class Derived(MatchTimes):
         template = self.query.match.template if self.query.match.is_construct else None
         return result_graph(self.stream, self.number, self.row, template)
 
-    def event(self, seq: int = 0) -> Event:
-        """The derived event, for queries that consume this output stream (dated as its
-        match's times are in the input's form)."""
-        return Event(self.stream, self.time, self.triples, seq, self.name, f"<{self.stream}>",
-                     input_dated(self.match))
-
 
 class QueryOutput:
-    """Turns a query's matches into its output events (projection, DISTINCT, numbering) and
-    hands each to the listeners (writers, materialisation, consuming queries)."""
+    """Turns a query's results into its output events and hands each to the listeners
+    (writers, materialisation, ``on_output``)."""
 
     def __init__(self, query: A.Query, iri: str) -> None:
         self.query = query
         self.iri = iri
-        self._projector = Projector(query.match.variables, query.match.distinct)
-        self._count = 0
         self.listeners: list[Callable[[Derived], None]] = []
 
-    def derive(self, match: Match) -> Derived | None:
-        """The output event of ``match``, or None when DISTINCT drops its row."""
-        row = self._projector(match)
-        if row is None:
-            return None
-        self._count += 1
-        return Derived(row, match_name(self.iri, self._count), self.iri, self.query, self._count)
-
     def __call__(self, match: Match) -> None:
-        if not self.listeners:  # nobody consumes the output stream: skip projection and naming
-            return
-        derived = self.derive(match)
-        if derived is not None:
-            for listener in self.listeners:
-                listener(derived)
+        """An engine's released match: its row as the core numbered it (nothing when DISTINCT
+        dropped it)."""
+        if self.listeners and match.number is not None:  # else: no projection, no naming
+            self._emit(project_row(match, self.query.match.variables), match.number)
+
+    def rows(self, rows: Iterable[Row]) -> None:
+        """Results found elsewhere (the reference evaluator's, projected and past DISTINCT),
+        numbered in their order."""
+        for k, row in enumerate(rows, 1):
+            self._emit(row, k)
+
+    def _emit(self, row: Row, k: int) -> None:
+        derived = Derived(row, match_name(self.iri, k), self.iri, self.query, k)
+        for listener in self.listeners:
+            listener(derived)

@@ -4,7 +4,7 @@ format (engine/native/output, ``_native.NativeWriter``).
 ``spaseq run`` writes every result through a ``NativeWriter``, in every format (``FORMATS``:
 jsonl, SPARQL 1.1 JSON, CSV and TSV results, the table for people, and TriG, each result a
 named graph: the CONSTRUCT template instantiated or the SELECT match described), with the
-query's projection and DISTINCT (a DISTINCT CONSTRUCT query's over its whole mapping) and
+query's projection (DISTINCT is the core's: it numbers a query's results once) and
 ``--with-time``'s ``_time`` and ``_start`` (which, when a variable has one of those names,
 hold the times in its place). The rows come two ways:
 
@@ -75,10 +75,9 @@ def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: b
         if query.match.is_construct:
             template = template_terms(query.match.template)
     binary = _binary(out)
-    return NativeWriter(fmt, out if binary is None else binary, select, query.match.distinct,
-                        list(columns), with_time, binary is not None, time_format, thread,
-                        list(prefixes.items()), output, template,
-                        construct=query.match.is_construct)
+    return NativeWriter(fmt, out if binary is None else binary, select, list(columns), with_time,
+                        binary is not None, time_format, thread, list(prefixes.items()), output,
+                        template)
 
 
 def ntriples(term: object) -> str:

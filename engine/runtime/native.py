@@ -1,7 +1,8 @@
 """The engine's runtime, native (engine/native/automaton, the NFA_scep of
 SEMANTICS.md sections 4-8): ``NativeSession`` holds one engine's ``_native.NativeEngine``
 (term dictionary, streams, one runtime per query) and the Python objects its ids stand for;
-``QueryRuntime`` is one registered query on it, driven by the engine, composition and the CLI.
+``QueryRuntime`` is one registered query on it: its plan, its Python matchers and the matches
+it released.
 
 Terms cross once: each pyoxigraph term is interned on first sight and kept by id, so matches
 come back as ids and are rebuilt from the same objects. Events are prepared once for every
@@ -14,7 +15,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from decimal import Decimal
-from operator import attrgetter
 
 import pyoxigraph
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
@@ -34,7 +34,6 @@ NativeEvent = _native.NativeEvent
 LateEvent = _native.LateEvent  # an event that breaks a promise about time (the core's message)
 UnreadStream = _native.UnreadStream  # an event on a stream no registered query reads
 OutputStream = _native.OutputStream  # an event pushed on a query's output stream
-_NUMBER = attrgetter("number")  # a runtime's native number, read at C speed per event
 
 
 def _term(kind: str, value: str, datatype: str | None, language: str | None) -> Term:
@@ -71,6 +70,8 @@ class _Released(Match):
         if name in ("start", "time"):
             start, time = native.span
             d["start"], d["time"] = session.seconds(start), session.seconds(time)
+        elif name == "number":
+            d["number"] = native.number
         elif name == "bindings":
             term = session.term
             d["bindings"] = tuple(sorted(((v, term(i)) for v, i in native.bindings()), key=_name))
@@ -204,12 +205,12 @@ class NativeSession:
 
     def push(self, ctx: EventContext, runtimes: list[QueryRuntime],
              on_instant: Callable[[int], None] | None) -> bool | None:
-        """An event to ``runtimes`` through the engine's one fan-out (as a native stream's
-        events are fed): the core judges it late (``LateEvent`` raised; None when dropped
-        under ``drop_late``), calls ``on_instant`` at a new instant, then those reading its
-        stream process it, the others move their clocks to its time unless the engine's
-        clocks are the queries' own; each then releases its matches, in order. Whether it
-        started a new instant."""
+        """An event through the engine's one fan-out (as a native stream's events are fed):
+        the core judges it late (``LateEvent`` raised; None when dropped under
+        ``drop_late``), calls ``on_instant`` at a new instant, feeds it to the queries (those
+        reading other queries' output as far as that allows); then ``runtimes`` (every
+        registered query's) release their matches, in order. Whether it started a new
+        instant."""
         engine, e = self.engine, ctx.event
         ns = nanoseconds(e.time)
         # judged before it is prepared, so that a late event adds no term to the dictionary
@@ -217,7 +218,7 @@ class NativeSession:
         if not engine.judge(e.stream, ns, e.dated):
             return None
         try:
-            pushed = engine.push(self.event(ctx, ns), list(map(_NUMBER, runtimes)), on_instant)
+            pushed = engine.push(self.event(ctx, ns), on_instant)
         finally:  # what completed before a callback or the instant hook raised goes out too
             for r in runtimes:
                 r.drain()
@@ -227,12 +228,31 @@ class NativeSession:
         return pushed
 
     def heartbeat(self, time: Decimal, runtimes: list[QueryRuntime]) -> bool:
-        """No event earlier than ``time`` will come: ``runtimes`` move their clocks to it
-        and release what that completes. Whether it started a new instant."""
-        new_instant = self.engine.heartbeat(nanoseconds(time), list(map(_NUMBER, runtimes)))
-        for r in runtimes:
-            r.drain()
-        return new_instant
+        """No event earlier than ``time`` will come: every query moves its clock to it, and
+        ``runtimes`` release what that completes. Whether it started a new instant."""
+        try:
+            return self.engine.heartbeat(nanoseconds(time))
+        finally:
+            for r in runtimes:
+                r.drain()
+
+    def flush(self, runtimes: list[QueryRuntime]) -> None:
+        """No more events at the current timestamp: every query runs its deferred work (the
+        core keeps each one's flushed instant), and ``runtimes`` release what it completed."""
+        try:
+            self.engine.flush()
+        finally:
+            for r in runtimes:
+                r.drain()
+
+    def close(self, runtimes: list[QueryRuntime]) -> None:
+        """End of input: every query's windows close; ``runtimes`` release their matches."""
+        try:
+            self.engine.close()
+        finally:
+            for r in runtimes:
+                r.drain()
+            self.forget()
 
     def snapshot(self, numbers: list[int]) -> tuple[bytes, dict[str, str]]:
         """The native state of the runtimes ``numbers`` (their released matches taken), and
@@ -357,38 +377,11 @@ class QueryRuntime:
             for native in matches:
                 emit(_Released(native, session))
 
-    def on_event(self, ctx: EventContext) -> None:
-        """This query alone processes an event (composition feeds a gated query so)."""
-        self._native.on_event(self.number, self.session.event(ctx))
-        self.drain()
-        self.stats["runs"] = self._native.runs_created(self.number)
-        if ctx.event.seq % 64 == 0:
-            self.session.forget()
-
-    def advance_time(self, tau: Decimal, pos: int | None = None) -> None:
-        if tau == INFINITY:
-            return
-        self._native.advance_time(self.number, nanoseconds(tau))
-        self.drain()
-
-    def flush(self) -> None:
-        self._native.flush(self.number)
-        self.drain()
-
-    def close(self) -> None:
-        self._native.close(self.number)
-        self.drain()
-        self.session.forget()
-
     @property
     def flushed(self) -> Decimal:
         """Where ``flush`` said no more events come (an event at or before it is late)."""
         ns = self._native.flushed(self.number)
         return -INFINITY if ns is None else self.session.seconds(ns)
-
-    def horizon(self) -> Decimal:
-        ns = self._native.horizon(self.number)
-        return INFINITY if ns is None else self.session.seconds(ns)
 
     def footprint(self) -> dict[str, int]:
         return dict(self._native.footprint(self.number))

@@ -1,8 +1,8 @@
 """The snapshot container (``Engine.snapshot``/``Engine.restore``): a magic line, the
 format version, the engine's Python state as JSON (registered queries as plans, options,
-composition buffers, output numbering) and the native core's state (its own versioned
-binary: dictionary, events held, every partial match, the clocks and promises about time;
-engine/native/automaton ``snapshot.rs``). JSON rather than pickle: restoring a snapshot never runs code from it."""
+settings) and the native core's state (its own versioned binary: dictionary, events held,
+every partial match, the clocks and promises about time, each query's results numbered,
+composition's held-back events; engine/native/automaton ``snapshot.rs``). JSON rather than pickle: restoring a snapshot never runs code from it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 from spaseq.engine.errors import SpaseqError
 
 MAGIC = b"spaseq-snapshot\n"
-VERSION = 1
+VERSION = 2  # 2: numbering, DISTINCT and composition moved to the native state
 _HEADER = struct.Struct("<II")  # format version, length of the JSON part
 
 

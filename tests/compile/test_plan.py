@@ -199,6 +199,7 @@ def test_the_native_core_names_the_field_it_cannot_read() -> None:
 NATIVE_FIXTURES = {
     "plan/tests/data/vshape.plan.json": "fixtures/vshape.rq",
     "plan/tests/data/features.plan.json": "fixtures/plan/features.rq",
+    "engine/tests/data/rises.plan.json": "fixtures/engine/rises.rq",
     "automaton/tests/data/kleene_strict.plan.json": "fixtures/kleene_strict.rq",
     **{f"automaton/tests/data/{n}.plan.json": f"fixtures/automaton/{n}.rq"
        for n in ("strict", "next", "any", "optional", "negation")},

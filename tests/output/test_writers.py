@@ -298,7 +298,7 @@ def test_formats():
 @pytest.mark.parametrize("fmt", ["jsonl", "json", "csv", "tsv"])
 def test_writers_are_incremental(fmt):
     buf = io.StringIO()
-    w = NativeWriter(fmt, buf, ["iri"], False, ["iri"], False)
+    w = NativeWriter(fmt, buf, ["iri"], ["iri"], False)
     w.start()
     before = buf.getvalue()
     row_writer(w)(ROWS[1])
@@ -308,7 +308,7 @@ def test_writers_are_incremental(fmt):
 
 def test_table_writes_only_at_finish():
     buf = io.StringIO()
-    w = NativeWriter("table", buf, ["iri"], False, ["iri"], False)
+    w = NativeWriter("table", buf, ["iri"], ["iri"], False)
     w.start()
     row_writer(w)(ROWS[1])
     assert buf.getvalue() == ""
@@ -317,7 +317,7 @@ def test_table_writes_only_at_finish():
 
 
 def test_a_term_that_is_not_n_triples_is_refused():
-    w = NativeWriter("csv", io.StringIO(), ["x"], False, ["x"], False)
+    w = NativeWriter("csv", io.StringIO(), ["x"], ["x"], False)
     with pytest.raises(ValueError, match="not an iri"):
         w.write_row(0, 0, [("x", "<not an iri>")], [])
     assert w.rows == 0

@@ -1,18 +1,22 @@
 """``Engine.run_live``: live sources read natively and fed to the native runtime as they
 complete give the matches the same events give as a replay file; late events raise or are
-dropped and counted; composed queries read the same native stream as Python events
-(``io.native_events.live_events``); a source's error comes located after the others' events."""
+dropped and counted; the same native stream read as Python events and pushed one by one
+(``live_events`` below) gives them too; a source's error comes located after the others'
+events."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from spaseq.engine._native import LiveStream
 from spaseq.engine.api import Engine, LateEventError
 from spaseq.engine.errors import StreamError
 from spaseq.engine.events import Event
-from spaseq.engine.io.native_events import live_events
+from spaseq.engine.io import native_events
+from spaseq.engine.io.native_events import stream_error
 
 S = "http://ex.org/s"
 QUERY = """PREFIX : <http://ex.org/>
@@ -20,6 +24,16 @@ SELECT ?a ?b FROM STREAM S <http://ex.org/s>
 WHERE { SEQ(A ; B) DEFINE GPM A ON S { ?x :val ?a } DEFINE GPM B ON S { ?y :val ?b FILTER(?b > ?a) } }
 """
 PROV = "<http://www.w3.org/ns/prov#generatedAtTime>"
+
+
+def live_events(sources: list[tuple[str, str, str]], time_predicate: str) -> Iterator[Event | StreamError]:
+    """The events of live ``sources`` as Python ``Event``s, merged in arrival order, then the
+    first source's error: what ``Engine.run`` pushes one by one, against ``run_live``."""
+    try:
+        for native in LiveStream(sources, time_predicate):
+            yield from native_events._events(native, lambda item: item[6])
+    except ValueError as exc:
+        yield stream_error(exc)
 INT = "<http://www.w3.org/2001/XMLSchema#integer>"
 
 

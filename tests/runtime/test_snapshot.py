@@ -168,12 +168,12 @@ def test_composed_queries_continue_with_their_buffers_and_numbering(cut: int) ->
             _push(engine, evs[at:c])
             at = c
             up += [_identity(m) for m in engine.handles[0].matches()]
-            down += [_identity(m) for m in engine._composer.handles["urn:down"].matches()]
+            down += [_identity(m) for m in engine.query("urn:down").matches()]
             engine = Engine.restore(engine.snapshot())
         _push(engine, evs[at:])
         engine.close()
         up += [_identity(m) for m in engine.handles[0].matches()]
-        down += [_identity(m) for m in engine._composer.handles["urn:down"].matches()]
+        down += [_identity(m) for m in engine.query("urn:down").matches()]
         return up, down
 
     whole = run([])

@@ -11,13 +11,15 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 /// A complete match: the mapping, the taken events (through the shared buffer), start and
-/// end time in nanoseconds.
+/// end time in nanoseconds, and its number among the query's results (`number`: k for the
+/// k-th result; 0 until the engine numbers it, and for a match DISTINCT drops).
 #[derive(Debug, Clone)]
 pub struct MatchRecord {
     pub mu: Rc<Row>,
     pub node: Option<Rc<Node>>,
     pub start: i128,
     pub time: i128,
+    pub number: u64,
 }
 
 type Spelling = (Vec<(String, String)>, Vec<Vec<(String, String)>>);
@@ -276,6 +278,7 @@ mod tests {
                 node: node.clone(),
                 start: (i % 2) as i128,
                 time: 9,
+                number: 0,
             })
             .collect();
         for by_completion in [false, true] {

@@ -1538,6 +1538,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             node,
             start,
             time,
+            number: 0,
         });
     }
 

@@ -26,7 +26,8 @@ use std::str::FromStr;
 /// Bumped whenever the encoding of any state changes; older snapshots are refused with a
 /// message rather than misread. 3: terms by their parts (`TermState`), not N-Triples.
 /// 4: the engine's clocks (`ClockState`) and each query's flushed instant.
-pub const SNAPSHOT_VERSION: u32 = 4;
+/// 5: results numbered and composition's buffers in the core (`ComposedState`).
+pub const SNAPSHOT_VERSION: u32 = 5;
 /// The format's magic (named after the crate that first wrote it: kept, snapshots' bytes
 /// do not change with the crates' names).
 const MAGIC: &[u8; 12] = b"spaseq-core\n";
@@ -51,6 +52,35 @@ impl Default for ClockState {
             dropped_unread: 0,
         }
     }
+}
+
+/// The engine's results and composition (`spaseq-engine`'s `composition`), as a snapshot
+/// writes them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ComposedState {
+    /// Per query, in the snapshot's order: its results so far and DISTINCT's rows seen.
+    pub results: Vec<ResultsState>,
+    /// The queries reading other queries' output: what they hold back.
+    pub gates: Vec<GateState>,
+    /// The last arrival number composition gave an event it held back.
+    pub seq: u64,
+}
+
+/// A query's results so far: how many (the last one's number) and, under DISTINCT, the rows
+/// seen (terms by their parts: a row outlives the dictionary's ids).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ResultsState {
+    pub count: u64,
+    pub seen: Vec<Vec<Option<TermState>>>,
+}
+
+/// A query reading other queries' output (`query`: its place in the snapshot's order): how far
+/// it has been run (`limit`, ns) and the events it holds back, as (time, arrival, event uid).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GateState {
+    pub query: usize,
+    pub limit: i128,
+    pub buffer: Vec<(i128, u64, u64)>,
 }
 
 /// An event as a snapshot writes it (its graph name and terms in N-Triples / by id).
@@ -157,6 +187,8 @@ pub struct EngineState {
     pub events: Vec<EventState>,
     /// Per registered runtime (in registration order) its state.
     pub queries: Vec<QueryState>,
+    /// Results numbered and composition's buffers.
+    pub composed: ComposedState,
 }
 
 fn term(ntriples: &str) -> Result<Term, SnapshotError> {
@@ -174,9 +206,16 @@ impl EngineState {
         last_uid: u64,
         clocks: ClockState,
         queries: Vec<QueryState>,
+        composed: ComposedState,
         event: &dyn Fn(u64) -> Option<EventRef>,
     ) -> Result<Self, SnapshotError> {
         let mut uids: Vec<u64> = queries.iter().flat_map(QueryState::events).collect();
+        uids.extend(
+            composed
+                .gates
+                .iter()
+                .flat_map(|g| g.buffer.iter().map(|b| b.2)),
+        );
         uids.sort_unstable();
         uids.dedup();
         let events = uids
@@ -196,6 +235,7 @@ impl EngineState {
             last_uid,
             events,
             queries,
+            composed,
         };
         // only the terms the state refers to, renumbered densely in their order: a snapshot
         // is as large as what the open windows hold, not as the stream read so far
@@ -349,6 +389,9 @@ pub enum SnapshotError {
     LazyChain,
     /// `resume` without a snapshot being restored.
     NotRestoring,
+    /// A snapshot's query (its place) held back events for other queries' output, but its
+    /// query here reads none.
+    NotGated(usize),
     /// A snapshot of another number of queries than were registered.
     Queries {
         held: usize,
@@ -395,6 +438,11 @@ impl fmt::Display for SnapshotError {
                 f.write_str("the snapshot's lazy chain does not match the plan's")
             }
             SnapshotError::NotRestoring => f.write_str("no snapshot is being restored"),
+            SnapshotError::NotGated(q) => write!(
+                f,
+                "the snapshot's query {} reads other queries' output, this engine's does not",
+                q + 1
+            ),
             SnapshotError::Queries { held, registered } => write!(
                 f,
                 "the snapshot holds {held} queries, {registered} were registered"

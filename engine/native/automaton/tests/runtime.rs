@@ -143,6 +143,7 @@ fn run_split(plan: &str, events: &[(i128, &str, &str, i64)], cut: usize) -> Vec<
                 uid as u64,
                 Default::default(),
                 vec![state],
+                Default::default(),
                 &held,
             )
             .and_then(|s| s.encode())
@@ -209,6 +210,7 @@ fn snapshots_of_another_format_or_not_snapshots_are_refused() {
         last_uid: 0,
         events: vec![],
         queries: vec![],
+        composed: Default::default(),
     };
     let mut bytes = state.encode().unwrap();
     assert_eq!(EngineState::decode(&bytes).unwrap(), state);

@@ -53,6 +53,9 @@ pub enum Promise {
     Heartbeat,
     /// `flush()` said no more events would come at this time.
     Flushed,
+    /// A query reading another query's output and this stream was run (or flushed) to a
+    /// later time (`composition`).
+    Composed,
 }
 
 /// An event that comes after a promise it breaks: at `time` on `stream` (written as an
@@ -89,6 +92,11 @@ impl fmt::Display for Late {
                 f,
                 "event at {time} on <{stream}> comes after flush() said no more events would \
                  come at {at} (late event)"
+            ),
+            Promise::Composed => write!(
+                f,
+                "event at {time} on <{stream}> comes after a composed query processed (or \
+                 flushed) {at} (late event)"
             ),
         }
     }
@@ -209,18 +217,19 @@ impl<H: Host> Engine<H> {
         }
     }
 
-    /// `f` over the registered (not retired) queries reading stream `id`.
+    /// `f` over the registered (not retired) queries reading stream `id`, with their numbers.
     fn readers<T>(
         &self,
         id: StreamId,
-        f: impl FnOnce(&mut dyn Iterator<Item = &QueryRuntime<Programs<H>>>) -> T,
+        f: impl FnOnce(&mut dyn Iterator<Item = (usize, &QueryRuntime<Programs<H>>)>) -> T,
     ) -> T {
         let runtimes = self.queries.borrow();
         let retired = self.retired.borrow();
         let mut readers = runtimes
             .iter()
+            .enumerate()
             .zip(retired.iter())
-            .filter(|(rt, retired)| !**retired && rt.reads(id))
+            .filter(|((_, rt), retired)| !**retired && rt.reads(id))
             .map(|(rt, _)| rt);
         f(&mut readers)
     }
@@ -247,19 +256,6 @@ impl<H: Host> Engine<H> {
         read
     }
 
-    /// `iri` is the output stream of a registered query, `label` (its file and IRI): an
-    /// event pushed on it is refused (`Refused::Output`). Forgotten with `unregister_output`.
-    pub fn set_output(&self, iri: &str, label: &str) {
-        self.outputs
-            .borrow_mut()
-            .insert(iri.to_owned(), label.to_owned());
-    }
-
-    /// `iri` is no query's output stream any more.
-    pub fn unregister_output(&self, iri: &str) {
-        self.outputs.borrow_mut().remove(iri);
-    }
-
     /// A late event: dropped and counted under `drop_late`, else returned to refuse.
     pub(crate) fn refuse(&self, late: Late) -> Result<(), Late> {
         if !self.settings.get().drop_late {
@@ -280,6 +276,9 @@ impl<H: Host> Engine<H> {
                 at,
             })
         };
+        if let Some(at) = self.composed_late(stream, time) {
+            return broken(Promise::Composed, at);
+        }
         if let Some(heartbeat) = self.broken_heartbeat(time) {
             return broken(Promise::Heartbeat, heartbeat);
         }
@@ -292,8 +291,12 @@ impl<H: Host> Engine<H> {
                 None
             }
         };
+        let composition = self.composition.borrow();
         let found = self.readers(stream, |readers| {
-            for rt in readers {
+            for (query, rt) in readers {
+                if composition.gated(query) {
+                    continue; // judged by composition_late
+                }
                 if let Some(broken) = broken_by(rt) {
                     return Some(broken);
                 }
@@ -356,27 +359,17 @@ impl<H: Host> Engine<H> {
         on_instant(time).map_err(Stop::Instant)
     }
 
-    /// A heartbeat: no event earlier than `time` will come. The queries `queries` move their
-    /// clocks to it (windows may close); whether it started a new instant.
-    pub fn heartbeat(
-        &self,
-        time: i128,
-        queries: &[usize],
-    ) -> Result<Result<bool, HostFailed>, EngineError> {
-        self.check_queries(queries)?;
+    /// A heartbeat: no event earlier than `time` will come. Every query moves its clock to
+    /// it (windows may close), the gated ones as far as what they read allows; whether it
+    /// started a new instant.
+    pub fn heartbeat(&self, time: i128) -> Result<bool, HostFailed> {
         let mut clocks = self.clocks.get();
         clocks.heartbeat = clocks.heartbeat.max(time);
         self.clocks.set(clocks);
         let moved = self.tick(time);
-        let mut runtimes = self.queries.borrow_mut();
-        for &query in queries {
-            let rt = &mut runtimes[query];
-            rt.advance_time(time, None, &self.dict);
-            if rt.gpms().host.failed() {
-                return Ok(Err(HostFailed { query }));
-            }
-        }
-        Ok(Ok(moved))
+        self.every_query(|rt, dict| rt.advance_time(time, None, dict))?;
+        self.pump(self.clocks.get().clock, false)?;
+        Ok(moved)
     }
 
     /// Whether the dictionary should be compacted now (decision 38): it holds at least

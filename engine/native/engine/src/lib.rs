@@ -5,11 +5,14 @@
 //! whose `Host` calls back into Python.
 //!
 //! - `clocks`: the engine's clocks, the promises made about time, late events;
+//! - `composition`: every query's results numbered, and queries reading other queries'
+//!   output fed their events in time order;
 //! - `host`: what the engine asks of its host (callback GPMs, KB rows);
 //! - `programs`: a query's GPMs as the plan gives them to evaluators;
 //! - `feed`: the loops that feed a replay or live stream to the queries.
 
 pub mod clocks;
+pub mod composition;
 pub mod feed;
 pub mod host;
 pub mod programs;
@@ -19,7 +22,8 @@ pub use feed::Fed;
 pub use host::{Host, Pairs, TakenPairs};
 pub use programs::{choose_evaluator, Gpm, Names, Prepared, Programs, Refusal};
 
-use spaseq_automaton::snapshot::{ClockState, EngineState, SnapshotError};
+use composition::Composition;
+use spaseq_automaton::snapshot::{ClockState, ComposedState, EngineState, SnapshotError};
 use spaseq_automaton::Unsupported;
 use spaseq_automaton::{EventData, EventRef, MatchRecord, QueryRuntime, QueryState, Streams};
 use spaseq_gpm::CompileError;
@@ -61,6 +65,8 @@ pub enum EngineError {
     Event(String),
     /// A snapshot that is not one, or does not fit the registered queries.
     Snapshot(SnapshotError),
+    /// Queries that would read each other's output in a cycle (their numbers).
+    Cycle(Vec<usize>),
 }
 
 impl std::fmt::Display for EngineError {
@@ -84,6 +90,9 @@ impl std::fmt::Display for EngineError {
             EngineError::NoQuery(q) => write!(f, "no query {q}"),
             EngineError::Event(why) => f.write_str(why),
             EngineError::Snapshot(e) => e.fmt(f),
+            EngineError::Cycle(queries) => {
+                write!(f, "queries {queries:?} read each other's output in a cycle")
+            }
         }
     }
 }
@@ -133,8 +142,9 @@ pub struct PreparedEvent {
     pub prepared: Rc<Prepared>,
 }
 
-/// A snapshot's query states and its events by uid, until they are loaded.
-type Restoring = (Vec<QueryState>, HashMap<u64, EventRef>);
+/// A snapshot's query states, results and composition, and its events by uid, until they are
+/// loaded.
+type Restoring = (Vec<QueryState>, ComposedState, HashMap<u64, EventRef>);
 
 /// Term dictionary, streams and the registered queries' runtimes.
 pub struct Engine<H: Host> {
@@ -159,6 +169,8 @@ pub struct Engine<H: Host> {
     retired: RefCell<Vec<bool>>,
     /// The registered queries' output streams (IRI -> the query's label): never input.
     outputs: RefCell<HashMap<String, String>>,
+    /// Every query's results, and the queries reading other queries' output.
+    composition: RefCell<Composition>,
 }
 
 impl<H: Host> Default for Engine<H> {
@@ -177,6 +189,7 @@ impl<H: Host> Default for Engine<H> {
             compact_at: Cell::new(0),
             retired: RefCell::default(),
             outputs: RefCell::default(),
+            composition: RefCell::default(),
         }
     }
 }
@@ -202,24 +215,28 @@ impl<H: Host> Engine<H> {
         let (programs, vars) = Programs::new(&plan, host, &self.dict)?;
         let runtime = QueryRuntime::new(&plan, programs, vars, &mut self.streams.borrow_mut())
             .map_err(EngineError::Unsupported)?;
-        let mut queries = self.queries.borrow_mut();
-        queries.push(runtime);
+        self.add_results(&plan)?;
+        let number = {
+            let mut queries = self.queries.borrow_mut();
+            queries.push(runtime);
+            queries.len() - 1
+        };
         self.retired.borrow_mut().push(false);
-        Ok(queries.len() - 1)
+        // it may read registered queries' output: gated then
+        self.recompose()?;
+        Ok(number)
     }
 
     /// Query `query` is unregistered: it takes no more events (a stream's feed skips it)
     /// and no longer makes an event late. Its runtime stays, numbered, until the engine is
     /// rebuilt from a snapshot that leaves it out.
     pub fn unregister(&self, query: usize) -> Result<(), EngineError> {
-        let mut retired = self.retired.borrow_mut();
-        *retired.get_mut(query).ok_or(EngineError::NoQuery(query))? = true;
-        Ok(())
-    }
-
-    /// Whether query `query` is registered (not unregistered).
-    pub(crate) fn active(&self, query: usize) -> bool {
-        !self.retired.borrow().get(query).copied().unwrap_or(true)
+        *self
+            .retired
+            .borrow_mut()
+            .get_mut(query)
+            .ok_or(EngineError::NoQuery(query))? = true;
+        self.recompose()
     }
 
     /// The knowledge base changed (a new store version): forget every cached KB row.
@@ -352,42 +369,52 @@ impl<H: Host> Engine<H> {
         drop(disposal);
         let prepared = self.prepare(iri, (e.time_ns, e.dated), e.seq, Some(e.graph), triples);
         self.tick(e.time_ns);
-        let all = self.queries.borrow().len();
-        self.fan_out(&prepared, (0..all).filter(|&q| self.active(q)), false)
+        let fan = self.fan(prepared.event.stream);
+        self.fan_out(&prepared, &fan, false)?;
+        self.compose(&prepared)
     }
 
-    /// Event `event` pushed to the queries `queries` (numbers, in order; e.g. not those
-    /// composition feeds with another query's output). A late event (`late`) stops here,
-    /// or is dropped and counted under `drop_late`. At a new instant `on_instant` is called
-    /// first (`new_instant`). Then those reading its stream process it, the others move their
-    /// clocks to its time unless `own_clocks` (decision 40). Stops at the first query whose
-    /// host failed.
+    /// After an input event was fed to the queries composition does not feed: the gated
+    /// queries reading its stream hold it back, and each is run as far as what it reads
+    /// allows.
+    fn compose(&self, event: &PreparedEvent) -> Result<(), HostFailed> {
+        if !self.composition.borrow().any_gate() {
+            return Ok(());
+        }
+        self.hold_input(event);
+        self.pump(self.clocks.get().clock, false)
+    }
+
+    /// Event `event` pushed to the queries. A late event (`late`) stops here, or is dropped
+    /// and counted under `drop_late`. At a new instant `on_instant` is called first
+    /// (`new_instant`). Then those reading its stream process it, the others move their
+    /// clocks to its time unless `own_clocks` (decision 40), and the queries reading other
+    /// queries' output are run as far as it allows (`composition`). Stops at the first
+    /// query whose host failed.
     pub fn push<E>(
         &self,
         event: &PreparedEvent,
-        queries: &[usize],
         on_instant: impl FnOnce(i128) -> Result<(), E>,
-    ) -> Result<Result<Pushed, Stop<E>>, EngineError> {
-        self.check_queries(queries)?;
+    ) -> Result<Pushed, Stop<E>> {
         let e = &event.event;
+        let queries = self.fan(e.stream);
+        let queries = &queries[..];
         if let Some(late) = self.late_on(e.stream, e.time, e.dated) {
-            return Ok(match self.refuse(late) {
+            return match self.refuse(late) {
                 Ok(()) => Ok(Pushed::Dropped),
                 Err(late) => Err(Stop::Late(late)),
-            });
+            };
         }
         let new_instant = e.time > self.clocks.get().clock;
         if new_instant {
-            if let Err(stop) = self.new_instant(e.stream, e.time, queries, on_instant) {
-                return Ok(Err(stop));
-            }
+            self.new_instant(e.stream, e.time, queries, on_instant)?;
             self.tick(e.time);
         }
         let own_clocks = self.settings.get().own_clocks;
-        Ok(self
-            .fan_out(event, queries.iter().copied(), own_clocks)
-            .map(|()| Pushed::Fed { new_instant })
-            .map_err(Stop::Host))
+        self.fan_out(event, queries, own_clocks)
+            .and_then(|()| self.compose(event))
+            .map_err(Stop::Host)?;
+        Ok(Pushed::Fed { new_instant })
     }
 
     /// Err(NoQuery) for a number that is no registered query's.
@@ -399,26 +426,59 @@ impl<H: Host> Engine<H> {
         }
     }
 
-    /// `push` on checked query numbers: the one fan-out every way in goes through.
+    /// The one fan-out every way in goes through (`fan`: the queries, in order): each
+    /// query reading the event's stream processes it, the others move their clocks to its
+    /// time unless `own_clocks`; each query's released matches are numbered then.
     fn fan_out(
         &self,
         event: &PreparedEvent,
-        queries: impl Iterator<Item = usize>,
+        queries: &[usize],
         own_clocks: bool,
     ) -> Result<(), HostFailed> {
         let mut runtimes = self.queries.borrow_mut();
-        for query in queries {
+        let mut c = self.composition.borrow_mut();
+        for &query in queries {
             let rt = &mut runtimes[query];
             if rt.reads(event.event.stream) {
                 rt.on_event(&event.event, &event.prepared, &self.dict);
             } else if !own_clocks {
                 rt.advance_time(event.event.time, None, &self.dict);
             }
-            if rt.gpms().host.failed() {
-                return Err(HostFailed { query });
-            }
+            self.settled(rt, query, &mut c)?;
         }
         Ok(())
+    }
+
+    /// Every query's step (`step` on the runtime) after a promise about time (a heartbeat,
+    /// a flush, the end of input), the queries composition does not feed in registration
+    /// order, then the gated ones as that allows.
+    pub(crate) fn every_query(
+        &self,
+        mut step: impl FnMut(&mut QueryRuntime<Programs<H>>, &Dictionary),
+    ) -> Result<(), HostFailed> {
+        let ungated = self.ungated();
+        let mut runtimes = self.queries.borrow_mut();
+        let mut c = self.composition.borrow_mut();
+        for query in ungated {
+            let rt = &mut runtimes[query];
+            step(rt, &self.dict);
+            self.settled(rt, query, &mut c)?;
+        }
+        Ok(())
+    }
+
+    /// No more events will come at the current timestamp (`flush()`): every query runs its
+    /// deferred work now (an event at or before it is late from then on).
+    pub fn flush(&self) -> Result<(), HostFailed> {
+        self.every_query(|rt, dict| rt.flush(dict))?;
+        self.pump(self.clocks.get().clock, true)
+    }
+
+    /// End of input: every window closes (trailing negations complete), the gated queries
+    /// after every event they held back.
+    pub fn close(&self) -> Result<(), HostFailed> {
+        self.every_query(|rt, dict| rt.close(dict))?;
+        self.close_gates()
     }
 
     /// Whether the queries hold `PENDING_MATCHES` released matches not yet taken.
@@ -472,6 +532,9 @@ impl<H: Host> Engine<H> {
     pub fn take_matches(&self, query: usize) -> Result<(Vec<MatchRecord>, Rc<Names>), EngineError> {
         let mut queries = self.queries.borrow_mut();
         let runtime = queries.get_mut(query).ok_or(EngineError::NoQuery(query))?;
+        let mut c = self.composition.borrow_mut();
+        self.settle(runtime, query, &mut c);
+        c.results_taken(query);
         Ok((
             std::mem::take(&mut runtime.out),
             runtime.gpms().names.clone(),
@@ -502,6 +565,7 @@ impl<H: Host> Engine<H> {
                     .and_then(|rt| rt.save().map_err(EngineError::Snapshot))
             })
             .collect::<Result<Vec<_>, EngineError>>()?;
+        drop(runtimes);
         let held = |uid: u64| self.held_event(uid);
         EngineState::new(
             &self.dict,
@@ -509,6 +573,7 @@ impl<H: Host> Engine<H> {
             self.events.get(),
             self.clocks.get(),
             states,
+            self.composed_state(queries),
             &held,
         )
         .and_then(|s| s.encode())
@@ -527,19 +592,22 @@ impl<H: Host> Engine<H> {
         engine.events.set(state.last_uid);
         engine.clocks.set(state.clocks);
         engine.compact_at.set(2 * engine.dict.len());
-        *engine.restoring.borrow_mut() = Some((state.queries, events));
+        *engine.restoring.borrow_mut() = Some((state.queries, state.composed, events));
         Ok(engine)
     }
 
     /// The number of query states the snapshot being restored holds.
     pub fn restoring(&self) -> usize {
-        self.restoring.borrow().as_ref().map_or(0, |(q, _)| q.len())
+        self.restoring
+            .borrow()
+            .as_ref()
+            .map_or(0, |(q, _, _)| q.len())
     }
 
     /// Load the restored snapshot's query states into the runtimes `queries` (in the
     /// snapshot's order): they continue where the snapshot was taken.
     pub fn resume(&self, queries: &[usize]) -> Result<(), EngineError> {
-        let (states, events) = self
+        let (states, composed, events) = self
             .restoring
             .borrow_mut()
             .take()
@@ -564,6 +632,9 @@ impl<H: Host> Engine<H> {
                 .load(state, &events, &index)
                 .map_err(EngineError::Snapshot)?;
         }
+        drop(runtimes);
+        self.resume_composed(composed, queries, &events, &index)
+            .map_err(EngineError::Snapshot)?;
         // the restored events are handed out again (uids between them: already forgotten)
         let mut uids: Vec<&u64> = events.keys().collect();
         uids.sort_unstable();

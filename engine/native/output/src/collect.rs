@@ -3,7 +3,7 @@
 //! terms, events and streams the `Formatter` has not been sent yet. A `Batch` holds no
 //! reference into the runtime, so it can be spelled on another thread (`background.rs`).
 
-use super::{Distinct, Format, Scope, TimeFormat};
+use super::{Format, Scope, TimeFormat};
 use oxrdf::Term;
 use spaseq_automaton::event::StreamId;
 use spaseq_automaton::MatchRecord;
@@ -99,18 +99,16 @@ impl Batch {
     }
 }
 
-/// Turns released matches into a `Batch`: the projection, DISTINCT, and what was sent.
+/// Turns released matches into a `Batch`: the projection of the engine's results (a match
+/// DISTINCT dropped has no number and is skipped), and what was sent.
 pub struct Collector {
     format: Format,
     /// The row's variables (None: every bound variable, in name order).
     select: Option<Vec<String>>,
-    distinct: Distinct,
     /// The variables of the header (CSV, TSV, JSON), without `_time`/`_start`.
     columns: Vec<String>,
     time_format: TimeFormat,
     resolved: Option<Resolved>,
-    /// DISTINCT's rows written, as terms (term ids do not outlive a dictionary compaction).
-    seen: HashSet<Vec<Option<Term>>>,
     /// Per term id, whether the formatter was sent its term.
     sent_terms: Vec<bool>,
     sent_events: HashSet<u64, foldhash::fast::RandomState>,
@@ -122,23 +120,20 @@ pub struct Collector {
 }
 
 impl Collector {
-    /// A collector of rows of `select` (None: every bound variable by name), DISTINCT as
-    /// `distinct` says, for `format`, whose header has the variables `columns`.
+    /// A collector of rows of `select` (None: every bound variable by name), for `format`,
+    /// whose header has the variables `columns`.
     pub fn new(
         format: Format,
         select: Option<Vec<String>>,
-        distinct: Distinct,
         columns: Vec<String>,
         time_format: TimeFormat,
     ) -> Collector {
         Collector {
             format,
             select,
-            distinct,
             columns,
             time_format: time_format.of(format),
             resolved: None,
-            seen: HashSet::new(),
             sent_terms: Vec::new(),
             sent_events: HashSet::default(),
             sent_streams: 0,
@@ -234,8 +229,11 @@ impl Collector {
         })
     }
 
-    /// Add one released match's row to `batch` (nothing when DISTINCT drops it).
+    /// Add one released match's row to `batch` (nothing when DISTINCT dropped it).
     fn collect(&mut self, m: &MatchRecord, scope: &Scope<'_>, batch: &mut Batch) {
+        if m.number == 0 {
+            return;
+        }
         self.resolve(scope);
         if self.rows == 0 {
             // the first row (DISTINCT keeps every first one): the names go with it
@@ -243,17 +241,6 @@ impl Collector {
         }
         let resolved = self.resolved.as_ref().expect("resolved above");
         let value = |slot: Option<Slot>| slot.and_then(|s| m.mu.get(s).copied().flatten());
-        let term = |slot: Option<Slot>| value(slot).map(|id| scope.dict.get(id).clone());
-        let key: Option<Vec<Option<Term>>> = match self.distinct {
-            Distinct::No => None,
-            Distinct::Row => Some(resolved.row.iter().map(|(s, _)| term(*s)).collect()),
-            Distinct::Mapping => Some((0..scope.vars.len()).map(|s| term(Some(s))).collect()),
-        };
-        if let Some(key) = key {
-            if !self.seen.insert(key) {
-                return;
-            }
-        }
         self.rows += 1;
         let cells: &mut dyn Iterator<Item = Option<Slot>> = match self.format {
             Format::Jsonl | Format::Json | Format::Trig => {

@@ -5,11 +5,10 @@
 //! and the rdflib plugin's rows). The Python writers they replaced are their test oracle,
 //! byte for byte (`tests/output/writers_oracle.py`).
 //!
-//! Together they do what `QueryOutput` + `Projector` + a writer do to each released match,
-//! in release order (docs/decisions.md 4): SELECT's projection (the listed variables that are
-//! bound, or every bound variable by name for `*`), DISTINCT (the first match of each
-//! projected row is kept; for a CONSTRUCT query, of each mapping), then the row in the
-//! format. A `Collector` (`collect.rs`) turns matches into a `Batch` of rows of term ids
+//! Together they write each result the engine numbered (`MatchRecord::number`: DISTINCT is
+//! applied there, once), in release order (docs/decisions.md 4): SELECT's projection (the
+//! listed variables that are bound, or every bound variable by name for `*`), then the row in
+//! the format. A `Collector` (`collect.rs`) turns matches into a `Batch` of rows of term ids
 //! where the runtime is (a `RowCollector` does the same for rows given as values), and a
 //! `Formatter` (`formatter.rs`) spells the batch, on the same thread or on one of its own
 //! (`Background`). Terms are spelled once per term id and kept until the dictionary is
@@ -127,18 +126,6 @@ impl TimeFormat {
             }
         }
     }
-}
-
-/// What DISTINCT compares (the first row of each is kept).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Distinct {
-    /// Nothing: every match is written.
-    No,
-    /// The projected row (SELECT DISTINCT).
-    Row,
-    /// The whole mapping, every variable bound (a DISTINCT CONSTRUCT query: its projection
-    /// is the whole mapping, its template's variables are what is written).
-    Mapping,
 }
 
 /// What names a query's matches: its terms, variables, GPMs and the engine's streams.

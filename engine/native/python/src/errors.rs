@@ -64,6 +64,7 @@ pub fn late_exception<'py>(py: Python<'py>, late: &Late) -> PyResult<Bound<'py, 
         Promise::Processed => "processed",
         Promise::Heartbeat => "heartbeat",
         Promise::Flushed => "flushed",
+        Promise::Composed => "composed",
     };
     exc.setattr("promise", promise)?;
     Ok(exc)

@@ -14,8 +14,8 @@ use pyo3::prelude::*;
 use spaseq_output::derive::Derive;
 use spaseq_output::trig::{Taken, TemplateTerm, Trig};
 use spaseq_output::{
-    Background, Batch, Collector, Distinct, Format, Formatter, PlainRow, PlainTaken, RowCollector,
-    Scope, TimeFormat,
+    Background, Batch, Collector, Format, Formatter, PlainRow, PlainTaken, RowCollector, Scope,
+    TimeFormat,
 };
 use std::convert::Infallible;
 
@@ -231,7 +231,8 @@ impl NativeWriter {
 #[pymethods]
 impl NativeWriter {
     /// A writer to the text file `out` (a binary one taking UTF-8 when `binary`): rows of
-    /// `select` (None: every bound variable, in name order), `distinct`, `columns` the
+    /// `select` (None: every bound variable, in name order; DISTINCT as the engine numbered
+    /// the matches, `MatchRecord::number`), `columns` the
     /// header's variables, `with_time` adding `_time` and `_start` (JSON, CSV, TSV),
     /// times as `time_format` (`input`, `dateTime`, `epoch`) says; with `thread` and a
     /// binary `out` that has a descriptor, the rows are spelled and written on a thread of
@@ -240,18 +241,15 @@ impl NativeWriter {
     /// declarations. TriG also takes the query's `output` stream IRI and, for a CONSTRUCT
     /// query, its `template`: triples of terms `("var", name)` (a variable of `select`),
     /// `("fresh", label)` (a blank node, fresh per result) or `("term", N-Triples)`.
-    /// `construct`: the rows are a CONSTRUCT query's, `select` its template's variables,
-    /// and DISTINCT compares the whole mapping (every variable bound), its projection.
     /// ValueError for another format or time format, or a TriG writer without its output.
     #[new]
-    #[pyo3(signature = (format, out, select, distinct, columns, with_time, binary = false, time_format = "input", thread = false, prefixes = None, output = None, template = None, construct = false))]
+    #[pyo3(signature = (format, out, select, columns, with_time, binary = false, time_format = "input", thread = false, prefixes = None, output = None, template = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         format: &str,
         out: Py<PyAny>,
         select: Option<Vec<String>>,
-        distinct: bool,
         columns: Vec<String>,
         with_time: bool,
         binary: bool,
@@ -260,7 +258,6 @@ impl NativeWriter {
         prefixes: Option<Vec<(String, String)>>,
         output: Option<String>,
         template: Option<Vec<[(String, String); 3]>>,
-        construct: bool,
     ) -> PyResult<Self> {
         let format = Format::parse(format)
             .ok_or_else(|| PyValueError::new_err(format!("no native writer for {format:?}")))?;
@@ -279,13 +276,8 @@ impl NativeWriter {
         } else {
             formatter = formatter.with_prefixes(prefixes);
         }
-        let distinct = match (distinct, construct) {
-            (false, _) => Distinct::No,
-            (true, false) => Distinct::Row,
-            (true, true) => Distinct::Mapping,
-        };
         let plain = RowCollector::new(format, select.clone(), columns.clone(), times);
-        let collector = Collector::new(format, select, distinct, columns, times);
+        let collector = Collector::new(format, select, columns, times);
         let sink = if thread && binary {
             match Self::thread(py, &out, formatter)? {
                 Ok(background) => Sink::Thread(background),

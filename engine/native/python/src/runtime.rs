@@ -159,6 +159,13 @@ impl NativeMatch {
     fn taken(&self) -> Vec<TakenPairs> {
         self.names.taken(self.record.node.clone())
     }
+
+    /// Its number among the query's results (k: the graph `<output#match-k>` of its output
+    /// stream), None when DISTINCT drops it.
+    #[getter]
+    fn number(&self) -> Option<u64> {
+        (self.record.number != 0).then_some(self.record.number)
+    }
 }
 
 /// The engine, for Python. Its queries' callbacks are bound methods of Python objects that
@@ -177,12 +184,6 @@ impl NativeEngine {
             .ok()
             .flatten()
             .unwrap_or_else(|| PyValueError::new_err("a callback failed"))
-    }
-
-    /// A core call on one query, its host's error raised.
-    fn run<T>(&self, out: Result<Result<T, HostFailed>, EngineError>) -> PyResult<T> {
-        out.map_err(value_error)?
-            .map_err(|failed| self.raised(failed))
     }
 
     /// Let go of every query's callbacks; false (nothing done) while a query runs.
@@ -498,9 +499,17 @@ impl NativeEngine {
         self.core.read_streams()
     }
 
-    /// `iri` is a registered query's output stream (`label` names the query): no input.
-    fn set_output(&self, iri: &str, label: &str) {
-        self.core.set_output(iri, label);
+    /// `iri` is query `query`'s output stream (`label` names the query): no input, and a
+    /// query reading it is fed its results. ValueError for queries reading each other's
+    /// output in a cycle.
+    fn set_output(&self, query: usize, iri: &str, label: &str) -> PyResult<()> {
+        self.core.set_output(query, iri, label).map_err(value_error)
+    }
+
+    /// The time (ns) up to which every query reading other queries' output has been run;
+    /// None without such queries.
+    fn gates_floor(&self) -> Option<i128> {
+        self.core.gates_floor()
     }
 
     /// `iri` is no query's output stream any more.
@@ -518,29 +527,24 @@ impl NativeEngine {
         self.core.compaction_due()
     }
 
-    /// An event pushed to the queries `queries` (numbers, in order), as a stream's events
-    /// are fed: a late one raises `LateEvent`, or is dropped and counted under `drop_late`
-    /// (None returned); at a new instant `on_instant(time ns)` is called first (when
-    /// given); then those reading its stream process it, the others move their clocks to
-    /// its time unless `own_clocks`. Whether it started a new instant. What the first
-    /// query whose callback raised raised is raised.
-    #[pyo3(signature = (event, queries, on_instant = None))]
+    /// An event pushed to the queries, as a stream's events are fed: a late one raises
+    /// `LateEvent`, or is dropped and counted under `drop_late` (None returned); at a new
+    /// instant `on_instant(time ns)` is called first (when given); then those reading its
+    /// stream process it, the others move their clocks to its time unless `own_clocks`, and
+    /// the queries reading other queries' output are run as far as that allows. Whether it
+    /// started a new instant. What the first query whose callback raised raised is raised.
+    #[pyo3(signature = (event, on_instant = None))]
     fn push(
         &self,
         py: Python<'_>,
         event: &NativeEvent,
-        queries: Vec<usize>,
         on_instant: Option<Py<PyAny>>,
     ) -> PyResult<Option<bool>> {
         let hook = |time: i128| match &on_instant {
             Some(f) => f.call1(py, (time,)).map(drop),
             None => Ok(()),
         };
-        match self
-            .core
-            .push(&event.0, &queries, hook)
-            .map_err(value_error)?
-        {
+        match self.core.push(&event.0, hook) {
             Ok(Pushed::Fed { new_instant }) => Ok(Some(new_instant)),
             Ok(Pushed::Dropped) => Ok(None),
             Err(Stop::Late(late)) => Err(late_event(&late)),
@@ -569,10 +573,21 @@ impl NativeEngine {
         self.core.late(stream, time, dated).map(|l| l.to_string())
     }
 
-    /// A heartbeat: no event earlier than `time` (ns) will come; the queries `queries` move
-    /// their clocks to it. Whether it started a new instant.
-    fn heartbeat(&self, time: i128, queries: Vec<usize>) -> PyResult<bool> {
-        self.run(self.core.heartbeat(time, &queries))
+    /// A heartbeat: no event earlier than `time` (ns) will come; every query moves its
+    /// clock to it. Whether it started a new instant.
+    fn heartbeat(&self, time: i128) -> PyResult<bool> {
+        self.core.heartbeat(time).map_err(|f| self.raised(f))
+    }
+
+    /// No more events will come at the current timestamp: every query runs its deferred
+    /// work now.
+    fn flush(&self) -> PyResult<()> {
+        self.core.flush().map_err(|f| self.raised(f))
+    }
+
+    /// End of input: every query's windows close.
+    fn close(&self) -> PyResult<()> {
+        self.core.close().map_err(|f| self.raised(f))
     }
 
     /// The engine clock (ns), None before any event or heartbeat.
@@ -585,48 +600,15 @@ impl NativeEngine {
         self.core.clocks().dropped_late
     }
 
-    /// A late event refused by the host's own judgement (composition), dropped: counted.
-    fn count_dropped_late(&self) {
-        self.core.count_dropped_late();
-    }
-
     /// Query `query`'s flushed instant (ns): no event comes at or before it; None if never
     /// flushed.
     fn flushed(&self, query: usize) -> PyResult<Option<i128>> {
         self.core.flushed(query).map_err(value_error)
     }
 
-    /// Query `query` processes an event of its streamset.
-    fn on_event(&self, query: usize, event: &NativeEvent) -> PyResult<()> {
-        self.run(self.core.on_event(query, &event.0))
-    }
-
-    /// Move query `query`'s engine clock to `time` (ns): windows may close.
-    fn advance_time(&self, query: usize, time: i128) -> PyResult<()> {
-        self.run(
-            self.core
-                .with_query(query, |rt, dict| rt.advance_time(time, None, dict)),
-        )
-    }
-
-    fn flush(&self, query: usize) -> PyResult<()> {
-        self.run(self.core.with_query(query, |rt, dict| rt.flush(dict)))
-    }
-
-    fn close(&self, query: usize) -> PyResult<()> {
-        self.run(self.core.with_query(query, |rt, dict| rt.close(dict)))
-    }
-
     /// The largest timestamp (ns) of the query's streams so far, None before any.
     fn clock(&self, query: usize) -> PyResult<Option<i128>> {
         self.core.clock(query).map_err(value_error)
-    }
-
-    /// The earliest time (ns) a match emitted without a new event can carry.
-    fn horizon(&self, query: usize) -> PyResult<Option<i128>> {
-        self.core
-            .query(query, |rt| rt.horizon())
-            .map_err(value_error)
     }
 
     fn footprint(&self, query: usize) -> PyResult<Vec<(&'static str, usize)>> {
