@@ -27,10 +27,10 @@ from rdflib import Dataset, Literal, URIRef
 
 from spaseq.engine.api import Engine
 from spaseq.engine.events import Event
+from spaseq.engine.io.rdflib_terms import to_rdflib
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.vocab import XSD_DOUBLE, XSD_INTEGER
 from spaseq.plugin.dataset_streams import TIME_PREDICATE, read_dataset
-from spaseq.plugin.terms import to_rdflib
 
 PRED = "http://example.org/pred/"
 COMPANY = "http://example.org/company/"

@@ -36,9 +36,9 @@ from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import Location, StreamError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.io.native_events import read_replay_files
+from spaseq.engine.io.rdflib_terms import TermCache, to_oxigraph, to_rdflib
 from spaseq.engine.values.timestamps import datetime_literal, is_datetime, seconds_literal, to_seconds
 from spaseq.engine.vocab import GENERATED_AT_TIME, SPASEQ_NS
-from spaseq.plugin.terms import TermCache, to_oxigraph, to_rdflib
 
 STREAM_PREDICATE = URIRef(SPASEQ_NS + "stream")
 TIME_PREDICATE = URIRef(GENERATED_AT_TIME.value)

@@ -24,10 +24,10 @@ from rdflib.query import ResultException, ResultSerializer
 from rdflib.term import Identifier
 
 from spaseq.engine._native import NativeWriter
+from spaseq.engine.io.rdflib_terms import to_oxigraph, to_rdflib
 from spaseq.engine.matches import Match, MatchTimes, Row
 from spaseq.engine.output.native import jsonl_line
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, dated, time_literal
-from spaseq.plugin.terms import to_oxigraph, to_rdflib
 
 
 @dataclass(frozen=True)

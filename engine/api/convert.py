@@ -10,7 +10,7 @@ from datetime import datetime
 from decimal import Decimal
 
 import pyoxigraph
-from pyoxigraph import BlankNode, NamedNode, Quad, Triple
+from pyoxigraph import NamedNode, Quad, Triple
 
 from spaseq.engine.api.errors import EventSyntaxError
 from spaseq.engine.errors import Location, SpaseqError, UsageError
@@ -44,23 +44,13 @@ def event_triples(graph: object, format: str) -> tuple[Triple, ...]:
 
 
 def _from_rdflib(triple: tuple) -> Triple:
-    from rdflib import BNode, Literal, URIRef
+    """An rdflib triple (s, p, o) as a pyoxigraph one (rdflib is in use when one is given)."""
+    from spaseq.engine.io.rdflib_terms import to_oxigraph
 
-    def term(t):
-        if isinstance(t, URIRef):
-            return NamedNode(str(t))
-        if isinstance(t, BNode):
-            return BlankNode(str(t))
-        if isinstance(t, Literal):
-            if t.language:
-                return pyoxigraph.Literal(str(t), language=t.language)
-            if t.datatype is not None:
-                return pyoxigraph.Literal(str(t), datatype=NamedNode(str(t.datatype)))
-            return pyoxigraph.Literal(str(t))
-        raise SpaseqError(f"unsupported term {t!r} in an rdflib triple")
-
-    s, p, o = triple
-    return Triple(term(s), term(p), term(o))
+    s, p, o = (to_oxigraph(t) for t in triple)
+    if isinstance(s, pyoxigraph.Literal) or not isinstance(p, NamedNode):
+        raise SpaseqError(f"{triple!r} is not an RDF triple (a literal subject or a predicate that is not an IRI)")
+    return Triple(s, p, o)
 
 
 def event_time(value: object) -> tuple[Decimal, bool]:

@@ -317,3 +317,29 @@ def test_an_event_whose_object_is_a_triple_term_matches_and_gives_it_back() -> N
     engine.push(EX + "u2", 2, f"<{EX}s> <{EX}b> <<( <{EX}a> <{EX}b> \"01\" )>> .", format="ntriples")
     [row] = pairs.rows()
     assert row.bindings["x"] == said and row.bindings["y"] == said
+
+
+def test_an_rdflib_graph_is_pushed_with_its_terms_as_written() -> None:
+    """rdflib triples reach the engine through the one rdflib conversion
+    (``io.rdflib_terms``, the plugin's): IRIs, a blank node whose rdflib label is no valid
+    N-Triples label, language tags and a typed literal's lexical form kept as written."""
+    from rdflib import BNode, Graph, Literal, Namespace
+    from rdflib.namespace import XSD
+
+    ns = Namespace(EX)
+    first, second = Graph(), Graph()
+    first.add((BNode("a node"), ns.a, Literal("14.0", datatype=XSD.double)))
+    second.add((BNode("a node"), ns.b, Literal("chat", lang="fr")))
+    engine = Engine()
+    handle = engine.register(PAIR)
+    engine.push(EX + "u2", 1, first)
+    engine.push(EX + "u2", 2, second)  # the same rdflib blank node: the same term
+    engine.close()
+    (row,) = handle.rows()
+    assert (str(row.bindings["x"]), str(row.bindings["y"])) == (
+        '"14.0"^^<http://www.w3.org/2001/XMLSchema#double>', '"chat"@fr')
+    assert isinstance(row.bindings["s"], pyoxigraph.BlankNode)
+    bad = Graph()
+    bad.add((Literal("x"), ns.a, ns.b))
+    with pytest.raises(SpaseqError, match="not an RDF triple"):
+        Engine().push(EX + "u2", 1, bad)

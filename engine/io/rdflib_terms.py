@@ -1,5 +1,7 @@
 """RDF terms between rdflib and pyoxigraph, preserving IRIs, blank-node labels, datatypes and
-language tags (the lexical form is kept as written, so ``"14.0"^^xsd:double`` stays ``"14.0"``)."""
+language tags (the lexical form is kept as written, so ``"14.0"^^xsd:double`` stays ``"14.0"``):
+the one conversion, for the rdflib plugin and for rdflib triples pushed to ``Engine.push``.
+Imports rdflib (the ``rdflib`` extra): import this module only where rdflib is in use."""
 
 from __future__ import annotations
 
