@@ -15,7 +15,7 @@ Nodes are plain frozen dataclasses; nothing here evaluates anything.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from pyoxigraph import BlankNode, Literal, NamedNode
@@ -330,6 +330,24 @@ class Seq:
     """SEQ(...): atoms evaluated left to right."""
 
     atoms: tuple[Atom, ...]
+
+    @property
+    def head(self) -> tuple[Atom, ...]:
+        """The negated atoms the sequence starts with (head negation: no compatible event of
+        theirs in the window before the first positive event)."""
+        n = 0
+        while n < len(self.atoms) and self.atoms[n].modifier == NEGATION:
+            n += 1
+        return self.atoms[:n]
+
+    @property
+    def positive(self) -> tuple[Atom, ...]:
+        """The atoms after the head negations, the first of them opening the sequence: the
+        operator written after a head negation attaches nothing (docs/decisions.md 62)."""
+        rest = self.atoms[len(self.head):]
+        if not rest or not self.head:
+            return rest
+        return (replace(rest[0], strategy=None), *rest[1:])
 
 
 @dataclass(frozen=True)

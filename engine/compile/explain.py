@@ -29,10 +29,14 @@ def explain_text(query: A.Query) -> str:
         lines.append("  PARTITION BY " + " ".join(f"?{v}" for v in query.partition_by))
     lines.append(f"  WINDOW {query.window.describe()}")
     lines.append("    SEQ")
-    for atom in query.seq.atoms:
-        how = "first" if atom.strategy is None else _STRATEGY[atom.strategy]
-        mod = f" {_MODIFIER[atom.modifier]}" if atom.modifier else ""
-        lines.append(f"      {operand_text(atom.operand)}{atom.modifier}   [{how}{mod}]")
+    head = len(query.seq.head)
+    for i, atom in enumerate((*query.seq.head, *query.seq.positive)):
+        if i < head:
+            how = "head negation: absent in the window before the first event"
+        else:
+            how = "first" if atom.strategy is None else _STRATEGY[atom.strategy]
+            how += f" {_MODIFIER[atom.modifier]}" if atom.modifier else ""
+        lines.append(f"      {operand_text(atom.operand)}{atom.modifier}   [{how}]")
     for name, ev in query.events.items():
         lines.append(f"  EVENT {name} ON {ev.stream_name} <{ev.stream}>")
         for body_line in ev.pattern.text.splitlines():

@@ -82,7 +82,9 @@ def compile_query(query: A.Query) -> Automaton:
     """NFACompiler: one state per atom plus the final state."""
     steps: list[Step] = []
     bound: set[str] = set()
-    for i, atom in enumerate(query.seq.atoms):
+    # head negations first (states the runs never wait at), then the positive atoms, the
+    # first of which opens the sequence (strategy None: Seq.positive)
+    for i, atom in enumerate((*query.seq.head, *query.seq.positive)):
         streams = operand_streams(atom.operand, query)
         gpms = tuple(A.operand_gpms(atom.operand))
         after = set(bound)

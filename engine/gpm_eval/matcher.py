@@ -116,11 +116,13 @@ class EventGraphs(SparqlStore):
         return ctx.graph
 
     def release(self, before: Decimal) -> None:
-        """Drop the graphs of events earlier than ``before`` (they are fully processed)."""
+        """Drop the graphs of events earlier than ``before`` (processed as far as anything
+        but a head negation knows: one that asks again has its event's graph added again)."""
         keep = []
         for ctx in self._live:
             if ctx.event.time < before:
                 self.remove_event(cast(NamedNode, ctx.graph))  # a live context has its graph (graph_of)
+                ctx.graph = None
             else:
                 keep.append(ctx)
         self._live = keep

@@ -33,11 +33,11 @@ def check(query: A.Query) -> A.Query:
                     ref.location,
                 )
             used[ref.name] = ref
-    first, last = atoms[0], atoms[-1]
-    if first.modifier in (A.OPTIONAL, A.NEGATION):
-        what = "an optional" if first.modifier == A.OPTIONAL else "a negated"
+    _check_head(query)
+    first, last = query.seq.positive[0], atoms[-1]
+    if first.modifier == A.OPTIONAL:
         raise QueryError(
-            f"a sequence cannot start with {what} atom ({_name(first)}{first.modifier}): there is no "
+            f"a sequence cannot start with an optional atom ({_name(first)}?): there is no "
             "earlier event to measure its absence from",
             first.location,
         )
@@ -47,8 +47,6 @@ def check(query: A.Query) -> A.Query:
             "would have to wait for an event that never comes; drop the '?' or add a later atom",
             last.location,
         )
-    if all(a.modifier == A.NEGATION for a in atoms[1:]) and len(atoms) == 1:
-        pass  # a single positive atom is fine
     check_calls(query)
     for ev in query.events.values():
         _check_body(query, ev)
@@ -61,6 +59,31 @@ def check(query: A.Query) -> A.Query:
                     query.events[name].location,
                 )
     return replace(query, warnings=tuple(_warnings(query, used)))
+
+
+def _check_head(query: A.Query) -> None:
+    """Head negation (``SEQ(A! ; B ...)``, docs/decisions.md 62): the absence is looked for in
+    the window before the first positive event, so the query needs a time window, and a
+    positive atom to follow."""
+    head = query.seq.head
+    if not head:
+        return
+    first = head[0]
+    if len(head) == len(query.seq.atoms):
+        raise QueryError(
+            f"a sequence of negated atoms only ({_name(first)}!...) matches nothing: add a positive atom",
+            first.location,
+        )
+    window = query.window
+    if window.kind != "time":
+        why = ("without a window there is no bound on how far back to look" if window.kind is None
+               else "an event-count window does not bound it in time")
+        raise QueryError(
+            f"a sequence can start with a negated atom ({_name(first)}!) only under a time window "
+            f"(WITHIN n SECONDS, MINUTES, ...): its absence is looked for in the window before the "
+            f"first event, and {why}",
+            first.location,
+        )
 
 
 def _refs(op: A.Operand) -> list[A.GpmRef]:
@@ -118,20 +141,25 @@ def _warnings(query: A.Query, used: dict[str, A.GpmRef]) -> list[str]:
         if name not in used:
             out.append(f"{ev.location}: warning: GPM {name} is defined but not used in SEQ")
     # FILTER variables that nothing can bind before the FILTER is evaluated: always an error.
+    # a head negation is evaluated in the whole match's context (docs/decisions.md 62)
+    matched = {v for atom in query.seq.positive for r in _refs(atom.operand)
+               for v in query.events[r.name].variables}
     seen: set[str] = set()
-    for atom in query.seq.atoms:
+    for i, atom in enumerate(query.seq.atoms):
         names = [r.name for r in _refs(atom.operand)]
+        before = matched if i < len(query.seq.head) else seen
         for name in names:
             ev = query.events[name]
             local = ev.variables
             for el in ev.pattern.elements:
                 if isinstance(el, A.Filter):
-                    for var in sorted(_read_vars(el.expr) - local - seen):
+                    for var in sorted(_read_vars(el.expr) - local - before):
                         out.append(
                             f"{ev.location}: warning: the FILTER of GPM {name} uses ?{var}, which no "
                             f"GPM binds before {name}: what reads it is an error there (the FILTER "
                             "is false unless ||, IF or COALESCE gets past the error)"
                         )
-        for name in names:
-            seen |= query.events[name].variables
+        if i >= len(query.seq.head):  # an absence binds nothing
+            for name in names:
+                seen |= query.events[name].variables
     return out

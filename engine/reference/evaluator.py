@@ -6,7 +6,9 @@ prefix's context, keeping what the selection strategy allows (section 4). Conjun
 disjunction (5), Kleene+ (6), optional and negation (7) and the windows (8) are each a few
 lines below. Negated and untaken optional atoms leave a *pending* constraint on the prefix
 ("no X strictly between here and the next atom taken"), checked when the next positive atom
-is taken, or, at the end of the sequence, over the rest of the window.
+is taken, or, at the end of the sequence, over the rest of the window. A sequence starting
+with negated atoms (head negation) keeps a match only if no event of theirs lies before its
+first event and inside its window, compatible with it.
 
 The only concession to speed is in ``GpmEvaluator`` (per-event caching of join-shaped GPM
 bodies) and an index of the timestamps at which a GPM can match a given join key; neither
@@ -324,11 +326,13 @@ class ReferenceEvaluator:
     def matches(self) -> list[Match]:
         """Every match, in completion order (section 9)."""
         partials = [Partial(mu={})]
-        for atom in self.query.seq.atoms:
+        for atom in self.query.seq.positive:
             partials = [q for p in partials for q in self._atom(p, atom)]
         completed: list[tuple[tuple, Match]] = []
         for p in partials:
             span = _span(p)
+            if any(self._exists_before(atom, p) for atom in self.query.seq.head):
+                continue
             order = 1
             completion = span.last_pos
             if p.pending:
@@ -348,6 +352,25 @@ class ReferenceEvaluator:
             completed.append((key, match))
         completed.sort(key=lambda km: km[0])
         return [m for _, m in completed]
+
+    def _exists_before(self, atom: A.Atom, p: Partial) -> bool:
+        """Head negation (docs/decisions.md 62): does an event before the match's first one,
+        inside its window (a time window: language.checks), match the negated GPM in the
+        whole match's context?"""
+        gpm = cast(A.GpmRef, atom.operand).name
+        stream = self.query.events[gpm].stream
+        s = _span(p)
+        for e in self.events[: s.first_pos]:
+            if e.stream != stream or e.time >= s.start:
+                continue
+            if self._tumbling:
+                if self._win(e.time, self._pos[id(e)]) != self._win(s.start, s.first_pos):
+                    continue
+            elif s.end - e.time > self._omega:
+                continue
+            if self.gpms.solutions(gpm, e, p.mu, self._run_context(gpm, e, (), None)):
+                return True
+        return False
 
     def _exists_after(self, pend: Pending, s: Span) -> bool:
         """Trailing absence: does an event in the rest of the span's window match pend.gpm?"""

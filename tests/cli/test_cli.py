@@ -87,6 +87,11 @@ FILES = {
     # e3 (line 7) has no timestamp
     "nots.trig": TRIG_HEAD + E1_E2 + ":e3 { :x :b 8 . }\n",
     "kbq.rq": KB_QUERY,
+    # head negation: no A before B (within 10 s) whose ?a is below a sixth of B's ?b
+    "head.rq": QUERY.replace("SELECT ?s ?a ?b ?l", "SELECT ?s ?b").replace("SEQ(A; B)", "SEQ(A! ; B)")
+    .replace("{ ?s :a ?a ; :label ?l }", "{ ?s :a ?a FILTER(?b > ?a * 6) }").replace(" FILTER(?b > ?a) }", " }"),
+    # the same without a window: refused, located at A!
+    "head-unbounded.rq": QUERY.replace("WITHIN 10 SECONDS\n", "").replace("SEQ(A; B)", "SEQ(A! ; B)"),
     "city.nt": f"<{EX}x> <{EX}city> <{EX}Paris> .\n",
     "zip.nt": f'<{EX}Paris> <{EX}zip> "75000" .\n',
     "badkb.nt": f'<{EX}x> <{EX}city> "Paris" .\n<{EX}x> <{EX}city> "Par\n',
@@ -112,6 +117,9 @@ RUNS: dict[str, tuple[str, ...]] = {
     "kleene": ("run", *KLEENE_ARGS, *JSONL),
     "kleene-table": ("run", *KLEENE_ARGS),
     "explain": ("explain", "q.rq"),
+    "head": ("run", "head.rq", *STREAM, *JSONL),
+    "head-explain": ("explain", "head.rq"),
+    "head-unbounded": ("run", "head-unbounded.rq", *STREAM),
     "explain-dot": ("explain", "--dot", "q.rq"),
     "explain-error": ("explain", "syntax.rq"),
     "warnings": ("run", "warn.rq", *STREAM, *JSONL),
@@ -304,6 +312,17 @@ def test_explain_shows_automaton_and_plan(cli):
     assert automaton[3].split() == ["x1", "->", "x2", "[take]", "({S1},", ";,", "B)"]
     assert "  x1: runs waiting for B: partitioned by ?s, sorted by ?a (<= B's ?b)" in automaton
     assert "  B: native join and FILTERs, pre-filter on <http://ex.org/b>" in automaton
+
+
+def test_a_head_negation_drops_the_matches_an_earlier_event_forbids(cli):
+    """``SEQ(A! ; B)``: e3's B (?b 7) has e1's A before it, in its window, with 7 > 1 * 6;
+    e2's B (?b 5) has not (5 <= 6)."""
+    assert [(r["time"], r["bindings"]["b"]["value"]) for r in jsonl(ok(cli("head")).stdout)] == [(2.5, "5")]
+    lines = ok(cli("head-explain")).stdout.splitlines()
+    assert lines[3].strip() == "A!   [head negation: absent in the window before the first event]"
+    assert lines[4].strip() == "B   [first]"
+    assert user_error(cli("head-unbounded")).startswith(
+        "head-unbounded.rq:5:7: a sequence can start with a negated atom (A!) only under a time window")
 
 
 def test_explain_dot(cli):

@@ -1023,15 +1023,39 @@ def test_gpm_used_twice_in_seq():
     assert_error(two_gpms("A, (B & A)"), 5, 15, "GPM A is used twice in SEQ")
 
 
+def test_sequence_cannot_start_with_optional():
+    assert_error(two_gpms("A?, B"), 5, 7, "a sequence cannot start with an optional atom (A?)")
+    # nor with one after a head negation: the first positive atom opens the sequence
+    assert_error(two_gpms("A! ; B?", head="SELECT ?s WITHIN 5 SECONDS"), 5, 12,
+                 "a sequence cannot start with an optional atom (B?)")
+
+
 @pytest.mark.parametrize(
-    ("seq", "fragment"),
+    ("head", "fragment"),
     [
-        ("A?, B", "a sequence cannot start with an optional atom (A?)"),
-        ("A!, B", "a sequence cannot start with a negated atom (A!)"),
+        ("SELECT ?s", "only under a time window (WITHIN n SECONDS, MINUTES, ...): its absence is looked "
+                      "for in the window before the first event, and without a window there is no bound"),
+        ("SELECT ?s WITHIN 4 EVENTS", "only under a time window (WITHIN n SECONDS, MINUTES, ...): its absence "
+                                      "is looked for in the window before the first event, and an "
+                                      "event-count window does not bound it in time"),
     ],
 )
-def test_sequence_cannot_start_with_optional_or_negation(seq, fragment):
-    assert_error(two_gpms(seq), 5, 7, fragment)
+def test_a_head_negation_needs_a_time_window(head, fragment):
+    assert_error(two_gpms("A! ; B", head=head), 5, 7, "a sequence can start with a negated atom (A!) " + fragment)
+
+
+def test_a_head_negation_needs_a_positive_atom():
+    assert_error(two_gpms("A! ; B!", head="SELECT ?s WITHIN 5 SECONDS"), 5, 7,
+                 "a sequence of negated atoms only (A!...) matches nothing: add a positive atom")
+
+
+def test_a_head_negation_attaches_nothing_and_reads_the_match():
+    """The operator after a head negation plays no part (the first positive atom opens the
+    sequence); its FILTER may read what the positive atoms bind, without a warning."""
+    q = parse_query(two_gpms("A! , B", head="SELECT ?s WITHIN 5 SECONDS", a="?s :p ?o FILTER(?o = ?x)"))
+    assert [(a.modifier, a.strategy) for a in q.seq.atoms] == [("!", None), ("", ",")]
+    assert [(a.modifier, a.strategy) for a in q.seq.positive] == [("", None)]
+    assert q.warnings == ()
 
 
 def test_sequence_cannot_end_with_optional():

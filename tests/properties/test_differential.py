@@ -137,23 +137,27 @@ def queries(draw, lazy_prefix: bool = False):
         first = draw(st.integers(2, 3))
         parts.append(" : ".join(gpm() for _ in range(first)))
         n = first + draw(st.integers(0, 2))
-    for k in range(first, n):
-        kind = draw(st.sampled_from(["plain", "plain", "group", "+", "?", "!"]))
-        if k == 0 and kind in ("?", "!"):
-            kind = "plain"
-        if k == n - 1 and kind == "?":
-            kind = "plain"
-        atom = (operand(draw(st.integers(1, 2)), group=True) if kind == "group"
-                else gpm() + ("" if kind == "plain" else kind))
-        if k:
-            parts.append(draw(st.sampled_from([" , ", " ; ", " : "])))
-        parts.append(atom)
     sliding = ["", "WITHIN 3 SECONDS", "WITHIN 6 SECONDS", "WITHIN 300 MILLISECONDS",
                "WITHIN 0.15 SECONDS", "WITHIN 1500 MILLISECONDS"]
     window = draw(st.sampled_from(
         sliding if lazy_prefix else
         [*sliding, "WITHIN 4 EVENTS", "WITHIN 5 SECONDS TUMBLING", "WITHIN 3 EVENTS TUMBLING",
          "WITHIN 100 MILLISECONDS TUMBLING", "WITHIN 0.25 SECONDS TUMBLING"]))
+    # a head negation needs a time window and a positive atom after it (decision 62)
+    timed = bool(window) and "EVENTS" not in window
+    positive = False
+    for k in range(first, n):
+        kind = draw(st.sampled_from(["plain", "plain", "group", "+", "?", "!"]))
+        if not positive and kind == "?" or (not positive and kind == "!" and (not timed or k == n - 1)):
+            kind = "plain"
+        if k == n - 1 and kind == "?":
+            kind = "plain"
+        positive = positive or kind != "!"
+        atom = (operand(draw(st.integers(1, 2)), group=True) if kind == "group"
+                else gpm() + ("" if kind == "plain" else kind))
+        if k:
+            parts.append(draw(st.sampled_from([" , ", " ; ", " : "])))
+        parts.append(atom)
     text = (f"{QUERY_PREFIXES}SELECT * {window}\nFROM STREAM U1 <{EX}u1>\nFROM STREAM U2 <{EX}u2>\n"
             f"WHERE {{ SEQ({''.join(parts)}) {' '.join(defines)} }}")
     return text
@@ -227,6 +231,7 @@ SHAPES = {
     "disjunction inside a conjunction": lambda q: re.search(
         r"& \(G\d+ \| G\d+\)|\(\(G\d+ \| G\d+\) & ", q) is not None,
     "Kleene+": lambda q: re.search(r"G\d+\+", q) is not None,
+    "head negation": lambda q: re.search(r"SEQ\(G\d+!", q) is not None,
 }
 
 

@@ -12,7 +12,10 @@
 //! (`Transitions`): running them never branches on the strategy.
 //!
 //! Absences (negated and untaken optional atoms) are pending on a run: an event matching
-//! one at t limits the run to extensions at t or earlier.
+//! one at t limits the run to extensions at t or earlier. A sequence starting with negated
+//! atoms (head negation, decision 62) keeps their streams' recent events and drops a
+//! completed match when one of them, before its first event and inside its window, matches
+//! in the match's context.
 
 use super::buffer::{Node, Taken};
 use super::event::{EventRef, StreamId, Streams};
@@ -28,8 +31,8 @@ use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::plan::{Modifier, Plan, Strategy};
 use std::cell::RefCell;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
-use std::rc::Rc;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::rc::{Rc, Weak};
 
 mod conj;
 mod snapshot;
@@ -119,6 +122,9 @@ struct Run {
     conj: HashMap<usize, ConjBuffer>,
     select: Transitions,
     last: bool,
+    /// Under head negation: held by every run started at the same time (and their
+    /// descendants), so that the events a match may be checked against are kept.
+    head: Option<Rc<()>>,
 }
 
 type RunRef = Rc<RefCell<Run>>;
@@ -158,6 +164,7 @@ impl Run {
             conj: HashMap::default(),
             select: Transitions::NONE,
             last: false,
+            head: None,
         }
     }
 
@@ -331,6 +338,12 @@ pub struct QueryRuntime<G: GpmEval> {
     conj_keys: HashMap<usize, Vec<Vec<Slot>>>,
     /// What the runtime did so far (counts of work, not state).
     pub work: Work,
+    /// Head negation: the negated GPMs the sequence starts with (empty without).
+    head: Vec<usize>,
+    /// Their streams' events, oldest first, back one window before the oldest live run.
+    head_events: VecDeque<(EventRef, Rc<G::Index>)>,
+    /// The start of each set of runs that may still complete, oldest first.
+    head_starts: VecDeque<(i128, Weak<()>)>,
 }
 
 /// Counts of the runtime's work that grows with its input: what tests check the cost of a
@@ -484,8 +497,31 @@ impl<G: GpmEval> QueryRuntime<G> {
             join_keys(&info.op, &gpm_keys, &before, &mut conj_keys);
         }
         let options = &plan.options;
+        // head negation: the negated atoms the sequence starts with, states no run waits at
+        let head_steps = steps
+            .iter()
+            .take_while(|s| s.modifier == Modifier::Negation)
+            .count();
+        let head = steps[..head_steps]
+            .iter()
+            .map(|s| match *s.op {
+                Op::Gpm(g) => Ok(g),
+                _ => Err(Unsupported("a head negation of an operator".into())),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if !head.is_empty() {
+            if !matches!(
+                span.window.span,
+                spaseq_plan::algebra::WindowSpan::Nanoseconds(_)
+            ) {
+                return Err(Unsupported("a head negation without a time window".into()));
+            }
+            if prefix.is_some() {
+                return Err(Unsupported("a lazy chain after a head negation".into()));
+            }
+        }
         let start_run = Rc::new(RefCell::new(Run::new(
-            0,
+            head_steps,
             Rc::new(vars.empty_row()),
             None,
             None,
@@ -547,6 +583,9 @@ impl<G: GpmEval> QueryRuntime<G> {
             candidates: Vec::new(),
             conj_keys,
             work: Work::default(),
+            head,
+            head_events: VecDeque::new(),
+            head_starts: VecDeque::new(),
         })
     }
 
@@ -869,6 +908,9 @@ impl<G: GpmEval> QueryRuntime<G> {
         self.position += 1;
         let pos = self.position;
         self.positions.insert(event.uid, pos);
+        if !self.head.is_empty() {
+            self.keep_head_event(event, index);
+        }
         self.advance_time(tau, Some(pos), dict);
         self.absences(event, index, pos, dict);
         // the candidates' and rows' buffers are kept between events
@@ -1396,6 +1438,11 @@ impl<G: GpmEval> QueryRuntime<G> {
             node = Some(Node::push(node, t));
         }
         let mu = Rc::new(mu);
+        let head = match run_start {
+            _ if self.head.is_empty() => None,
+            None => Some(self.head_token(tau)), // the start run: a match starts here
+            Some(_) => run.borrow().head.clone(),
+        };
         let info = &self.steps[step];
         if info.modifier == Modifier::Kleene {
             let wait = info.loop_wait;
@@ -1410,12 +1457,14 @@ impl<G: GpmEval> QueryRuntime<G> {
                 run_context,
                 true,
             );
-            self.enter_wait(Rc::new(RefCell::new(looped)), wait, dict);
+            let looped = Rc::new(RefCell::new(looped));
+            looped.borrow_mut().head = head.clone();
+            self.enter_wait(looped, wait, dict);
         } else if step + 1 == self.steps.len() && run.borrow().pending.is_empty() {
             self.emit(mu, node, start, tau); // a complete match: no run to build
             return;
         }
-        let next = Run::new(
+        let mut next = Run::new(
             step + 1,
             mu,
             node,
@@ -1426,6 +1475,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             None,
             false,
         );
+        next.head = head;
         self.enter(step + 1, Rc::new(RefCell::new(next)), dict);
     }
 
@@ -1479,7 +1529,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                     let r = run.borrow();
                     let mut pending = r.pending.clone();
                     pending.extend(absence(&r));
-                    Run::new(
+                    let mut skip = Run::new(
                         index,
                         r.mu.clone(),
                         r.node.clone(),
@@ -1489,7 +1539,9 @@ impl<G: GpmEval> QueryRuntime<G> {
                         pending,
                         None,
                         false,
-                    )
+                    );
+                    skip.head = r.head.clone();
+                    skip
                 };
                 self.enter_wait(run, wait, dict);
                 self.enter(index + 1, Rc::new(RefCell::new(skip)), dict);
@@ -1544,12 +1596,87 @@ impl<G: GpmEval> QueryRuntime<G> {
 
     /// Release the matches completed at one moment in the match order.
     fn release(&mut self, by_completion: bool, dict: &Dictionary) {
-        let batch = std::mem::take(&mut self.batch);
+        let mut batch = std::mem::take(&mut self.batch);
+        if !self.head.is_empty() {
+            batch.retain(|m| !self.head_violated(m, dict));
+        }
         let gpms = &self.gpms;
         let locals = |g: usize| gpms.local_slots(g).to_vec();
         let keys = &mut self.work.order_keys;
         let sorted = sort_batch(batch, by_completion, &self.vars, &locals, dict, keys);
         self.out.extend(sorted);
+    }
+}
+
+impl<G: GpmEval> QueryRuntime<G> {
+    // ------------------------------------------------------------------ head negation
+
+    /// The token of the runs starting at `start` (a match may start there): shared by the
+    /// runs started at one time, registered so that their head events are kept.
+    fn head_token(&mut self, start: i128) -> Rc<()> {
+        if let Some((at, weak)) = self.head_starts.back() {
+            if *at == start {
+                if let Some(token) = weak.upgrade() {
+                    return token;
+                }
+            }
+        }
+        let token = Rc::new(());
+        self.head_starts.push_back((start, Rc::downgrade(&token)));
+        token
+    }
+
+    /// Keep an event of a head-negated GPM's stream, after dropping the events no match
+    /// can be checked against any more: those a window before the oldest run still alive
+    /// (or before this event, when none is).
+    fn keep_head_event(&mut self, event: &EventRef, index: &Rc<G::Index>) {
+        while self
+            .head_starts
+            .front()
+            .is_some_and(|(_, w)| w.strong_count() == 0)
+        {
+            self.head_starts.pop_front();
+        }
+        let oldest = self.head_starts.front().map_or(event.time, |(s, _)| *s);
+        while let Some((e, _)) = self.head_events.front() {
+            if e.time >= oldest || self.fits(e.time, 0, oldest, 0) {
+                break;
+            }
+            self.head_events.pop_front();
+        }
+        if self
+            .head
+            .iter()
+            .any(|&g| self.gpm_streams[g] == event.stream)
+        {
+            self.head_events.push_back((event.clone(), index.clone()));
+        }
+    }
+
+    /// Whether a head negation removes match `m`: an event of a negated GPM before `m`'s
+    /// first event, inside its window, with a result in `m`'s context.
+    fn head_violated(&self, m: &MatchRecord, dict: &Dictionary) -> bool {
+        let mut rows = Vec::new();
+        for (e, index) in &self.head_events {
+            if e.time >= m.start {
+                break;
+            }
+            if !self.fits(e.time, 0, m.time, 0) {
+                continue;
+            }
+            for &g in &self.head {
+                if self.gpm_streams[g] != e.stream {
+                    continue;
+                }
+                rows.clear();
+                self.gpms
+                    .results(g, index, &m.mu, RunView::default(), dict, &mut rows);
+                if !rows.is_empty() {
+                    return true;
+                }
+            }
+        }
+        false
     }
 }
 

@@ -80,6 +80,8 @@ pub struct RunState {
     /// 0 none, 1 `,`, 2 `;`, 3 `:`.
     strategy: u8,
     last: bool,
+    /// Under head negation: the run holds its start's token (decision 62).
+    head: bool,
 }
 
 /// A heap entry: deadline, the id it was pushed with, the run (its place in the table).
@@ -116,6 +118,8 @@ pub struct QueryState {
     positions: Vec<(u64, i64)>,
     /// The lazy chain's buffered events: (uid, position).
     prefix: Option<Vec<(u64, i64)>>,
+    /// Head negation: its streams' kept events, oldest first (uids).
+    head_events: Vec<u64>,
 }
 
 impl QueryState {
@@ -166,6 +170,7 @@ impl QueryState {
         }
         uids.extend(self.lazy.iter().map(|&(_, uid, _)| uid));
         uids.extend(self.prefix.iter().flatten().map(|&(uid, _)| uid));
+        uids.extend(self.head_events.iter().copied());
         uids.sort_unstable();
         uids.dedup();
         uids
@@ -298,6 +303,7 @@ impl Writer {
             homes,
             conj,
             strategy: strategy_code(r.select.strategy),
+            head: r.head.is_some(),
             last: r.last,
         });
         let i = self.runs.len() - 1;
@@ -436,6 +442,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             doomed,
             positions,
             prefix,
+            head_events: self.head_events.iter().map(|(e, _)| e.uid).collect(),
         })
     }
 
@@ -466,6 +473,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             r.nodes.push(Node::push(parent, taken));
         }
         let steps = self.steps.len();
+        let mut tokens: BTreeMap<i128, Rc<()>> = BTreeMap::new();
         for s in &state.runs {
             if s.step > steps {
                 return Err(SnapshotError::Step {
@@ -537,6 +545,12 @@ impl<G: GpmEval> QueryRuntime<G> {
             run.conj = conj;
             run.select = Transitions::compile(strategy_of(s.strategy)?);
             run.last = s.last;
+            if s.head {
+                // the runs started at one time share a token again, registered by start
+                let start = s.start.unwrap_or(super::NEG_INF);
+                let token = tokens.entry(start).or_insert_with(|| Rc::new(())).clone();
+                run.head = Some(token);
+            }
             r.runs.push(Rc::new(RefCell::new(run)));
         }
         let keyed = |list: &[usize]| -> Result<BTreeMap<u64, RunRef>, SnapshotError> {
@@ -599,6 +613,15 @@ impl<G: GpmEval> QueryRuntime<G> {
             (None, None) => {}
             _ => return Err(SnapshotError::LazyChain),
         }
+        for &uid in &state.head_events {
+            let event = r.event(uid)?;
+            let prepared = index(&event);
+            self.head_events.push_back((event, prepared));
+        }
+        self.head_starts = tokens
+            .iter()
+            .map(|(start, token)| (*start, Rc::downgrade(token)))
+            .collect();
         self.start_run = r.run(state.start_run)?;
         self.strict_new = r.run_list(&state.strict_new)?;
         self.doomed = r.run_list(&state.doomed)?;

@@ -2,7 +2,7 @@
 //! kept current by tests/compile/test_plan.py from fixtures/automaton/*.rq): one stream, GPMs
 //! of one pattern `?x <p> ?o` joined on `?x`, evaluated by a test evaluator, so that each
 //! test is about the automaton alone: the event selection strategies `,` `;` `:` and the
-//! modifiers `+` `?` `!`.
+//! modifiers `+` `?` `!`, and a head negation.
 
 #[path = "../../tests/support/one_pattern.rs"]
 mod one_pattern;
@@ -187,4 +187,30 @@ fn a_negated_atom_kills_the_runs_its_event_comes_between() {
     // B after C does not undo the match
     let events = [(1, "x", "a"), (3, "x", "c"), (4, "x", "b")];
     assert_eq!(run(NEGATION, &events), [m(1, 3, &[("A", 1), ("C", 3)])]);
+}
+
+const HEAD_NEGATION: &str = include_str!("../../tests/data/head_negation.plan.json");
+
+#[test]
+fn a_head_negation_drops_the_matches_its_event_comes_before_within_the_window() {
+    // `B! ; A ; C` within 10 s: a B of the match's subject before A, inside the window
+    let events = [(1, "x", "b"), (3, "x", "a"), (4, "x", "c")];
+    assert_eq!(run(HEAD_NEGATION, &events), []);
+    // a B of another subject, or one the match would not fit one window with: a match
+    let events = [(1, "y", "b"), (3, "x", "a"), (4, "x", "c")];
+    assert_eq!(
+        run(HEAD_NEGATION, &events),
+        [m(3, 4, &[("A", 3), ("C", 4)])]
+    );
+    let events = [(1, "x", "b"), (8, "x", "a"), (12, "x", "c")];
+    assert_eq!(
+        run(HEAD_NEGATION, &events),
+        [m(8, 12, &[("A", 8), ("C", 12)])]
+    );
+    // a B at the match's first timestamp, or after it, is not before it
+    let events = [(3, "x", "b"), (3, "x", "a"), (4, "x", "b"), (5, "x", "c")];
+    assert_eq!(
+        run(HEAD_NEGATION, &events),
+        [m(3, 5, &[("A", 3), ("C", 5)])]
+    );
 }
