@@ -238,7 +238,13 @@ class NativeEngine:
     def unregister(self, query: int) -> None:
         """Query ``query`` takes no more events and makes none late."""
     def late(self, stream: str, time: int, dated: bool) -> str | None:
-        """Why an event at ``time`` ns on ``stream`` would be late (``LateEvent``'s message)."""
+        """Why an event at ``time`` ns on ``stream`` would be late (``LateEvent``'s message);
+        ``OutputStream`` for a query's output stream."""
+    def check_input(self, stream: str) -> None:
+        """``OutputStream`` when ``stream`` is a query's output stream (never input)."""
+    def release_order(self) -> list[int]:
+        """The queries in the order their results are released: those read directly, then
+        those reading other queries' output, producers first."""
     def heartbeat(self, time: int) -> bool:
         """No event earlier than ``time`` ns will come: every query moves its clock to it.
         Whether it started a new instant."""

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from spaseq.engine.api.errors import LateEventError, SpeculationFailed, UnreadStreamError
 from spaseq.engine.api.handle import QueryHandle
-from spaseq.engine.errors import SpaseqError
+from spaseq.engine.errors import SpaseqError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventGraphs
 from spaseq.engine.io.native_events import stream_error
-from spaseq.engine.runtime.native import NativeSession
+from spaseq.engine.runtime.native import NativeSession, OutputStream
 
 if TYPE_CHECKING:
     from spaseq.engine._native import ReplayReading
@@ -35,6 +35,7 @@ class _Engine(Protocol):
     import ``api.engine``, which imports it)."""
 
     handles: list[QueryHandle]
+    _released: list[QueryHandle]
     graphs: EventGraphs
     drop_unread: bool
     PROGRESS_BATCH_SECONDS: float
@@ -145,7 +146,7 @@ def run_live(engine: _Engine, sources: list[tuple[str, str, str]], time_predicat
 def _after_feed(engine: _Engine, native: NativeSession, last: int | None) -> None:
     """After a batch fed natively: release every query's matches and free the graphs and
     terms no window holds any more (up to the last event's time, ``last``, nanoseconds)."""
-    for h in engine.handles:
+    for h in engine._released:  # producers' results before their readers'
         h.runtime.drain()
     if last is not None:
         engine._release_graphs(native.seconds(last))
@@ -153,9 +154,16 @@ def _after_feed(engine: _Engine, native: NativeSession, last: int | None) -> Non
 
 
 def _read_inputs(engine: _Engine, inputs: list[_Input]) -> list[_Input]:
-    """The inputs ((stream IRI, path, ...)) of a native run: UnreadStreamError for a stream
-    no registered query reads (dropped, not read at all, with ``drop_unread``)."""
-    reads = engine._session().engine.reads
+    """The inputs ((stream IRI, path, ...)) of a native run: UsageError for a query's output
+    stream, UnreadStreamError for a stream no registered query reads (dropped, not read at
+    all, with ``drop_unread``)."""
+    native = engine._session().engine
+    for i in inputs:
+        try:
+            native.check_input(i[0])
+        except OutputStream as exc:  # a query's output stream: its events come from the query
+            raise UsageError(str(exc)) from None
+    reads = native.reads
     unread = [i for i in inputs if not reads(i[0])]
     if unread and not engine.drop_unread:
         raise UnreadStreamError(f"no registered query reads the stream <{unread[0][0]}> "

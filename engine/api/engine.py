@@ -70,6 +70,8 @@ class Engine:
         self.composition = Composition()
         self.handles: list[QueryHandle] = []  # every registered query, in registration order
         self._by_iri: dict[str, QueryHandle] = {}  # the same, by output IRI
+        # the same in the order the core releases their results (producers before readers)
+        self._released: list[QueryHandle] = []
         self._drop_late = drop_late
         # False: an event of any stream moves every query's clock (streams pushed in one time
         # order); True: a query's clock moves with its own streams' events and heartbeats only,
@@ -118,7 +120,15 @@ class Engine:
         self.composition.add(q, iri)
         self.handles.append(handle)
         self._by_iri[iri] = handle
+        self._order_releases()
         return handle
+
+    def _order_releases(self) -> None:
+        """Drain the queries' matches in the order the core releases them, so that a result
+        reaches its callbacks before the results of the queries reading it."""
+        native = self._session()
+        by_number = {h.runtime.number: h for h in self.handles}
+        self._released = [by_number[n] for n in native.engine.release_order()]
 
     def _check_open(self) -> None:
         if self.closed:
@@ -222,7 +232,7 @@ class Engine:
         self._seq += 1
         native = self._session()
         try:  # the core judges lateness and announces a new instant (the KB may switch, decision 22)
-            pushed = native.push(EventContext(event), list(map(_RUNTIME, self.handles)),
+            pushed = native.push(EventContext(event), list(map(_RUNTIME, self._released)),
                                  self._on_instant if self.graphs.kb is not None else None)
         except LateEvent as exc:
             raise LateEventError(str(exc)) from None
@@ -246,7 +256,7 @@ class Engine:
         native = self._native
         floor = native.engine.gates_floor() if native is not None else None
         if floor is not None:
-            if floor < _NS_MIN:
+            if floor <= _NS_MIN:  # a gated query not run yet: nothing is done with
                 return
             before = min(before, native.seconds(floor))  # type: ignore[union-attr]
         self.graphs.release(before)
@@ -270,7 +280,10 @@ class Engine:
         batch before pushing any of it. UsageError for a query's output stream."""
         seconds, dated = event_time(time)
         native = self._native
-        return None if native is None else native.engine.late(stream, to_nanoseconds(seconds), dated)
+        try:
+            return None if native is None else native.engine.late(stream, to_nanoseconds(seconds), dated)
+        except OutputStream as exc:  # a query's output stream: its events come from the query
+            raise UsageError(str(exc)) from None
 
     def query(self, output: str) -> QueryHandle | None:
         """The registered query whose output stream is ``output`` (e.g. after ``restore``)."""
@@ -293,6 +306,7 @@ class Engine:
             self._native.engine.unregister_output(iri)
         del self._by_iri[iri]
         del self.composition.nodes[iri]
+        self._order_releases()
         handle.callback = None
         handle.keep = False
         if handle.output is not None:
@@ -322,7 +336,7 @@ class Engine:
         or dropped and counted under ``drop_late``): its matches may already be released."""
         self._check_open()
         time = event_time(time)[0]
-        new_instant = self._session().heartbeat(time, list(map(_RUNTIME, self.handles)))
+        new_instant = self._session().heartbeat(time, list(map(_RUNTIME, self._released)))
         self._release_graphs(time)
         if new_instant:  # after the instants before `time` completed on their version
             self._poll_kb(force=True)
@@ -333,7 +347,7 @@ class Engine:
         timestamp pushed later is late, as after a heartbeat (its partners are gone)."""
         self._check_open()
         # the core keeps each query's flushed instant: an event at or before it is late
-        self._session().flush(list(map(_RUNTIME, self.handles)))
+        self._session().flush(list(map(_RUNTIME, self._released)))
         if self.materializer is not None:
             self.materializer.flush()
 
@@ -346,7 +360,7 @@ class Engine:
         call does nothing."""
         if self.closed:
             return
-        self._session().close(list(map(_RUNTIME, self.handles)))
+        self._session().close(list(map(_RUNTIME, self._released)))
         self.graphs.release(INFINITY)
         self._release()
 
@@ -438,8 +452,9 @@ class Engine:
         """Run replay files (``(stream IRI, path)``, one per stream) to their end, read and
         merged by time natively in bounded memory (``_native.ReplayStream``, decision 36) and
         fed to the native runtime without a Python object per event; as ``run`` otherwise
-        (the input's error returned after the matches before it, notes logged). For one
-        query reading recorded streams: composed queries go through ``run``. ``format``
+        (the input's error returned after the matches before it, notes logged), to every
+        registered query, composed ones included (the core feeds a query reading another's
+        output its results). A file on a query's output stream is a UsageError. ``format``
         (``trig`` or ``nquads``) is every file's format whatever its name says.
         ``progress(events, clock)`` is called after each batch of events fed, batches then
         sized to take about ``PROGRESS_BATCH_SECONDS`` each (never a call per event).
@@ -464,7 +479,7 @@ class Engine:
         late event (earlier than what the query has processed on its streams or than a
         heartbeat, or at a flushed time) raises ``LateEventError``, or with ``drop_late`` is
         dropped and counted. As ``run_replay``
-        otherwise (the first source error returned after every source ended, one query).
+        otherwise (the first source error returned after every source ended).
         ``progress(events, clock)`` is called after each batch of events that had arrived."""
         return drivers.run_live(self, sources, time_predicate, batch, progress)
 

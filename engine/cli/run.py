@@ -291,8 +291,8 @@ def _is_live(path: str) -> bool:
 def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]],
               inputs: A.Query) -> int:
     """Push events from live sources as they complete; write each match immediately. Read
-    natively (decision 46); one query runs on the native runtime whole (``Engine.run_live``),
-    composed ones take the events as Python ``Event``s (``io.native_events``)."""
+    natively (decision 46) and fed to the native engine whole (``Engine.run_live``),
+    composed queries (``--with``) included."""
     from spaseq.engine.vocab import GENERATED_AT_TIME
 
     if args.stream_file:

@@ -226,3 +226,45 @@ def test_an_event_at_a_flushed_timestamp_is_late_for_a_composed_query():
     with pytest.raises(StreamError, match="composed query processed \\(or flushed\\) 20"):
         push_readings(engine, [("h1", 30, 20)])
     push_readings(engine, [("h1", 30, 21)])  # later: on time
+
+
+def test_results_reach_callbacks_producers_first_whatever_the_registration_order():
+    """A reader registered before the query it reads: each of its results still comes after
+    the result it was made of (the core releases producers' results first)."""
+    seen: list[str] = []
+    engine = Engine()
+    engine.register(AFTER_ALARM, output=EX + "after", on_output=lambda d: seen.append(d.name.value))
+    engine.register(NO_RECOVERY, output=ALERTS, on_output=lambda d: seen.append(d.name.value))
+    push_readings(engine, [("h1", 60, 1), ("h1", 30, 3), ("h1", 30, 12)])
+    engine.close()
+    assert seen == [ALERTS + "#match-1", EX + "after#match-1"]
+
+
+def test_an_output_stream_is_no_input_on_any_way_in(tmp_path):
+    """Asking whether an event on a query's output stream is late, or replaying a file as
+    that stream, is a UsageError, as pushing one is."""
+    engine = Engine()
+    engine.register((FIX / "alerts.rq").read_text(), output=ALERTS)
+    engine.register((FIX / "repeated.rq").read_text())
+    with pytest.raises(UsageError, match="is the output stream of"):
+        engine.late(ALERTS, 1)
+    with pytest.raises(UsageError, match="is the output stream of"):
+        engine.run_replay([(ALERTS, str(FIX / "readings.trig"))])
+
+
+def test_composed_queries_run_over_replay_files_natively():
+    """``Engine.run_replay`` feeds every registered query, composed ones included: the
+    same rows as the events pushed one by one."""
+    pushed = Engine()
+    pushed.register((FIX / "alerts.rq").read_text(), output=ALERTS)
+    expected = pushed.register((FIX / "repeated.rq").read_text())
+    from spaseq.engine.io.native_events import read_replay_files
+
+    events, error = read_replay_files([(EX + "readings", str(FIX / "readings.trig"))])
+    assert error is None
+    pushed.run(events)
+    fed = Engine()
+    fed.register((FIX / "alerts.rq").read_text(), output=ALERTS)
+    got = fed.register((FIX / "repeated.rq").read_text())
+    assert fed.run_replay([(EX + "readings", str(FIX / "readings.trig"))]) is None
+    assert values(got.rows()) == values(expected.rows()) != []

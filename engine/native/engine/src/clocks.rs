@@ -162,8 +162,9 @@ impl<H: Host> Engine<H> {
         (clock != i128::MIN).then_some(clock)
     }
 
-    /// Why an event at `time` on `stream` is late, or None: the heartbeat's promise first,
-    /// then, for each query reading the stream, its clock and its flushed instant.
+    /// Why an event at `time` on `stream` is late, or None: a gated query reading the stream
+    /// run past it (`composed_late`) first, then the heartbeat's promise, then, for each
+    /// other query reading the stream, its clock and its flushed instant.
     pub fn late(&self, stream: &str, time: i128, dated: bool) -> Option<Late> {
         let id = self.streams.borrow().get(stream);
         match id {
@@ -191,11 +192,8 @@ impl<H: Host> Engine<H> {
     /// stream is never input. Only an event at or before the engine clock can be late (every
     /// promise is at or before it).
     pub fn judge(&self, stream: &str, time: i128, dated: bool) -> Result<bool, Refused> {
-        if let Some(label) = self.outputs.borrow().get(stream) {
-            return Err(Refused::Output {
-                stream: stream.to_owned(),
-                label: label.clone(),
-            });
+        if let Some(refused) = self.output_refusal(stream) {
+            return Err(refused);
         }
         let id = self.streams.borrow().get(stream);
         let Some(id) = id.filter(|&id| self.is_read(id)) else {
@@ -215,6 +213,17 @@ impl<H: Host> Engine<H> {
             None => Ok(true),
             Some(late) => self.refuse(late).map(|()| false).map_err(Refused::Late),
         }
+    }
+
+    /// `Refused::Output` when `stream` is a registered query's output stream: its events come
+    /// from that query, never from input (every way in asks: pushes, `late`, a run's inputs).
+    pub fn output_refusal(&self, stream: &str) -> Option<Refused> {
+        let outputs = self.outputs.borrow();
+        let label = outputs.get(stream)?;
+        Some(Refused::Output {
+            stream: stream.to_owned(),
+            label: label.clone(),
+        })
     }
 
     /// `f` over the registered (not retired) queries reading stream `id`, with their numbers.
@@ -295,7 +304,7 @@ impl<H: Host> Engine<H> {
         let found = self.readers(stream, |readers| {
             for (query, rt) in readers {
                 if composition.gated(query) {
-                    continue; // judged by composition_late
+                    continue; // judged by composed_late
                 }
                 if let Some(broken) = broken_by(rt) {
                     return Some(broken);
@@ -306,9 +315,8 @@ impl<H: Host> Engine<H> {
         found.and_then(|(promise, at)| broken(promise, at))
     }
 
-    /// A late event dropped under `drop_late` (the engine's, or one composition refused for
-    /// its own queries): counted.
-    pub fn count_dropped_late(&self) {
+    /// A late event dropped under `drop_late`: counted.
+    pub(crate) fn count_dropped_late(&self) {
         self.count(|c| &mut c.dropped_late);
     }
 

@@ -232,10 +232,21 @@ impl<H: Host> Engine<H> {
             self.composition.borrow_mut().outputs[query] = previous;
             return Err(e);
         }
-        self.outputs
-            .borrow_mut()
-            .insert(iri.to_owned(), label.to_owned());
+        let mut outputs = self.outputs.borrow_mut();
+        if let Some(old) = previous.filter(|o| o.iri != iri) {
+            outputs.remove(&old.iri); // the query's output stream changed: the old one is free
+        }
+        outputs.insert(iri.to_owned(), label.to_owned());
         Ok(())
+    }
+
+    /// The registered queries in the order their results are released to the host: those
+    /// composition does not feed, in registration order, then the gated ones in dependency
+    /// order (a producer's results before those of the queries reading them).
+    pub fn release_order(&self) -> Vec<usize> {
+        let mut order = self.ungated();
+        order.extend(self.composition.borrow().gates.iter().map(|g| g.query));
+        order
     }
 
     /// `iri` is no query's output stream any more.

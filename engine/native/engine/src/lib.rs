@@ -491,33 +491,6 @@ impl<H: Host> Engine<H> {
             >= PENDING_MATCHES
     }
 
-    /// Run `f` on query `query`; Err(HostFailed) when its host failed meanwhile.
-    pub fn with_query<T>(
-        &self,
-        query: usize,
-        f: impl FnOnce(&mut QueryRuntime<Programs<H>>, &Dictionary) -> T,
-    ) -> Result<Result<T, HostFailed>, EngineError> {
-        let mut queries = self.queries.borrow_mut();
-        let runtime = queries.get_mut(query).ok_or(EngineError::NoQuery(query))?;
-        let out = f(runtime, &self.dict);
-        Ok(if runtime.gpms().host.failed() {
-            Err(HostFailed { query })
-        } else {
-            Ok(out)
-        })
-    }
-
-    /// Query `query` processes an event of its streamset.
-    pub fn on_event(
-        &self,
-        query: usize,
-        event: &PreparedEvent,
-    ) -> Result<Result<(), HostFailed>, EngineError> {
-        self.with_query(query, |rt, dict| {
-            rt.on_event(&event.event, &event.prepared, dict)
-        })
-    }
-
     /// Query `query`'s state, read.
     pub fn query<T>(
         &self,

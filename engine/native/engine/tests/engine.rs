@@ -153,10 +153,7 @@ fn run(plan: &str, host: TestHost) -> Vec<Found> {
         let e = trade(&engine, n as u64, *t, c, *p);
         engine.feed_event(TRADES, e).unwrap();
     }
-    engine
-        .with_query(q, |rt, dict| rt.close(dict))
-        .unwrap()
-        .unwrap();
+    engine.close().unwrap();
     matches(&engine, q)
 }
 
@@ -293,10 +290,7 @@ fn a_snapshot_restored_and_resumed_continues_exactly() {
         let e = trade(&restored, n as u64, *t, c, *p);
         restored.feed_event(TRADES, e).unwrap();
     }
-    restored
-        .with_query(q, |rt, dict| rt.close(dict))
-        .unwrap()
-        .unwrap();
+    restored.close().unwrap();
     got.extend(matches(&restored, q));
     assert_eq!(got, whole);
 }

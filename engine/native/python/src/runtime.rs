@@ -568,9 +568,27 @@ impl NativeEngine {
     }
 
     /// Why an event at `time` (ns) on `stream` would be late, as `LateEvent`'s message, or
-    /// None.
-    fn late(&self, stream: &str, time: i128, dated: bool) -> Option<String> {
-        self.core.late(stream, time, dated).map(|l| l.to_string())
+    /// None; raises `OutputStream` for a query's output stream.
+    fn late(&self, stream: &str, time: i128, dated: bool) -> PyResult<Option<String>> {
+        if let Some(why) = self.core.output_refusal(stream) {
+            return Err(refused(&why));
+        }
+        Ok(self.core.late(stream, time, dated).map(|l| l.to_string()))
+    }
+
+    /// Refuse `stream` as input (raises `OutputStream`) when it is a query's output stream.
+    fn check_input(&self, stream: &str) -> PyResult<()> {
+        match self.core.output_refusal(stream) {
+            Some(why) => Err(refused(&why)),
+            None => Ok(()),
+        }
+    }
+
+    /// The registered queries (numbers) in the order their results are released: those read
+    /// directly, registration order, then those reading other queries' output, producers
+    /// first.
+    fn release_order(&self) -> Vec<usize> {
+        self.core.release_order()
     }
 
     /// A heartbeat: no event earlier than `time` (ns) will come; every query moves its
