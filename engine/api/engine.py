@@ -109,8 +109,12 @@ class Engine:
             self.materializer.check_query(iri)
         handle = QueryHandle(q, None, callback=on_match, keep=keep, plan=plan)  # type: ignore[arg-type]
         self._build(handle)
-        # never input; a query reading it is fed its results by the core (composition.rs)
-        self._session().engine.set_output(handle.runtime.number, iri, query_label(q, iri))
+        native = self._session().engine
+        try:  # never input; a query reading it is fed its results by the core (composition.rs)
+            native.set_output(handle.runtime.number, iri, query_label(q, iri))
+        except ValueError as exc:  # not an IRI: nothing stays registered
+            native.unregister(handle.runtime.number)
+            raise UsageError(str(exc)) from None
         handle.output = QueryOutput(q, iri)
         if on_output is not None:
             handle.output.listeners.append(on_output)

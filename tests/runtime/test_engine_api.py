@@ -343,3 +343,13 @@ def test_an_rdflib_graph_is_pushed_with_its_terms_as_written() -> None:
     bad.add((Literal("x"), ns.a, ns.b))
     with pytest.raises(SpaseqError, match="not an RDF triple"):
         Engine().push(EX + "u2", 1, bad)
+
+
+def test_an_output_that_is_no_iri_is_refused_and_nothing_stays_registered() -> None:
+    engine = Engine()
+    with pytest.raises(UsageError, match=r"^output <not an iri>: Invalid IRI"):
+        engine.register(PAIR, output="not an iri")
+    handle = engine.register(PAIR, output="urn:ok")
+    reading(engine, 1, 1, stream="u2")
+    engine.close()
+    assert engine.handles == [handle] and list(handle.matches()) == []
