@@ -14,6 +14,7 @@ Nodes are plain frozen dataclasses; nothing here evaluates anything.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -313,16 +314,57 @@ Operand = GpmRef | Conjunction | Disjunction
 PLAIN, KLEENE, OPTIONAL, NEGATION = "", "+", "?", "!"
 SKIP_TILL_ANY, SKIP_TILL_NEXT, STRICT = ":", ";", ","
 
+#: The largest bound a quantifier ``X{m,n}`` may name (docs/decisions.md 61): more iterations
+#: than a window could sensibly hold is a typing mistake, and the core counts them in 32 bits.
+MAX_ITERATIONS = 10_000
+
+
+def iteration_text(low: int, high: int | None) -> str:
+    """The one spelling of a Kleene atom's iteration bounds, as the plan's ``Step.modifier``
+    writes it (docs/plan.md): ``{1,}`` is ``+``, ``{0,}`` is ``*``, ``{n,n}`` is ``{n}``."""
+    if high is None:
+        return {0: "*", 1: KLEENE}.get(low, f"{{{low},}}")
+    return f"{{{low}}}" if low == high else f"{{{low},{high}}}"
+
+
+_QUANTIFIER = re.compile(r"\{([0-9]+)(?:(,)([0-9]*))?\}")
+
+
+def iteration_bounds(modifier: str) -> tuple[int, int | None] | None:
+    """The bounds a Step's modifier text spells (the inverse of ``iteration_text``), or None
+    when it is no Kleene atom's ('', '?', '!')."""
+    if modifier in (KLEENE, "*"):
+        return (1 if modifier == KLEENE else 0), None
+    found = _QUANTIFIER.fullmatch(modifier)
+    if found is None:
+        return None
+    low = int(found.group(1))
+    if found.group(2) is None:
+        return low, low
+    return low, (int(found.group(3)) if found.group(3) else None)
+
 
 @dataclass(frozen=True)
 class Atom:
     """One step of a sequence: an operand, its modifier ('', '+', '?', '!') and the
-    selection strategy (',', ';', ':') that attaches it to what precedes (None first)."""
+    selection strategy (',', ';', ':') that attaches it to what precedes (None first).
+
+    Every iteration form (``X+``, ``X*``, ``X{n}``, ``X{m,n}``, ``X{m,}``) is a Kleene atom,
+    ``modifier == KLEENE``, taking between ``low`` and ``high`` events (``high`` None: no
+    upper bound); ``X+`` is ``low=1, high=None``. Other atoms leave the bounds at that."""
 
     operand: Operand
     modifier: str = PLAIN
     strategy: str | None = None
     location: Location | None = field(default=None, compare=False)
+    low: int = 1
+    high: int | None = None
+
+    @property
+    def modifier_text(self) -> str:
+        """The modifier as the plan and ``spaseq explain`` spell it: a Kleene atom's bounds in
+        their one spelling (``iteration_text``), the others' modifier itself."""
+        return iteration_text(self.low, self.high) if self.modifier == KLEENE else self.modifier
 
 
 @dataclass(frozen=True)

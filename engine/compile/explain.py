@@ -11,7 +11,19 @@ from spaseq.engine.compile.planner import plan_query
 
 _STRATEGY = {A.STRICT: "strict contiguity ','", A.SKIP_TILL_NEXT: "skip-till-next ';'",
              A.SKIP_TILL_ANY: "skip-till-any ':'"}
-_MODIFIER = {A.KLEENE: "Kleene+", A.OPTIONAL: "optional", A.NEGATION: "negation"}
+_MODIFIER = {A.OPTIONAL: "optional", A.NEGATION: "negation"}
+
+
+def modifier_words(atom: A.Atom) -> str:
+    """What an atom's modifier means, in words (``Kleene+``, ``Kleene, 2 to 5 iterations``)."""
+    if atom.modifier != A.KLEENE:
+        return _MODIFIER.get(atom.modifier, "")
+    low, high = atom.low, atom.high
+    if high is None:
+        return "Kleene+" if low == 1 else f"Kleene, {low} or more iterations"
+    if low == high:
+        return f"Kleene, exactly {low} iteration{'s' if low > 1 else ''}"
+    return f"Kleene, {low} to {high} iterations"
 
 
 def operand_text(op: A.Operand) -> str:
@@ -35,8 +47,8 @@ def explain_text(query: A.Query) -> str:
             how = "head negation: absent in the window before the first event"
         else:
             how = "first" if atom.strategy is None else _STRATEGY[atom.strategy]
-            how += f" {_MODIFIER[atom.modifier]}" if atom.modifier else ""
-        lines.append(f"      {operand_text(atom.operand)}{atom.modifier}   [{how}]")
+            how += f" {modifier_words(atom)}" if atom.modifier else ""
+        lines.append(f"      {operand_text(atom.operand)}{atom.modifier_text}   [{how}]")
     for name, ev in query.events.items():
         lines.append(f"  EVENT {name} ON {ev.stream_name} <{ev.stream}>")
         for body_line in ev.pattern.text.splitlines():
@@ -112,7 +124,7 @@ def explain_dot(query: A.Query) -> str:
     out.append('  seq [label="SEQ"];')
     out.append("  match -> window; window -> seq;")
     for i, atom in enumerate(query.seq.atoms):
-        label = f"{operand_text(atom.operand)}{atom.modifier}"
+        label = f"{operand_text(atom.operand)}{atom.modifier_text}"
         edge = atom.strategy or "first"
         out.append(f'  atom{i} [label="{_esc(label)}", shape=ellipse];')
         out.append(f'  seq -> atom{i} [label="{_esc(edge)}"];')

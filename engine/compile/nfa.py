@@ -42,7 +42,13 @@ class Step:
 
     @property
     def is_kleene(self) -> bool:
-        return self.modifier == A.KLEENE
+        """Every iteration form (``+``, ``*``, ``{n}``, ``{m,n}``, ``{m,}``) loops."""
+        return self.bounds is not None
+
+    @property
+    def bounds(self) -> tuple[int, int | None] | None:
+        """A Kleene step's iteration bounds (low, high or None), read off its modifier."""
+        return A.iteration_bounds(self.modifier)
 
     @property
     def loop_strategy(self) -> str:
@@ -88,9 +94,9 @@ def compile_query(query: A.Query) -> Automaton:
         streams = operand_streams(atom.operand, query)
         gpms = tuple(A.operand_gpms(atom.operand))
         after = set(bound)
-        if atom.modifier in (A.PLAIN, A.KLEENE):
-            after |= certainly_bound(atom.operand, query)
-        steps.append(Step(i, atom.operand, atom.modifier, atom.strategy, streams, gpms,
+        if atom.modifier == A.PLAIN or (atom.modifier == A.KLEENE and atom.low > 0):
+            after |= certainly_bound(atom.operand, query)  # X* may take no event: binds nothing
+        steps.append(Step(i, atom.operand, atom.modifier_text, atom.strategy, streams, gpms,
                           frozenset(bound), frozenset(after)))
         bound = after
     return Automaton(tuple(steps), frozenset(query.streams.values()))
@@ -114,16 +120,16 @@ def _edges(i: int, atom: Step, streams: frozenset[str], gpms: tuple[str, ...],
         out.append(Edge(i, i + 1, streams, "!", gpms, "absent"))
         return out
     if isinstance(op, A.GpmRef):
-        kind = "+" if atom.modifier == A.KLEENE else strategy
+        kind = atom.modifier if atom.is_kleene else strategy
         out.append(Edge(i, i + 1, streams, kind, gpms, "take"))
     else:
         sym = "&" if isinstance(op, A.Conjunction) else "|"
         for g in gpms:  # Figures 8-9: one edge per operand GPM
             out.append(Edge(i, i + 1, streams, sym, (g,), "take"))
-    if atom.modifier == A.KLEENE:
-        out.append(Edge(i + 1, i + 1, streams, "+", gpms, "iterate"))
-    if atom.modifier == A.OPTIONAL:
-        out.append(Edge(i, i + 1, streams, "?", gpms, "skip-if-absent"))
+    if atom.is_kleene:
+        out.append(Edge(i + 1, i + 1, streams, atom.modifier, gpms, "iterate"))
+    if atom.modifier == A.OPTIONAL or (atom.bounds or (1,))[0] == 0:  # X?, and X* not taken
+        out.append(Edge(i, i + 1, streams, atom.modifier, gpms, "skip-if-absent"))
     return out
 
 

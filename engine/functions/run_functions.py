@@ -69,7 +69,7 @@ class RunContext:
 
 
 def kleene_gpms(query: A.Query) -> frozenset[str]:
-    """The GPMs used under a Kleene+ atom (each GPM is used once in SEQ)."""
+    """The GPMs used under a Kleene atom, ``+`` or bounded (each GPM is used once in SEQ)."""
     return frozenset(
         g for atom in query.seq.atoms if atom.modifier == A.KLEENE for g in A.operand_gpms(atom.operand)
     )

@@ -41,10 +41,24 @@ def check(query: A.Query) -> A.Query:
             "earlier event to measure its absence from",
             first.location,
         )
+    if _may_skip(first):  # X* and X{0,n} without their event are an optional atom's absence
+        raise QueryError(
+            f"a sequence cannot start with {_name(first)}{first.modifier_text}, which may take no "
+            "event: there is no earlier event to measure its absence from; give it a lower bound "
+            "of at least 1",
+            first.location,
+        )
     if last.modifier == A.OPTIONAL:
         raise QueryError(
             f"a sequence cannot end with an optional atom ({_name(last)}?): the match without it "
             "would have to wait for an event that never comes; drop the '?' or add a later atom",
+            last.location,
+        )
+    if _may_skip(last):
+        raise QueryError(
+            f"a sequence cannot end with {_name(last)}{last.modifier_text}, which may take no "
+            "event: the match without it would have to wait for an event that never comes; give "
+            "it a lower bound of at least 1 or add a later atom",
             last.location,
         )
     check_calls(query)
@@ -90,6 +104,12 @@ def _refs(op: A.Operand) -> list[A.GpmRef]:
     if isinstance(op, A.GpmRef):
         return [op]
     return [r for o in op.operands for r in _refs(o)]
+
+
+def _may_skip(atom: A.Atom) -> bool:
+    """A Kleene atom with lower bound 0 (``X*``, ``X{0,n}``): its zero iterations are an
+    optional atom left untaken (docs/decisions.md 61)."""
+    return atom.modifier == A.KLEENE and atom.low == 0
 
 
 def _name(atom: A.Atom) -> str:

@@ -215,7 +215,7 @@ def _seq(ctx: _Context, node: Tree) -> A.Seq:
 def _atom(ctx: _Context, node: Tree, strategy: str | None) -> A.Atom:
     last = node.children[-1] if node.children else None
     mod = last if isinstance(last, Tree) and last.data == "atom_mod" else None
-    modifier = str(mod.children[0]) if mod is not None else ""
+    written = ctx.span(mod) if mod is not None else ""
     if node.data == "gpm_atom":
         name_tok = node.children[0]
         operand: A.Operand = A.GpmRef(str(name_tok), ctx.loc(name_tok))
@@ -223,10 +223,47 @@ def _atom(ctx: _Context, node: Tree, strategy: str | None) -> A.Atom:
         operand = _operand(ctx, node.children[0])
         if mod is not None:
             raise QueryError(
-                f"'{modifier}' applies to a GPM name, not to a parenthesised expression",
+                f"'{written}' applies to a GPM name, not to a parenthesised expression",
                 ctx.loc(mod.children[0]),
             )
-    return A.Atom(operand, modifier, strategy, ctx.loc(node))
+    if mod is None:
+        return A.Atom(operand, A.PLAIN, strategy, ctx.loc(node))
+    (child,) = mod.children
+    if isinstance(child, Tree):  # X{n}, X{m,}, X{m,n}
+        low, high = _quantifier(ctx, child, f"{node.children[0]}{written}")  # a GPM name's
+    elif child == "*":
+        low, high = 0, None
+    elif child == A.KLEENE:
+        low, high = 1, None
+    else:  # '?' and '!'
+        return A.Atom(operand, str(child), strategy, ctx.loc(node))
+    return A.Atom(operand, A.KLEENE, strategy, ctx.loc(node), low, high)
+
+
+def _quantifier(ctx: _Context, node: Tree, written: str) -> tuple[int, int | None]:
+    """The bounds ``{n}``, ``{m,}`` or ``{m,n}`` state (decision 61): every bound at most
+    ``A.MAX_ITERATIONS``, the lower not above the upper, and at least one event taken;
+    ``written`` is the atom as written, for the messages."""
+    numbers = [_token(c) for c in node.children]
+    for tok in numbers:
+        if int(tok) > A.MAX_ITERATIONS:
+            raise QueryError(
+                f"{written}: {int(tok)} iterations is too many; a quantifier's bounds are at most "
+                f"{A.MAX_ITERATIONS}", ctx.loc(tok),
+            )
+    low = int(numbers[0])
+    high = None if node.data == "quant_at_least" else int(numbers[-1])
+    if high is not None and low > high:
+        raise QueryError(
+            f"{written}: the lower bound {low} is above the upper bound {high}; write {{m,n}} with "
+            "m <= n", ctx.loc(node),
+        )
+    if high == 0:
+        raise QueryError(
+            f"{written} takes no event at all; drop the atom, or give an upper bound of at least 1",
+            ctx.loc(node),
+        )
+    return low, high
 
 
 def _operand(ctx: _Context, node: Tree) -> A.Operand:

@@ -298,18 +298,25 @@ class ReferenceEvaluator:
         return out
 
     def _kleene(self, p: Partial, atom: A.Atom) -> list[Partial]:
-        """Section 6: one match per number of iterations; later iterations attach by ','
-        (by ';' when X+ starts the sequence); each iteration sees the prefix's context."""
+        """Section 6: one match per number of iterations k, atom.low <= k <= atom.high
+        (decision 61); later iterations attach by ',' (by ';' when X+ starts the sequence);
+        each iteration sees the prefix's context. Zero iterations (low 0) are an untaken
+        optional atom (section 7): the prefix with a pending absence of X."""
         later = A.SKIP_TILL_NEXT if atom.strategy is None else A.STRICT
+        out = [_with_pending(p, atom)] if atom.low == 0 else []
         frontier = self._step(p, atom.operand, atom.strategy, p.mu)
-        out = list(frontier)
+        k = 1  # the iterations each partial of the frontier took
         while frontier:
+            if k >= atom.low:
+                out.extend(frontier)
+            if k == atom.high:
+                break
             frontier = [
                 q2
                 for q in frontier
                 for q2 in self._step(q, atom.operand, later, p.mu)
             ]
-            out.extend(frontier)
+            k += 1
         return out
 
     def _atom(self, p: Partial, atom: A.Atom) -> list[Partial]:
@@ -390,7 +397,7 @@ class ReferenceEvaluator:
 
 def _with_pending(p: Partial, atom: A.Atom) -> Partial:
     assert isinstance(atom.operand, A.GpmRef)
-    span = _span(p)  # an optional or negated atom is never the first (language.checks)
+    span = _span(p)  # an optional, negated or X* atom is never the first (language.checks)
     pend = Pending(atom.operand.name, p.mu, span.end, p.taken, span.start)
     return Partial(p.mu, p.taken, span, p.pending + (pend,))
 

@@ -202,7 +202,8 @@ NATIVE_FIXTURES = {
     "engine/tests/data/rises.plan.json": "fixtures/engine/rises.rq",
     "automaton/tests/data/kleene_strict.plan.json": "fixtures/kleene_strict.rq",
     **{f"automaton/tests/data/{n}.plan.json": f"fixtures/automaton/{n}.rq"
-       for n in ("strict", "next", "any", "optional", "negation", "head_negation")},
+       for n in ("strict", "next", "any", "optional", "negation", "bounded", "star", "exactly",
+                 "head_negation")},
 }
 
 

@@ -954,7 +954,7 @@ def test_smartgrid_query():
 
 def test_syntax_error_lists_expected_tokens():
     text = two_gpms("A B")
-    assert_error(text, 5, 9, "unexpected 'B'; expected '!', ')', '+', ',', ';' or ':', '?'")
+    assert_error(text, 5, 9, "unexpected 'B'; expected '!', ')', '*', '+', ',', ';' or ':', '?', '{'")
 
 
 def test_syntax_error_inside_body():

@@ -116,6 +116,9 @@ struct Run {
     limit: i128,
     commit: Option<i128>,
     looping: bool,
+    /// A looping run's iterations taken so far (0 for a run waiting for its first): what a
+    /// bounded Kleene atom `X{m,n}` counts against its bounds.
+    iterations: u32,
     dead: bool,
     /// Mostly one (a stream or a partition): kept inline.
     homes: SmallVec<[Home; 1]>,
@@ -159,6 +162,7 @@ impl Run {
             limit: INF,
             commit: None,
             looping,
+            iterations: 0,
             dead: false,
             homes: SmallVec::new(),
             conj: HashMap::default(),
@@ -1404,14 +1408,25 @@ impl<G: GpmEval> QueryRuntime<G> {
         dict: &Dictionary,
     ) {
         let tau = event.time;
-        let (step, run_first, run_start, run_node, run_context) = {
+        let (step, run_first, run_start, run_node, run_context, iterations) = {
             let r = run.borrow();
             let ctx = if r.looping {
                 r.ctx.clone()
             } else {
                 Some(r.mu.clone())
             };
-            (r.step, r.first_pos, r.start, r.node.clone(), ctx)
+            // saturating: an unbounded loop (`X+` without a window) may outlast any count,
+            // and past its lower bound the count no longer matters
+            let taken = if r.looping { r.iterations } else { 0 };
+            let iterations = taken.saturating_add(1);
+            (
+                r.step,
+                r.first_pos,
+                r.start,
+                r.node.clone(),
+                ctx,
+                iterations,
+            )
         };
         let (first_pos, last_pos) = if taken.len() == 1 && Rc::ptr_eq(&taken[0].event, event) {
             (run_first.unwrap_or(pos), pos)
@@ -1444,22 +1459,29 @@ impl<G: GpmEval> QueryRuntime<G> {
             Some(_) => run.borrow().head.clone(),
         };
         let info = &self.steps[step];
-        if info.modifier == Modifier::Kleene {
-            let wait = info.loop_wait;
-            let looped = Run::new(
-                step,
-                mu.clone(),
-                node.clone(),
-                Some(start),
-                Some(tau),
-                Some(first_pos),
-                Vec::new(),
-                run_context,
-                true,
-            );
-            let looped = Rc::new(RefCell::new(looped));
-            looped.borrow_mut().head = head.clone();
-            self.enter_wait(looped, wait, dict);
+        if let Modifier::Kleene { min, max } = info.modifier {
+            // `iterations` events taken now: another may follow below the upper bound, and
+            // the run goes on only from the lower bound (docs/decisions.md 61)
+            if max.is_none_or(|max| iterations < max) {
+                let wait = info.loop_wait;
+                let mut looped = Run::new(
+                    step,
+                    mu.clone(),
+                    node.clone(),
+                    Some(start),
+                    Some(tau),
+                    Some(first_pos),
+                    Vec::new(),
+                    run_context,
+                    true,
+                );
+                looped.iterations = iterations;
+                looped.head = head.clone();
+                self.enter_wait(Rc::new(RefCell::new(looped)), wait, dict);
+            }
+            if iterations < min {
+                return;
+            }
         } else if step + 1 == self.steps.len() && run.borrow().pending.is_empty() {
             self.emit(mu, node, start, tau); // a complete match: no run to build
             return;
@@ -1479,7 +1501,9 @@ impl<G: GpmEval> QueryRuntime<G> {
         self.enter(step + 1, Rc::new(RefCell::new(next)), dict);
     }
 
-    /// A run arrives at state `index`: optional and negated atoms fork or add absences.
+    /// A run arrives at state `index`: optional and negated atoms fork or add absences, and so
+    /// does a Kleene atom that may take no event (`X*`, `X{0,n}`: zero iterations are an
+    /// untaken optional atom, docs/decisions.md 61).
     fn enter(&mut self, index: usize, run: RunRef, dict: &Dictionary) {
         if index == self.steps.len() {
             if !run.borrow().pending.is_empty() {
@@ -1524,7 +1548,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 }
                 self.enter(index + 1, run, dict);
             }
-            Modifier::Optional => {
+            Modifier::Optional | Modifier::Kleene { min: 0, .. } => {
                 let skip = {
                     let r = run.borrow();
                     let mut pending = r.pending.clone();

@@ -27,8 +27,9 @@ use std::str::FromStr;
 /// message rather than misread. 3: terms by their parts (`TermState`), not N-Triples.
 /// 4: the engine's clocks (`ClockState`) and each query's flushed instant.
 /// 5: results numbered and composition's buffers in the core (`ComposedState`).
-/// 6: head negation's kept events and runs (`QueryState::head_events`, `RunState::head`).
-pub const SNAPSHOT_VERSION: u32 = 6;
+/// 6: a looping run's count of Kleene iterations (`RunState::iterations`, for `X{m,n}`).
+/// 7: head negation's kept events and runs (`QueryState::head_events`, `RunState::head`).
+pub const SNAPSHOT_VERSION: u32 = 7;
 /// The format's magic (named after the crate that first wrote it: kept, snapshots' bytes
 /// do not change with the crates' names).
 const MAGIC: &[u8; 12] = b"spaseq-core\n";

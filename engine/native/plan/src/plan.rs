@@ -59,16 +59,110 @@ impl Tagged for Options {
 
 via_tagged!(Options);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// What an atom's modifier makes of it (a Step's `modifier`, docs/plan.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Modifier {
-    #[serde(rename = "")]
+    /// `""`: one event.
     Plain,
-    #[serde(rename = "+")]
-    Kleene,
-    #[serde(rename = "?")]
+    /// Every iteration form (docs/decisions.md 61): between `min` and `max` events (`max`
+    /// None: no upper bound), each count a match of its own. Spelled `+` ({1,}), `*` ({0,}),
+    /// `{n}` ({n,n}), `{m,}` or `{m,n}` (m < n), one spelling each.
+    Kleene { min: u32, max: Option<u32> },
+    /// `?`
     Optional,
-    #[serde(rename = "!")]
+    /// `!`
     Negation,
+}
+
+impl Modifier {
+    /// `X+`: one or more iterations.
+    pub const PLUS: Modifier = Modifier::Kleene { min: 1, max: None };
+
+    /// The modifier's one spelling, as the planner writes it (`algebra/operators.py`'s
+    /// `iteration_text` for the Kleene forms).
+    pub fn text(self) -> String {
+        match self {
+            Modifier::Plain => String::new(),
+            Modifier::Optional => "?".into(),
+            Modifier::Negation => "!".into(),
+            Modifier::Kleene { min: 1, max: None } => "+".into(),
+            Modifier::Kleene { min: 0, max: None } => "*".into(),
+            Modifier::Kleene { min, max: None } => format!("{{{min},}}"),
+            Modifier::Kleene {
+                min,
+                max: Some(max),
+            } if min == max => format!("{{{min}}}"),
+            Modifier::Kleene {
+                min,
+                max: Some(max),
+            } => format!("{{{min},{max}}}"),
+        }
+    }
+
+    /// The modifier a Step's text spells; anything but the one spelling of a modifier that
+    /// takes an event (`{1,}` for `+`, `{2,1}`, `{0}`) is refused, saying why.
+    pub fn parse(text: &str) -> std::result::Result<Self, String> {
+        let modifier = match text {
+            "" => Modifier::Plain,
+            "?" => Modifier::Optional,
+            "!" => Modifier::Negation,
+            "+" => Modifier::PLUS,
+            "*" => Modifier::Kleene { min: 0, max: None },
+            _ => Self::quantifier(text).ok_or_else(|| {
+                format!("unknown modifier {text:?}: expected \"\", \"?\", \"!\", \"+\", \"*\", \"{{n}}\", \"{{m,}}\" or \"{{m,n}}\"")
+            })?,
+        };
+        if let Modifier::Kleene {
+            min,
+            max: Some(max),
+        } = modifier
+        {
+            if max == 0 || min > max {
+                return Err(format!(
+                    "modifier {text:?}: a Kleene atom takes at least one event and at most its upper bound"
+                ));
+            }
+        }
+        let spelled = modifier.text();
+        if spelled != text {
+            return Err(format!("modifier {text:?} is spelled {spelled:?}"));
+        }
+        Ok(modifier)
+    }
+
+    /// `{n}`, `{m,}` or `{m,n}` (bounds in decimal digits), None when the text is not one.
+    fn quantifier(text: &str) -> Option<Self> {
+        let inner = text.strip_prefix('{')?.strip_suffix('}')?;
+        let number = |s: &str| -> Option<u32> {
+            if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            s.parse().ok()
+        };
+        Some(match inner.split_once(',') {
+            None => {
+                let n = number(inner)?;
+                Modifier::Kleene {
+                    min: n,
+                    max: Some(n),
+                }
+            }
+            Some((min, "")) => Modifier::Kleene {
+                min: number(min)?,
+                max: None,
+            },
+            Some((min, max)) => Modifier::Kleene {
+                min: number(min)?,
+                max: Some(number(max)?),
+            },
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Modifier {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        Modifier::parse(&String::deserialize(d)?).map_err(D::Error::custom)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -2,7 +2,7 @@
 //! Python plan, field by field, to keep docs/plan.md's contract true from the consumer side.
 
 use crate::algebra::{Expr, PatternTerm, WindowSpan};
-use crate::plan::{GpmPath, Modifier, Plan, Strategy};
+use crate::plan::{GpmPath, Plan, Strategy};
 use serde_json::{json, Value};
 
 pub fn summary(plan: &Plan) -> Value {
@@ -19,7 +19,7 @@ pub fn summary(plan: &Plan) -> Value {
             json!({
                 "index": s.index,
                 "operand": s.operand.text(),
-                "modifier": match s.modifier { Modifier::Plain => "", Modifier::Kleene => "+", Modifier::Optional => "?", Modifier::Negation => "!" },
+                "modifier": s.modifier.text(),
                 "strategy": s.strategy.map(|st| match st { Strategy::Strict => ",", Strategy::SkipTillNext => ";", Strategy::SkipTillAny => ":" }),
                 "streams": s.streams,
                 "bound_before": s.bound_before,

@@ -133,3 +133,49 @@ fn a_construct_query_s_template_is_read() {
     assert_eq!(template[1].object, PatternTerm::Var("c".to_owned()));
     assert!(Plan::from_json(VSHAPE).unwrap().query.template.is_empty());
 }
+
+#[test]
+fn a_modifier_is_read_from_its_one_spelling() {
+    let kleene = |min, max| Modifier::Kleene { min, max };
+    for (text, modifier) in [
+        ("", Modifier::Plain),
+        ("?", Modifier::Optional),
+        ("!", Modifier::Negation),
+        ("+", Modifier::PLUS),
+        ("*", kleene(0, None)),
+        ("{3}", kleene(3, Some(3))),
+        ("{1}", kleene(1, Some(1))),
+        ("{2,}", kleene(2, None)),
+        ("{0,1}", kleene(0, Some(1))),
+        ("{2,10000}", kleene(2, Some(10000))),
+    ] {
+        assert_eq!(Modifier::parse(text), Ok(modifier), "{text}");
+        assert_eq!(modifier.text(), text);
+    }
+    // another spelling of a modifier, bounds that take nothing or are upside down, other text
+    for (text, why) in [
+        ("{1,}", "is spelled \"+\""),
+        ("{0,}", "is spelled \"*\""),
+        ("{2,2}", "is spelled \"{2}\""),
+        ("{02}", "is spelled \"{2}\""),
+        ("{0}", "takes at least one event"),
+        ("{0,0}", "takes at least one event"),
+        (
+            "{3,2}",
+            "takes at least one event and at most its upper bound",
+        ),
+        ("{,2}", "unknown modifier"),
+        ("{x}", "unknown modifier"),
+        ("{99999999999}", "unknown modifier"),
+        ("++", "unknown modifier"),
+    ] {
+        let err = Modifier::parse(text).unwrap_err();
+        assert!(err.contains(why), "{text}: {err}");
+    }
+    // in a plan, the error names the field (the first Step's, not the query's atoms')
+    let step = "},\n        \"modifier\": \"\",";
+    let broken = VSHAPE.replacen(step, "},\n        \"modifier\": \"{1,}\",", 1);
+    let err = Plan::from_json(&broken).unwrap_err();
+    assert_eq!(err.path, "plan.automaton.steps[0].modifier");
+    assert_eq!(err.message, "modifier \"{1,}\" is spelled \"+\"");
+}

@@ -62,6 +62,11 @@ fn valid(schema: &Value, root: &Value, value: &Value) -> bool {
             }
             "const" => value == arg,
             "enum" => list(arg).any(|v| v == value),
+            "pattern" => value.as_str().is_none_or(|text| {
+                regex::Regex::new(arg.as_str().unwrap())
+                    .unwrap()
+                    .is_match(text)
+            }),
             "minimum" => value.as_f64().is_none_or(|x| x >= arg.as_f64().unwrap()),
             "required" => value.as_object().is_none_or(|object| {
                 list(arg).all(|name| object.contains_key(name.as_str().unwrap()))

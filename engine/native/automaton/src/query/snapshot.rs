@@ -74,6 +74,7 @@ pub struct RunState {
     limit: i128,
     commit: Option<i128>,
     looping: bool,
+    iterations: u32,
     dead: bool,
     homes: Vec<HomeState>,
     conj: Vec<ConjState>,
@@ -299,6 +300,7 @@ impl Writer {
             limit: r.limit,
             commit: r.commit,
             looping: r.looping,
+            iterations: r.iterations,
             dead: r.dead,
             homes,
             conj,
@@ -540,6 +542,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             run.id = s.id;
             run.limit = s.limit;
             run.commit = s.commit;
+            run.iterations = s.iterations;
             run.dead = s.dead;
             run.homes = homes;
             run.conj = conj;

@@ -2,7 +2,7 @@
 //! kept current by tests/compile/test_plan.py from fixtures/automaton/*.rq): one stream, GPMs
 //! of one pattern `?x <p> ?o` joined on `?x`, evaluated by a test evaluator, so that each
 //! test is about the automaton alone: the event selection strategies `,` `;` `:` and the
-//! modifiers `+` `?` `!`, and a head negation.
+//! modifiers `+` `?` `!`, the bounded iterations `{m,n}` `*` `{n}`, and a head negation.
 
 #[path = "../../tests/support/one_pattern.rs"]
 mod one_pattern;
@@ -23,6 +23,9 @@ const ANY: &str = include_str!("../../tests/data/any.plan.json");
 const KLEENE: &str = include_str!("../../tests/data/kleene_strict.plan.json");
 const OPTIONAL: &str = include_str!("../../tests/data/optional.plan.json");
 const NEGATION: &str = include_str!("../../tests/data/negation.plan.json");
+const BOUNDED: &str = include_str!("../../tests/data/bounded.plan.json");
+const STAR: &str = include_str!("../../tests/data/star.plan.json");
+const EXACTLY: &str = include_str!("../../tests/data/exactly.plan.json");
 
 /// A match: (start s, end s, [(GPM, event time s)]).
 type Found = (i128, i128, Vec<(String, i128)>);
@@ -82,17 +85,29 @@ fn the_plans_are_the_queries_they_say() {
         let steps = plan.steps.iter();
         steps.map(|s| (s.modifier, s.strategy)).collect::<Vec<_>>()
     };
-    use Modifier::{Kleene, Negation, Optional, Plain as One};
+    use Modifier::{Negation, Optional, Plain as One};
+    const PLUS: Modifier = Modifier::PLUS;
+    let bounds = |min, max| Modifier::Kleene { min, max };
     use Strategy::{SkipTillAny, SkipTillNext, Strict};
     assert_eq!(steps(STRICT), [(One, None), (One, Some(Strict))]);
     assert_eq!(steps(NEXT), [(One, None), (One, Some(SkipTillNext))]);
     assert_eq!(steps(ANY), [(One, None), (One, Some(SkipTillAny))]);
-    let kleene = [
+    let kleene = [(One, None), (PLUS, Some(SkipTillNext)), (One, Some(Strict))];
+    assert_eq!(steps(KLEENE), kleene);
+    let bounded = [
         (One, None),
-        (Kleene, Some(SkipTillNext)),
+        (bounds(2, Some(3)), Some(SkipTillNext)),
         (One, Some(Strict)),
     ];
-    assert_eq!(steps(KLEENE), kleene);
+    assert_eq!(steps(BOUNDED), bounded);
+    let star = [
+        (One, None),
+        (bounds(0, None), Some(SkipTillNext)),
+        (One, Some(SkipTillNext)),
+    ];
+    assert_eq!(steps(STAR), star);
+    let exactly = [(One, None), (bounds(2, Some(2)), Some(SkipTillNext))];
+    assert_eq!(steps(EXACTLY), exactly);
     let optional = [
         (One, None),
         (Optional, Some(SkipTillNext)),
@@ -187,6 +202,62 @@ fn a_negated_atom_kills_the_runs_its_event_comes_between() {
     // B after C does not undo the match
     let events = [(1, "x", "a"), (3, "x", "c"), (4, "x", "b")];
     assert_eq!(run(NEGATION, &events), [m(1, 3, &[("A", 1), ("C", 3)])]);
+}
+
+#[test]
+fn a_bounded_loop_goes_on_from_its_lower_bound_and_stops_at_its_upper() {
+    // `A ; B{2,3} , C`: two Bs and then C make a match, one B does not
+    let a = (1, "x", "a");
+    let got = run(BOUNDED, &[a, (2, "x", "b"), (3, "x", "b"), (4, "x", "c")]);
+    assert_eq!(got, [m(1, 4, &[("A", 1), ("B", 2), ("B", 3), ("C", 4)])]);
+    assert_eq!(run(BOUNDED, &[a, (2, "x", "b"), (3, "x", "c")]), []);
+    // three Bs: the upper bound
+    let events = [
+        a,
+        (2, "x", "b"),
+        (3, "x", "b"),
+        (4, "x", "b"),
+        (5, "x", "c"),
+    ];
+    let three = [("A", 1), ("B", 2), ("B", 3), ("B", 4), ("C", 5)];
+    assert_eq!(run(BOUNDED, &events), [m(1, 5, &three)]);
+    // four Bs: the run that took three does not wait for a fourth, and C is not next to
+    // the third; the first B after A starts the loop (`;`), so none starts at the second
+    let events = [a, (2, "x", "b"), (3, "x", "b"), (4, "x", "b")];
+    let events = [&events[..], &[(5, "x", "b"), (6, "x", "c")]].concat();
+    assert_eq!(run(BOUNDED, &events), []);
+}
+
+#[test]
+fn a_loop_of_exactly_n_takes_n() {
+    // `A ; B{2}` ending the sequence: the match of two Bs only, reported at the second
+    let events = [(1, "x", "a"), (2, "x", "b"), (3, "x", "b"), (4, "x", "b")];
+    assert_eq!(
+        run(EXACTLY, &events),
+        [m(1, 3, &[("A", 1), ("B", 2), ("B", 3)])]
+    );
+    assert_eq!(run(EXACTLY, &[(1, "x", "a"), (2, "x", "b")]), []);
+}
+
+#[test]
+fn zero_iterations_are_an_untaken_optional_atom() {
+    // `A ; B* ; C`: no B between A and C, the match without B
+    let events = [(1, "x", "a"), (2, "x", "c")];
+    assert_eq!(run(STAR, &events), [m(1, 2, &[("A", 1), ("C", 2)])]);
+    // a B between: every count from one, and not the match without it
+    let events = [(1, "x", "a"), (2, "x", "b"), (3, "x", "b"), (4, "x", "c")];
+    let mut got = run(STAR, &events);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            m(1, 4, &[("A", 1), ("B", 2), ("B", 3), ("C", 4)]),
+            m(1, 4, &[("A", 1), ("B", 2), ("C", 4)]),
+        ]
+    );
+    // a B of another subject is no X in A's context: it neither loops nor blocks
+    let events = [(1, "x", "a"), (2, "y", "b"), (3, "x", "c")];
+    assert_eq!(run(STAR, &events), [m(1, 3, &[("A", 1), ("C", 3)])]);
 }
 
 const HEAD_NEGATION: &str = include_str!("../../tests/data/head_negation.plan.json");
