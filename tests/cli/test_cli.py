@@ -98,6 +98,9 @@ FILES = {
     "junk.rq": QUERY + "junk\n",
     "fn.rq": QUERY.replace("FILTER(?b > ?a)", "FILTER(<http://f.org/fn>(?b))"),
     "any.rq": QUERY.replace("SEQ(A; B)", "SEQ(A : B)"),
+    # a quantifier's bounds upside down, on line 6, column 11 (its '{')
+    "bounds.rq": QUERY.replace("SEQ(A; B)", "SEQ(A; B{3,1})"),
+    "quantified.rq": QUERY.replace("SEQ(A; B)", "SEQ(A; B{2,3})"),
 }
 
 STREAM = ("--stream", "S1=s1.trig")
@@ -122,6 +125,8 @@ RUNS: dict[str, tuple[str, ...]] = {
     "head-unbounded": ("run", "head-unbounded.rq", *STREAM),
     "explain-dot": ("explain", "--dot", "q.rq"),
     "explain-error": ("explain", "syntax.rq"),
+    "explain-quantified": ("explain", "quantified.rq"),
+    "bounds": ("run", "bounds.rq", *STREAM),
     "warnings": ("run", "warn.rq", *STREAM, *JSONL),
     "syntax": ("run", "syntax.rq", *STREAM),
     "prefix": ("run", "prefix.rq", *STREAM),
@@ -334,6 +339,22 @@ def test_explain_dot(cli):
     assert "atom0 -> ev_A;" in out and "atom1 -> ev_B;" in out
     assert 'x2 [shape=doublecircle, label="x2"];' in out
     assert 'x1 -> x2 [label="{S1}, ;, B"];' in out
+
+
+def test_explain_shows_a_quantifier(cli):
+    out = ok(cli("explain-quantified")).stdout
+    lines = out.splitlines()
+    assert lines[4].strip() == "B{2,3}   [skip-till-next ';' Kleene, 2 to 3 iterations]"
+    automaton = out[out.index("NFA_scep"):].splitlines()
+    assert automaton[3].split() == ["x1", "->", "x2", "[take]", "({S1},", "{2,3},", "B)"]
+    assert automaton[4].split() == ["x2", "->", "x2", "[iterate]", "({S1},", "{2,3},", "B)"]
+
+
+def test_a_quantifier_s_bad_bounds_are_a_located_user_error(cli):
+    proc = cli("bounds")
+    assert user_error(proc) == ("bounds.rq:6:11: B{3,1}: the lower bound 3 is above the upper bound 1; "
+                                "write {m,n} with m <= n\n")
+    assert proc.stdout == ""
 
 
 def test_explain_reports_query_errors(cli):

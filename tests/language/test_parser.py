@@ -1118,6 +1118,72 @@ def test_modifier_on_parenthesised_group(seq, column, mod):
     assert_error(text, 5, column, f"'{mod}' applies to a GPM name, not to a parenthesised expression")
 
 
+# ---------------------------------------------------------------- quantifiers (decision 61)
+
+
+@pytest.mark.parametrize(
+    ("seq", "low", "high", "text"),
+    [
+        ("A; B+", 1, None, "+"),
+        ("A; B*; C", 0, None, "*"),
+        ("A; B{3}", 3, 3, "{3}"),
+        ("A; B{1}", 1, 1, "{1}"),
+        ("A; B{2,}", 2, None, "{2,}"),
+        ("A; B{1,}", 1, None, "+"),
+        ("A; B{0,}; C", 0, None, "*"),
+        ("A; B{2,5}", 2, 5, "{2,5}"),
+        ("A; B{4,4}", 4, 4, "{4}"),
+        ("A; B{0,1}; C", 0, 1, "{0,1}"),
+        ("A; B { 2 , 10000 }", 2, 10000, "{2,10000}"),
+        ("B{2}, A", 2, 2, "{2}"),
+    ],
+)
+def test_a_quantifier_is_a_kleene_atom_with_bounds(seq, low, high, text):
+    q = parse_query(two_gpms(seq, extra="  DEFINE GPM C ON S { ?s :r ?y }\n"))
+    (atom,) = [a for a in q.seq.atoms if a.operand == A.GpmRef("B")]
+    assert (atom.modifier, atom.low, atom.high, atom.modifier_text) == (A.KLEENE, low, high, text)
+    assert A.iteration_bounds(atom.modifier_text) == (low, high)
+
+
+@pytest.mark.parametrize(
+    ("seq", "column", "fragment"),
+    [
+        ("A; B{5,2}", 11, "B{5,2}: the lower bound 5 is above the upper bound 2"),
+        ("A; B{0}", 11, "B{0} takes no event at all"),
+        ("A; B{0,0}", 11, "B{0,0} takes no event at all"),
+        ("A; B{10001}", 12, "B{10001}: 10001 iterations is too many; a quantifier's bounds are at most 10000"),
+        ("A; B{2,99999999999999999999}", 14, "iterations is too many"),
+        ("A; B{2.5}", 13, "unexpected '.5'; expected ',', '}'"),
+        ("A; B{,3}", 12, "unexpected ','; expected a number"),
+        ("A; B{-1}", 12, "unexpected '-1'; expected a number"),
+    ],
+)
+def test_a_quantifier_s_bounds_are_checked_where_written(seq, column, fragment):
+    assert_error(two_gpms(seq), 5, column, fragment)
+
+
+@pytest.mark.parametrize(
+    ("seq", "column", "fragment"),
+    [
+        ("B*, A", 7, "a sequence cannot start with B*, which may take no event: there is no earlier "
+                     "event to measure its absence from"),
+        ("B{0,2}; A", 7, "a sequence cannot start with B{0,2}, which may take no event"),
+        ("A; B*", 10, "a sequence cannot end with B*, which may take no event: the match without it "
+                      "would have to wait for an event that never comes"),
+        ("A; B{0,3}", 10, "a sequence cannot end with B{0,3}, which may take no event"),
+    ],
+)
+def test_zero_iterations_may_neither_start_nor_end_a_sequence(seq, column, fragment):
+    assert_error(two_gpms(seq), 5, column, fragment)
+
+
+@pytest.mark.parametrize(("seq", "column", "mod"),
+                         [("A, (B & C){2}", 17, "{2}"), ("A, (B | C)*", 17, "*"), ("A, (B | C){1,3}", 17, "{1,3}")])
+def test_a_quantifier_on_a_group_is_refused_as_plus_is(seq, column, mod):
+    text = two_gpms(seq, extra="  DEFINE GPM C ON S { ?s :r ?y }\n")
+    assert_error(text, 5, column, f"'{mod}' applies to a GPM name, not to a parenthesised expression")
+
+
 def test_partition_variable_not_bound_by_some_gpm():
     text = two_gpms(head="SELECT ?s\nPARTITION BY ?o")
     assert_error(text, 8, 14, "PARTITION BY ?o: GPM B does not bind ?o")

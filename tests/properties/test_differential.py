@@ -1,5 +1,6 @@
 """The incremental engine against the reference evaluator on random streams and random
-queries: every operator, nesting, every window kind, stateful FILTERs across GPMs, join
+queries: every operator and modifier (bounded iterations too), nesting, every window kind,
+stateful FILTERs across GPMs, join
 keys (partitioned runs), KB GRAPH clauses and a body only pyoxigraph evaluates, on events
 spelling one value several ways. Matches are
 compared as bags of (events per atom with iteration bindings, mapping, start, end); every
@@ -110,6 +111,12 @@ def events(draw):
     return sorted(out, key=lambda e: (e.time, e.seq))
 
 
+#: bounded iterations (docs/decisions.md 61), small enough for the streams' 14 events
+QUANTIFIERS = ["*", "{1}", "{2}", "{3}", "{0,1}", "{0,2}", "{1,2}", "{2,3}", "{2,}"]
+#: the modifiers that may take no event: neither first nor last in a sequence
+MAY_SKIP = ("?", "*", "{0,1}", "{0,2}")
+
+
 @st.composite
 def queries(draw, lazy_prefix: bool = False):
     """A random query; ``lazy_prefix``: it starts with 2-3 plain GPMs joined by ':' under a
@@ -147,10 +154,14 @@ def queries(draw, lazy_prefix: bool = False):
     timed = bool(window) and "EVENTS" not in window
     positive = False
     for k in range(first, n):
-        kind = draw(st.sampled_from(["plain", "plain", "group", "+", "?", "!"]))
-        if not positive and kind == "?" or (not positive and kind == "!" and (not timed or k == n - 1)):
+        kind = draw(st.sampled_from(["plain", "plain", "group", "+", "?", "!", "bounded"]))
+        if kind == "bounded":  # decision 61: X*, X{n}, X{m,n}, X{m,}
+            kind = draw(st.sampled_from(QUANTIFIERS))
+        # no X? or X* first, nor last (language.checks); X! first only under a time window and
+        # before a positive atom (head negation)
+        if not positive and (kind in MAY_SKIP or kind == "!" and (not timed or k == n - 1)):
             kind = "plain"
-        if k == n - 1 and kind == "?":
+        if k == n - 1 and kind in MAY_SKIP:
             kind = "plain"
         positive = positive or kind != "!"
         atom = (operand(draw(st.integers(1, 2)), group=True) if kind == "group"
@@ -232,6 +243,9 @@ SHAPES = {
         r"& \(G\d+ \| G\d+\)|\(\(G\d+ \| G\d+\) & ", q) is not None,
     "Kleene+": lambda q: re.search(r"G\d+\+", q) is not None,
     "head negation": lambda q: re.search(r"SEQ\(G\d+!", q) is not None,
+    "bounded iterations": lambda q: re.search(r"G\d+\{[2-9],", q) is not None,
+    "zero iterations": lambda q: re.search(r"G\d+(\*|\{0,)", q) is not None,
+    "a quantifier opening the sequence": lambda q: re.search(r"SEQ\(G\d+\{", q) is not None,
 }
 
 

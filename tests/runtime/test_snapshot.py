@@ -80,6 +80,44 @@ def test_a_restored_lazy_chain_continues_exactly(text, evs, end_of_input, data) 
     assert _split_run(text, evs, opts, [cut], end_of_input) == expected, (text, cut)
 
 
+BOUNDED = f"""{QUERY_PREFIXES}PREFIX spaseq: <https://w3id.org/spaseq#>
+SELECT * WITHIN 12 SECONDS
+FROM STREAM S <{EX}s>
+WHERE {{ SEQ(A ; B{{2,3}} , C ; D{{0,2}} ; E)
+  DEFINE GPM A ON S {{ ?a :kind :a ; :co ?c }}
+  DEFINE GPM B ON S {{ ?b :kind :b ; :co ?c ; :v ?v FILTER(?v > COALESCE(spaseq:max("v"), -1)) }}
+  DEFINE GPM C ON S {{ ?x :kind :c ; :co ?c }}
+  DEFINE GPM D ON S {{ ?d :kind :d ; :co ?c }}
+  DEFINE GPM E ON S {{ ?e :kind :e ; :co ?c FILTER(spaseq:count("v") >= 2) }} }}"""
+
+#: loops of B of two, three, one and four iterations (rising ?v, one company at a time: the
+#: iterations are strictly contiguous), D taken once, not at all, and once or twice
+LOOPS = ("a0 b0 b0 c0 d0 e0  a1 b1 b1 b1 c1 e1  a0 b0 c0 e0  a1 b1 b1 b1 b1 c1 d1 d1 e1  "
+         "a0 b0 b0 c0 d0 d0 e0")
+
+
+def _loops() -> list[Event]:
+    out = []
+    for i, word in enumerate(LOOPS.split()):
+        kind, co = word[0], word[1]
+        out.append(ev("s", i, f":e{i} :kind :{kind} ; :co :C{co} ; :v {i} .", seq=i))
+    return out
+
+
+def test_a_cut_inside_a_bounded_loop_changes_no_match() -> None:
+    """A snapshot taken between any two events, in the middle of B{2,3}'s iterations or
+    D{0,2}'s, restores each run's count of iterations (native format 6): the restored
+    engine finds exactly the uninterrupted matches."""
+    evs = _loops()
+    opts = api.EngineOptions()
+    expected = _uninterrupted(BOUNDED, evs, opts, True)
+    counts = {tuple(atom for atom, _, _ in taken).count("B") for taken, *_ in expected}
+    assert counts == {2, 3}, expected  # the loops of one and four Bs give no match
+    assert {tuple(atom for atom, _, _ in taken).count("D") for taken, *_ in expected} == {0, 1, 2}
+    for cut in range(len(evs) + 1):
+        assert _split_run(BOUNDED, evs, opts, [cut], True) == expected, cut
+
+
 STOCK = f"""{QUERY_PREFIXES}SELECT ?c ?p1 ?p2 WITHIN 10 SECONDS
 FROM STREAM S <{EX}s>
 WHERE {{ SEQ(A ; B+)
