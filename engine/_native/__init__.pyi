@@ -17,8 +17,9 @@ __version__: str
 class LateEvent(ValueError):
     """An event that comes after a promise it breaks (``str()`` is the core's message, its
     times written as the event's were): ``promise`` is ``processed`` (a query reading its
-    stream processed a later time), ``heartbeat``, ``flushed`` or ``composed`` (a query
-    reading another query's output and this stream was run to a later time); ``time`` and ``at`` (the
+    stream processed a later time), ``heartbeat``, ``flushed``, ``composed`` (a query
+    reading another query's output and this stream was run to a later time) or ``watermark``
+    (a query with a LATENESS was run to its watermark, later than the event); ``time`` and ``at`` (the
     promise's time) in ns."""
 
     stream: str

@@ -438,6 +438,9 @@ class Query:
     source: str = ""
     file: str = "<query>"
     warnings: tuple[str, ...] = ()
+    #: LATENESS in seconds: how far behind the latest time seen on its streams an event may
+    #: come and still be evaluated in time order (None: the engine's default, 0 if none)
+    lateness: Decimal | None = None
 
     @property
     def stream_iris(self) -> list[str]:

@@ -3,6 +3,7 @@ snapshot, instant and driver work its methods hand to the other modules of ``spa
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -25,6 +26,7 @@ from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
 from spaseq.engine.kb.reader import KbStore
 from spaseq.engine.language.query import parse_query
+from spaseq.engine.language.translate import parse_duration
 from spaseq.engine.matches import Match
 from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.output.materialize import Materializer
@@ -37,7 +39,7 @@ from spaseq.engine.runtime.native import (
     QueryRuntime,
     UnreadStream,
 )
-from spaseq.engine.values.timestamps import INFINITY, to_nanoseconds
+from spaseq.engine.values.timestamps import INFINITY, exact_seconds, to_nanoseconds
 
 if TYPE_CHECKING:
     from spaseq.engine._native import ReplayReading
@@ -51,7 +53,7 @@ class Engine:
     def __init__(self, kb: Store | KbStore | str | os.PathLike | None = None, options: EngineOptions | None = None,
                  drop_late: bool = False, materialize: Store | str | None = None,
                  query_clocks: bool = False, time_format: str = DEFAULT_TIME_FORMAT,
-                 drop_unread: bool = False) -> None:
+                 drop_unread: bool = False, lateness: float | int | Decimal | str | None = None) -> None:
         """``materialize``: a pyoxigraph Store or a directory for an on-disk one, where every
         result of every query is stored (``materialize`` module, docs/vocabulary.md), its
         times as ``time_format`` says (``input``, ``dateTime``, ``epoch``: ``output.times``).
@@ -59,8 +61,12 @@ class Engine:
         with heartbeats (``advance_to``), so streams may be pushed by independent producers,
         each in its own time order; by default an event moves every query's clock.
         ``drop_unread``: an event on a stream no registered query reads is dropped and counted
-        (``dropped_unread``) instead of raising ``UnreadStreamError`` (decision 44)."""
+        (``dropped_unread``) instead of raising ``UnreadStreamError`` (decision 44).
+        ``lateness``: the LATENESS of queries registered without one (seconds, or a duration
+        such as ``"500ms"``): an event that many seconds behind the latest time seen on its
+        stream is still evaluated in time order (decision 63)."""
         self.options = options or EngineOptions()
+        self.lateness = _lateness(lateness)
         self._owned_kb: KbStore | None = None  # a store this engine opened, released by close()
         if isinstance(kb, str | os.PathLike):  # the directory of a `spaseq kb load` store
             kb = self._owned_kb = KbStore(kb)
@@ -98,6 +104,8 @@ class Engine:
         self._check_open()
         plan = query if isinstance(query, Plan) else None  # e.g. read back from `explain --plan`
         q = query.query if isinstance(query, Plan) else parse_query(query, file) if isinstance(query, str) else query
+        if plan is None and q.lateness is None and self.lateness:  # the engine's default LATENESS
+            q = dataclasses.replace(q, lateness=self.lateness)
         iri = output or f"urn:spaseq:query:{len(self.composition) + 1}"
         self.composition.check(q, iri)
         if self.composition.consumers(iri) and self._seq:
@@ -493,6 +501,19 @@ class Engine:
 
 
 _NS_MIN = -(2 ** 127)  # the core's time before any (i128::MIN)
+
+
+def _lateness(value: float | int | Decimal | str | None) -> Decimal | None:
+    """``Engine(lateness=...)`` in exact seconds: a number of seconds or a duration text."""
+    if value is None:
+        return None
+    try:
+        seconds = parse_duration(value, "lateness") if isinstance(value, str) else exact_seconds(value)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if seconds < 0:
+        raise UsageError(f"lateness {value}: a negative duration; give 0 or more")
+    return seconds
 
 
 def evaluate(query: A.Query, events: Iterable[Event], kb: Store | None = None,

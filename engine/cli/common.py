@@ -29,6 +29,26 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
                              "started on)")
 
 
+def add_lateness_option(parser: argparse.ArgumentParser) -> None:
+    """``--lateness``: the LATENESS of queries that do not say (``run`` and ``serve``)."""
+    parser.add_argument("--lateness", type=duration, default=None, metavar="DURATION",
+                        help="evaluate events in time order even when they come up to DURATION "
+                             "behind the latest time seen on their stream (e.g. 500ms, 30sec, "
+                             "'2 MINUTES'), for queries without a LATENESS clause; later ones are "
+                             "late (default: none, every event must come in time order)")
+
+
+def duration(text: str) -> object:
+    """An option's duration (``parse_duration``: the query language's time units), in exact
+    seconds; argparse reports a bad one with the usage, exit status 2."""
+    from spaseq.engine.language.translate import parse_duration
+
+    try:
+        return parse_duration(text, "--lateness")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def engine_options(args: argparse.Namespace) -> EngineOptions:
     """The engine's optimisations: the defaults, plus the opt-in ones asked for."""
     from spaseq.engine.compile.plan import EngineOptions

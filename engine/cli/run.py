@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import IO, TYPE_CHECKING
 
-from spaseq.engine.cli.common import add_engine_options, engine_options, warn
+from spaseq.engine.cli.common import add_engine_options, add_lateness_option, engine_options, warn
 from spaseq.engine.cli.progress import Probe, Progress, progress_wanted
 from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
 from spaseq.engine.output.native import FORMATS, native_writer, row_writer
@@ -77,6 +77,7 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
                      help="format of every --stream input, whatever its name says; auto (default): "
                           "from the file's extension (.trig, .nq, .nquads, each optionally .gz), and "
                           "for live streams ('-' or a named pipe) N-Quads unless the name ends in .trig")
+    add_lateness_option(run)
     run.add_argument("--drop-late", action="store_true",
                      help="drop events that arrive out of time order on their stream (counted on "
                           "stderr) instead of stopping with an error")
@@ -237,7 +238,8 @@ def _engine(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query,
 
     engine = Engine(kb, options=engine_options(args), drop_late=drop_late,
                     materialize=args.materialize, time_format=args.time_format,
-                    drop_unread=True)  # a --stream-file may describe more streams
+                    drop_unread=True,  # a --stream-file may describe more streams
+                    lateness=args.lateness)
     for q, iri in withs:
         engine.register(q, keep=False, output=iri)
     handle = engine.register(query, keep=False, output=_output_iri(args), on_output=write)

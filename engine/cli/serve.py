@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from spaseq.engine.cli.common import add_lateness_option
 from spaseq.engine.errors import require_extra
 from spaseq.engine.output.times import TIME_FORMATS
 from spaseq.engine.server.config import DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT, ServerConfig
@@ -49,6 +50,7 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
                             "sent again is not applied twice (default 100000)")
     serve.add_argument("--snapshot-every", type=int, default=1000, metavar="N",
                        help="with --data: snapshot the engine every N journal records (default 1000)")
+    add_lateness_option(serve)
     serve.add_argument("--time-format", choices=TIME_FORMATS, default="input",
                        help="how results write times (SPARQL results' _time/_start, the match log's "
                             "time_iso/start_iso, spaseq:time in the store): input (default): "
@@ -66,5 +68,6 @@ def run_serve(args: argparse.Namespace) -> int:
                           max_body=args.max_body, cors=tuple(args.cors), max_queries=args.max_queries,
                           max_clients=args.max_clients, keep_matches=args.keep_matches,
                           follower_lag=args.follower_lag, idempotency_keys=args.idempotency_keys,
-                          snapshot_every=args.snapshot_every, time_format=args.time_format)
+                          snapshot_every=args.snapshot_every, time_format=args.time_format,
+                          lateness=args.lateness)
     return serve(config)

@@ -39,7 +39,8 @@ def explain_text(query: A.Query) -> str:
     lines = [f"MATCH {'DISTINCT ' if query.match.distinct else ''}{proj}"]
     if query.partition_by:
         lines.append("  PARTITION BY " + " ".join(f"?{v}" for v in query.partition_by))
-    lines.append(f"  WINDOW {query.window.describe()}")
+    lateness = "" if not query.lateness else f" LATENESS {format(query.lateness.normalize(), 'f')}s"
+    lines.append(f"  WINDOW {query.window.describe()}{lateness}")
     lines.append("    SEQ")
     head = len(query.seq.head)
     for i, atom in enumerate((*query.seq.head, *query.seq.positive)):

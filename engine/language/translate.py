@@ -87,6 +87,7 @@ def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | No
     head, *clauses, where = query.children
     match = _construct(ctx, head) if head.data == "construct_clause" else _select(head)
     window: A.Window | None = None
+    lateness: Decimal | None = None
     partition: tuple[str, ...] | None = None
     streams: dict[str, str] = {}
     for clause in clauses:
@@ -94,6 +95,10 @@ def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | No
             if window is not None:
                 raise QueryError("a query has at most one WITHIN clause", ctx.loc(clause))
             window = _window(ctx, clause)
+        elif clause.data == "lateness_clause":
+            if lateness is not None:
+                raise QueryError("a query has at most one LATENESS clause", ctx.loc(clause))
+            lateness = _lateness(ctx, clause)
         elif clause.data == "partition_clause":
             if partition is not None:
                 raise QueryError("a query has at most one PARTITION BY clause", ctx.loc(clause))
@@ -133,6 +138,7 @@ def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | No
         base=ctx.base,
         source=text,
         file=file,
+        lateness=lateness,
     )
 
 
@@ -199,6 +205,55 @@ def _window(ctx: _Context, node: Tree) -> A.Window:
         raise QueryError(f"WITHIN {text} {unit_tok!s} is finer than a nanosecond, the resolution of "
                          "times", where)
     return A.Window("time", seconds, tumbling)
+
+
+def _lateness(ctx: _Context, node: Tree) -> Decimal:
+    """LATENESS n UNIT: a duration in seconds, 0 or more, to the nanosecond."""
+    token, unit_tok = node.children[0].children[0], node.children[1].children[0]
+    try:
+        return duration_seconds(str(token), str(unit_tok), "LATENESS")
+    except DurationError as exc:
+        raise QueryError(str(exc), ctx.loc(unit_tok if exc.in_unit else token)) from None
+
+
+class DurationError(ValueError):
+    """A duration that is not one; ``in_unit``: its unit is at fault, not its amount."""
+
+    def __init__(self, message: str, in_unit: bool = False) -> None:
+        super().__init__(message)
+        self.in_unit = in_unit
+
+
+_DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]+)?\s*$")
+
+
+def parse_duration(text: str, what: str) -> Decimal:
+    """A duration written ``N UNIT`` (``500 MILLISECONDS``, ``500ms``, ``30 s`` is not: the
+    units are the language's, ``SECONDS``, ``sec``, ``MIN``...; a bare number is seconds) in
+    exact seconds; DurationError naming ``what`` (e.g. ``--lateness``) otherwise."""
+    m = _DURATION.match(text)
+    if m is None:
+        raise DurationError(f"{what} {text!r}: expected a duration such as 30 SECONDS or 500ms")
+    return duration_seconds(m.group(1), m.group(2) or "seconds", what)
+
+
+def duration_seconds(amount_text: str, unit_text: str, what: str) -> Decimal:
+    """``amount_text`` ``unit_text`` (a time unit of the language) in exact seconds, 0 or more,
+    to the nanosecond; DurationError saying why not."""
+    amount, unit = Decimal(amount_text), unit_text.lower()
+    if amount < 0:
+        raise DurationError(f"{what} {amount_text} {unit_text}: a negative duration; give 0 or more")
+    if unit not in TIME_UNITS:
+        raise DurationError(f"{what} takes a time unit, not {unit_text}: MILLISECOND(S), SECOND(S), "
+                            "MINUTE(S), HOUR(S) or DAY(S)", in_unit=True)
+    if amount >= MAX_SECONDS or amount * TIME_UNITS[unit] >= MAX_SECONDS:
+        raise DurationError(f"{what} {amount_text} {unit_text} is too large: at most 10^18 "
+                            "seconds, the range of times")
+    seconds = amount * TIME_UNITS[unit]
+    if seconds != seconds.quantize(NANOSECOND, rounding=ROUND_FLOOR):
+        raise DurationError(f"{what} {amount_text} {unit_text} is finer than a nanosecond, the "
+                            "resolution of times")
+    return seconds
 
 
 def _seq(ctx: _Context, node: Tree) -> A.Seq:

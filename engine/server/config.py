@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from decimal import Decimal
 
 from spaseq.engine.errors import UsageError
 
@@ -33,6 +34,7 @@ class ServerConfig:
     keepalive: float = 15.0              # seconds between SSE keep-alive comments
     snapshot_every: int = 1000           # journal records between two snapshots (with --data)
     time_format: str = "input"           # how results write times (output.times, decision 43)
+    lateness: Decimal | None = None      # the LATENESS of queries without one (seconds)
 
     def check(self) -> None:
         """Refuse settings that would expose the engine or cannot work (UsageError)."""

@@ -29,7 +29,8 @@ use std::str::FromStr;
 /// 5: results numbered and composition's buffers in the core (`ComposedState`).
 /// 6: a looping run's count of Kleene iterations (`RunState::iterations`, for `X{m,n}`).
 /// 7: head negation's kept events and runs (`QueryState::head_events`, `RunState::head`).
-pub const SNAPSHOT_VERSION: u32 = 7;
+/// 8: the latest time seen on each stream (`ComposedState::seen`, LATENESS watermarks).
+pub const SNAPSHOT_VERSION: u32 = 8;
 /// The format's magic (named after the crate that first wrote it: kept, snapshots' bytes
 /// do not change with the crates' names).
 const MAGIC: &[u8; 12] = b"spaseq-core\n";
@@ -66,6 +67,8 @@ pub struct ComposedState {
     pub gates: Vec<GateState>,
     /// The last arrival number composition gave an event it held back.
     pub seq: u64,
+    /// The latest time seen on each input stream (stream id, ns): LATENESS watermarks.
+    pub seen: Vec<(u32, i128)>,
 }
 
 /// A query's results so far: how many (the last one's number) and, under DISTINCT, the rows

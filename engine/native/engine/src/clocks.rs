@@ -56,6 +56,9 @@ pub enum Promise {
     /// A query reading another query's output and this stream was run (or flushed) to a
     /// later time (`composition`).
     Composed,
+    /// A query with a LATENESS reading this stream was run to its watermark, later than the
+    /// event (the event is later than the lateness allows).
+    Watermark,
 }
 
 /// An event that comes after a promise it breaks: at `time` on `stream` (written as an
@@ -97,6 +100,12 @@ impl fmt::Display for Late {
                 f,
                 "event at {time} on <{stream}> comes after a composed query processed (or \
                  flushed) {at} (late event)"
+            ),
+            Promise::Watermark => write!(
+                f,
+                "event at {time} on <{stream}> is earlier than {at}, the watermark a query \
+                 reading it reached (the latest time seen on its streams minus its LATENESS): \
+                 later than its lateness allows (late event)"
             ),
         }
     }
@@ -285,8 +294,13 @@ impl<H: Host> Engine<H> {
                 at,
             })
         };
-        if let Some(at) = self.composed_late(stream, time) {
-            return broken(Promise::Composed, at);
+        if let Some((at, composed)) = self.composed_late(stream, time) {
+            let promise = if composed {
+                Promise::Composed
+            } else {
+                Promise::Watermark
+            };
+            return broken(promise, at);
         }
         if let Some(heartbeat) = self.broken_heartbeat(time) {
             return broken(Promise::Heartbeat, heartbeat);

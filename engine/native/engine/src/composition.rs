@@ -9,7 +9,10 @@
 //! A query reading another query's output stream is *gated*: the events it reads, input and
 //! derived alike, wait in a buffer ordered by (time, arrival) and are released to it only up
 //! to the watermark of every query it reads, the earliest time a result still to come from
-//! that query can carry. A derived event is stamped with its match's time, which for a
+//! that query can carry. A query with a LATENESS is gated too (decision 63): its input
+//! events wait until its watermark, the latest time seen on each stream it reads minus the
+//! lateness (the least over its streams), passes them, so that input out of order by up to
+//! the lateness is evaluated in time order. A derived event is stamped with its match's time, which for a
 //! deferred match (trailing negation, lazy conjunction) is earlier than the clock; holding
 //! the reader back makes it see its events in time order anyway, so a derived event is never
 //! late and nothing is dropped. Gated queries run in dependency order, producers first, ties
@@ -43,6 +46,8 @@ struct Shape {
     distinct: Option<bool>,
     /// A CONSTRUCT query's template (its variables in order of first mention, the triples).
     template: Option<(Vec<String>, Vec<[TemplateTerm; 3]>)>,
+    /// LATENESS (ns; 0: none).
+    lateness: i128,
 }
 
 impl Shape {
@@ -66,6 +71,7 @@ impl Shape {
             select,
             distinct: info.distinct.then_some(construct),
             template,
+            lateness: i128::try_from(info.lateness).unwrap_or(i128::MAX),
         })
     }
 }
@@ -158,6 +164,8 @@ struct Gate {
     upstream: Vec<usize>,
     /// The input streams it reads (not outputs).
     raw: Vec<StreamId>,
+    /// Its LATENESS (ns; 0: its input is released to the engine clock).
+    lateness: i128,
     buffer: BinaryHeap<Reverse<Held>>,
     /// Its runtime has been run to here (`i128::MIN` before, `INF` once closed).
     limit: i128,
@@ -180,6 +188,8 @@ pub(crate) struct Composition {
     fan: HashMap<StreamId, Rc<[usize]>>,
     /// The last arrival number given to an event held back.
     seq: u64,
+    /// The latest time seen on each input stream (what a LATENESS watermark is measured from).
+    seen: HashMap<StreamId, i128>,
 }
 
 impl Composition {
@@ -312,13 +322,15 @@ impl<H: Host> Engine<H> {
         let mut old: HashMap<usize, Gate> = c.gates.drain(..).map(|g| (g.query, g)).collect();
         let mut gates = Vec::new();
         for q in order {
-            if upstream[q].is_empty() {
+            let lateness = c.shapes[q].lateness;
+            if upstream[q].is_empty() && lateness == 0 {
                 continue;
             }
             let mut gate = old.remove(&q).unwrap_or(Gate {
                 query: q,
                 upstream: Vec::new(),
                 raw: Vec::new(),
+                lateness,
                 buffer: BinaryHeap::new(),
                 limit: i128::MIN,
             });
@@ -469,13 +481,16 @@ impl<H: Host> Engine<H> {
         self.prepare(&out.iri, (m.time, dated), seq, Some(name.into()), ids)
     }
 
-    /// An input event for the gated queries reading its stream: held back.
+    /// An input event for the gated queries reading its stream: held back (and its time
+    /// noted as its stream's latest, for LATENESS watermarks).
     pub(crate) fn hold_input(&self, event: &PreparedEvent) {
         let mut c = self.composition.borrow_mut();
         if !c.any_gate() {
             return;
         }
         let stream = event.event.stream;
+        let seen = c.seen.entry(stream).or_insert(i128::MIN);
+        *seen = (*seen).max(event.event.time);
         let mut seq = c.seq;
         for gate in c.gates.iter_mut().filter(|g| g.raw.contains(&stream)) {
             seq += 1;
@@ -494,9 +509,14 @@ impl<H: Host> Engine<H> {
     pub(crate) fn pump(&self, frontier: i128, flush: bool) -> Result<(), HostFailed> {
         let mut runtimes = self.queries.borrow_mut();
         let mut c = self.composition.borrow_mut();
+        let heartbeat = self.clocks.get().heartbeat;
         for g in 0..c.gates.len() {
             let gate = &c.gates[g];
-            let mut limit = if gate.raw.is_empty() { INF } else { frontier };
+            let mut limit = match (gate.raw.is_empty(), gate.lateness) {
+                (true, _) => INF,
+                (false, 0) => frontier,
+                (false, lateness) => late_watermark(&gate.raw, lateness, &c.seen).max(heartbeat),
+            };
             for &p in &gate.upstream {
                 limit = limit.min(watermark(&runtimes, &c, p, frontier));
             }
@@ -582,8 +602,9 @@ impl<H: Host> Engine<H> {
     }
 
     /// If an event at `time` on stream `stream` is late for a gated query reading it (it has
-    /// been run past it, or flushed at or after it): the time it was run or flushed to.
-    pub(crate) fn composed_late(&self, stream: StreamId, time: i128) -> Option<i128> {
+    /// been run past it, or flushed at or after it): the time it was run or flushed to, and
+    /// whether the query reads other queries' output (else it is held by its LATENESS).
+    pub(crate) fn composed_late(&self, stream: StreamId, time: i128) -> Option<(i128, bool)> {
         let c = self.composition.borrow();
         let runtimes = self.queries.borrow();
         c.gates
@@ -593,7 +614,7 @@ impl<H: Host> Engine<H> {
                 let rt = &runtimes[g.query];
                 let clock = g.limit.max(rt.clock);
                 (time < clock || (rt.flushed != i128::MIN && time <= rt.flushed))
-                    .then(|| clock.max(rt.flushed))
+                    .then(|| (clock.max(rt.flushed), !g.upstream.is_empty()))
             })
     }
 
@@ -633,6 +654,7 @@ impl<H: Host> Engine<H> {
                 })
                 .collect(),
             seq: c.seq,
+            seen: c.seen.iter().map(|(s, t)| (*s, *t)).collect(),
         }
     }
 
@@ -683,6 +705,7 @@ impl<H: Host> Engine<H> {
                 .collect::<Result<_, SnapshotError>>()?;
         }
         c.seq = state.seq;
+        c.seen = state.seen.into_iter().collect();
         Ok(())
     }
 }
@@ -731,6 +754,16 @@ fn number(
     }
     results.count += 1;
     m.number = results.count;
+}
+
+/// A LATENESS watermark: the least, over the input streams `raw`, of the latest time seen on
+/// each minus `lateness` (a stream that has sent nothing yet holds nothing back).
+fn late_watermark(raw: &[StreamId], lateness: i128, seen: &HashMap<StreamId, i128>) -> i128 {
+    raw.iter()
+        .filter_map(|s| seen.get(s))
+        .map(|t| t.saturating_sub(lateness))
+        .min()
+        .unwrap_or(i128::MIN)
 }
 
 /// The earliest time a result still to come from query `p` can carry (`frontier`: the

@@ -343,6 +343,9 @@ pub struct QueryInfo {
     /// the template as a variable named `_:label` (a fresh node per result).
     pub template: Vec<TriplePattern>,
     pub window: Window,
+    /// LATENESS (ns): how far behind the latest time seen on its streams an event may come
+    /// and still be evaluated in time order (0: events are evaluated as they come).
+    pub lateness: u128,
     /// FROM STREAM name -> IRI, by name.
     pub streams: Vec<(String, String)>,
     pub partition_by: Vec<String>,
@@ -352,6 +355,21 @@ pub struct QueryInfo {
     pub bodies: BTreeMap<String, String>,
 }
 
+/// LATENESS as written: `{"@decimal": seconds}`, or null for none (the engine's default is
+/// applied before planning), to the nanosecond.
+fn lateness<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u128, D::Error> {
+    let value: Option<Value> = nullable(d)?;
+    match value {
+        None => Ok(0),
+        Some(v) => v["@decimal"]
+            .as_str()
+            .and_then(crate::algebra::nanoseconds)
+            .ok_or_else(|| {
+                D::Error::custom("expected a non-negative number of seconds to the nanosecond")
+            }),
+    }
+}
+
 /// The parts of the plan's `Query` (the checked algebra) the runtime reads.
 #[derive(Deserialize)]
 #[serde(remote = "Self")]
@@ -359,6 +377,8 @@ struct Query {
     #[serde(rename = "match")]
     spec: MatchSpec,
     window: Window,
+    #[serde(deserialize_with = "lateness")]
+    lateness: u128,
     events: BTreeMap<String, EventPattern>,
     streams: BTreeMap<String, String>,
     partition_by: Vec<String>,
@@ -478,6 +498,7 @@ impl Plan {
                 form: query.spec.form,
                 template: query.spec.template,
                 window: query.window,
+                lateness: query.lateness,
                 streams: query.streams.into_iter().collect(),
                 partition_by: query.partition_by,
                 base: query.base,

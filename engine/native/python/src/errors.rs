@@ -65,6 +65,7 @@ pub fn late_exception<'py>(py: Python<'py>, late: &Late) -> PyResult<Bound<'py, 
         Promise::Heartbeat => "heartbeat",
         Promise::Flushed => "flushed",
         Promise::Composed => "composed",
+        Promise::Watermark => "watermark",
     };
     exc.setattr("promise", promise)?;
     Ok(exc)

@@ -1,0 +1,161 @@
+"""LATENESS (docs/decisions.md 63): a query with a lateness evaluates its input in time order
+once its watermark (the latest time seen on its streams minus the lateness) passes it, so
+that input out of order by up to the lateness gives the matches of the same input sorted;
+an event later than that is late. Checked against the reference evaluator on the sorted
+input, over the differential suite's random queries and streams, with snapshots cut
+anywhere."""
+
+from __future__ import annotations
+
+import random
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spaseq.engine import reference
+from spaseq.engine.api import Engine, LateEventError
+from spaseq.engine.errors import QueryError, UsageError
+from spaseq.engine.events import Event
+from spaseq.engine.language.query import parse_query
+from tests.properties.test_differential import EXAMPLES, events, kb, options, queries
+from tests.util import EX, query_text
+from tests.util import match_bag as bag
+
+PAIR = query_text("A ; B", "DEFINE GPM A ON U1 { ?x :a ?a } DEFINE GPM B ON U1 { ?x :b ?b }",
+                  within="10 SECONDS", streams=("u1",))
+
+
+def with_lateness(text: str, seconds: Decimal) -> str:
+    """``text`` (a generated query) with a LATENESS clause."""
+    return text.replace("\nFROM STREAM U1", f" LATENESS {seconds} SECONDS\nFROM STREAM U1", 1)
+
+
+def disordered(evs: list[Event], lateness: Decimal, rnd: random.Random) -> list[Event]:
+    """``evs`` (sorted) in an arrival order out of time order by at most ``lateness``: each
+    timestamp's events arrive together, in their order, up to ``lateness`` later."""
+    delay = {t: Decimal(rnd.randint(0, 4)) / 4 * lateness for t in {e.time for e in evs}}
+    return sorted(evs, key=lambda e: (e.time + delay[e.time], e.time, e.seq))
+
+
+@settings(max_examples=EXAMPLES)
+@given(queries(), events(), options, st.sampled_from([Decimal(0), Decimal("0.1"), Decimal(2), Decimal(7)]),
+       st.randoms(use_true_random=False))
+def test_disorder_within_the_lateness_gives_the_sorted_input_s_matches(text, evs, opts, lateness, rnd) -> None:
+    q = parse_query(with_lateness(text, lateness))
+    store = kb()
+    expected = bag(reference.evaluate(q, evs, store, end_of_input=True))
+    engine = Engine(store, opts)
+    handle = engine.register(q)
+    arrivals = disordered(evs, lateness, rnd) if lateness else evs
+    for e in arrivals:
+        engine.push_event(e)
+    engine.close()
+    assert bag(list(handle.matches())) == expected, (q.source, [(e.time, e.seq) for e in arrivals])
+
+
+@settings(max_examples=max(EXAMPLES // 3, 20))
+@given(queries(), events(), st.randoms(use_true_random=False), st.data())
+def test_a_snapshot_carries_what_the_lateness_holds_back(text, evs, rnd, data) -> None:
+    q = parse_query(with_lateness(text, Decimal(2)))
+    store = kb()
+    arrivals = disordered(evs, Decimal(2), rnd)
+    whole = Engine(store)
+    expected = whole.register(q)
+    for e in arrivals:
+        whole.push_event(e)
+    whole.close()
+    cut = data.draw(st.integers(0, len(arrivals)), label="cut")
+    engine = Engine(store)
+    handle = engine.register(q)
+    for e in arrivals[:cut]:
+        engine.push_event(e)
+    got = list(handle.matches())
+    engine = Engine.restore(engine.snapshot(), kb=store)
+    for e in arrivals[cut:]:
+        engine.push_event(e)
+    engine.close()
+    got += list(engine.handles[0].matches())
+    assert bag(got) == bag(list(expected.matches()))
+
+
+def push(engine: Engine, t: float, body: str, stream: str = "u1") -> None:
+    engine.push(EX + stream, t, body, format="turtle")
+
+
+def test_matches_come_when_the_watermark_passes_and_a_later_event_is_late() -> None:
+    engine = Engine()
+    handle = engine.register(PAIR.replace("WITHIN 10 SECONDS", "WITHIN 10 SECONDS LATENESS 3 SECONDS"))
+    seen = []
+    for t, body in [(1, ":x :a 1"), (4, ":x :b 4"), (2, ":x :b 2"), (5, ":x :a 5")]:
+        push(engine, t, f"@prefix : <{EX}> . {body} .")
+        seen.append([r.bindings["b"].value for r in handle.rows()])
+    # b@2 arrived after b@4 but is the first B after a@1 (';'); it is released at 5 (5 - 3)
+    assert seen == [[], [], [], ["2"]]
+    with pytest.raises(LateEventError, match=r"event at 1 on <http://ex.org/u1> is earlier than 2, the "
+                                             r"watermark a query reading it reached"):
+        push(engine, 1, f"@prefix : <{EX}> . :x :b 0 .")
+    assert engine.late(EX + "u1", 2) is None and engine.late(EX + "u1", Decimal("1.5")) is not None
+    engine.advance_to(9)  # a heartbeat moves the watermark on
+    engine.close()
+
+
+def test_the_engine_s_lateness_is_the_default_of_queries_without_one() -> None:
+    engine = Engine(lateness="3 SECONDS")
+    default = engine.register(PAIR)
+    own = engine.register(PAIR.replace("WITHIN 10 SECONDS", "WITHIN 10 SECONDS LATENESS 0 SECONDS"))
+    assert (default.query.lateness, own.query.lateness) == (Decimal(3), Decimal(0))
+    assert Engine(lateness=0.5).lateness == Decimal("0.5")
+    with pytest.raises(UsageError, match="lateness '1 EVENTS'|lateness takes a time unit"):
+        Engine(lateness="1 EVENTS")
+
+
+@pytest.mark.parametrize(("clause", "at", "message"), [
+    ("LATENESS -2 SECONDS", "-2", "LATENESS -2 SECONDS: a negative duration; give 0 or more"),
+    ("LATENESS 2 EVENTS", "EVENTS", "LATENESS takes a time unit, not EVENTS"),
+    ("LATENESS 1 SECONDS LATENESS 2 SECONDS", "LATENESS 2", "a query has at most one LATENESS clause"),
+])
+def test_a_bad_lateness_is_a_located_error(clause, at, message) -> None:
+    text = PAIR.replace("WITHIN 10 SECONDS", f"WITHIN 10 SECONDS {clause}")
+    line = next(i for i, line in enumerate(text.splitlines(), 1) if clause in line)
+    column = text.splitlines()[line - 1].index(at) + 1
+    with pytest.raises(QueryError) as info:
+        parse_query(text, "q.rq")
+    assert message in info.value.message
+    assert info.value.location is not None, str(info.value)
+    assert (info.value.location.line, info.value.location.column) == (line, column), str(info.value)
+
+
+def test_events_of_a_later_stream_do_not_release_an_earlier_one_s_events_past_its_lateness() -> None:
+    """Two streams: the watermark is the least of theirs (each latest minus the lateness)."""
+    text = query_text("A ; B", "DEFINE GPM A ON U1 { ?x :a ?a } DEFINE GPM B ON U2 { ?x :b ?b }",
+                      within="10 SECONDS", streams=("u1", "u2"))
+    engine = Engine(lateness=1)
+    handle = engine.register(text)
+    push(engine, 1, f"<{EX}x> <{EX}a> 1 .")
+    push(engine, 9, f"<{EX}x> <{EX}b> 9 .", stream="u2")  # u1's watermark is 0: nothing is released
+    assert handle.rows() == []
+    push(engine, 3, f"<{EX}x> <{EX}a> 3 .")  # u1 reaches 2: a@1 is released, b@9 is not yet
+    assert handle.rows() == []
+    engine.close()  # the end of input releases the rest: b@9 follows a@1 and a@3
+    assert [r.bindings["a"].value for r in handle.rows()] == ["1", "3"]
+
+
+def test_spaseq_run_reads_live_input_out_of_order_within_its_lateness(tmp_path) -> None:
+    """``--lateness`` on a live stream: the B two seconds behind is taken in time order; without
+    it, the run stops at that event with the late event's message (exit status 2)."""
+    import subprocess
+    import sys
+
+    query = tmp_path / "q.rq"
+    query.write_text(PAIR, encoding="utf-8")
+    prov = "<http://www.w3.org/ns/prov#generatedAtTime>"
+    integer = "<http://www.w3.org/2001/XMLSchema#integer>"
+    lines = "".join(f'<{EX}x> <{EX}{p}> "{v}"^^{integer} <{EX}g{t}> .\n<{EX}g{t}> {prov} "{t}"^^{integer} .\n'
+                    for t, p, v in [(1, "a", 1), (4, "b", 4), (2, "b", 2)])
+    run = [sys.executable, "-m", "spaseq.engine.cli", "run", str(query), "--stream", "U1=-", "--format", "csv"]
+    ok = subprocess.run([*run, "--lateness", "2sec"], input=lines, capture_output=True, text=True, timeout=60)
+    assert (ok.returncode, ok.stdout.splitlines()) == (0, ["a,b,x", f"1,2,{EX}x"]), ok.stderr
+    refused = subprocess.run(run, input=lines, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "late event" in refused.stderr

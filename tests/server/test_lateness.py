@@ -1,0 +1,37 @@
+"""``spaseq serve --lateness``: a producer a little behind is accepted (its events are put in
+time order), one behind by more than the lateness gets 409, and the matches are those of the
+sorted input."""
+
+from __future__ import annotations
+
+import httpx
+
+from .conftest import start_server
+
+QUERY = """PREFIX : <http://ex.org/>
+SELECT ?a ?b WITHIN 10 SECONDS FROM STREAM S <http://ex.org/s>
+WHERE { SEQ(A ; B) DEFINE GPM A ON S { ?x :a ?a } DEFINE GPM B ON S { ?x :b ?b } }"""
+
+
+def post(url: str, time: int, triple: str) -> httpx.Response:
+    return httpx.post(f"{url}/events", params={"stream": "http://ex.org/s", "time": str(time)},
+                      content=triple.encode(), headers={"Content-Type": "text/turtle"})
+
+
+def test_a_batch_late_within_the_lateness_is_accepted_and_put_in_order() -> None:
+    srv = start_server("--lateness", "2sec")
+    try:
+        reg = httpx.post(f"{srv.url}/queries", content=QUERY, headers={"Content-Type": "application/sparql-query"})
+        assert reg.status_code == 201, reg.text
+        assert post(srv.url, 1, "<http://ex.org/x> <http://ex.org/a> 1 .").status_code == 200
+        assert post(srv.url, 4, "<http://ex.org/x> <http://ex.org/b> 4 .").status_code == 200
+        # 2 s behind 4: within the lateness, and the first B after A once in time order
+        assert post(srv.url, 2, "<http://ex.org/x> <http://ex.org/b> 2 .").status_code == 200
+        late = post(srv.url, 1, "<http://ex.org/x> <http://ex.org/b> 0 .")
+        assert late.status_code == 409 and "watermark" in late.json()["error"], late.text
+        assert httpx.post(f"{srv.url}/heartbeat", params={"time": "100"}).status_code in (200, 204)
+        rows = httpx.get(f"{srv.url}{reg.json()['matches']}",
+                         headers={"Accept": "application/sparql-results+json"}).json()["results"]["bindings"]
+        assert [(r["a"]["value"], r["b"]["value"]) for r in rows] == [("1", "2")]
+    finally:
+        assert srv.stop() == 0
