@@ -207,11 +207,17 @@ class NativeEngine:
     def forget(self) -> list[int]:
         """uids of the oldest events nothing native holds any more."""
     def configure(self, own_clocks: bool, drop_late: bool, compact_min_terms: int | None = None,
-                  drop_unread: bool = False) -> None:
+                  drop_unread: bool = False, idle_timeout: int | None = None) -> None:
         """How the engine treats time and memory: each query's clock moves with its own streams
         only (``own_clocks``); a late event is dropped and counted (``drop_late``); the fewest
         terms at which the dictionary is compacted (None: the core's default); an event on a
-        stream no registered query reads is dropped and counted (``drop_unread``)."""
+        stream no registered query reads is dropped and counted (``drop_unread``); a stream
+        silent for ``idle_timeout`` ns of processing time stops holding LATENESS watermarks
+        back (None: each query's lateness)."""
+    def set_now(self, now: int) -> None:
+        """The processing time is ``now`` ns (a monotonic clock): stream idleness."""
+    def idle_tick(self) -> None:
+        """No event for a while: queries with a LATENESS run as far as their watermarks allow."""
     def reads(self, stream: str) -> bool:
         """Whether a registered query reads ``stream``."""
     def read_streams(self) -> list[str]:

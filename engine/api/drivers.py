@@ -45,6 +45,10 @@ class _Engine(Protocol):
 
     def _release_graphs(self, before: Decimal) -> None: ...
 
+    def _now(self) -> int: ...
+
+    def _live_wait(self) -> float: ...
+
     @property
     def _clock(self) -> Decimal: ...
 
@@ -128,8 +132,12 @@ def run_live(engine: _Engine, sources: list[tuple[str, str, str]], time_predicat
         engine._poll_kb_between_batches()
         engine._maybe_compact()
         native = engine._session()
+        native.engine.set_now(engine._now())
         fed, last, ended, failure, dropped, late = native.engine.feed_live(
-            stream, batch, engine.LIVE_WAIT_SECONDS)
+            stream, batch, engine._live_wait())
+        if not fed:  # quiet: a stream silent for the idle timeout stops holding watermarks back
+            native.engine.set_now(engine._now())
+            native.idle_tick([h.runtime for h in engine._released])
         engine._seq += fed + dropped
         _after_feed(engine, native, last)
         if progress is not None:

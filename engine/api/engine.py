@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from decimal import Decimal
 from operator import attrgetter
+from time import monotonic
 from typing import TYPE_CHECKING
 
 from pyoxigraph import BlankNode, NamedNode, Quad, Store, Triple
@@ -53,7 +54,9 @@ class Engine:
     def __init__(self, kb: Store | KbStore | str | os.PathLike | None = None, options: EngineOptions | None = None,
                  drop_late: bool = False, materialize: Store | str | None = None,
                  query_clocks: bool = False, time_format: str = DEFAULT_TIME_FORMAT,
-                 drop_unread: bool = False, lateness: float | int | Decimal | str | None = None) -> None:
+                 drop_unread: bool = False, lateness: float | int | Decimal | str | None = None,
+                 idle_timeout: float | int | Decimal | str | None = None,
+                 clock: Callable[[], float] = monotonic) -> None:
         """``materialize``: a pyoxigraph Store or a directory for an on-disk one, where every
         result of every query is stored (``materialize`` module, docs/vocabulary.md), its
         times as ``time_format`` says (``input``, ``dateTime``, ``epoch``: ``output.times``).
@@ -64,9 +67,14 @@ class Engine:
         (``dropped_unread``) instead of raising ``UnreadStreamError`` (decision 44).
         ``lateness``: the LATENESS of queries registered without one (seconds, or a duration
         such as ``"500ms"``): an event that many seconds behind the latest time seen on its
-        stream is still evaluated in time order (decision 63)."""
+        stream is still evaluated in time order (decision 63). ``idle_timeout``: a stream that
+        sends nothing for that long (processing time, read from ``clock``, seconds; default:
+        each query's lateness) stops holding its queries' watermarks back; ``tick()`` looks
+        at it while no event comes."""
         self.options = options or EngineOptions()
         self.lateness = _lateness(lateness)
+        self._idle_timeout = _lateness(idle_timeout, "idle_timeout")
+        self._clock_source = clock
         self._owned_kb: KbStore | None = None  # a store this engine opened, released by close()
         if isinstance(kb, str | os.PathLike):  # the directory of a `spaseq kb load` store
             kb = self._owned_kb = KbStore(kb)
@@ -187,6 +195,18 @@ class Engine:
         self._configure()
 
     @property
+    def idle_timeout(self) -> Decimal | None:
+        """How long (processing time, seconds) a stream may send nothing before it stops
+        holding LATENESS watermarks back; None: each query's lateness. The core's, as
+        ``drop_late``."""
+        return self._idle_timeout
+
+    @idle_timeout.setter
+    def idle_timeout(self, value: float | int | Decimal | str | None) -> None:
+        self._idle_timeout = _lateness(value, "idle_timeout")
+        self._configure()
+
+    @property
     def dropped_unread(self) -> int:
         """Events on streams no registered query reads dropped so far (``drop_unread``)."""
         return self._native.engine.dropped_unread() if self._native is not None else 0
@@ -206,8 +226,9 @@ class Engine:
         """Tell the core (``session``'s, or the engine's once made) the engine's settings."""
         session = session or self._native
         if session is not None:
+            idle = None if self._idle_timeout is None else to_nanoseconds(self._idle_timeout)
             session.engine.configure(self._query_clocks, self._drop_late, self.COMPACT_MIN_TERMS,
-                                     self._drop_unread)
+                                     self._drop_unread, idle)
 
     @property
     def dropped_late(self) -> int:
@@ -243,6 +264,7 @@ class Engine:
         self._check_open()
         self._seq += 1
         native = self._session()
+        native.engine.set_now(self._now())
         try:  # the core judges lateness and announces a new instant (the KB may switch, decision 22)
             pushed = native.push(EventContext(event), list(map(_RUNTIME, self._released)),
                                  self._on_instant if self.graphs.kb is not None else None)
@@ -260,6 +282,26 @@ class Engine:
             self._release_graphs(event.time)
         if self._seq % 1024 == 0:
             self._maybe_compact()
+
+    def _now(self) -> int:
+        """The processing time, in ns (stream idleness, decision 63)."""
+        return int(self._clock_source() * 1_000_000_000)
+
+    def _live_wait(self) -> float:
+        """How long ``run_live`` waits for an event before it looks again: a second, or half
+        the shortest idle timeout, so that a silent stream is noticed soon after it goes idle."""
+        idle = [self._idle_timeout] if self._idle_timeout is not None else \
+            [h.query.lateness for h in self.handles if h.query.lateness]
+        return min([self.LIVE_WAIT_SECONDS, *(float(t) / 2 for t in idle if t)])
+
+    def tick(self) -> None:
+        """No event came for a while: let the streams silent for the idle timeout stop holding
+        back the watermarks of queries with a LATENESS, releasing what their buffers hold up
+        to the others' (``run_live`` calls it while it waits; call it from a producer loop)."""
+        self._check_open()
+        native = self._session()
+        native.engine.set_now(self._now())
+        native.idle_tick(list(map(_RUNTIME, self._released)))
 
     def _release_graphs(self, before: Decimal) -> None:
         """The Python matchers' event graphs earlier than ``before`` are done with, unless a
@@ -503,16 +545,17 @@ class Engine:
 _NS_MIN = -(2 ** 127)  # the core's time before any (i128::MIN)
 
 
-def _lateness(value: float | int | Decimal | str | None) -> Decimal | None:
-    """``Engine(lateness=...)`` in exact seconds: a number of seconds or a duration text."""
+def _lateness(value: float | int | Decimal | str | None, what: str = "lateness") -> Decimal | None:
+    """``Engine(lateness=...)`` (or ``idle_timeout``) in exact seconds: a number of seconds or
+    a duration text."""
     if value is None:
         return None
     try:
-        seconds = parse_duration(value, "lateness") if isinstance(value, str) else exact_seconds(value)
+        seconds = parse_duration(value, what) if isinstance(value, str) else exact_seconds(value)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if seconds < 0:
-        raise UsageError(f"lateness {value}: a negative duration; give 0 or more")
+        raise UsageError(f"{what} {value}: a negative duration; give 0 or more")
     return seconds
 
 

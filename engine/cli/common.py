@@ -36,6 +36,9 @@ def add_lateness_option(parser: argparse.ArgumentParser) -> None:
                              "behind the latest time seen on their stream (e.g. 500ms, 30sec, "
                              "'2 MINUTES'), for queries without a LATENESS clause; later ones are "
                              "late (default: none, every event must come in time order)")
+    parser.add_argument("--idle-timeout", type=duration, default=None, metavar="DURATION",
+                        help="a stream that sends nothing for DURATION (wall-clock time) stops "
+                             "holding the lateness back (default: the lateness)")
 
 
 def duration(text: str) -> object:
@@ -44,7 +47,7 @@ def duration(text: str) -> object:
     from spaseq.engine.language.translate import parse_duration
 
     try:
-        return parse_duration(text, "--lateness")
+        return parse_duration(text, "the duration")
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

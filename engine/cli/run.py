@@ -239,7 +239,7 @@ def _engine(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query,
     engine = Engine(kb, options=engine_options(args), drop_late=drop_late,
                     materialize=args.materialize, time_format=args.time_format,
                     drop_unread=True,  # a --stream-file may describe more streams
-                    lateness=args.lateness)
+                    lateness=args.lateness, idle_timeout=args.idle_timeout)
     for q, iri in withs:
         engine.register(q, keep=False, output=iri)
     handle = engine.register(query, keep=False, output=_output_iri(args), on_output=write)

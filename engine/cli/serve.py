@@ -69,5 +69,5 @@ def run_serve(args: argparse.Namespace) -> int:
                           max_clients=args.max_clients, keep_matches=args.keep_matches,
                           follower_lag=args.follower_lag, idempotency_keys=args.idempotency_keys,
                           snapshot_every=args.snapshot_every, time_format=args.time_format,
-                          lateness=args.lateness)
+                          lateness=args.lateness, idle_timeout=args.idle_timeout)
     return serve(config)

@@ -236,6 +236,15 @@ class NativeSession:
             for r in runtimes:
                 r.drain()
 
+    def idle_tick(self, runtimes: list[QueryRuntime]) -> None:
+        """Processing time passed with no event: queries with a LATENESS run as far as their
+        watermarks now allow; ``runtimes`` release what that completes."""
+        try:
+            self.engine.idle_tick()
+        finally:
+            for r in runtimes:
+                r.drain()
+
     def flush(self, runtimes: list[QueryRuntime]) -> None:
         """No more events at the current timestamp: every query runs its deferred work (the
         core keeps each one's flushed instant), and ``runtimes`` release what it completed."""

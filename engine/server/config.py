@@ -35,6 +35,7 @@ class ServerConfig:
     snapshot_every: int = 1000           # journal records between two snapshots (with --data)
     time_format: str = "input"           # how results write times (output.times, decision 43)
     lateness: Decimal | None = None      # the LATENESS of queries without one (seconds)
+    idle_timeout: Decimal | None = None  # a silent stream stops holding it back (default: it)
 
     def check(self) -> None:
         """Refuse settings that would expose the engine or cannot work (UsageError)."""

@@ -145,7 +145,7 @@ class EngineService:
             # events of a stream no query reads (yet) are accepted and counted, not refused:
             # producers need not follow which queries are registered (decision 44)
             self._engine = Engine(self._kb, query_clocks=True, drop_unread=True,
-                                  lateness=self.config.lateness)
+                                  lateness=self.config.lateness, idle_timeout=self.config.idle_timeout)
             return
         self._journal = Journal(data)
         found = self._journal.recover()
@@ -158,6 +158,7 @@ class EngineService:
         self._engine = Engine.restore(found.snapshot, kb=self._kb) if found.snapshot else Engine(self._kb, query_clocks=True)
         self._engine.drop_unread = True  # as above (a snapshot of an older spaseq lacks it)
         self._engine.lateness = self.config.lateness  # for queries registered from now on
+        self._engine.idle_timeout = self.config.idle_timeout
         self._next_id = server.get("next_id", 1)
         self.clock = Decimal(server["clock"]) if server.get("clock") else None
         self.events_accepted = server.get("events", 0)

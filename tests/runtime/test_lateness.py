@@ -159,3 +159,45 @@ def test_spaseq_run_reads_live_input_out_of_order_within_its_lateness(tmp_path) 
     assert (ok.returncode, ok.stdout.splitlines()) == (0, ["a,b,x", f"1,2,{EX}x"]), ok.stderr
     refused = subprocess.run(run, input=lines, capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2 and "late event" in refused.stderr
+
+
+class FakeClock:
+    """Processing time that moves only when told (seconds)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_silent_stream_stops_holding_the_watermark_back_after_the_idle_timeout() -> None:
+    """Two streams, lateness 1 s: u2 spoke once and went silent; u1's events wait for it
+    until u2 has been silent for the idle timeout (default: the lateness, in processing
+    time), then ``tick()`` releases them up to u1's own watermark."""
+    text = query_text("A ; B", "DEFINE GPM A ON U1 { ?x :a ?a } DEFINE GPM B ON U1 { ?x :b ?b }",
+                      within="10 SECONDS", streams=("u1", "u2"))
+    text = text.replace("DEFINE GPM B ON U1", "DEFINE GPM C ON U2 { ?x :c ?c } DEFINE GPM B ON U1")
+    text = text.replace("SEQ(A ; B)", "SEQ(A ; (B | C))")
+    clock = FakeClock()
+    engine = Engine(lateness=1, clock=clock)
+    handle = engine.register(text)
+    push(engine, 1, f"<{EX}y> <{EX}c> 0 .", stream="u2")
+    clock.now = 0.8  # u1 speaks later (processing time)
+    push(engine, 2, f"<{EX}x> <{EX}a> 1 .")
+    push(engine, 3, f"<{EX}x> <{EX}b> 2 .")
+    push(engine, 9, f"<{EX}x> <{EX}b> 3 .")
+    engine.tick()
+    assert handle.rows() == []  # u2 (latest 1, so watermark 0) holds everything back
+    clock.now = 1.0  # u2 silent for 1 s, u1 for 0.2 s: u1's watermark (9 - 1) rules
+    engine.tick()
+    assert [(r.bindings["a"].value, r.bindings["b"].value) for r in handle.rows()] == [("1", "2")]
+    push(engine, 8.5, f"<{EX}x> <{EX}b> 4 .")  # behind 9 by less than the lateness: on time
+    with pytest.raises(LateEventError):  # what u2 would send now is late
+        push(engine, 2, f"<{EX}y> <{EX}c> 1 .", stream="u2")
+    clock.now = 5.0  # every stream silent: the watermark is the latest time seen, 9
+    engine.tick()
+    with pytest.raises(LateEventError):
+        push(engine, 8.7, f"<{EX}x> <{EX}b> 5 .")
+    other = Engine(lateness=1, idle_timeout="3 SECONDS", clock=clock)
+    assert other.idle_timeout == Decimal(3)

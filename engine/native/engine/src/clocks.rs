@@ -31,6 +31,9 @@ pub struct Settings {
     pub drop_unread: bool,
     /// The fewest terms at which the dictionary is compacted (`COMPACT_MIN_TERMS`).
     pub compact_min_terms: usize,
+    /// How long (processing time, ns) a stream may send nothing before it stops holding a
+    /// LATENESS watermark back; None: each query's lateness (decision 63).
+    pub idle_timeout: Option<i128>,
 }
 
 impl Default for Settings {
@@ -40,6 +43,7 @@ impl Default for Settings {
             drop_late: false,
             drop_unread: false,
             compact_min_terms: COMPACT_MIN_TERMS,
+            idle_timeout: None,
         }
     }
 }

@@ -190,6 +190,8 @@ pub(crate) struct Composition {
     seq: u64,
     /// The latest time seen on each input stream (what a LATENESS watermark is measured from).
     seen: HashMap<StreamId, i128>,
+    /// The processing time each input stream last sent an event at (idleness).
+    arrived: HashMap<StreamId, i128>,
 }
 
 impl Composition {
@@ -491,6 +493,7 @@ impl<H: Host> Engine<H> {
         let stream = event.event.stream;
         let seen = c.seen.entry(stream).or_insert(i128::MIN);
         *seen = (*seen).max(event.event.time);
+        c.arrived.insert(stream, self.now.get());
         let mut seq = c.seq;
         for gate in c.gates.iter_mut().filter(|g| g.raw.contains(&stream)) {
             seq += 1;
@@ -510,12 +513,21 @@ impl<H: Host> Engine<H> {
         let mut runtimes = self.queries.borrow_mut();
         let mut c = self.composition.borrow_mut();
         let heartbeat = self.clocks.get().heartbeat;
+        let (now, idle) = (self.now.get(), self.settings.get().idle_timeout);
         for g in 0..c.gates.len() {
             let gate = &c.gates[g];
             let mut limit = match (gate.raw.is_empty(), gate.lateness) {
                 (true, _) => INF,
                 (false, 0) => frontier,
-                (false, lateness) => late_watermark(&gate.raw, lateness, &c.seen).max(heartbeat),
+                (false, lateness) => {
+                    let silent = |s: &StreamId| {
+                        now != i128::MIN
+                            && c.arrived
+                                .get(s)
+                                .is_some_and(|a| now - a >= idle.unwrap_or(lateness))
+                    };
+                    late_watermark(&gate.raw, lateness, &c.seen, silent).max(heartbeat)
+                }
             };
             for &p in &gate.upstream {
                 limit = limit.min(watermark(&runtimes, &c, p, frontier));
@@ -588,6 +600,30 @@ impl<H: Host> Engine<H> {
             return Err(HostFailed { query });
         }
         Ok(())
+    }
+
+    /// The processing time is `now` (ns, the host's monotonic clock): what idleness is
+    /// measured by. A stream seen before the host first said (a restored snapshot's) counts
+    /// as having sent its last event now.
+    pub fn set_now(&self, now: i128) {
+        self.now.set(now);
+        let mut c = self.composition.borrow_mut();
+        if c.arrived.len() != c.seen.len() {
+            let seen: Vec<StreamId> = c.seen.keys().copied().collect();
+            for s in seen {
+                c.arrived.entry(s).or_insert(now);
+            }
+        }
+    }
+
+    /// Processing time passed with no event (the host calls it while input is quiet): the
+    /// queries with a LATENESS are run as far as their watermarks now allow, streams idle for
+    /// the idle timeout no longer holding them back.
+    pub fn idle_tick(&self) -> Result<(), HostFailed> {
+        if !self.composition.borrow().any_gate() {
+            return Ok(());
+        }
+        self.pump(self.clocks.get().clock, false)
     }
 
     /// The time up to which every gated query has been run (None without gated queries):
@@ -757,13 +793,26 @@ fn number(
 }
 
 /// A LATENESS watermark: the least, over the input streams `raw`, of the latest time seen on
-/// each minus `lateness` (a stream that has sent nothing yet holds nothing back).
-fn late_watermark(raw: &[StreamId], lateness: i128, seen: &HashMap<StreamId, i128>) -> i128 {
-    raw.iter()
-        .filter_map(|s| seen.get(s))
-        .map(|t| t.saturating_sub(lateness))
-        .min()
-        .unwrap_or(i128::MIN)
+/// each minus `lateness`. A stream that has sent nothing yet holds nothing back, nor does one
+/// `silent` for the idle timeout; when every stream that spoke is silent, the watermark is
+/// the latest time any of them reached.
+fn late_watermark(
+    raw: &[StreamId],
+    lateness: i128,
+    seen: &HashMap<StreamId, i128>,
+    silent: impl Fn(&StreamId) -> bool,
+) -> i128 {
+    let mut latest = i128::MIN;
+    let mut mark: Option<i128> = None;
+    for s in raw {
+        let Some(&t) = seen.get(s) else { continue };
+        latest = latest.max(t);
+        if !silent(s) {
+            let held = t.saturating_sub(lateness);
+            mark = Some(mark.map_or(held, |m| m.min(held)));
+        }
+    }
+    mark.unwrap_or(latest)
 }
 
 /// The earliest time a result still to come from query `p` can carry (`frontier`: the

@@ -171,6 +171,9 @@ pub struct Engine<H: Host> {
     outputs: RefCell<HashMap<String, String>>,
     /// Every query's results, and the queries reading other queries' output.
     composition: RefCell<Composition>,
+    /// Processing time (ns, the host's monotonic clock; `i128::MIN` before the host says):
+    /// when streams went idle.
+    now: Cell<i128>,
 }
 
 impl<H: Host> Default for Engine<H> {
@@ -190,6 +193,7 @@ impl<H: Host> Default for Engine<H> {
             retired: RefCell::default(),
             outputs: RefCell::default(),
             composition: RefCell::default(),
+            now: Cell::new(i128::MIN),
         }
     }
 }

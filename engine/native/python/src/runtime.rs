@@ -472,21 +472,36 @@ impl NativeEngine {
     /// (`drop_late`); the fewest terms at which the dictionary is compacted
     /// (`compact_min_terms`, default the core's).
     /// An event on a stream no registered query reads is dropped and counted
-    /// (`drop_unread`) rather than refused.
-    #[pyo3(signature = (own_clocks, drop_late, compact_min_terms = None, drop_unread = false))]
+    /// (`drop_unread`) rather than refused. A stream silent for `idle_timeout` ns of
+    /// processing time stops holding LATENESS watermarks back (None: each query's lateness).
+    #[pyo3(signature = (own_clocks, drop_late, compact_min_terms = None, drop_unread = false, idle_timeout = None))]
     fn configure(
         &self,
         own_clocks: bool,
         drop_late: bool,
         compact_min_terms: Option<usize>,
         drop_unread: bool,
+        idle_timeout: Option<i128>,
     ) {
         self.core.configure(Settings {
             own_clocks,
             drop_late,
             drop_unread,
             compact_min_terms: compact_min_terms.unwrap_or(COMPACT_MIN_TERMS),
+            idle_timeout,
         });
+    }
+
+    /// The processing time is `now` ns (the host's monotonic clock): what stream idleness is
+    /// measured by.
+    fn set_now(&self, now: i128) {
+        self.core.set_now(now);
+    }
+
+    /// Processing time passed with no event: queries with a LATENESS run as far as their
+    /// watermarks now allow (streams idle for the idle timeout no longer holding them back).
+    fn idle_tick(&self) -> PyResult<()> {
+        self.core.idle_tick().map_err(|f| self.raised(f))
     }
 
     /// Whether a registered query reads the stream `stream`.
