@@ -11,6 +11,7 @@ import importlib
 import json
 import shutil
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -217,14 +218,40 @@ def test_runner_reports_pyflink_na_without_pyflink(tmp_path: Path, monkeypatch: 
 
 
 def test_live_latency_measures_every_match(data_dir: Path, tmp_path: Path) -> None:
-    """A real ``spaseq run`` fed on its stdin at a fixed rate: every match is timed against the
-    event that completed it, and the JSON report is written."""
+    """A real ``spaseq run`` fed on its stdin at a fixed rate, without and with ``--lateness``:
+    every match is timed against the event that completed it, those the watermark released
+    waited for it (an event the lateness later, written in real time), those only the end of
+    input released are apart, and the JSON report is written."""
     out = tmp_path / "live.json"
     assert live_latency.main(["--events", str(TINY), "--rates", "2000", "--startup", "0.5",
+                              "--lateness", "50ms", "--stamps", "wall", "--no-chart",
                               "--data-dir", str(data_dir), "--out", str(out)]) == 0
-    (run,) = json.loads(out.read_text(encoding="utf-8"))["runs"]
-    assert run["events"] == TINY and run["matches"] > 0 and run["measured"] == run["matches"]
-    assert 0 <= run["latency_ms"]["p50"] <= run["latency_ms"]["p99"] <= run["latency_ms"]["max"]
+    base, late = json.loads(out.read_text(encoding="utf-8"))["runs"]  # lateness 0 always runs first
+    assert (base["lateness_s"], late["lateness_s"]) == (0, 0.05)
+    for run in (base, late):
+        assert run["events"] == TINY and run["matches"] > 0 and run["returncode"] == 0
+        assert 0 <= run["latency_ms"]["p50"] <= run["latency_ms"]["p99"] <= run["latency_ms"]["max"]
+    assert base["measured"] == base["matches"] and base["end_of_input"]["matches"] == 0
+    # event i is stamped i/2000 s after the first: 50 ms of event time is 100 events, 50 ms of wall time
+    assert late["matches"] == base["matches"] and late["vs_lateness_0"]["same_matches"]
+    assert late["measured"] + late["end_of_input"]["matches"] == late["matches"]
+    assert late["end_of_input"]["matches"] > 0 and late["nominal_wait_ms"] == 50
+    assert late["latency_ms"]["p50"] >= 25 and late["vs_lateness_0"]["p50_added_ms"] > 0
+
+
+def test_live_latency_restamps_and_releases_at_the_watermark() -> None:
+    """``--stamps wall`` stamps event i at the first stamp + i/rate; an event is released by the
+    first one at least the lateness later, or (None) only by the end of input."""
+    events = [("g0", ['<s> <p> "1" <g0> .', f'<g0> {live_latency.TIME_PREDICATE} "2026-01-01T00:00:00Z"^^<x> .']),
+              ("g1", ['<s> <p> "2" <g1> .', f'<g1> {live_latency.TIME_PREDICATE} "2026-01-01T00:00:01Z"^^<x> .'])]
+    (_, first), (_, second) = live_latency.restamp(events, 1000)
+    assert first[0] == events[0][1][0] and '"2026-01-01T00:00:00.000000Z"' in first[1]
+    assert '"2026-01-01T00:00:00.001000Z"' in second[1]
+    assert live_latency._releasers([0, 100, 200, 300], 0) == [0, 1, 2, 3]
+    assert live_latency._releasers([0, 100, 200, 300], 150) == [2, 3, None, None]
+    assert live_latency._releasers([0, 100, 200, 300], 200) == [2, 3, None, None]
+    assert [live_latency.lateness_seconds(x) for x in ("0", "100ms", "1s", "2 MINUTES")] == [0, Decimal("0.1"), 1, 120]
+    assert live_latency._cli_lateness(live_latency.lateness_seconds("1s")) == "1000ms"
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
