@@ -465,16 +465,18 @@ class Engine:
 
     @classmethod
     def restore(cls, data: bytes, kb: Store | KbStore | str | os.PathLike | None = None,
-                materialize: Store | str | None = None) -> Engine:
+                materialize: Store | str | None = None, clock: Callable[[], float] = monotonic) -> Engine:
         """An engine continuing from ``snapshot()``'s bytes: the same queries (``handles``,
         registration order, output IRIs), partial matches, windows and clocks, so pushing the
         rest of the input gives exactly the matches the original engine would have given.
         ``kb`` and ``materialize`` are given again (a store is not part of a snapshot;
-        materialisation continues the numbering in the same store). Callbacks are not part
+        materialisation continues the numbering in the same store), and so is ``clock``
+        (``Engine``'s: processing time; every stream counts as having spoken at the restore).
+        Callbacks are not part
         of a snapshot either: set ``handle.callback`` on the restored handles. Raises
         ``SnapshotError`` for bytes that are not a snapshot this spaseq reads, and for a
         state-only snapshot (it holds no plans: ``restore_state``)."""
-        return snapshots.restore(cls, data, kb, materialize)
+        return snapshots.restore(cls, data, kb, materialize, clock)
 
     def restore_state(self, data: bytes) -> None:
         """Continue from ``snapshot()``'s bytes (state-only or whole) in this engine, which

@@ -81,7 +81,7 @@ def take(engine: _Engine, state_only: bool) -> bytes:
 
 
 def restore(make: Callable[..., _E], data: bytes, kb: Store | KbStore | str | os.PathLike | None,
-            materialize: Store | str | None) -> _E:
+            materialize: Store | str | None, clock: Callable[[], float]) -> _E:
     """``Engine.restore``: an engine made by ``make`` (the class) continuing from ``data``."""
     snap = Snapshot.decode(data)
     s = snap.state
@@ -93,7 +93,7 @@ def restore(make: Callable[..., _E], data: bytes, kb: Store | KbStore | str | os
         options = EngineOptions(**s["options"])
         engine = make(kb, options, drop_late=s["drop_late"], materialize=materialize,
                       query_clocks=s.get("query_clocks", False),
-                      drop_unread=s.get("drop_unread", False))
+                      drop_unread=s.get("drop_unread", False), clock=clock)
         engine._native = native = engine._session(restored)
         engine._resuming = True
         for q in s["queries"]:

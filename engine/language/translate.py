@@ -227,14 +227,19 @@ class DurationError(ValueError):
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]+)?\s*$")
 
 
+#: the short units an option's duration may also use (``1s``, ``2h``, ``1d``)
+_SHORT_UNITS = {"s": "seconds", "h": "hours", "d": "days"}
+
+
 def parse_duration(text: str, what: str) -> Decimal:
-    """A duration written ``N UNIT`` (``500 MILLISECONDS``, ``500ms``, ``30 s`` is not: the
-    units are the language's, ``SECONDS``, ``sec``, ``MIN``...; a bare number is seconds) in
-    exact seconds; DurationError naming ``what`` (e.g. ``--lateness``) otherwise."""
+    """A duration written ``N UNIT`` (``500 MILLISECONDS``, ``500ms``, ``1s``, ``2 MIN``: the
+    language's time units, and ``s``, ``h``, ``d``; a bare number is seconds) in exact
+    seconds; DurationError naming ``what`` (e.g. ``--lateness``) otherwise."""
     m = _DURATION.match(text)
     if m is None:
-        raise DurationError(f"{what} {text!r}: expected a duration such as 30 SECONDS or 500ms")
-    return duration_seconds(m.group(1), m.group(2) or "seconds", what)
+        raise DurationError(f"{what} {text!r}: expected a duration such as 30 SECONDS, 500ms or 1s")
+    unit = m.group(2) or "seconds"
+    return duration_seconds(m.group(1), _SHORT_UNITS.get(unit.lower(), unit), what)
 
 
 def duration_seconds(amount_text: str, unit_text: str, what: str) -> Decimal:

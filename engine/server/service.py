@@ -17,6 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal
+from time import time as wall_time
 from typing import Any, TypeVar
 
 from pyoxigraph import DefaultGraph, Quad, RdfFormat, Store, serialize
@@ -97,6 +98,7 @@ class EngineService:
         self.events_unread = 0  # the engine's dropped_unread, as of its last batch
         self._next_id = 1
         self._engine: Engine | None = None
+        self._now: float | None = None  # the processing time of the batch being applied
         self._kb: Any = None
         self._mirror: KbMirror | None = None
         self._updates: list[str] = []        # SPARQL Updates applied to the in-memory KB, in order
@@ -145,7 +147,8 @@ class EngineService:
             # events of a stream no query reads (yet) are accepted and counted, not refused:
             # producers need not follow which queries are registered (decision 44)
             self._engine = Engine(self._kb, query_clocks=True, drop_unread=True,
-                                  lateness=self.config.lateness, idle_timeout=self.config.idle_timeout)
+                                  lateness=self.config.lateness, idle_timeout=self.config.idle_timeout,
+                                  clock=self._processing_time)
             return
         self._journal = Journal(data)
         found = self._journal.recover()
@@ -155,7 +158,8 @@ class EngineService:
                 self._apply_update(text)
         self._mirror = KbMirror(self._kb, self.store, os.path.join(data, "kb-graphs.json"))
         self._mirror.sync(force=True)
-        self._engine = Engine.restore(found.snapshot, kb=self._kb) if found.snapshot else Engine(self._kb, query_clocks=True)
+        self._engine = (Engine.restore(found.snapshot, kb=self._kb, clock=self._processing_time) if found.snapshot
+                        else Engine(self._kb, query_clocks=True, clock=self._processing_time))
         self._engine.drop_unread = True  # as above (a snapshot of an older spaseq lacks it)
         self._engine.lateness = self.config.lateness  # for queries registered from now on
         self._engine.idle_timeout = self.config.idle_timeout
@@ -360,10 +364,15 @@ class EngineService:
                 raise ServiceError(400, str(exc)) from None
             if late is not None:
                 raise ServiceError(409, late)
+        self._now = wall_time()  # the batch's processing time, journaled: a replay sees it again
         if self._journal is not None:
             self._journal.append({"op": "events", "stream": stream, "media": media,
-                                  "body": body.decode("utf-8"), "time": time, "name": name, "key": key})
-        self._apply_events(events)
+                                  "body": body.decode("utf-8"), "time": time, "name": name, "key": key,
+                                  "now": self._now})
+        try:
+            self._apply_events(events)
+        finally:
+            self._now = None
         self._remember(key, digest, len(events))
         if self._journal is not None:
             self._after_write()
@@ -395,6 +404,12 @@ class EngineService:
             return [read_single(body, media, stream, time, name)]
         except BodyError as exc:
             raise ServiceError(400, str(exc)) from None
+
+    def _processing_time(self) -> float:
+        """The engine's processing time (seconds): the accepted batch's, journaled with it, so
+        that a replay after a restart judges stream idleness as the first run did; wall-clock
+        time otherwise (comparable across restarts, unlike a monotonic clock)."""
+        return self._now if self._now is not None else wall_time()
 
     def _apply_events(self, events: list[IncomingEvent]) -> None:
         assert self._engine is not None
@@ -445,7 +460,11 @@ class EngineService:
             elif op == "events":
                 body = record["body"].encode()
                 events = self._read(record["stream"], body, record["media"], record["time"], record["name"])
-                self._apply_events(events)
+                self._now = record.get("now")  # when it was accepted (stream idleness, decision 63)
+                try:
+                    self._apply_events(events)
+                finally:
+                    self._now = None
                 self._remember(record.get("key"), _digest(record["stream"], body, record["media"],
                                                           record["time"], record["name"]), len(events))
         except (ServiceError, SpaseqError) as exc:  # it was accepted once: say so, go on
