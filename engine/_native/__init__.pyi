@@ -226,7 +226,9 @@ class NativeEngine:
         """``iri`` is query ``query``'s output stream (``label`` names it): never input, and
         a query reading it is fed its results (ValueError for a cycle)."""
     def gates_floor(self) -> int | None:
-        """The time (ns) every query reading other queries' output has been run to."""
+        """The earliest time (ns) of an event a held query still holds back, or None."""
+    def forget_arrivals(self) -> None:
+        """Forget when each stream last sent (a snapshot from another process)."""
     def unregister_output(self, iri: str) -> None: ...
     def dropped_unread(self) -> int: ...
     def compaction_due(self) -> bool:

@@ -72,8 +72,8 @@ class Engine:
         each query's lateness) stops holding its queries' watermarks back; ``tick()`` looks
         at it while no event comes."""
         self.options = options or EngineOptions()
-        self.lateness = _lateness(lateness)
-        self._idle_timeout = _lateness(idle_timeout, "idle_timeout")
+        self._lateness = _lateness(lateness)
+        self._idle_timeout = _idle(idle_timeout)
         self._clock_source = clock
         self._owned_kb: KbStore | None = None  # a store this engine opened, released by close()
         if isinstance(kb, str | os.PathLike):  # the directory of a `spaseq kb load` store
@@ -112,8 +112,8 @@ class Engine:
         self._check_open()
         plan = query if isinstance(query, Plan) else None  # e.g. read back from `explain --plan`
         q = query.query if isinstance(query, Plan) else parse_query(query, file) if isinstance(query, str) else query
-        if plan is None and q.lateness is None and self.lateness:  # the engine's default LATENESS
-            q = dataclasses.replace(q, lateness=self.lateness)
+        if plan is None and q.lateness is None and self._lateness:  # the engine's default LATENESS
+            q = dataclasses.replace(q, lateness=self._lateness)
         iri = output or f"urn:spaseq:query:{len(self.composition) + 1}"
         self.composition.check(q, iri)
         if self.composition.consumers(iri) and self._seq:
@@ -195,6 +195,16 @@ class Engine:
         self._configure()
 
     @property
+    def lateness(self) -> Decimal | None:
+        """The LATENESS (seconds) of queries registered as text or algebra without one (a plan
+        keeps its own); setting it affects the queries registered afterwards."""
+        return self._lateness
+
+    @lateness.setter
+    def lateness(self, value: float | int | Decimal | str | None) -> None:
+        self._lateness = _lateness(value)
+
+    @property
     def idle_timeout(self) -> Decimal | None:
         """How long (processing time, seconds) a stream may send nothing before it stops
         holding LATENESS watermarks back; None: each query's lateness. The core's, as
@@ -203,7 +213,7 @@ class Engine:
 
     @idle_timeout.setter
     def idle_timeout(self, value: float | int | Decimal | str | None) -> None:
-        self._idle_timeout = _lateness(value, "idle_timeout")
+        self._idle_timeout = _idle(value)
         self._configure()
 
     @property
@@ -309,9 +319,7 @@ class Engine:
         events back)."""
         native = self._native
         floor = native.engine.gates_floor() if native is not None else None
-        if floor is not None:
-            if floor <= _NS_MIN:  # a gated query not run yet: nothing is done with
-                return
+        if floor is not None:  # what a held query has yet to evaluate keeps its graph
             before = min(before, native.seconds(floor))  # type: ignore[union-attr]
         self.graphs.release(before)
 
@@ -390,7 +398,9 @@ class Engine:
         or dropped and counted under ``drop_late``): its matches may already be released."""
         self._check_open()
         time = event_time(time)[0]
-        new_instant = self._session().heartbeat(time, list(map(_RUNTIME, self._released)))
+        native = self._session()
+        native.engine.set_now(self._now())  # idleness judged as of this heartbeat
+        new_instant = native.heartbeat(time, list(map(_RUNTIME, self._released)))
         self._release_graphs(time)
         if new_instant:  # after the instants before `time` completed on their version
             self._poll_kb(force=True)
@@ -398,7 +408,8 @@ class Engine:
     def flush(self) -> None:
         """No more events will come at the current timestamp: run deferred work (lazy
         conjunction) now rather than when the clock moves on. An event at or before that
-        timestamp pushed later is late, as after a heartbeat (its partners are gone)."""
+        timestamp pushed later is late, as after a heartbeat (its partners are gone), except
+        for a query with a LATENESS: a flush moves no watermark (decision 63)."""
         self._check_open()
         # the core keeps each query's flushed instant: an event at or before it is late
         self._session().flush(list(map(_RUNTIME, self._released)))
@@ -544,9 +555,6 @@ class Engine:
     LIVE_WAIT_SECONDS = 1.0
 
 
-_NS_MIN = -(2 ** 127)  # the core's time before any (i128::MIN)
-
-
 def _lateness(value: float | int | Decimal | str | None, what: str = "lateness") -> Decimal | None:
     """``Engine(lateness=...)`` (or ``idle_timeout``) in exact seconds: a number of seconds or
     a duration text."""
@@ -558,6 +566,15 @@ def _lateness(value: float | int | Decimal | str | None, what: str = "lateness")
         raise UsageError(str(exc)) from None
     if seconds < 0:
         raise UsageError(f"{what} {value}: a negative duration; give 0 or more")
+    return seconds
+
+
+def _idle(value: float | int | Decimal | str | None) -> Decimal | None:
+    """``Engine(idle_timeout=...)`` in exact seconds: more than 0 (at 0 every stream would be
+    idle at once, and the lateness would hold nothing back)."""
+    seconds = _lateness(value, "idle_timeout")
+    if seconds is not None and seconds <= 0:
+        raise UsageError(f"idle_timeout {value}: give a duration above 0")
     return seconds
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Protocol, TypeVar
 
 from pyoxigraph import Store
@@ -37,6 +38,8 @@ class _Engine(Protocol):
     drop_late: bool
     query_clocks: bool
     drop_unread: bool
+    lateness: Decimal | None
+    idle_timeout: Decimal | None
     materializer: Materializer | None
     compactions: int
     _seq: int
@@ -67,6 +70,8 @@ def take(engine: _Engine, state_only: bool) -> bytes:
         "drop_late": engine.drop_late,
         "query_clocks": engine.query_clocks,
         "drop_unread": engine.drop_unread,
+        "lateness": None if engine.lateness is None else str(engine.lateness),
+        "idle_timeout": None if engine.idle_timeout is None else str(engine.idle_timeout),
         "seq": engine._seq,  # the clocks, the heartbeat and the events dropped are the core's
         "times": times,
         "queries": [{
@@ -93,13 +98,15 @@ def restore(make: Callable[..., _E], data: bytes, kb: Store | KbStore | str | os
         options = EngineOptions(**s["options"])
         engine = make(kb, options, drop_late=s["drop_late"], materialize=materialize,
                       query_clocks=s.get("query_clocks", False),
-                      drop_unread=s.get("drop_unread", False), clock=clock)
+                      drop_unread=s.get("drop_unread", False), clock=clock,
+                      lateness=s.get("lateness"), idle_timeout=s.get("idle_timeout"))
         engine._native = native = engine._session(restored)
         engine._resuming = True
         for q in s["queries"]:
             engine.register(plan_from_json(q["plan"]), keep=q["keep"], output=q["output"])
         engine._resuming = False
         native.resume([h.runtime.number for h in engine._by_iri.values()], s["times"])
+        native.engine.forget_arrivals()  # processing times of another process: not this clock's
         _apply_state(engine, s)
     except (KeyError, TypeError, ValueError) as exc:
         raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
@@ -134,6 +141,7 @@ def restore_state(engine: _Engine, data: bytes) -> None:
         raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
     try:
         _switch_session(engine, handles, native, s["times"])
+        engine._session().engine.forget_arrivals()  # perhaps another process's processing times
         _apply_state(engine, s)  # its terms read back through the new dictionary
     except (KeyError, TypeError, ValueError) as exc:
         raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None

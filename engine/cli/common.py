@@ -37,8 +37,8 @@ def add_lateness_option(parser: argparse.ArgumentParser) -> None:
                              "'2 MINUTES'), for queries without a LATENESS clause; later ones are "
                              "late (default: none, every event must come in time order)")
     parser.add_argument("--idle-timeout", type=duration, default=None, metavar="DURATION",
-                        help="a stream that sends nothing for DURATION (wall-clock time) stops "
-                             "holding the lateness back (default: the lateness)")
+                        help="a stream that sends nothing for DURATION (processing time) stops "
+                             "holding the lateness back (default: the lateness; above 0)")
 
 
 def duration(text: str) -> object:

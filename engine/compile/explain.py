@@ -124,7 +124,7 @@ def explain_dot(query: A.Query) -> str:
     out.append(f'  window [label="WINDOW {_esc(query.window.describe())}"];')
     out.append('  seq [label="SEQ"];')
     out.append("  match -> window; window -> seq;")
-    for i, atom in enumerate(query.seq.atoms):
+    for i, atom in enumerate((*query.seq.head, *query.seq.positive)):  # as the automaton runs them
         label = f"{operand_text(atom.operand)}{atom.modifier_text}"
         edge = atom.strategy or "first"
         out.append(f'  atom{i} [label="{_esc(label)}", shape=ellipse];')

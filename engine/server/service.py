@@ -9,6 +9,7 @@ change), so ingestion never waits for a reader."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import logging
 import os
@@ -293,7 +294,10 @@ class EngineService:
         qid = f"q{self._next_id}"
         reg = self._apply_register(qid, text, query, output or f"urn:spaseq:query:{qid}")
         if self._journal is not None:
-            self._journal.append({"op": "register", "id": qid, "text": text, "output": reg.output})
+            # the lateness it runs with (its own, or --lateness): a restart replays it so
+            lateness = reg.handle.query.lateness if reg.handle is not None else None
+            self._journal.append({"op": "register", "id": qid, "text": text, "output": reg.output,
+                                  "lateness": None if lateness is None else str(lateness)})
             self._after_write()
         return reg
 
@@ -449,8 +453,10 @@ class EngineService:
         op = record["op"]
         try:
             if op == "register":
-                self._apply_register(record["id"], record["text"], parse_query(record["text"]),
-                                     record["output"])
+                query = parse_query(record["text"])
+                if record.get("lateness") is not None and query.lateness is None:  # as accepted
+                    query = dataclasses.replace(query, lateness=Decimal(record["lateness"]))
+                self._apply_register(record["id"], record["text"], query, record["output"])
             elif op == "delete":
                 self._apply_delete(record["id"])
             elif op == "heartbeat":

@@ -23,6 +23,12 @@ from tests.properties.test_differential import EXAMPLES, events, kb, options, qu
 from tests.util import EX, query_text
 from tests.util import match_bag as bag
 
+
+def STILL() -> float:  # noqa: N802 - a clock, named as one
+    """Processing time that never moves (the properties are about event time only)."""
+    return 0.0
+
+
 PAIR = query_text("A ; B", "DEFINE GPM A ON U1 { ?x :a ?a } DEFINE GPM B ON U1 { ?x :b ?b }",
                   within="10 SECONDS", streams=("u1",))
 
@@ -46,7 +52,7 @@ def test_disorder_within_the_lateness_gives_the_sorted_input_s_matches(text, evs
     q = parse_query(with_lateness(text, lateness))
     store = kb()
     expected = bag(reference.evaluate(q, evs, store, end_of_input=True))
-    engine = Engine(store, opts)
+    engine = Engine(store, opts, clock=STILL)  # no stream goes idle: processing time stands still
     handle = engine.register(q)
     arrivals = disordered(evs, lateness, rnd) if lateness else evs
     for e in arrivals:
@@ -61,18 +67,18 @@ def test_a_snapshot_carries_what_the_lateness_holds_back(text, evs, rnd, data) -
     q = parse_query(with_lateness(text, Decimal(2)))
     store = kb()
     arrivals = disordered(evs, Decimal(2), rnd)
-    whole = Engine(store)
+    whole = Engine(store, clock=STILL)
     expected = whole.register(q)
     for e in arrivals:
         whole.push_event(e)
     whole.close()
     cut = data.draw(st.integers(0, len(arrivals)), label="cut")
-    engine = Engine(store)
+    engine = Engine(store, clock=STILL)
     handle = engine.register(q)
     for e in arrivals[:cut]:
         engine.push_event(e)
     got = list(handle.matches())
-    engine = Engine.restore(engine.snapshot(), kb=store)
+    engine = Engine.restore(engine.snapshot(), kb=store, clock=STILL)
     for e in arrivals[cut:]:
         engine.push_event(e)
     engine.close()
@@ -201,3 +207,22 @@ def test_a_silent_stream_stops_holding_the_watermark_back_after_the_idle_timeout
         push(engine, 8.7, f"<{EX}x> <{EX}b> 5 .")
     other = Engine(lateness=1, idle_timeout="3 SECONDS", clock=clock)
     assert other.idle_timeout == Decimal(3)
+
+
+def test_a_restored_engine_keeps_its_lateness_and_idle_timeout_and_heartbeats_judge_idleness() -> None:
+    clock = FakeClock()
+    engine = Engine(lateness=2, idle_timeout="1 SECONDS", clock=clock)
+    engine.register(PAIR)
+    push(engine, 5, f"<{EX}x> <{EX}a> 1 .")
+    restored = Engine.restore(engine.snapshot(), clock=clock)
+    assert (restored.lateness, restored.idle_timeout) == (Decimal(2), Decimal(1))
+    assert restored.register(PAIR, output="urn:again").query.lateness == Decimal(2)
+    with pytest.raises(UsageError, match="idle_timeout 0: give a duration above 0"):
+        Engine(idle_timeout=0)
+    with pytest.raises(UsageError, match="lateness 2 EVENTS|lateness takes a time unit"):
+        engine.lateness = "2 EVENTS"
+    # a heartbeat judges idleness as of its own processing time: u1 silent for 1 s, so its
+    # watermark is its latest time (5), not 5 - 2
+    clock.now = 1.0
+    engine.advance_to(4)
+    assert engine.late(EX + "u1", Decimal("4.5")) is not None

@@ -5,6 +5,7 @@ sorted input."""
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from .conftest import start_server
 
@@ -37,20 +38,22 @@ def test_a_batch_late_within_the_lateness_is_accepted_and_put_in_order() -> None
         assert srv.stop() == 0
 
 
-def test_what_the_lateness_holds_back_survives_a_crash(tmp_path) -> None:
-    """kill -9 with an event held back by the lateness: the restarted server (same --data)
-    still holds it, and the matches are the sorted input's, each once."""
+@pytest.mark.parametrize("snapshot_every", ["2", "1000"])
+def test_what_the_lateness_holds_back_survives_a_crash(tmp_path, snapshot_every: str) -> None:
+    """kill -9 with an event held back by the lateness: the restarted server (same --data,
+    without --lateness: the query keeps the lateness it was accepted with, from the snapshot
+    or the journal) still holds it, and the matches are the sorted input's, each once."""
     import signal
 
     data = str(tmp_path / "data")
-    first = start_server("--data", data, "--lateness", "2sec", "--snapshot-every", "2")
+    first = start_server("--data", data, "--lateness", "2sec", "--snapshot-every", snapshot_every)
     reg = httpx.post(f"{first.url}/queries", content=QUERY, headers={"Content-Type": "application/sparql-query"})
     assert reg.status_code == 201, reg.text
     for t, p, v in [(1, "a", 1), (4, "b", 4), (2, "b", 2), (6, "a", 6)]:
         assert post(first.url, t, f"<http://ex.org/x> <http://ex.org/{p}> {v} .").status_code == 200
     first.process.send_signal(signal.SIGKILL)
     assert first.stop() == -signal.SIGKILL
-    second = start_server("--data", data, "--lateness", "2sec")
+    second = start_server("--data", data)
     try:
         assert post(second.url, 7, "<http://ex.org/x> <http://ex.org/b> 7 .").status_code == 200
         assert httpx.post(f"{second.url}/heartbeat", params={"time": "100"}).status_code in (200, 204)

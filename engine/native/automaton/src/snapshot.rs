@@ -69,6 +69,8 @@ pub struct ComposedState {
     pub seq: u64,
     /// The latest time seen on each input stream (stream id, ns): LATENESS watermarks.
     pub seen: Vec<(u32, i128)>,
+    /// The processing time each input stream last sent at (stream id, ns): idleness.
+    pub arrived: Vec<(u32, i128)>,
 }
 
 /// A query's results so far: how many (the last one's number) and, under DISTINCT, the rows

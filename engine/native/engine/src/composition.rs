@@ -616,6 +616,12 @@ impl<H: Host> Engine<H> {
         }
     }
 
+    /// Forget when each stream last sent (a snapshot restored in another process, whose
+    /// processing times are on another clock): they count as sending at the next `set_now`.
+    pub fn forget_arrivals(&self) {
+        self.composition.borrow_mut().arrived.clear();
+    }
+
     /// Processing time passed with no event (the host calls it while input is quiet): the
     /// queries with a LATENESS are run as far as their watermarks now allow, streams idle for
     /// the idle timeout no longer holding them back.
@@ -626,14 +632,13 @@ impl<H: Host> Engine<H> {
         self.pump(self.clocks.get().clock, false)
     }
 
-    /// The time up to which every gated query has been run (None without gated queries):
-    /// what an event earlier than it is still needed for is done.
+    /// The earliest time of an event a gated query still holds back (None when none holds
+    /// any): what an earlier event is still needed for is done.
     pub fn gates_floor(&self) -> Option<i128> {
-        self.composition
-            .borrow()
-            .gates
+        let c = self.composition.borrow();
+        c.gates
             .iter()
-            .map(|g| g.limit)
+            .filter_map(|g| g.buffer.peek().map(|Reverse(h)| h.time))
             .min()
     }
 
@@ -691,6 +696,7 @@ impl<H: Host> Engine<H> {
                 .collect(),
             seq: c.seq,
             seen: c.seen.iter().map(|(s, t)| (*s, *t)).collect(),
+            arrived: c.arrived.iter().map(|(s, t)| (*s, *t)).collect(),
         }
     }
 
@@ -742,6 +748,7 @@ impl<H: Host> Engine<H> {
         }
         c.seq = state.seq;
         c.seen = state.seen.into_iter().collect();
+        c.arrived = state.arrived.into_iter().collect();
         Ok(())
     }
 }

@@ -469,7 +469,12 @@ fn a_query_reading_another_s_output_gets_its_numbered_results_as_events_across_a
     let v = engine.register(VSHAPE, TestHost::default()).unwrap();
     let r = engine.register(RISES, TestHost::default()).unwrap();
     engine.set_output(v, RISES_OUT, "<rises>").unwrap();
-    assert!(engine.gates_floor().is_some(), "the reader is gated");
+    assert_eq!(
+        engine.release_order(),
+        [v, r],
+        "the reader's results come after its producer's"
+    );
+    assert_eq!(engine.gates_floor(), None, "it holds no event back yet");
     assert!(matches!(
         engine.set_output(r, TRADES, "<r>"),
         Err(EngineError::Cycle(_))

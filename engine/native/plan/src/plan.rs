@@ -355,8 +355,8 @@ pub struct QueryInfo {
     pub bodies: BTreeMap<String, String>,
 }
 
-/// LATENESS as written: `{"@decimal": seconds}`, or null for none (the engine's default is
-/// applied before planning), to the nanosecond.
+/// LATENESS as written: `{"@decimal": seconds}`, or null (or absent: a plan of an earlier
+/// spaseq) for none (the engine's default is applied before planning), to the nanosecond.
 fn lateness<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u128, D::Error> {
     let value: Option<Value> = nullable(d)?;
     match value {
@@ -377,7 +377,7 @@ struct Query {
     #[serde(rename = "match")]
     spec: MatchSpec,
     window: Window,
-    #[serde(deserialize_with = "lateness")]
+    #[serde(default, deserialize_with = "lateness")]
     lateness: u128,
     events: BTreeMap<String, EventPattern>,
     streams: BTreeMap<String, String>,

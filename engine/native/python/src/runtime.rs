@@ -521,10 +521,15 @@ impl NativeEngine {
         self.core.set_output(query, iri, label).map_err(value_error)
     }
 
-    /// The time (ns) up to which every query reading other queries' output has been run;
-    /// None without such queries.
+    /// The earliest time (ns) of an event a held query (reading other queries' output, or
+    /// with a LATENESS) still holds back; None when none holds any.
     fn gates_floor(&self) -> Option<i128> {
         self.core.gates_floor()
+    }
+
+    /// Forget when each stream last sent (a snapshot from another process).
+    fn forget_arrivals(&self) {
+        self.core.forget_arrivals();
     }
 
     /// `iri` is no query's output stream any more.
