@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from decimal import Decimal
+from typing import TypeVar
 
 import pyoxigraph
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
@@ -28,6 +29,8 @@ from spaseq.engine.matches import Match, Taken, Term
 from spaseq.engine.native_core import _native
 from spaseq.engine.values.timestamps import INFINITY, from_nanoseconds
 from spaseq.engine.values.timestamps import to_nanoseconds as nanoseconds
+
+_T = TypeVar("_T")
 
 NativeEngine = _native.NativeEngine
 NativeEvent = _native.NativeEvent
@@ -230,37 +233,23 @@ class NativeSession:
     def heartbeat(self, time: Decimal, runtimes: list[QueryRuntime]) -> bool:
         """No event earlier than ``time`` will come: every query moves its clock to it, and
         ``runtimes`` release what that completes. Whether it started a new instant."""
-        try:
-            return self.engine.heartbeat(nanoseconds(time))
-        finally:
-            for r in runtimes:
-                r.drain()
+        return _released_after(lambda: self.engine.heartbeat(nanoseconds(time)), runtimes)
 
     def idle_tick(self, runtimes: list[QueryRuntime]) -> None:
         """Processing time passed with no event: queries with a LATENESS run as far as their
         watermarks now allow; ``runtimes`` release what that completes."""
-        try:
-            self.engine.idle_tick()
-        finally:
-            for r in runtimes:
-                r.drain()
+        _released_after(self.engine.idle_tick, runtimes)
 
     def flush(self, runtimes: list[QueryRuntime]) -> None:
         """No more events at the current timestamp: every query runs its deferred work (the
         core keeps each one's flushed instant), and ``runtimes`` release what it completed."""
-        try:
-            self.engine.flush()
-        finally:
-            for r in runtimes:
-                r.drain()
+        _released_after(self.engine.flush, runtimes)
 
     def close(self, runtimes: list[QueryRuntime]) -> None:
         """End of input: every query's windows close; ``runtimes`` release their matches."""
         try:
-            self.engine.close()
+            _released_after(self.engine.close, runtimes)
         finally:
-            for r in runtimes:
-                r.drain()
             self.forget()
 
     def snapshot(self, numbers: list[int]) -> tuple[bytes, dict[str, str]]:
@@ -305,6 +294,16 @@ class NativeSession:
             else:
                 del self._time_uses[ns]
                 del self.times[ns]
+
+
+def _released_after(step: Callable[[], _T], runtimes: list[QueryRuntime]) -> _T:
+    """``step`` (an engine-wide call of the core), then ``runtimes`` release what it
+    completed: also when a callback raised in it, so that what came before goes out."""
+    try:
+        return step()
+    finally:
+        for r in runtimes:
+            r.drain()
 
 
 class QueryRuntime:
