@@ -197,13 +197,10 @@ def _window(ctx: _Context, node: Tree) -> A.Window:
             "HOUR(S), DAY(S) or EVENTS",
             ctx.loc(unit_tok),
         )
-    if amount >= MAX_SECONDS or amount * TIME_UNITS[unit] >= MAX_SECONDS:  # no overflow either
-        raise QueryError(f"WITHIN {text} {unit_tok!s} is too large: a window spans at most 10^18 "
-                         "seconds, the range of times", where)
-    seconds = amount * TIME_UNITS[unit]
-    if seconds != seconds.quantize(NANOSECOND, rounding=ROUND_FLOOR):
-        raise QueryError(f"WITHIN {text} {unit_tok!s} is finer than a nanosecond, the resolution of "
-                         "times", where)
+    try:
+        seconds = _exact_seconds(amount, unit, f"WITHIN {text} {unit_tok!s}", "a window spans at most")
+    except DurationError as exc:
+        raise QueryError(str(exc), where) from None
     return A.Window("time", seconds, tumbling)
 
 
@@ -251,13 +248,18 @@ def duration_seconds(amount_text: str, unit_text: str, what: str) -> Decimal:
     if unit not in TIME_UNITS:
         raise DurationError(f"{what} takes a time unit, not {unit_text}: MILLISECOND(S), SECOND(S), "
                             "MINUTE(S), HOUR(S) or DAY(S)", in_unit=True)
-    if amount >= MAX_SECONDS or amount * TIME_UNITS[unit] >= MAX_SECONDS:
-        raise DurationError(f"{what} {amount_text} {unit_text} is too large: at most 10^18 "
-                            "seconds, the range of times")
+    return _exact_seconds(amount, unit, f"{what} {amount_text} {unit_text}", "at most")
+
+
+def _exact_seconds(amount: Decimal, unit: str, said: str, most: str) -> Decimal:
+    """``amount`` of the time unit ``unit`` in exact seconds: within the range of times and
+    to the nanosecond, else DurationError starting with ``said`` (how it was written) and
+    giving the bound as ``most`` says it (``a window spans at most``)."""
+    if amount >= MAX_SECONDS or amount * TIME_UNITS[unit] >= MAX_SECONDS:  # no overflow either
+        raise DurationError(f"{said} is too large: {most} 10^18 seconds, the range of times")
     seconds = amount * TIME_UNITS[unit]
     if seconds != seconds.quantize(NANOSECOND, rounding=ROUND_FLOOR):
-        raise DurationError(f"{what} {amount_text} {unit_text} is finer than a nanosecond, the "
-                            "resolution of times")
+        raise DurationError(f"{said} is finer than a nanosecond, the resolution of times")
     return seconds
 
 
