@@ -86,6 +86,7 @@ class Engine:
         self._by_iri: dict[str, QueryHandle] = {}  # the same, by output IRI
         # the same in the order the core releases their results (producers before readers)
         self._released: list[QueryHandle] = []
+        self._timed = False  # a registered query has a LATENESS: pushes tell the processing time
         self._drop_late = drop_late
         # False: an event of any stream moves every query's clock (streams pushed in one time
         # order); True: a query's clock moves with its own streams' events and heartbeats only,
@@ -145,10 +146,12 @@ class Engine:
 
     def _order_releases(self) -> None:
         """Drain the queries' matches in the order the core releases them, so that a result
-        reaches its callbacks before the results of the queries reading it."""
+        reaches its callbacks before the results of the queries reading it; and note whether
+        any query has a LATENESS (only then does a push read the processing time)."""
         native = self._session()
         by_number = {h.runtime.number: h for h in self.handles}
         self._released = [by_number[n] for n in native.engine.release_order()]
+        self._timed = any(h.query.lateness for h in self.handles)
 
     def _check_open(self) -> None:
         if self.closed:
@@ -274,7 +277,8 @@ class Engine:
         self._check_open()
         self._seq += 1
         native = self._session()
-        native.engine.set_now(self._now())
+        if self._timed:  # stream idleness (decision 63); no clock read per event otherwise
+            native.engine.set_now(self._now())
         try:  # the core judges lateness and announces a new instant (the KB may switch, decision 22)
             pushed = native.push(EventContext(event), list(map(_RUNTIME, self._released)),
                                  self._on_instant if self.graphs.kb is not None else None)
