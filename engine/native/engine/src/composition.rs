@@ -26,7 +26,7 @@ use spaseq_automaton::{EventRef, MatchRecord, QueryRuntime, SnapshotError};
 use spaseq_gpm::vars::{Slot, VarTable};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_output::derive::{Derive, Taken, TemplateTerm};
-use spaseq_output::TimeFormat;
+use spaseq_output::{row_slots, TimeFormat};
 use spaseq_plan::algebra::PatternTerm;
 use spaseq_plan::Plan;
 use std::cmp::{Ordering, Reverse};
@@ -361,16 +361,16 @@ impl<H: Host> Engine<H> {
             return fan.clone();
         }
         let runtimes = self.queries.borrow();
-        let retired = self.retired.borrow();
-        let mut c = self.composition.borrow_mut();
-        let fed: Vec<usize> = (0..runtimes.len())
-            .filter(|&q| !retired[q] && !c.gated(q))
-            .collect();
-        let (mut order, others): (Vec<usize>, Vec<usize>) =
-            fed.into_iter().partition(|&q| runtimes[q].reads(stream));
+        let (mut order, others): (Vec<usize>, Vec<usize>) = self
+            .ungated()
+            .into_iter()
+            .partition(|&q| runtimes[q].reads(stream));
         order.extend(others);
         let fan: Rc<[usize]> = order.into();
-        c.fan.insert(stream, fan.clone());
+        self.composition
+            .borrow_mut()
+            .fan
+            .insert(stream, fan.clone());
         fan
     }
 
@@ -447,7 +447,7 @@ impl<H: Host> Engine<H> {
                 .collect(),
             None => Vec::new(),
         };
-        let row: Vec<(&str, &Term)> = row_slots(shape, vars)
+        let row: Vec<(&str, &Term)> = row_slots(shape.select.as_deref(), vars)
             .into_iter()
             .filter_map(|(v, slot)| bound(slot).map(|id| (v, dict.get(id))))
             .collect();
@@ -484,12 +484,10 @@ impl<H: Host> Engine<H> {
     }
 
     /// An input event for the gated queries reading its stream: held back (and its time
-    /// noted as its stream's latest, for LATENESS watermarks).
+    /// noted as its stream's latest, for LATENESS watermarks). Called only when some query
+    /// is gated (`Engine::compose`).
     pub(crate) fn hold_input(&self, event: &PreparedEvent) {
         let mut c = self.composition.borrow_mut();
-        if !c.any_gate() {
-            return;
-        }
         let stream = event.event.stream;
         let seen = c.seen.entry(stream).or_insert(i128::MIN);
         *seen = (*seen).max(event.event.time);
@@ -753,20 +751,6 @@ impl<H: Host> Engine<H> {
     }
 }
 
-/// The variables of a query's result row, in the row's order, with their slots: SELECT's
-/// (a slot None when the query never binds it), or every variable by name.
-fn row_slots<'a>(shape: &'a Shape, vars: &'a VarTable) -> Vec<(&'a str, Option<Slot>)> {
-    match &shape.select {
-        Some(names) => names.iter().map(|v| (v.as_str(), vars.get(v))).collect(),
-        None => {
-            let mut all: Vec<(&str, Option<Slot>)> =
-                (0..vars.len()).map(|s| (vars.name(s), Some(s))).collect();
-            all.sort_by(|a, b| a.0.cmp(b.0));
-            all
-        }
-    }
-}
-
 /// Number one released match: the next result, or 0 when DISTINCT drops it.
 fn number(
     m: &mut MatchRecord,
@@ -780,7 +764,10 @@ fn number(
             if mapping {
                 (0..vars.len()).map(Some).collect()
             } else {
-                row_slots(shape, vars).into_iter().map(|(_, s)| s).collect()
+                row_slots(shape.select.as_deref(), vars)
+                    .into_iter()
+                    .map(|(_, s)| s)
+                    .collect()
             }
         });
         let row: Vec<Option<Term>> = key

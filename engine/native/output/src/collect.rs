@@ -180,29 +180,16 @@ impl Collector {
     fn resolve(&mut self, scope: &Scope<'_>) -> &Resolved {
         self.resolved.get_or_insert_with(|| {
             let vars = scope.vars;
-            let row: Vec<Option<Slot>> = match &self.select {
-                Some(names) => names.iter().map(|v| vars.get(v)).collect(),
-                None => {
-                    let mut slots: Vec<Slot> = (0..vars.len()).collect();
-                    slots.sort_by(|a, b| vars.name(*a).cmp(vars.name(*b)));
-                    slots.into_iter().map(Some).collect()
-                }
-            };
+            let slots = super::row_slots(self.select.as_deref(), vars);
             let key = |slot: Option<Slot>, name: &str| {
                 let mut s = String::new();
                 super::spell::json_string(name, &mut s);
                 s.push_str(": ");
                 (slot, s)
             };
-            let names: Vec<String> = match &self.select {
-                Some(names) => names.clone(),
-                None => row
-                    .iter()
-                    .map(|s| vars.name(s.expect("a slot")).to_owned())
-                    .collect(),
-            };
+            let names: Vec<String> = slots.iter().map(|(v, _)| (*v).to_owned()).collect();
             let row: Vec<(Option<Slot>, String)> =
-                names.iter().zip(row).map(|(v, s)| key(s, v)).collect();
+                slots.into_iter().map(|(v, s)| key(s, v)).collect();
             let kept: HashSet<Slot> = row.iter().filter_map(|(s, _)| *s).collect();
             let columns = self
                 .columns

@@ -31,7 +31,7 @@ pub use collect::{Batch, Collector};
 pub use formatter::Formatter;
 pub use rows::{PlainRow, PlainTaken, RowCollector};
 use spaseq_automaton::{MatchRecord, Streams};
-use spaseq_gpm::vars::VarTable;
+use spaseq_gpm::vars::{Slot, VarTable};
 use spaseq_io::dictionary::Dictionary;
 
 /// The formats written natively.
@@ -124,6 +124,24 @@ impl TimeFormat {
                 }
                 any
             }
+        }
+    }
+}
+
+/// The variables of a result row, in the row's order, with their slots: `select`'s (a slot
+/// None when the query never binds it), or, without a SELECT list, every variable by name.
+/// SELECT's projection, for the writers (`Collector`) and the engine's numbering alike.
+pub fn row_slots<'a>(
+    select: Option<&'a [String]>,
+    vars: &'a VarTable,
+) -> Vec<(&'a str, Option<Slot>)> {
+    match select {
+        Some(names) => names.iter().map(|v| (v.as_str(), vars.get(v))).collect(),
+        None => {
+            let mut all: Vec<(&str, Option<Slot>)> =
+                (0..vars.len()).map(|s| (vars.name(s), Some(s))).collect();
+            all.sort_by(|a, b| a.0.cmp(b.0));
+            all
         }
     }
 }
