@@ -313,6 +313,12 @@ Operand = GpmRef | Conjunction | Disjunction
 
 PLAIN, KLEENE, OPTIONAL, NEGATION = "", "+", "?", "!"
 SKIP_TILL_ANY, SKIP_TILL_NEXT, STRICT = ":", ";", ","
+# RSEP-QL's selection policies (SELECTION ...) and consumption policies (CONSUMPTION ...),
+# docs/decisions.md 65; the first of each is the default, the language's meaning without them
+UNRESTRICTED, CHRONOLOGICAL, RECENT, LATEST = "unrestricted", "chronological", "recent", "latest"
+SELECTIONS = (UNRESTRICTED, CHRONOLOGICAL, RECENT, LATEST)
+CONSUME_NONE, CONSUME_MATCHED = "none", "matched"
+CONSUMPTIONS = (CONSUME_NONE, CONSUME_MATCHED)
 
 #: The largest bound a quantifier ``X{m,n}`` may name (docs/decisions.md 61): more iterations
 #: than a window could sensibly hold is a typing mistake, and the core counts them in 32 bits.
@@ -441,6 +447,12 @@ class Query:
     #: LATENESS in seconds: how far behind the latest time seen on its streams an event may
     #: come and still be evaluated in time order (None: the engine's default, 0 if none)
     lateness: Decimal | None = None
+    #: SELECTION: which earlier partial matches an event extends (UNRESTRICTED: all of them)
+    selection: str = UNRESTRICTED
+    #: CONSUMPTION: whether the event triples an emitted match took are used up (MATCHED)
+    consumption: str = CONSUME_NONE
+    #: where the SELECTION / CONSUMPTION clauses were written (for the checks' errors)
+    policy_location: Location | None = field(default=None, compare=False)
 
     @property
     def stream_iris(self) -> list[str]:

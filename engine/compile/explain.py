@@ -33,6 +33,16 @@ def operand_text(op: A.Operand) -> str:
     return "(" + sep.join(operand_text(o) for o in op.operands) + ")"
 
 
+#: What each selection policy does, as explain says it (docs/decisions.md 65).
+_POLICY = {
+    A.UNRESTRICTED: "every partial match an event may extend",
+    A.CHRONOLOGICAL: "an event extends the earliest partial matches it may extend",
+    A.RECENT: "an event extends the latest partial matches it may extend",
+    A.LATEST: "each event of a match is its GPM's latest (C-SPARQL's naive SEQ)",
+}
+_CONSUMED = "; a released match uses up the event triples it took"
+
+
 def explain_text(query: A.Query) -> str:
     """MATCH / WINDOW / SEQ / EVENT as an indented tree, with each GPM's body."""
     proj = "*" if query.match.variables is None else " ".join(f"?{v}" for v in query.match.variables)
@@ -41,6 +51,10 @@ def explain_text(query: A.Query) -> str:
         lines.append("  PARTITION BY " + " ".join(f"?{v}" for v in query.partition_by))
     lateness = "" if not query.lateness else f" LATENESS {format(query.lateness.normalize(), 'f')}s"
     lines.append(f"  WINDOW {query.window.describe()}{lateness}")
+    if query.selection != A.UNRESTRICTED or query.consumption != A.CONSUME_NONE:
+        lines.append(f"  POLICY SELECTION {query.selection.upper()} CONSUMPTION "
+                     f"{query.consumption.upper()}   [{_POLICY[query.selection]}"
+                     f"{_CONSUMED if query.consumption == A.CONSUME_MATCHED else ''}]")
     lines.append("    SEQ")
     head = len(query.seq.head)
     for i, atom in enumerate((*query.seq.head, *query.seq.positive)):

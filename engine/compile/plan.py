@@ -64,6 +64,7 @@ class GpmPlan:
     graph_elements: tuple[A.GraphPattern, ...] = ()   # COMPILED: GRAPH blocks joined with the KB
     graph_vars: tuple[tuple[str, ...], ...] = ()      # COMPILED: per GRAPH block, what its KB rows bind
     evaluator: str = ""                               # NATIVE, SPAREVAL or CALLBACK ("": not yet asked)
+    consumes: tuple[A.TriplePattern, ...] = ()        # CONSUMPTION MATCHED: the patterns reading the event
 
 
 @dataclass(frozen=True)

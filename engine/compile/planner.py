@@ -11,6 +11,7 @@ from functools import partial
 from pyoxigraph import NamedNode
 
 from spaseq.engine.algebra import operators as A
+from spaseq.engine.compile.consumption import consumed_patterns
 from spaseq.engine.compile.gpm_shape import compiled_shape, join_order
 from spaseq.engine.compile.gpm_texts import GpmTexts
 from spaseq.engine.compile.nfa import Step, compile_query
@@ -33,6 +34,10 @@ from spaseq.engine.native_core import _native
 def plan_query(query: A.Query, options: EngineOptions | None = None) -> Plan:
     """Compile ``query`` for the runtime under ``options`` (default: every optimisation)."""
     options = options or EngineOptions()
+    if query.selection != A.UNRESTRICTED or query.consumption != A.CONSUME_NONE:
+        # a policy chooses among every extension an event offers, as it is offered: the lazy
+        # forms, which build extensions later, do not apply (docs/decisions.md 65)
+        options = dataclasses.replace(options, lazy_conjunction=False, lazy_chain=False)
     automaton = compile_query(query)
     gpms = {name: plan_gpm(ev, query, options) for name, ev in query.events.items()}
     indexes = tuple(_run_index(step, gpms, options) for step in automaton.steps)
@@ -74,9 +79,10 @@ def plan_gpm(ev: A.EventPattern, query: A.Query, options: EngineOptions) -> GpmP
     local_vars = tuple(sorted(ev.variables))
     required = tuple(sorted({tp.predicate for tp in triples if isinstance(tp.predicate, NamedNode)},
                             key=lambda p: p.value))
+    consumes = consumed_patterns(ev.pattern) if query.consumption == A.CONSUME_MATCHED else ()
     plan = partial(GpmPlan, name=ev.name, stream=ev.stream, run_aware=run_aware,
                    key_vars=frozenset(texts.always_bound), local_vars=local_vars,
-                   required=required, cost=len(triples))
+                   required=required, cost=len(triples), consumes=consumes)
     if compiled is None:
         return plan(path=SPARQL, join_shaped=texts.join_shaped)
     return plan(

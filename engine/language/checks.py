@@ -34,6 +34,7 @@ def check(query: A.Query) -> A.Query:
                 )
             used[ref.name] = ref
     _check_head(query)
+    _check_policies(query)
     first, last = query.seq.positive[0], atoms[-1]
     if first.modifier == A.OPTIONAL:
         raise QueryError(
@@ -73,6 +74,46 @@ def check(query: A.Query) -> A.Query:
                     query.events[name].location,
                 )
     return replace(query, warnings=tuple(_warnings(query, used)))
+
+
+def _check_policies(query: A.Query) -> None:
+    """SELECTION and CONSUMPTION where they mean something (docs/decisions.md 65): a selection
+    chooses among the partial matches an event could extend, so it needs a second step; LATEST,
+    C-SPARQL's naive SEQ, pairs the latest event of each GPM and knows no iterations, absences
+    or groups, nor anything consumed."""
+    where = query.policy_location or Location(query.file)
+    positive = query.seq.positive
+    if query.selection == A.UNRESTRICTED:
+        return
+    keyword = f"SELECTION {query.selection.upper()}"
+    if len(positive) == 1 and positive[0].modifier != A.KLEENE:
+        raise QueryError(
+            f"{keyword} chooses, for each event, among the partial matches it could extend; "
+            f"SEQ({_name(positive[0])}) takes one event per match, so there is nothing to choose: "
+            "drop the SELECTION clause",
+            where,
+        )
+    if query.selection != A.LATEST:
+        return
+    for atom in query.seq.atoms:
+        if not isinstance(atom.operand, A.GpmRef) or atom.modifier != A.PLAIN:
+            raise QueryError(
+                f"{keyword} (C-SPARQL's naive SEQ) pairs the latest event of each GPM: it applies "
+                "to a sequence of plain GPMs, not to iterations, optional or negated atoms or "
+                f"groups such as {_describe(atom)}",
+                atom.location or where,
+            )
+    if query.consumption == A.CONSUME_MATCHED:
+        raise QueryError(
+            f"{keyword} pairs the latest event of each GPM, consumed or not (C-SPARQL consumes "
+            "nothing): CONSUMPTION MATCHED means nothing with it; use CHRONOLOGICAL or RECENT",
+            where,
+        )
+
+
+def _describe(atom: A.Atom) -> str:
+    """An atom as written, roughly: its GPM name or '(...)', and its modifier."""
+    return f"{_name(atom)}{atom.modifier_text}"
 
 
 def _check_head(query: A.Query) -> None:

@@ -88,6 +88,7 @@ def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | No
     match = _construct(ctx, head) if head.data == "construct_clause" else _select(head)
     window: A.Window | None = None
     lateness: Decimal | None = None
+    policies: dict[str, tuple[str, Tree]] = {}
     partition: tuple[str, ...] | None = None
     streams: dict[str, str] = {}
     for clause in clauses:
@@ -99,6 +100,11 @@ def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | No
             if lateness is not None:
                 raise QueryError("a query has at most one LATENESS clause", ctx.loc(clause))
             lateness = _lateness(ctx, clause)
+        elif clause.data in _POLICIES:
+            keyword, _ = _POLICIES[clause.data]
+            if clause.data in policies:
+                raise QueryError(f"a query has at most one {keyword} clause", ctx.loc(clause))
+            policies[clause.data] = (_policy(ctx, clause), clause)
         elif clause.data == "partition_clause":
             if partition is not None:
                 raise QueryError("a query has at most one PARTITION BY clause", ctx.loc(clause))
@@ -139,10 +145,30 @@ def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | No
         source=text,
         file=file,
         lateness=lateness,
+        selection=policies.get("selection_clause", (A.UNRESTRICTED, None))[0],
+        consumption=policies.get("consumption_clause", (A.CONSUME_NONE, None))[0],
+        policy_location=next((ctx.loc(c) for _, c in policies.values()), None),
     )
 
 
 # ---------------------------------------------------------------- SPAseq clauses
+
+#: clause -> (its keyword, the policies it takes)
+_POLICIES = {
+    "selection_clause": ("SELECTION", A.SELECTIONS),
+    "consumption_clause": ("CONSUMPTION", A.CONSUMPTIONS),
+}
+
+
+def _policy(ctx: _Context, node: Tree) -> str:
+    """SELECTION p / CONSUMPTION p: the policy, or a located error naming the valid ones."""
+    keyword, valid = _POLICIES[node.data]
+    token = node.children[0]
+    policy = str(token).lower()
+    if policy not in valid:
+        names = ", ".join(v.upper() for v in valid[:-1]) + f" or {valid[-1].upper()}"
+        raise QueryError(f"{keyword} takes {names}, not {token!s}", ctx.loc(token))
+    return policy
 
 
 def _select(node: Tree) -> A.MatchSpec:

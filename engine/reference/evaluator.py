@@ -10,6 +10,13 @@ is taken, or, at the end of the sequence, over the rest of the window. A sequenc
 with negated atoms (head negation) keeps a match only if no event of theirs lies before its
 first event and inside its window, compatible with it.
 
+The policies of RSEP-QL (section 16, docs/decisions.md 65) are applied on top: a selection
+(CHRONOLOGICAL, RECENT) keeps, of every step's extensions that took the same events with the
+same own bindings, those of the prefixes that come first (last); LATEST keeps the matches whose
+events are each their GPM's latest; CONSUMPTION MATCHED is defined by release order: the
+matches are found again each time one is released, with the triples it took used up from its
+release on, so that each match is judged against exactly the matches released before it.
+
 The only concession to speed is in ``GpmEvaluator`` (per-event caching of join-shaped GPM
 bodies) and an index of the timestamps at which a GPM can match a given join key; neither
 changes which results exist.
@@ -24,7 +31,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import cast
 
-from pyoxigraph import Store
+from pyoxigraph import Store, Triple
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.events import Event
@@ -78,6 +85,13 @@ def _span(p: Partial) -> Span:
 
 Result = tuple[Solution, tuple[Taken, ...]]
 
+#: A triple an event gave a match: (the event's identity, the triple).
+Used = tuple[int, Triple]
+#: When a triple was used up: the release key of the match that used it.
+Consumed = dict[Used, tuple]
+#: A step of a sequence: the prefix extended and the prefix it became.
+Step = tuple["Partial", "Partial"]
+
 
 @dataclass
 class ReferenceEvaluator:
@@ -109,6 +123,8 @@ class ReferenceEvaluator:
         self._omega = w.amount
         self._kind = w.kind
         self._tumbling = w.tumbling
+        self._consumed: Consumed = {}
+        self._patterns = {name: _consumable(ev.pattern) for name, ev in self.query.events.items()}
 
     # ------------------------------------------------------------------ windows
 
@@ -270,7 +286,36 @@ class ReferenceEvaluator:
         return False
 
     def _step(self, p: Partial, op: A.Operand, strategy: str | None, mu: Solution) -> list[Partial]:
-        """Section 4: extend p by one result of op attached with ``strategy``."""
+        """Section 4: extend p by one result of op attached with ``strategy`` (none that takes
+        a triple used up before the step, section 16)."""
+        return [q for q in self._raw_step(p, op, strategy, mu) if not self._uses_consumed(q)]
+
+    def _uses_consumed(self, q: Partial) -> bool:
+        """Whether the prefix ``q`` took a triple used up before its last step."""
+        if not self._consumed:
+            return False
+        step = (_span(q).last_pos, 1)
+        return any(self._consumed.get(u, step) < step for t in q.taken for u in self._used(t))
+
+    def _used(self, t: Taken) -> list[Used]:
+        """The event triples ``t`` took (section 16): its GPM's patterns reading the event,
+        instantiated by its bindings, that are triples of its event."""
+        if self.query.consumption != A.CONSUME_MATCHED:
+            return []
+        bound = dict(t.bindings)
+        triples = set(t.event.triples)
+        out: list[Used] = []
+        for tp in self._patterns[t.atom]:
+            parts = [bound.get(x.name) if isinstance(x, A.Var) else x
+                     for x in (tp.subject, tp.predicate, tp.object)]
+            if any(x is None for x in parts):
+                continue
+            triple = Triple(*parts)
+            if triple in triples and (id(t.event), triple) not in out:
+                out.append((id(t.event), triple))
+        return out
+
+    def _raw_step(self, p: Partial, op: A.Operand, strategy: str | None, mu: Solution) -> list[Partial]:
         out: list[Partial] = []
         if strategy == A.STRICT:  # never the first atom's
             tau = self._next_time(_span(p).end)
@@ -297,44 +342,109 @@ class ReferenceEvaluator:
                 break
         return out
 
-    def _kleene(self, p: Partial, atom: A.Atom) -> list[Partial]:
+    def _kleene(self, partials: list[Partial], atom: A.Atom, i: int) -> list[Partial]:
         """Section 6: one match per number of iterations k, atom.low <= k <= atom.high
         (decision 61); later iterations attach by ',' (by ';' when X+ starts the sequence);
         each iteration sees the prefix's context. Zero iterations (low 0) are an untaken
-        optional atom (section 7): the prefix with a pending absence of X."""
+        optional atom (section 7): the prefix with a pending absence of X. Each iteration
+        count is a step of its own for a selection (section 16)."""
         later = A.SKIP_TILL_NEXT if atom.strategy is None else A.STRICT
-        out = [_with_pending(p, atom)] if atom.low == 0 else []
-        frontier = self._step(p, atom.operand, atom.strategy, p.mu)
+        out = [_with_pending(p, atom) for p in partials] if atom.low == 0 else []
+        # (the prefix before the atom, whose mapping every iteration sees; the step)
+        frontier = self._select_all((i, 1), [
+            (p, (p, q)) for p in partials for q in self._step(p, atom.operand, atom.strategy, p.mu)
+        ])
         k = 1  # the iterations each partial of the frontier took
         while frontier:
             if k >= atom.low:
-                out.extend(frontier)
+                out.extend(q for _, (_, q) in frontier)
             if k == atom.high:
                 break
-            frontier = [
-                q2
-                for q in frontier
-                for q2 in self._step(q, atom.operand, later, p.mu)
-            ]
             k += 1
+            frontier = self._select_all((i, k), [
+                (p, (q, q2))
+                for p, (_, q) in frontier
+                for q2 in self._step(q, atom.operand, later, p.mu)
+            ])
         return out
 
-    def _atom(self, p: Partial, atom: A.Atom) -> list[Partial]:
+    def _atom(self, partials: list[Partial], atom: A.Atom, i: int) -> list[Partial]:
+        """The prefixes after atom ``i`` (the steps it takes chosen by the selection)."""
         if atom.modifier == A.KLEENE:
-            return self._kleene(p, atom)
+            return self._kleene(partials, atom, i)
         if atom.modifier == A.NEGATION:
-            return [_with_pending(p, atom)]
+            return [_with_pending(p, atom) for p in partials]
+        steps = [(p, q) for p in partials for q in self._step(p, atom.operand, atom.strategy, p.mu)]
+        out = [q for _, q in self._select((i, 1), steps)]
         if atom.modifier == A.OPTIONAL:
-            return self._step(p, atom.operand, atom.strategy, p.mu) + [_with_pending(p, atom)]
-        return self._step(p, atom.operand, atom.strategy, p.mu)
+            out += [_with_pending(p, atom) for p in partials]
+        return out
+
+    def _select_all(self, level: tuple[int, int], frontier: list[tuple[Partial, Step]]) -> list[tuple[Partial, Step]]:
+        """``_select`` over steps carried with the prefix before their atom."""
+        kept = {id(step) for step in self._select(level, [step for _, step in frontier])}
+        return [(p, step) for p, step in frontier if id(step) in kept]
+
+    def _select(self, level: tuple[int, int], steps: list[Step]) -> list[Step]:
+        """Section 16: of the steps at ``level`` (the atom, the iteration count) that took
+        the same events with the same own bindings, CHRONOLOGICAL keeps those from the
+        prefixes that come first by their events' times, last event first, RECENT those that
+        come last; ties all stay. Otherwise every step."""
+        selection = self.query.selection
+        if selection not in (A.CHRONOLOGICAL, A.RECENT):
+            return steps
+        pick = min if selection == A.CHRONOLOGICAL else max
+
+        def took(step: Step) -> tuple:
+            before, after = step
+            new = after.taken[len(before.taken):]
+            return (level, tuple((t.atom, id(t.event), t.bindings) for t in new))
+
+        def times(p: Partial) -> tuple[Decimal, ...]:
+            return tuple(t.event.time for t in reversed(p.taken))
+
+        best: dict[tuple, tuple[Decimal, ...]] = {}
+        for step in steps:
+            key, t = took(step), times(step[0])
+            best[key] = pick(best[key], t) if key in best else t
+        return [step for step in steps if times(step[0]) == best[took(step)]]
 
     # ------------------------------------------------------------------ whole query
 
     def matches(self) -> list[Match]:
-        """Every match, in completion order (section 9)."""
+        """Every match, in completion order (section 9). Under CONSUMPTION MATCHED (section
+        16) a match is released only if it took no triple an earlier released match took; the
+        matches are found again with the triples of each released match used up from then on."""
+        if self.query.consumption != A.CONSUME_MATCHED:
+            return [m for _, m in self._completed()]
+        self._consumed = {}
+        out: list[Match] = []
+        last: tuple | None = None
+        completed = self._completed()
+        while True:
+            for key, match in completed:
+                if last is not None and key <= last:
+                    continue
+                last = key
+                used = [u for t in match.taken for u in self._used(t)]
+                if any(u in self._consumed for u in used):
+                    continue
+                out.append(match)
+                if used:
+                    for u in used:
+                        self._consumed[u] = key
+                    completed = self._completed()  # what follows sees them used up
+                    break
+            else:
+                return out
+
+    def _completed(self) -> list[tuple[tuple, Match]]:
+        """Every match with its release key (completion position, 0 for one completed by the
+        clock before the event there, 1 for one its event completed; then section 9's order),
+        sorted."""
         partials = [Partial(mu={})]
-        for atom in self.query.seq.positive:
-            partials = [q for p in partials for q in self._atom(p, atom)]
+        for i, atom in enumerate(self.query.seq.positive):
+            partials = self._atom(partials, atom, i)
         completed: list[tuple[tuple, Match]] = []
         for p in partials:
             span = _span(p)
@@ -355,10 +465,25 @@ class ReferenceEvaluator:
                 start=span.start,
                 time=span.end,
             )
+            if self.query.selection == A.LATEST and not self._all_latest(match, completion):
+                continue
             key = (completion, order, match_order(match))
             completed.append((key, match))
         completed.sort(key=lambda km: km[0])
-        return [m for _, m in completed]
+        return completed
+
+    def _all_latest(self, match: Match, completion: int) -> bool:
+        """SELECTION LATEST (section 16): is each event of the match at the latest time, among
+        the events up to its completion, at which its GPM has a solution on its own?"""
+        for t in match.taken:
+            stream = self.query.events[t.atom].stream
+            latest = None
+            for e in self.events[: completion + 1]:
+                if e.stream == stream and self.gpms.solutions(t.atom, e, {}, self._run_context(t.atom, e, (), None)):
+                    latest = e.time
+            if latest != t.event.time:
+                return False
+        return True
 
     def _exists_before(self, atom: A.Atom, p: Partial) -> bool:
         """Head negation (docs/decisions.md 62): does an event before the match's first one,
@@ -393,6 +518,28 @@ class ReferenceEvaluator:
             if self.gpms.solutions(pend.gpm, e, pend.mu, run):
                 return True
         return False
+
+
+def _consumable(group: A.GroupPattern) -> list[A.TriplePattern]:
+    """The triple patterns of a GPM body that read the event (section 16): its triples and
+    those of its OPTIONAL, UNION and nested groups whose predicate is an IRI, a variable or a
+    one-IRI path; not GRAPH (the knowledge base), MINUS, EXISTS or sub-select patterns."""
+    out: list[A.TriplePattern] = []
+    for el in group.elements:
+        if isinstance(el, A.BGP):
+            for tp in el.triples:
+                pred = tp.predicate
+                if isinstance(pred, A.Path):
+                    if pred.kind != "link":
+                        continue
+                    pred = pred.args[0]
+                out.append(A.TriplePattern(tp.subject, pred, tp.object))
+        elif isinstance(el, A.OptionalPattern):
+            out += _consumable(el.pattern)
+        elif isinstance(el, A.UnionPattern):
+            for alt in el.alternatives:
+                out += _consumable(alt)
+    return out
 
 
 def _with_pending(p: Partial, atom: A.Atom) -> Partial:

@@ -35,11 +35,14 @@ use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::rc::{Rc, Weak};
 
 mod conj;
+mod policy;
 mod snapshot;
 #[cfg(test)]
 mod tests;
 use conj::{join_keys, ConjBuffer, Pool};
+use policy::{Policy, Proposal};
 pub use snapshot::QueryState;
+use spaseq_plan::plan::Selection;
 
 /// The runtime's maps are keyed by ids, steps and term ids: hashed by the engine's fast
 /// hasher (`spaseq_io::hash`), not SipHash (a tenth of the engine's instructions went to
@@ -348,6 +351,8 @@ pub struct QueryRuntime<G: GpmEval> {
     head_events: VecDeque<(EventRef, Rc<G::Index>)>,
     /// The start of each set of runs that may still complete, oldest first.
     head_starts: VecDeque<(i128, Weak<()>)>,
+    /// SELECTION and CONSUMPTION (docs/decisions.md 65).
+    policy: Policy,
 }
 
 /// Counts of the runtime's work that grows with its input: what tests check the cost of a
@@ -536,6 +541,19 @@ impl<G: GpmEval> QueryRuntime<G> {
             false,
         )));
         start_run.borrow_mut().id = 1;
+        let policy = Policy::of(plan)?;
+        if policy.selection != Selection::Unrestricted || policy.consumes() {
+            if prefix.is_some() {
+                return Err(Unsupported(
+                    "a lazy chain under a SELECTION or CONSUMPTION".into(),
+                ));
+            }
+            if options.enabled("lazy_conjunction") {
+                return Err(Unsupported(
+                    "a lazy conjunction under a SELECTION or CONSUMPTION".into(),
+                ));
+            }
+        }
         Ok(QueryRuntime {
             gpm_streams,
             gpm_costs: plan.gpms.iter().map(|g| g.cost).collect(),
@@ -590,6 +608,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             head,
             head_events: VecDeque::new(),
             head_starts: VecDeque::new(),
+            policy,
         })
     }
 
@@ -916,6 +935,9 @@ impl<G: GpmEval> QueryRuntime<G> {
             self.keep_head_event(event, index);
         }
         self.advance_time(tau, Some(pos), dict);
+        if self.policy.selection == Selection::Latest {
+            self.note_latest(event, index, dict);
+        }
         self.absences(event, index, pos, dict);
         // the candidates' and rows' buffers are kept between events
         let mut runs = std::mem::take(&mut self.candidates);
@@ -936,8 +958,33 @@ impl<G: GpmEval> QueryRuntime<G> {
         } else {
             self.lazy_chain(event, index, pos, dict);
         }
+        if !self.policy.proposals.is_empty() {
+            self.choose(event, dict);
+        }
         if !self.batch.is_empty() {
             self.release(true, dict);
+        }
+    }
+
+    /// CHRONOLOGICAL / RECENT: of the extensions the event offered (every run having been
+    /// offered it), those the selection keeps are made (`policy::select`).
+    fn choose(&mut self, event: &EventRef, dict: &Dictionary) {
+        let proposals = std::mem::take(&mut self.policy.proposals);
+        let admitted: Vec<(Proposal, usize, u32)> = proposals
+            .into_iter()
+            .filter_map(|p| {
+                let (step, iterations) = {
+                    let r = p.run.borrow();
+                    self.extension_span(&r, event, p.pos, &p.taken)?;
+                    let iterations = if r.looping { r.iterations } else { 0 };
+                    (r.step, iterations.saturating_add(1))
+                };
+                Some((p, step, iterations))
+            })
+            .collect();
+        let first = self.policy.selection == Selection::Chronological;
+        for p in policy::select(admitted, first) {
+            self.advance(&p.run, event, p.pos, p.mu, p.taken, dict);
         }
     }
 
@@ -1157,6 +1204,10 @@ impl<G: GpmEval> QueryRuntime<G> {
         if !self.steps[step].streams.contains(&event.stream) {
             return;
         }
+        if self.policy.consumes() && self.policy.chain_consumed(&run.borrow().node, dict) {
+            self.kill(run); // it holds a used-up triple: it can complete no match
+            return;
+        }
         let op = self.steps[step].op.clone();
         let context = run.borrow().context().clone();
         let results = match &*op {
@@ -1178,6 +1229,20 @@ impl<G: GpmEval> QueryRuntime<G> {
             self.death.entry(tau).or_default().push(run.clone());
         }
         for (mu, taken) in results {
+            if self.policy.consumes() && taken.iter().any(|t| self.policy.is_consumed(t, dict)) {
+                continue;
+            }
+            if self.policy.selects() {
+                let run = run.clone();
+                let proposal = Proposal {
+                    run,
+                    pos,
+                    mu,
+                    taken,
+                };
+                self.policy.proposals.push(proposal);
+                continue;
+            }
             self.advance(run, event, pos, mu, taken, dict);
         }
     }
@@ -1397,6 +1462,37 @@ impl<G: GpmEval> QueryRuntime<G> {
 
     // ------------------------------------------------------------------ state changes
 
+    /// The start and first position of `r` extended by `taken` (the event at `pos`), None when
+    /// the extension would leave the window.
+    fn extension_span(
+        &self,
+        r: &Run,
+        event: &EventRef,
+        pos: i64,
+        taken: &Takens,
+    ) -> Option<(i128, i64)> {
+        let tau = event.time;
+        let (first_pos, last_pos) = if taken.len() == 1 && Rc::ptr_eq(&taken[0].event, event) {
+            (r.first_pos.unwrap_or(pos), pos)
+        } else {
+            let positions: Vec<i64> = taken
+                .iter()
+                .map(|t| *self.positions.get(&t.event.uid).unwrap_or(&pos))
+                .collect();
+            (
+                r.first_pos
+                    .unwrap_or_else(|| *positions.iter().min().unwrap_or(&pos)),
+                *positions.iter().max().unwrap_or(&pos),
+            )
+        };
+        let start = r.start.unwrap_or(tau);
+        let fits = match self.span.sliding_time() {
+            Some(omega) => tau - start <= omega,
+            None => self.fits(start, first_pos, tau, last_pos),
+        };
+        fits.then_some((start, first_pos))
+    }
+
     /// A result at the event's time extends `run`: clone it one step further.
     fn advance(
         &mut self,
@@ -1408,7 +1504,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         dict: &Dictionary,
     ) {
         let tau = event.time;
-        let (step, run_first, run_start, run_node, run_context, iterations) = {
+        let (step, run_start, run_node, run_context, iterations) = {
             let r = run.borrow();
             let ctx = if r.looping {
                 r.ctx.clone()
@@ -1419,35 +1515,12 @@ impl<G: GpmEval> QueryRuntime<G> {
             // and past its lower bound the count no longer matters
             let taken = if r.looping { r.iterations } else { 0 };
             let iterations = taken.saturating_add(1);
-            (
-                r.step,
-                r.first_pos,
-                r.start,
-                r.node.clone(),
-                ctx,
-                iterations,
-            )
+            (r.step, r.start, r.node.clone(), ctx, iterations)
         };
-        let (first_pos, last_pos) = if taken.len() == 1 && Rc::ptr_eq(&taken[0].event, event) {
-            (run_first.unwrap_or(pos), pos)
-        } else {
-            let positions: Vec<i64> = taken
-                .iter()
-                .map(|t| *self.positions.get(&t.event.uid).unwrap_or(&pos))
-                .collect();
-            (
-                run_first.unwrap_or_else(|| *positions.iter().min().unwrap_or(&pos)),
-                *positions.iter().max().unwrap_or(&pos),
-            )
-        };
-        let start = run_start.unwrap_or(tau);
-        if let Some(omega) = self.span.sliding_time() {
-            if tau - start > omega {
-                return;
-            }
-        } else if !self.fits(start, first_pos, tau, last_pos) {
+        let Some((start, first_pos)) = self.extension_span(&run.borrow(), event, pos, &taken)
+        else {
             return;
-        }
+        };
         let mut node = run_node;
         for t in taken {
             node = Some(Node::push(node, t));
@@ -1624,10 +1697,14 @@ impl<G: GpmEval> QueryRuntime<G> {
         if !self.head.is_empty() {
             batch.retain(|m| !self.head_violated(m, dict));
         }
+        if self.policy.selection == Selection::Latest {
+            batch.retain(|m| self.is_latest(m));
+        }
         let gpms = &self.gpms;
         let locals = |g: usize| gpms.local_slots(g).to_vec();
         let keys = &mut self.work.order_keys;
         let sorted = sort_batch(batch, by_completion, &self.vars, &locals, dict, keys);
+        let sorted = self.policy.release(sorted, dict);
         self.out.extend(sorted);
     }
 }

@@ -30,7 +30,7 @@ use std::str::FromStr;
 /// 6: a looping run's count of Kleene iterations (`RunState::iterations`, for `X{m,n}`).
 /// 7: head negation's kept events and runs (`QueryState::head_events`, `RunState::head`).
 /// 8: the latest time seen on each stream (`ComposedState::seen`, LATENESS watermarks).
-pub const SNAPSHOT_VERSION: u32 = 8;
+pub const SNAPSHOT_VERSION: u32 = 9;
 /// The format's magic (named after the crate that first wrote it: kept, snapshots' bytes
 /// do not change with the crates' names).
 const MAGIC: &[u8; 12] = b"spaseq-core\n";

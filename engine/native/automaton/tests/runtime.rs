@@ -214,10 +214,10 @@ fn snapshots_of_another_format_or_not_snapshots_are_refused() {
     };
     let mut bytes = state.encode().unwrap();
     assert_eq!(EngineState::decode(&bytes).unwrap(), state);
-    bytes[12] = 9; // the format version's first byte
+    bytes[12] = 99; // the format version's first byte
     let err = EngineState::decode(&bytes).unwrap_err();
-    assert_eq!(err, SnapshotError::Version { found: 9 });
+    assert_eq!(err, SnapshotError::Version { found: 99 });
     assert!(err
         .to_string()
-        .starts_with("snapshot format 9, but this spaseq reads format "));
+        .starts_with("snapshot format 99, but this spaseq reads format "));
 }

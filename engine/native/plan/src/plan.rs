@@ -265,6 +265,10 @@ pub struct GpmPlan {
     pub graph_elements: Vec<Value>,
     /// Per GRAPH block, the variables its KB rows bind.
     pub graph_vars: Vec<Vec<String>>,
+    /// CONSUMPTION MATCHED: the triple patterns that read the event, whose instances by a
+    /// taken solution an emitted match uses up (empty otherwise; docs/decisions.md 65).
+    #[serde(default)]
+    pub consumes: Vec<TriplePattern>,
 }
 
 /// IRIs, `[{"@iri": ...}, ...]`.
@@ -346,6 +350,10 @@ pub struct QueryInfo {
     /// LATENESS (ns): how far behind the latest time seen on its streams an event may come
     /// and still be evaluated in time order (0: events are evaluated as they come).
     pub lateness: u128,
+    /// SELECTION: which partial matches an event extends (docs/decisions.md 65).
+    pub selection: Selection,
+    /// CONSUMPTION MATCHED: an emitted match uses up the event triples it took.
+    pub consume_matched: bool,
     /// FROM STREAM name -> IRI, by name.
     pub streams: Vec<(String, String)>,
     pub partition_by: Vec<String>,
@@ -370,6 +378,32 @@ fn lateness<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u128, D::Err
     }
 }
 
+/// RSEP-QL's selection policies (SELECTION ..., docs/decisions.md 65).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Selection {
+    /// Every partial match an event may extend (the language without the clause).
+    #[default]
+    Unrestricted,
+    /// Of the partial matches an event's result extends, those that come first.
+    Chronological,
+    /// Of the partial matches an event's result extends, those that come last.
+    Recent,
+    /// C-SPARQL's naive SEQ: every event of a match is its GPM's latest.
+    Latest,
+}
+
+/// `"none"` or `"matched"` (absent: a plan of an earlier spaseq, none).
+fn consumption<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<bool, D::Error> {
+    match String::deserialize(d)?.as_str() {
+        "none" => Ok(false),
+        "matched" => Ok(true),
+        other => Err(D::Error::custom(format!(
+            "unknown consumption policy {other:?}"
+        ))),
+    }
+}
+
 /// The parts of the plan's `Query` (the checked algebra) the runtime reads.
 #[derive(Deserialize)]
 #[serde(remote = "Self")]
@@ -379,6 +413,10 @@ struct Query {
     window: Window,
     #[serde(default, deserialize_with = "lateness")]
     lateness: u128,
+    #[serde(default)]
+    selection: Selection,
+    #[serde(default, rename = "consumption", deserialize_with = "consumption")]
+    consume_matched: bool,
     events: BTreeMap<String, EventPattern>,
     streams: BTreeMap<String, String>,
     partition_by: Vec<String>,
@@ -499,6 +537,8 @@ impl Plan {
                 template: query.spec.template,
                 window: query.window,
                 lateness: query.lateness,
+                selection: query.selection,
+                consume_matched: query.consume_matched,
                 streams: query.streams.into_iter().collect(),
                 partition_by: query.partition_by,
                 base: query.base,

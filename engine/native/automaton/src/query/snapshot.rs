@@ -121,6 +121,10 @@ pub struct QueryState {
     prefix: Option<Vec<(u64, i64)>>,
     /// Head negation: its streams' kept events, oldest first (uids).
     head_events: Vec<u64>,
+    /// CONSUMPTION MATCHED: the used-up triples of the events the state refers to, by uid.
+    consumed: Vec<(u64, Vec<[TermId; 3]>)>,
+    /// SELECTION LATEST: per GPM, the latest time it had a solution in the empty context.
+    latest: Vec<Option<i128>>,
 }
 
 impl QueryState {
@@ -157,6 +161,7 @@ impl QueryState {
         for ((_, _, key), _) in &mut self.partitioned {
             key.iter_mut().for_each(&mut *f);
         }
+        super::policy::Policy::terms_mut(&mut self.consumed, f);
     }
 
     /// The uids of the events the state refers to (the engine writes them once).
@@ -420,7 +425,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 .map(|(event, _, pos)| (event.uid, *pos))
                 .collect()
         });
-        Ok(QueryState {
+        let mut state = QueryState {
             t0: self.t0,
             clock: self.clock,
             prev_clock: self.prev_clock,
@@ -445,7 +450,11 @@ impl<G: GpmEval> QueryRuntime<G> {
             positions,
             prefix,
             head_events: self.head_events.iter().map(|(e, _)| e.uid).collect(),
-        })
+            consumed: Vec::new(),
+            latest: self.policy.latest.clone(),
+        };
+        state.consumed = self.policy.consumed_state(&state.events());
+        Ok(state)
     }
 
     /// Continue from `state` (saved by a runtime of the same plan): this runtime must be
@@ -621,6 +630,14 @@ impl<G: GpmEval> QueryRuntime<G> {
             let prepared = index(&event);
             self.head_events.push_back((event, prepared));
         }
+        if state.latest.len() != self.policy.latest.len() {
+            return Err(SnapshotError::Corrupt(
+                "the latest times of another number of GPMs".into(),
+            ));
+        }
+        self.policy.latest = state.latest.clone();
+        self.policy
+            .load_consumed(&state.consumed, |uid| events.get(&uid).cloned());
         self.head_starts = tokens
             .iter()
             .map(|(start, token)| (*start, Rc::downgrade(token)))
