@@ -306,11 +306,11 @@ class ReferenceEvaluator:
         triples = set(t.event.triples)
         out: list[Used] = []
         for tp in self._patterns[t.atom]:
-            parts = [bound.get(x.name) if isinstance(x, A.Var) else x
-                     for x in (tp.subject, tp.predicate, tp.object)]
-            if any(x is None for x in parts):
+            s_, p_, o_ = (bound.get(x.name) if isinstance(x, A.Var) else x
+                          for x in (tp.subject, tp.predicate, tp.object))
+            if s_ is None or p_ is None or o_ is None:
                 continue
-            triple = Triple(*parts)
+            triple = Triple(s_, p_, o_)  # type: ignore[arg-type]  # a term in each place: not a triple of the event otherwise
             if triple in triples and (id(t.event), triple) not in out:
                 out.append((id(t.event), triple))
         return out

@@ -1305,3 +1305,46 @@ def test_warnings_do_not_stop_parsing():
     q = parse_query(two_gpms("A", head="SELECT ?nothing"), "q.rq")
     assert len(q.warnings) == 2
     assert q.seq.atoms[0].operand == g("A")
+
+
+# ---------------------------------------------------------------- selection and consumption
+
+
+@pytest.mark.parametrize(
+    ("head", "selection", "consumption"),
+    [
+        ("SELECT ?s WITHIN 5 SECONDS SELECTION CHRONOLOGICAL", "chronological", "none"),
+        ("SELECT ?s SELECTION recent CONSUMPTION matched", "recent", "matched"),
+        ("SELECT ?s CONSUMPTION MATCHED WITHIN 5 SECONDS", "unrestricted", "matched"),
+        ("SELECT ?s WITHIN 5 SECONDS LATENESS 1 SECONDS SELECTION LATEST", "latest", "none"),
+        ("SELECT ?s", "unrestricted", "none"),
+    ],
+)
+def test_policies_are_read_in_any_clause_order(head, selection, consumption):
+    q = parse_query(two_gpms("A ; B", head=head))
+    assert (q.selection, q.consumption) == (selection, consumption)
+
+
+@pytest.mark.parametrize(
+    ("head", "seq", "line", "column", "fragment"),
+    [
+        ("SELECT ?s SELECTION RECNT", "A ; B", 2, 21,
+         "SELECTION takes UNRESTRICTED, CHRONOLOGICAL, RECENT or LATEST, not RECNT"),
+        ("SELECT ?s CONSUMPTION ALL", "A ; B", 2, 23, "CONSUMPTION takes NONE or MATCHED, not ALL"),
+        ("SELECT ?s SELECTION RECENT SELECTION LATEST", "A ; B", 2, 28,
+         "a query has at most one SELECTION clause"),
+        ("SELECT ?s SELECTION RECENT", "A", 2, 11, "SEQ(A) takes one event per match, so there is nothing"),
+        ("SELECT ?s SELECTION LATEST", "A ; B+", 5, 11, "not to iterations, optional or negated atoms"),
+        ("SELECT ?s SELECTION LATEST", "A ; (B | A2)", 5, 11, "groups such as (...)"),
+        ("SELECT ?s SELECTION LATEST CONSUMPTION MATCHED", "A ; B", 2, 11,
+         "CONSUMPTION MATCHED means nothing with it"),
+    ],
+)
+def test_a_policy_that_means_nothing_is_refused_where_written(head, seq, line, column, fragment):
+    extra = "  DEFINE GPM A2 ON S { ?s :r ?o }\n" if "A2" in seq else ""
+    assert_error(two_gpms(seq, head=head, extra=extra), line, column, fragment)
+
+
+def test_a_selection_over_the_iterations_of_one_atom_means_something():
+    q = parse_query(two_gpms("A{2,3}", head="SELECT ?s SELECTION RECENT"))
+    assert q.selection == "recent"

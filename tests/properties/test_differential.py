@@ -153,6 +153,7 @@ def queries(draw, lazy_prefix: bool = False):
     # a head negation needs a time window and a positive atom after it (decision 62)
     timed = bool(window) and "EVENTS" not in window
     positive = False
+    kinds: list[str] = []
     for k in range(first, n):
         kind = draw(st.sampled_from(["plain", "plain", "group", "+", "?", "!", "bounded"]))
         if kind == "bounded":  # decision 61: X*, X{n}, X{m,n}, X{m,}
@@ -164,14 +165,34 @@ def queries(draw, lazy_prefix: bool = False):
         if k == n - 1 and kind in MAY_SKIP:
             kind = "plain"
         positive = positive or kind != "!"
+        kinds.append(kind)
         atom = (operand(draw(st.integers(1, 2)), group=True) if kind == "group"
                 else gpm() + ("" if kind == "plain" else kind))
         if k:
             parts.append(draw(st.sampled_from([" , ", " ; ", " : "])))
         parts.append(atom)
-    text = (f"{QUERY_PREFIXES}SELECT * {window}\nFROM STREAM U1 <{EX}u1>\nFROM STREAM U2 <{EX}u2>\n"
+    plain_only = all(k == "plain" for k in kinds)
+    policy = "" if lazy_prefix else draw(policies(steps=n - kinds.count("!"), iterated=any(
+        k not in ("plain", "group", "?", "!") for k in kinds), plain=plain_only and n > 1))
+    text = (f"{QUERY_PREFIXES}SELECT * {window}{policy}\nFROM STREAM U1 <{EX}u1>\nFROM STREAM U2 <{EX}u2>\n"
             f"WHERE {{ SEQ({''.join(parts)}) {' '.join(defines)} }}")
     return text
+
+
+def policies(steps: int, iterated: bool, plain: bool) -> st.SearchStrategy[str]:
+    """RSEP-QL's clauses (docs/decisions.md 65), where they mean something: a selection needs a
+    second step (two positive atoms, or an iteration), LATEST a sequence of plain GPMs and no
+    consumption. Mostly none, so the other constructs keep their share of the examples."""
+    selections = [""]
+    if steps > 1 or iterated:
+        selections += [" SELECTION CHRONOLOGICAL", " SELECTION RECENT"]
+    if plain:
+        selections.append(" SELECTION LATEST")
+    return st.one_of(
+        st.just(""), st.just(""), st.just(""),
+        st.tuples(st.sampled_from(selections), st.sampled_from(["", " CONSUMPTION MATCHED"]))
+        .map(lambda sc: sc[0] + ("" if "LATEST" in sc[0] else sc[1])),
+    )
 
 
 def kb() -> pyoxigraph.Store:
@@ -246,6 +267,10 @@ SHAPES = {
     "bounded iterations": lambda q: re.search(r"G\d+\{[2-9],", q) is not None,
     "zero iterations": lambda q: re.search(r"G\d+(\*|\{0,)", q) is not None,
     "a quantifier opening the sequence": lambda q: re.search(r"SEQ\(G\d+\{", q) is not None,
+    "chronological selection with consumption": lambda q: "CHRONOLOGICAL CONSUMPTION" in q,
+    "recent selection over iterations": lambda q: "RECENT" in q and re.search(r"G\d+(\+|\{)", q) is not None,
+    "latest selection": lambda q: "LATEST" in q,
+    "consumption of a conjunction": lambda q: "CONSUMPTION MATCHED" in q and " & " in q,
 }
 
 

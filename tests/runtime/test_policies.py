@@ -1,0 +1,197 @@
+"""RSEP-QL's selection and consumption policies (docs/decisions.md 65, semantics section 16):
+the results the seed paper states for its Fig. 1 stream, at each evaluation time, from the
+engine and the reference evaluator; consumption across snapshot cuts; what MATCHED does to
+skip-till-any's output; the policies through the Python API, the rdflib processor, composed
+queries and the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spaseq.engine import api, reference
+from spaseq.engine.api import Engine
+from spaseq.engine.events import Event
+from spaseq.engine.io.native_events import read_replay_files
+from spaseq.engine.language.query import parse_query
+from tests.util import EX, QUERY_PREFIXES, ev
+
+ROOT = Path(__file__).resolve().parents[2]
+FIG1 = ROOT / "fixtures" / "rsep_ql" / "fig1.trig"
+S = "http://example.org/S"
+
+#: Example 4's event pattern E1 SEQ E2 (E1 = ?x :p ?y, E2 = ?y :q ?z) under a policy; the
+#: landmark window of E1 and the sliding one of E2 both hold every event of the example
+FIG1_QUERY = """PREFIX : <http://example.org/>
+SELECT ?x ?y ?z WITHIN 10 SECONDS {policy}
+FROM STREAM S <http://example.org/S>
+WHERE {{ SEQ(E1 : E2)
+  DEFINE GPM E1 ON S {{ ?x :p ?y }}
+  DEFINE GPM E2 ON S {{ ?y :q ?z }} }}"""
+
+#: The matches the paper's text names (Section 2, Examples 8 and 10): (start, end, ?x ?y ?z).
+E1 = (4, 8, "a2 b2 c2")   # G2's a2 :p b2 with G4's b2 :q c2
+E2 = (2, 6, "a1 b1 c1")   # G1 with G3's b1 :q c1
+E3 = (6, 8, "a2 b2 c2")   # G3's a2 :p b2 with G4
+E4 = (2, 10, "a1 b1 c1")  # G1 with G5's b1 :q c1
+
+#: Section 2 [R3.1], [R3.2]: what each setting returns by the evaluations at 8 and at 10.
+STATED = {
+    "": ({E1, E2, E3}, {E4}),                                           # unrestricted
+    "SELECTION CHRONOLOGICAL CONSUMPTION MATCHED": ({E1, E2}, set()),   # EP-SPARQL chronological
+    "SELECTION RECENT CONSUMPTION MATCHED": ({E2, E3}, set()),          # EP-SPARQL recent
+    "SELECTION LATEST": ({E3}, set()),                                  # C-SPARQL's naive SEQ
+}
+
+
+def _fig1() -> list[Event]:
+    events, error = read_replay_files([(S, str(FIG1))])
+    assert error is None and [e.time for e in events] == [2, 4, 6, 8, 10]
+    return events
+
+
+def _named(matches) -> set[tuple]:
+    """Matches as (start, end, "x y z") with the local names of the bindings."""
+    out = set()
+    for m in matches:
+        b = dict(m.bindings)
+        names = " ".join(b[v].value.rsplit("/", 1)[1] for v in ("x", "y", "z"))
+        out.add((int(m.start), int(m.time), names))
+    return out
+
+
+@pytest.mark.parametrize("policy", STATED)
+def test_the_seed_papers_stated_results_hold_at_each_evaluation(policy: str) -> None:
+    """RSEP-QL Section 2: by the evaluation at 8, and between it and the one at 10, each
+    setting returns what the paper says (Fig. 1's stream rebuilt in fixtures/rsep_ql)."""
+    q = parse_query(FIG1_QUERY.format(policy=policy))
+    events = _fig1()
+    by8, by10 = STATED[policy]
+    engine = Engine()
+    handle = engine.register(q)
+    for e in events[:4]:
+        engine.push_event(e)
+    assert _named(handle.matches()) == by8
+    assert _named(reference.evaluate(q, events[:4], end_of_input=False)) == by8
+    engine.push_event(events[4])
+    engine.close()
+    assert _named(handle.matches()) == by10
+    assert _named(reference.evaluate(q, events)) == by8 | by10
+
+
+def test_without_consumption_the_selections_pair_again_at_10() -> None:
+    """Consumption, not selection, is why chronological and recent return nothing at 10:
+    without it G5's b1 :q c1 finds G1 again (the paper, Example 11)."""
+    events = _fig1()
+    for policy in ("SELECTION CHRONOLOGICAL", "SELECTION RECENT"):
+        q = parse_query(FIG1_QUERY.format(policy=policy))
+        assert E4 in _named(api.evaluate(q, events)) == _named(reference.evaluate(q, events))
+
+
+def test_consumption_is_per_triple_so_g3_stays_available_to_e1() -> None:
+    """G3 gives E2 its b1 :q c1 at 6; its other triple, a2 :p b2, is still E1's at 8, which is
+    the only way recent can return e3 (decision 65: what a match uses up is its triples)."""
+    q = parse_query(FIG1_QUERY.format(policy="SELECTION RECENT CONSUMPTION MATCHED"))
+    got = api.evaluate(q, _fig1())
+    assert [(int(m.start), int(m.time)) for m in got] == [(2, 6), (6, 8)]
+    assert [t.event.time for t in got[1].taken] == [6, 8]
+
+
+VSHAPE = f"""{QUERY_PREFIXES}SELECT ?p1 ?p2 ?p3 WITHIN 10 SECONDS {{policy}}
+FROM STREAM S <{EX}s>
+WHERE {{{{ SEQ(A : B : C)
+  DEFINE GPM A ON S {{{{ ?a :price ?p1 }}}}
+  DEFINE GPM B ON S {{{{ ?b :price ?p2 FILTER(?p2 < ?p1) }}}}
+  DEFINE GPM C ON S {{{{ ?c :price ?p3 FILTER(?p3 > ?p2) }}}} }}}}"""
+
+
+def _prices(prices: list[int]) -> list[Event]:
+    return [ev("s", i, f":t{i} :price {p} .", seq=i) for i, p in enumerate(prices)]
+
+
+def test_matched_consumption_tames_skip_till_any() -> None:
+    """Under CONSUMPTION MATCHED each trade takes part in one V-shape at most (every GPM reads
+    its one triple), where skip-till-any alone gives every combination."""
+    evs = _prices([5, 3, 4, 2, 6, 1, 7, 5, 8])
+    every = api.evaluate(parse_query(VSHAPE.format(policy="")), evs)
+    once = api.evaluate(parse_query(VSHAPE.format(policy="CONSUMPTION MATCHED")), evs)
+    assert len(every) > 3 * len(once) > 0
+    taken = [t.event.seq for m in once for t in m.taken]
+    assert len(taken) == len(set(taken))
+    for policy in ("CONSUMPTION MATCHED", "SELECTION RECENT CONSUMPTION MATCHED",
+                   "SELECTION CHRONOLOGICAL"):
+        q = parse_query(VSHAPE.format(policy=policy))
+        assert [m.taken for m in api.evaluate(q, evs)] == [m.taken for m in reference.evaluate(q, evs)]
+
+
+def test_a_cut_between_any_two_events_keeps_what_was_used_up() -> None:
+    """A snapshot taken after any event carries the used-up triples (native format 9): the
+    restored engine releases exactly the matches of an uninterrupted run."""
+    evs = _prices([5, 3, 4, 2, 6, 1, 7, 5, 8, 2, 9])
+    text = VSHAPE.format(policy="SELECTION RECENT CONSUMPTION MATCHED")
+    expected = [m.taken for m in api.evaluate(parse_query(text), evs)]
+    for cut in range(len(evs) + 1):
+        engine = Engine()
+        engine.register(text)
+        for e in evs[:cut]:
+            engine.push_event(e)
+        got = [m.taken for m in engine.handles[0].matches()]
+        engine = Engine.restore(engine.snapshot())
+        for e in evs[cut:]:
+            engine.push_event(e)
+        engine.close()
+        got += [m.taken for m in engine.handles[0].matches()]
+        assert [[(t.atom, t.event.seq) for t in m] for m in got] == \
+            [[(t.atom, t.event.seq) for t in m] for m in expected], cut
+
+
+def test_a_composed_query_reads_a_policy_querys_output() -> None:
+    """A query with a policy is a producer like any other: its released matches (after
+    selection and consumption) are what a query reading its output stream sees."""
+    engine = Engine()
+    producer = engine.register(VSHAPE.format(policy="CONSUMPTION MATCHED"), output=EX + "vs")
+    reader = engine.register(f"""{QUERY_PREFIXES}PREFIX spaseq: <https://w3id.org/spaseq#>
+SELECT ?m WITHIN 100 SECONDS FROM STREAM V <{EX}vs>
+WHERE {{ SEQ(M) DEFINE GPM M ON V {{ ?m a spaseq:Match }} }}""")
+    for e in _prices([5, 3, 4, 2, 6, 1, 7, 5, 8]):
+        engine.push_event(e)
+    engine.close()
+    made = list(producer.matches())
+    assert len(made) == len(list(reader.matches())) == 3
+
+
+def test_the_rdflib_processor_runs_a_policy_query() -> None:
+    """The rdflib processor hands the query text to the engine: the policy applies, in both
+    of its engines."""
+    rdflib = pytest.importorskip("rdflib")
+    from spaseq.plugin.dataset_streams import load_streams
+
+    ds = load_streams(rdflib.Dataset(), {S: FIG1})
+    text = FIG1_QUERY.format(policy="SELECTION LATEST")
+    for engine in ("nfa", "reference"):
+        rows = list(ds.query(text, processor="spaseq", engine=engine))
+        assert [tuple(str(r[v]).rsplit("/", 1)[1] for v in ("x", "y", "z")) for r in rows] == [("a2", "b2", "c2")]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "spaseq.engine.cli", *args], capture_output=True,
+                          text=True, cwd=ROOT)
+
+
+def test_the_cli_runs_a_policy_and_refuses_one_that_means_nothing(tmp_path: Path) -> None:
+    good = tmp_path / "recent.rq"
+    good.write_text(FIG1_QUERY.format(policy="SELECTION RECENT CONSUMPTION MATCHED"))
+    out = _cli("run", str(good), "--stream", f"S={FIG1}", "--format", "jsonl")
+    assert out.returncode == 0, out.stderr
+    assert [(json.loads(line)["start"], json.loads(line)["time"]) for line in out.stdout.splitlines()] == \
+        [(2, 6), (6, 8)]
+    bad = tmp_path / "one.rq"
+    bad.write_text(FIG1_QUERY.format(policy="SELECTION CHRONOLOGICAL").replace("SEQ(E1 : E2)", "SEQ(E1)"))
+    out = _cli("run", str(bad), "--stream", f"S={FIG1}")
+    assert out.returncode == 2
+    assert out.stderr.startswith(f"{bad}:2:35: SELECTION CHRONOLOGICAL chooses"), out.stderr
+    assert "Traceback" not in out.stderr
