@@ -133,6 +133,7 @@ BASELINE_QUERIES: dict[str, dict[str, tuple[str, str]]] = {
     "vshape-strict": {_STOCK: ("g3", _VSHAPE)},
     "vshape-next": {_STOCK: ("g3", _VSHAPE)},
     "vshape-any": {_STOCK: ("g3", _VSHAPE)},
+    "vshape-any-matched": {_STOCK: ("g3", _VSHAPE)},  # every combination: counts for information
     "spike-any": {_STOCK: ("g2", _SPIKE)},
     "head-shoulders": {_STOCK: ("g7", _HEAD_SHOULDERS)},
     "creditcard": {_CC: ("g2", _CREDITCARD)},

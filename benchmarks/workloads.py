@@ -46,6 +46,8 @@ WORKLOADS: dict[str, Workload] = {
                  "V-shape, skip-till-next ';'"),
         Workload("vshape-any", "stock", "vshape_any.rq", (1,), 1, (1, 5),
                  "V-shape, skip-till-any ':' (matches grow with the window cubed: small windows only)"),
+        Workload("vshape-any-matched", "stock", "vshape_any_matched.rq", (1, 60), 10, (1, 10, 30, 60),
+                 "V-shape, ':' with CONSUMPTION MATCHED: each trade in one match at most"),
         Workload("spike-any", "stock", "spike_any.rq", (1, 10), 10, (1, 10, 30, 60),
                  "rare high-volume trade after any cheaper one, ':' (skewed: for lazy_chain)"),
         Workload("head-shoulders", "stock", "head_shoulders.rq", (1, 60), 10, (1, 10, 30, 60),
