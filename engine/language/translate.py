@@ -309,16 +309,24 @@ def _atom(ctx: _Context, node: Tree, strategy: str | None) -> A.Atom:
         operand: A.Operand = A.GpmRef(str(name_tok), ctx.loc(name_tok))
     else:
         operand = _operand(ctx, node.children[0])
-        if mod is not None:
+        if mod is not None and str(mod.children[0]) in (A.OPTIONAL, A.NEGATION):
             raise QueryError(
-                f"'{written}' applies to a GPM name, not to a parenthesised expression",
+                f"'{written}' applies to a GPM name, not to a parenthesised expression (only "
+                "the iteration forms +, *, {n}, {m,n} and {m,} apply to a group)",
+                ctx.loc(mod.children[0]),
+            )
+        if mod is not None and _may_take_none(mod) and _has_conjunction(operand):
+            raise QueryError(
+                f"'{written}' may take no iteration of a group holding a conjunction '&': its "
+                "absence (no time where every operand matches) is not defined; give a lower "
+                "bound of at least 1",
                 ctx.loc(mod.children[0]),
             )
     if mod is None:
         return A.Atom(operand, A.PLAIN, strategy, ctx.loc(node))
     (child,) = mod.children
     if isinstance(child, Tree):  # X{n}, X{m,}, X{m,n}
-        low, high = _quantifier(ctx, child, f"{node.children[0]}{written}")  # a GPM name's
+        low, high = _quantifier(ctx, child, f"{_written_operand(node)}{written}")
     elif child == "*":
         low, high = 0, None
     elif child == A.KLEENE:
@@ -326,6 +334,25 @@ def _atom(ctx: _Context, node: Tree, strategy: str | None) -> A.Atom:
     else:  # '?' and '!'
         return A.Atom(operand, str(child), strategy, ctx.loc(node))
     return A.Atom(operand, A.KLEENE, strategy, ctx.loc(node), low, high)
+
+
+def _written_operand(node: Tree) -> str:
+    """An atom's operand for messages: its GPM name, or ``(...)`` for a group."""
+    return str(node.children[0]) if node.data == "gpm_atom" else "(...)"
+
+
+def _may_take_none(mod: Tree) -> bool:
+    """Whether an atom modifier allows zero iterations (``*``, ``{0,n}``)."""
+    (child,) = mod.children
+    if isinstance(child, Tree):
+        return child.data != "quant_exact" and int(_token(child.children[0])) == 0
+    return str(child) == "*"
+
+
+def _has_conjunction(op: A.Operand) -> bool:
+    if isinstance(op, A.Conjunction):
+        return True
+    return isinstance(op, A.Disjunction) and any(_has_conjunction(o) for o in op.operands)
 
 
 def _quantifier(ctx: _Context, node: Tree, written: str) -> tuple[int, int | None]:

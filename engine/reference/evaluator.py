@@ -543,10 +543,11 @@ def _consumable(group: A.GroupPattern) -> list[A.TriplePattern]:
 
 
 def _with_pending(p: Partial, atom: A.Atom) -> Partial:
-    assert isinstance(atom.operand, A.GpmRef)
+    """``p`` with the absence of ``atom`` pending: of its GPM, or of each GPM of a disjunction
+    (a group that may take no iteration holds no conjunction: language.translate)."""
     span = _span(p)  # an optional, negated or X* atom is never the first (language.checks)
-    pend = Pending(atom.operand.name, p.mu, span.end, p.taken, span.start)
-    return Partial(p.mu, p.taken, span, p.pending + (pend,))
+    pends = tuple(Pending(g, p.mu, span.end, p.taken, span.start) for g in A.operand_gpms(atom.operand))
+    return Partial(p.mu, p.taken, span, p.pending + pends)
 
 
 def _bindings(pairs: Iterable[tuple[str, Node]]) -> tuple[tuple[str, Term], ...]:

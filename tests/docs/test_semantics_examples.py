@@ -77,15 +77,28 @@ def build(query: str, events: str) -> tuple[object, list[Event], list[str], set[
         name, time = ev.split("@")
         triple = Triple(NamedNode(EX + name), NamedNode(EX + "kind"), NamedNode(EX + name[0]))
         stream.append(Event(EX + "s", int(time), (triple,), i, NamedNode(EX + name)))
-    return parse_query(text), stream, atoms, set(re.findall(r"([A-Z])(?:[+*]|\{)", seq[0]))
+    kleene = [{a} for a in re.findall(r"([A-Z])(?:[+*]|\{)", seq[0])]
+    kleene += [set(re.findall(r"[A-Z]", g)) for g in re.findall(r"\(([^()]*)\)(?:[+*]|\{)", seq[0])]
+    return parse_query(text), stream, atoms, kleene
 
 
-def spelled(match, atoms: list[str], kleene: set[str]) -> str:
-    """A match in the tables' notation: the events each atom took, in SEQ order."""
+def spelled(match, atoms: list[str], kleene: list[set[str]]) -> str:
+    """A match in the tables' notation: the events each atom took, in SEQ order; an iterated
+    atom's (or group's, decision 66) in one bracket, in the order taken."""
     taken: dict[str, list[str]] = {}
+    order: list[tuple[str, str]] = []
     for t in match.taken:
-        taken.setdefault(t.atom, []).append(t.event.name.value.removeprefix(EX))
-    parts = [f"[{', '.join(taken[a])}]" if a in kleene else taken[a][0] for a in atoms if a in taken]
+        name = t.event.name.value.removeprefix(EX)
+        taken.setdefault(t.atom, []).append(name)
+        order.append((t.atom, name))
+    parts: list[str] = []
+    for a in atoms:
+        group = next((g for g in kleene if a in g), None)
+        if group is not None:
+            if min(group, key=atoms.index) == a and any(x in taken for x in group):
+                parts.append(f"[{', '.join(n for x, n in order if x in group)}]")
+        elif a in taken:
+            parts.append(taken[a][0])
     return f"({', '.join(parts)})"
 
 

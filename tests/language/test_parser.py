@@ -1111,9 +1111,9 @@ def test_bad_window_amount(within, column, fragment):
 
 @pytest.mark.parametrize(
     ("seq", "column", "mod"),
-    [("A, (B)+", 13, "+"), ("A, (B | C)?", 17, "?"), ("A, (B & C)!", 17, "!")],
+    [("A, (B | C)?", 17, "?"), ("A, (B & C)!", 17, "!")],
 )
-def test_modifier_on_parenthesised_group(seq, column, mod):
+def test_optional_and_negation_apply_to_gpm_names_only(seq, column, mod):
     text = two_gpms(seq, extra="  DEFINE GPM C ON S { ?s :r ?y }\n")
     assert_error(text, 5, column, f"'{mod}' applies to a GPM name, not to a parenthesised expression")
 
@@ -1177,11 +1177,26 @@ def test_zero_iterations_may_neither_start_nor_end_a_sequence(seq, column, fragm
     assert_error(two_gpms(seq), 5, column, fragment)
 
 
-@pytest.mark.parametrize(("seq", "column", "mod"),
-                         [("A, (B & C){2}", 17, "{2}"), ("A, (B | C)*", 17, "*"), ("A, (B | C){1,3}", 17, "{1,3}")])
-def test_a_quantifier_on_a_group_is_refused_as_plus_is(seq, column, mod):
-    text = two_gpms(seq, extra="  DEFINE GPM C ON S { ?s :r ?y }\n")
-    assert_error(text, 5, column, f"'{mod}' applies to a GPM name, not to a parenthesised expression")
+@pytest.mark.parametrize(("seq", "low", "high"), [
+    ("A, (B)+", 1, None), ("A, (B & C){2}", 2, 2), ("A; (B | C)* ; B2", 0, None),
+    ("A, (B | C){1,3}", 1, 3), ("A; (B | (C & B2)){2,}", 2, None), ("(B | C){0,2} ; A", None, None),
+])
+def test_a_group_takes_the_iteration_forms(seq, low, high):
+    """Decision 66: +, *, {n}, {m,n}, {m,} on a parenthesised group; zero iterations neither
+    first nor last, as for a GPM name."""
+    text = two_gpms(seq, extra="  DEFINE GPM C ON S { ?s :r ?y }\n  DEFINE GPM B2 ON S { ?s :t ?y }\n")
+    if low is None:
+        assert_error(text, 5, 7, "a sequence cannot start with (...){0,2}, which may take no event")
+        return
+    atom = parse_query(text).seq.atoms[1]  # (B)+ is B+: a group of one is its GPM
+    assert (atom.modifier, atom.low, atom.high) == (A.KLEENE, low, high)
+
+
+@pytest.mark.parametrize(("seq", "column", "mod"), [("A; (B & C)* ; B2", 17, "*"),
+                                                     ("A; (B | (C & B2)){0,2} ; B2", 24, "{0,2}")])
+def test_a_group_with_a_conjunction_must_take_an_iteration(seq, column, mod):
+    text = two_gpms(seq, extra="  DEFINE GPM C ON S { ?s :r ?y }\n  DEFINE GPM B2 ON S { ?s :t ?y }\n")
+    assert_error(text, 5, column, f"'{mod}' may take no iteration of a group holding a conjunction")
 
 
 def test_partition_variable_not_bound_by_some_gpm():

@@ -155,9 +155,14 @@ def queries(draw, lazy_prefix: bool = False):
     positive = False
     kinds: list[str] = []
     for k in range(first, n):
-        kind = draw(st.sampled_from(["plain", "plain", "group", "+", "?", "!", "bounded"]))
+        kind = draw(st.sampled_from(["plain", "plain", "group", "+", "?", "!", "bounded", "iterated group"]))
         if kind == "bounded":  # decision 61: X*, X{n}, X{m,n}, X{m,}
             kind = draw(st.sampled_from(QUANTIFIERS))
+        iterated_group = ""
+        if kind == "iterated group":  # decision 66: a group's iterations; none only without '&'
+            kind, iterated_group = "group", draw(st.sampled_from(["+", "{2}", "{1,2}", "{2,}", *MAY_SKIP[1:]]))
+            if iterated_group in MAY_SKIP and not positive or k == n - 1:
+                iterated_group = "+"
         # no X? or X* first, nor last (language.checks); X! first only under a time window and
         # before a positive atom (head negation)
         if not positive and (kind in MAY_SKIP or kind == "!" and (not timed or k == n - 1)):
@@ -168,6 +173,9 @@ def queries(draw, lazy_prefix: bool = False):
         kinds.append(kind)
         atom = (operand(draw(st.integers(1, 2)), group=True) if kind == "group"
                 else gpm() + ("" if kind == "plain" else kind))
+        if iterated_group:
+            atom += "+" if iterated_group in MAY_SKIP and "&" in atom else iterated_group
+            kind = iterated_group
         if k:
             parts.append(draw(st.sampled_from([" , ", " ; ", " : "])))
         parts.append(atom)
@@ -271,6 +279,8 @@ SHAPES = {
     "recent selection over iterations": lambda q: "RECENT" in q and re.search(r"G\d+(\+|\{)", q) is not None,
     "latest selection": lambda q: "LATEST" in q,
     "consumption of a conjunction": lambda q: "CONSUMPTION MATCHED" in q and " & " in q,
+    "iterations of a group": lambda q: re.search(r"\)(\+|\{2)", q) is not None,
+    "a group taking no iteration": lambda q: re.search(r"\)(\*|\{0,)", q) is not None,
 }
 
 

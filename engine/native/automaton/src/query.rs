@@ -1601,24 +1601,25 @@ impl<G: GpmEval> QueryRuntime<G> {
             let info = &self.steps[index];
             (info.op.clone(), info.modifier, info.wait)
         };
-        let absence = |r: &Run| -> Option<Pending> {
-            match *op {
-                Op::Gpm(g) => Some(Pending {
+        // the absence of the atom: of its GPM, or of each GPM of a disjunction (a group that
+        // may take no iteration holds no conjunction: the front end refuses one)
+        let absence = |r: &Run| -> Vec<Pending> {
+            let mut gpms = Vec::new();
+            op.gpms(&mut gpms);
+            gpms.into_iter()
+                .map(|g| Pending {
                     gpm: g,
                     mu: r.mu.clone(),
                     after: r.end.unwrap_or(NEG_INF),
                     node: r.node.clone(),
                     start: r.start,
-                }),
-                _ => None,
-            }
+                })
+                .collect()
         };
         match modifier {
             Modifier::Negation => {
                 let p = absence(&run.borrow());
-                if let Some(p) = p {
-                    run.borrow_mut().pending.push(p);
-                }
+                run.borrow_mut().pending.extend(p);
                 self.enter(index + 1, run, dict);
             }
             Modifier::Optional | Modifier::Kleene { min: 0, .. } => {
