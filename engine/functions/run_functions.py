@@ -171,6 +171,15 @@ def max_(args: tuple[Term, ...], run: RunContext | None) -> Term:
     return _extreme(args, run, "max", 1)
 
 
+def first(args: tuple[Term, ...], run: RunContext | None) -> Term:
+    """``spaseq:first("v")``: ?v of the earliest iteration taken (RSEP-QL's FIRST over the
+    iterations, decision 65); an error when there is none."""
+    values = _group(args, run, "first")
+    if not values:
+        raise FunctionError("spaseq:first over no iterations")
+    return values[0]
+
+
 def last(args: tuple[Term, ...], run: RunContext | None) -> Term:
     """``spaseq:last("v")``: ?v of the latest iteration taken; an error when there is none."""
     values = _group(args, run, "last")
@@ -189,9 +198,10 @@ RUN_FUNCTIONS: dict[str, RunFunction] = {
     "min": min_,
     "max": max_,
     "avg": avg,
+    "first": first,
     "last": last,
 }
-AGGREGATES = frozenset({"count", "sum", "min", "max", "avg", "last"})
+AGGREGATES = frozenset({"count", "sum", "min", "max", "avg", "first", "last"})
 RUN_FUNCTION_IRIS = frozenset(SPASEQ_NS + n for n in RUN_FUNCTIONS)
 
 

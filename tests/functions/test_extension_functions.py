@@ -111,6 +111,9 @@ CASES = [
     ('spaseq:min("amt")', RUN, ("5", INT)),
     ('spaseq:max("amt")', RUN, ("7.5", DEC)),
     ('spaseq:last("amt")', RUN, ("6", INT)),
+    ('spaseq:first("amt")', RUN, ("5", INT)),
+    ('spaseq:first("w")', RUN, EX + "w2"),
+    ('spaseq:first("nothing")', RUN, ERROR),
     ('spaseq:min("nothing")', RUN, ERROR),
     ('spaseq:max("w")', RUN, ERROR),  # an IRI and a string have no order
     ('spaseq:last("w")', RUN, ("w3", XSD + "string")),

@@ -176,6 +176,7 @@ RUN_BODIES = [
     '{{ ?s{i} :key ?k ; :val ?v{i} FILTER(spaseq:sum("{kv}") > {c} || spaseq:eventStream() = :u2) }}',
     '{{ ?s{i} :val ?v{i} FILTER(?v{i} >= spaseq:avg("{kv}")) }}',
     '{{ ?s{i} :val ?v{i} FILTER(?v{i} != spaseq:last("{kv}") && spaseq:min("{kv}") < 3) }}',
+    '{{ ?s{i} :val ?v{i} FILTER(?v{i} >= COALESCE(spaseq:first("{kv}"), 0)) }}',
     '{{ ?s{i} :val ?v{i} OPTIONAL {{ ?s{i} :tag ?t{i} }} FILTER(spaseq:count("{kv}") != {c}) }}',
     '{{ ?s{i} :val ?v{i} BIND(spaseq:count("{kv}") AS ?n{i}) FILTER(?n{i} < 3) }}',
     '{{ ?s{i} :val ?v{i} FILTER(spaseq:count("{kv}") < 4) }}',

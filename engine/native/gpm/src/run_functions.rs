@@ -39,6 +39,8 @@ pub enum Aggregate {
     Min,
     Max,
     Avg,
+    /// The first iteration's value: RSEP-QL's FIRST over the iterations (decision 65).
+    First,
     Last,
 }
 
@@ -82,6 +84,7 @@ pub fn compile(
         "min" => Aggregate::Min,
         "max" => Aggregate::Max,
         "avg" => Aggregate::Avg,
+        "first" => Aggregate::First,
         "last" => Aggregate::Last,
         _ => return None,
     };
@@ -171,6 +174,7 @@ fn aggregate(agg: Aggregate, values: Vec<Value>, dict: &Dictionary) -> Option<Va
             let n = Value::Integer(Integer::from(values.len() as i64));
             f::arithmetic(Arith::Div, &sum(&values)?, &n)
         }
+        Aggregate::First => values.into_iter().next(),
         Aggregate::Last => values.into_iter().last(),
         Aggregate::Min | Aggregate::Max => {
             let wanted = if agg == Aggregate::Min {
