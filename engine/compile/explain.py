@@ -107,6 +107,7 @@ def plan_lines(plan: Plan) -> list[str]:
         lines.append(f"  lazy chain: possible over x0..x{lazy_prefix}, not chosen (it pays only when {trigger} "
                      f"is rarer than the atoms before it, which the planner cannot know: decision 49); "
                      f"--lazy-chain turns it on")
+    lines.append(f"  split: {plan.split.why}")
     why_not = plan.explain.evaluators
     for name, g in plan.gpms.items():
         why = why_not.get(name)

@@ -16,6 +16,7 @@ from pyoxigraph import NamedNode
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.nfa import Automaton
 from spaseq.engine.compile.range_keys import StepRange
+from spaseq.engine.compile.splitting import SplitPlan
 
 PLAN_VERSION = 3  # 3: GpmPlan.evaluator and Plan.explain; 2: no solver, direct_solver, row_slots
 
@@ -105,6 +106,7 @@ class Plan:
     probes: dict[str, tuple[ProbeStep, ...]]
     kleene_gpms: frozenset[str]                 # GPMs under Kleene+ (run-function aggregates)
     lazy_chain: int                             # the trigger step used (explain.lazy_prefix if enabled)
+    split: SplitPlan = SplitPlan()              # how the input may be split (the Spark runner's)
     explain: Explain = Explain()
     version: int = PLAN_VERSION
 

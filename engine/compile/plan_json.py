@@ -16,12 +16,12 @@ from pyoxigraph import BlankNode, Literal, NamedNode
 
 from spaseq.engine import errors
 from spaseq.engine.algebra import operators as A
-from spaseq.engine.compile import nfa, plan, range_keys
+from spaseq.engine.compile import nfa, plan, range_keys, splitting
 
 
 def _classes() -> dict[str, type]:
     out: dict[str, type] = {}
-    for module in (A, nfa, plan, range_keys, errors):
+    for module in (A, nfa, plan, range_keys, splitting, errors):
         for name, value in vars(module).items():
             if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == module.__name__:
                 if name in out and out[name] is not value:

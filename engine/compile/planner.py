@@ -27,6 +27,7 @@ from spaseq.engine.compile.plan import (
 )
 from spaseq.engine.compile.plan_json import plan_to_json
 from spaseq.engine.compile.range_keys import StepRange, find_range_key, step_range
+from spaseq.engine.compile.splitting import split_plan
 from spaseq.engine.functions.run_functions import kleene_gpms
 from spaseq.engine.native_core import _native
 
@@ -51,6 +52,7 @@ def plan_query(query: A.Query, options: EngineOptions | None = None) -> Plan:
         probes=_probes(automaton.steps, indexes, gpms),
         kleene_gpms=kleene_gpms(query),
         lazy_chain=lazy_trigger(lazy, options),
+        split=split_plan(query),
         explain=Explain(lazy_prefix=lazy),
     ))
 

@@ -1,0 +1,114 @@
+"""How a query's input may be split across partitions that run the engine independently
+(issue 27, docs/decisions.md 67): by key, by time with an overlap of the window, or not at
+all, with the reason. The Spark runner follows it; ``spaseq explain`` says it.
+
+- **By key**: every GPM of the sequence (absences too) binds the key variable on every
+  solution, so the events of one match, and those that can stop it, all give the match's key;
+  and no operator looks at events of other keys: strict contiguity ``,`` and the iterations
+  after the first atom (which follow by ``,``) are judged against every event of the
+  streamset, as are ``EVENTS`` windows, tumbling windows (anchored at the first event of all)
+  and C-SPARQL's LATEST (each GPM's latest event of all); and under ``CONSUMPTION MATCHED``
+  one triple could serve matches of two keys.
+- **By time**: a sliding time window ω bounds every match and whatever decides it, so chunk
+  i reads the events in ``[t_i - before, t_(i+1) + ω]`` and keeps the matches that start in
+  ``[t_i, t_(i+1))``; ``before`` is ω under a head negation (it looks back a window), 0
+  otherwise. A selection or consumption policy depends on the partial matches and releases
+  before the chunk, so neither splits by time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from spaseq.engine.algebra import operators as A
+from spaseq.engine.compile.nfa import certainly_bound
+
+KEY, TIME, NONE = "key", "time", "none"
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """How the query's input may be split (``kind`` KEY, TIME or NONE) and why."""
+
+    kind: str = NONE
+    keys: tuple[str, ...] = ()      # KEY: the variables events are routed by
+    before: Decimal = Decimal(0)    # TIME: how far before its start a chunk reads (seconds)
+    after: Decimal = Decimal(0)     # TIME: how far after its end a chunk reads (seconds)
+    why: str = ""                   # what explain says
+
+
+def split_plan(query: A.Query) -> SplitPlan:
+    """The way ``query`` may be split: by key when it can, else by time, else not at all."""
+    blocked = _key_blocked(query)
+    keys = _key_candidates(query)
+    if not blocked and keys:
+        chosen = keys if query.partition_by else keys[:1]
+        where = "PARTITION BY" if query.partition_by else "every GPM binds it"
+        return SplitPlan(KEY, chosen, why=f"by key {' '.join('?' + k for k in chosen)} ({where}): "
+                                          "a match's events, and what can stop it, all give its key")
+    reason = blocked or "no variable is bound by every GPM on every solution"
+    time_blocked = _time_blocked(query)
+    if time_blocked is None:
+        omega = Decimal(query.window.amount)
+        before = omega if query.seq.head else Decimal(0)
+        return SplitPlan(TIME, before=before, after=omega,
+                         why=f"by time with an overlap of the window ({_seconds(omega)} after each chunk"
+                             f"{', and before it: the head negation looks back' if before else ''}); "
+                             f"not by key: {reason}")
+    return SplitPlan(NONE, why=f"not split (one partition): not by key, {reason}; not by time, {time_blocked}")
+
+
+def _key_candidates(query: A.Query) -> tuple[str, ...]:
+    """PARTITION BY's variables, or those every GPM of the sequence binds on every solution."""
+    if query.partition_by:
+        return query.partition_by
+    common: set[str] | None = None
+    for atom in query.seq.atoms:
+        for g in A.operand_gpms(atom.operand):
+            bound = certainly_bound(A.GpmRef(g), query)
+            common = bound if common is None else common & bound
+    return tuple(sorted(common or ()))
+
+
+def _key_blocked(query: A.Query) -> str | None:
+    """Why an operator of ``query`` looks at events of other keys, or None."""
+    for i, atom in enumerate(query.seq.positive):
+        if atom.modifier == A.KLEENE and i == 0:
+            return (f"the iterations of {_name(atom)}, opening the sequence, bind their variables "
+                    "each on its own (iteration-local), so one match may span keys")
+        if atom.strategy == A.STRICT:
+            return "strict contiguity ',' is judged against every event of the streamset"
+        if atom.modifier == A.KLEENE and i > 0:
+            return (f"the iterations of {_name(atom)} follow each other by strict contiguity, "
+                    "judged against every event")
+    if query.window.kind == "events":
+        return "an EVENTS window counts every event of the streamset"
+    if query.window.tumbling:
+        return "tumbling windows are anchored at the first event of all"
+    if query.selection == A.LATEST:
+        return "SELECTION LATEST takes each GPM's latest event of all"
+    if query.consumption == A.CONSUME_MATCHED:
+        return "under CONSUMPTION MATCHED one triple may serve matches of two keys"
+    return None
+
+
+def _time_blocked(query: A.Query) -> str | None:
+    """Why chunks of time overlapping by the window would not give the single engine's
+    matches, or None."""
+    if query.window.kind != "time":
+        return "the window is not a time window" if query.window.kind else "the window is unbounded"
+    if query.window.tumbling:
+        return "tumbling windows are anchored at the first event of all"
+    if query.selection != A.UNRESTRICTED or query.consumption != A.CONSUME_NONE:
+        return "a selection or consumption policy depends on what came before the chunk"
+    return None
+
+
+def _name(atom: A.Atom) -> str:
+    name = atom.operand.name if isinstance(atom.operand, A.GpmRef) else "(...)"
+    return f"{name}{atom.modifier_text}"
+
+
+def _seconds(amount: Decimal) -> str:
+    return f"{format(amount.normalize(), 'f')}s"

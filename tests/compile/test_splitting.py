@@ -1,0 +1,96 @@
+"""The planner's splitting rules (compile.splitting, docs/decisions.md 67) hold: for random
+queries and streams, running the engine on each part the plan allows, independently, and
+merging gives the single engine's matches. By key, an event goes to every key its GPMs'
+solutions give and each part keeps the matches of its own key; by time, chunk i reads its
+range widened by the plan's overlaps and keeps the matches that start in its range."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spaseq.engine import api
+from spaseq.engine.compile.planner import plan_query
+from spaseq.engine.compile.splitting import KEY, NONE, TIME, split_plan
+from spaseq.engine.gpm_eval.sparql_eval import GpmEvaluator
+from spaseq.engine.language.query import parse_query
+from tests.properties.test_differential import EXAMPLES, _identity, events, kb, queries
+from tests.util import EX, QUERY_PREFIXES
+
+
+def _whole(q, evs, store) -> list[tuple]:
+    return sorted((_identity(m) for m in api.evaluate(q, evs, store)), key=repr)
+
+
+def _by_key(q, evs, store, keys: tuple[str, ...]) -> list[tuple]:
+    gpms = GpmEvaluator(q, store)
+    gpms.add_events(evs)
+    parts: dict[tuple, list] = {}
+    for e in evs:
+        found = {tuple(s[k] for k in keys) for g, ev in q.events.items() if ev.stream == e.stream
+                 for s in gpms.solutions(g, e, {}, None) if all(k in s for k in keys)}
+        for key in found:
+            parts.setdefault(key, []).append(e)
+    out = []
+    for key, part in parts.items():
+        for m in api.evaluate(q, part, store):
+            b = dict(m.bindings)
+            if tuple(b.get(k) for k in keys) == key:
+                out.append(_identity(m))
+    return sorted(out, key=repr)
+
+
+def _by_time(q, evs, store, cuts: list[Decimal], before: Decimal, after: Decimal) -> list[tuple]:
+    bounds = [Decimal("-Infinity"), *cuts, Decimal("Infinity")]
+    out = []
+    for lo, hi in zip(bounds, bounds[1:], strict=False):
+        part = [e for e in evs if lo - before <= e.time <= hi + after]
+        out += [_identity(m) for m in api.evaluate(q, part, store) if lo <= m.start < hi]
+    return sorted(out, key=repr)
+
+
+@settings(max_examples=EXAMPLES)
+@given(queries(), events(), st.data())
+def test_the_parts_the_plan_allows_give_the_single_engines_matches(text, evs, data) -> None:
+    q = parse_query(text)
+    split = plan_query(q).split
+    store = kb()
+    whole = _whole(q, evs, store)
+    if split.kind == KEY:
+        assert _by_key(q, evs, store, split.keys) == whole, (text, split)
+    elif split.kind == TIME:
+        times = sorted({e.time for e in evs})
+        cuts = sorted(data.draw(st.lists(st.sampled_from(times), max_size=3, unique=True), label="cuts")) if times else []
+        assert _by_time(q, evs, store, cuts, split.before, split.after) == whole, (text, split, cuts)
+    else:
+        assert split.kind == NONE and split.why.startswith("not split")
+
+
+def _query(seq: str, head: str = "WITHIN 10 SECONDS") -> str:
+    return (f"{QUERY_PREFIXES}SELECT * {head}\nFROM STREAM S <{EX}s>\nWHERE {{ SEQ({seq}) "
+            "DEFINE GPM A ON S { ?a :kind :a ; :co ?c } DEFINE GPM B ON S { ?b :kind :b ; :co ?c } "
+            "DEFINE GPM C ON S { ?x :kind :c } }")
+
+
+def test_each_rule_says_why() -> None:
+    cases = {
+        ("A ; B", "WITHIN 10 SECONDS"): (KEY, "by key ?c (every GPM binds it)"),
+        ("A : B", "WITHIN 10 SECONDS PARTITION BY ?c"): (KEY, "by key ?c (PARTITION BY)"),
+        ("A , B", "WITHIN 10 SECONDS"): (TIME, "not by key: strict contiguity"),
+        ("A ; B+", "WITHIN 10 SECONDS"): (TIME, "iterations of B+ follow each other by strict contiguity"),
+        ("B+ ; A", "WITHIN 10 SECONDS"): (TIME, "opening the sequence, bind their variables each on its own"),
+        ("A ; C", "WITHIN 10 SECONDS"): (TIME, "no variable is bound by every GPM"),
+        ("C! ; A ; B", "WITHIN 10 SECONDS"): (TIME, "and before it: the head negation looks back"),
+        ("A ; B", "WITHIN 3 EVENTS"): (NONE, "an EVENTS window counts every event"),
+        ("A ; B", "WITHIN 10 SECONDS TUMBLING"): (NONE, "tumbling windows are anchored"),
+        ("A , B", ""): (NONE, "not by time, the window is unbounded"),
+        ("A ; B", "WITHIN 10 SECONDS CONSUMPTION MATCHED"): (NONE, "one triple may serve matches of two keys"),
+        ("A ; B", "WITHIN 10 SECONDS SELECTION RECENT"): (KEY, "by key ?c"),
+    }
+    for (seq, head), (kind, why) in cases.items():
+        split = split_plan(parse_query(_query(seq, head)))
+        assert split.kind == kind and why in split.why, (seq, head, split)
+    head_negated = split_plan(parse_query(_query("C! ; A ; B")))
+    assert (head_negated.before, head_negated.after) == (Decimal(10), Decimal(10))
