@@ -15,6 +15,9 @@
 //! compacted. Times are written in the input's form unless `TimeFormat` says otherwise
 //! (docs/decisions.md 43).
 //!
+//! The late-event output (`late.rs`, decision 64) is written here too: the events queries
+//! dropped as late, as TriG.
+//!
 //! The top of the engine's crates: it reads the automaton's match records
 //! (`spaseq-automaton`), and nothing below depends on it.
 
@@ -22,6 +25,7 @@ pub mod background;
 pub mod collect;
 pub mod derive;
 pub mod formatter;
+pub mod late;
 pub mod rows;
 pub mod spell;
 pub mod trig;
