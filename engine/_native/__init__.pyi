@@ -8,7 +8,7 @@ from spaseq.engine._native import _testing as _testing
 
 __all__ = ["PLAN_VERSION", "__version__", "_testing", "LateEvent", "UnreadStream", "OutputStream", "LocatedError", "gpm_evaluators", "LiveStream", "LiveReader",
            "NativeWriter", "jsonl_line", "derived_graph", "result_name", "json_time", "json_seconds", "table_time",
-           "NativeEngine", "NativeEvent", "NativeMatch", "ReplayReading", "ReplayStream", "read_batch",
+           "NativeEngine", "NativeEvent", "NativeMatch", "LateOutput", "ReplayReading", "ReplayStream", "read_batch",
            "timestamp_ns", "seconds_ns", "datetime_ns", "datetime_text"]
 
 PLAN_VERSION: int
@@ -20,12 +20,30 @@ class LateEvent(ValueError):
     stream processed a later time), ``heartbeat``, ``flushed``, ``composed`` (a query
     reading another query's output and this stream was run to a later time) or ``watermark``
     (a query with a LATENESS was run to its watermark, later than the event); ``time`` and ``at`` (the
-    promise's time) in ns."""
+    promise's time) in ns. One that stopped a live feed also has ``path`` (its source's
+    label, ``<stdin>`` or a path) and ``line`` (where its graph started there)."""
 
     stream: str
     time: int
     at: int
     promise: str
+    path: str
+    line: int
+
+@final
+class LateOutput:
+    """A TriG file of the events queries dropped as late (decision 64, docs/vocabulary.md),
+    created (or emptied) with its prefixes; OSError when it cannot be. ``NativeEngine.push``
+    and ``feed_live`` write to it as they drop events, flushing after each."""
+
+    def __new__(cls, path: str) -> LateOutput: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def written(self) -> int:
+        """The late events written so far."""
+    def close(self) -> None:
+        """Flush and close the file; a second call does nothing."""
 
 class UnreadStream(ValueError):
     """An event on a stream no registered query reads (the message names the streams read)."""
@@ -196,20 +214,25 @@ class NativeEngine:
     def feed(self, stream: ReplayStream, max: int) -> tuple[int, int | None, bool, LocatedError | None]:
         """Feed up to ``max`` events of a replay stream to the queries (fewer once 2^14 released
         matches wait to be taken): (events fed, last time ns, ended, the stream's error)."""
-    def feed_live(self, stream: LiveStream, max: int, wait: float) -> tuple[
+    def feed_live(self, stream: LiveStream, max: int, wait: float,
+                  late_output: LateOutput | None = None) -> tuple[
             int, int | None, bool, LocatedError | None, int, LateEvent | None]:
         """Feed the events of a live stream as they arrive: waits up to ``wait`` s for the first,
         then takes those already there (at most ``max``, fewer once 2^14 released matches wait
-        to be taken): (events fed, last time ns, ended, the first source error, late events
-        dropped under ``drop_late``, the late event that stopped it)."""
+        to be taken), each judged per query (``configure``'s ``late``; those late for some
+        query written to ``late_output``): (events fed to some query, last time ns, ended, the
+        first source error, late events fed to no query, the late event that stopped it under
+        "error", located by its ``path`` and ``line``)."""
     def event_parts(self, uid: int) -> tuple[str, int, bool, int, tuple[str, str, str | None, str | None] | None, list[int]] | None:
         """(stream, time ns, dated, seq, graph name's parts, triples as ids), or None."""
     def forget(self) -> list[int]:
         """uids of the oldest events nothing native holds any more."""
-    def configure(self, own_clocks: bool, drop_late: bool, compact_min_terms: int | None = None,
+    def configure(self, own_clocks: bool, late: str, compact_min_terms: int | None = None,
                   drop_unread: bool = False, idle_timeout: int | None = None) -> None:
         """How the engine treats time and memory: each query's clock moves with its own streams
-        only (``own_clocks``); a late event is dropped and counted (``drop_late``); the fewest
+        only (``own_clocks``); what is done with a late event (``late``: "drop", skipped and
+        counted by the queries it is late for, or "error", refused whole; ValueError for
+        another value); the fewest
         terms at which the dictionary is compacted (None: the core's default); an event on a
         stream no registered query reads is dropped and counted (``drop_unread``); a stream
         silent for ``idle_timeout`` ns of processing time stops holding LATENESS watermarks
@@ -233,17 +256,23 @@ class NativeEngine:
     def dropped_unread(self) -> int: ...
     def compaction_due(self) -> bool:
         """Whether the dictionary should be compacted now (decision 38)."""
-    def push(self, event: NativeEvent,
-             on_instant: Callable[[int], object] | None = None) -> bool | None:
-        """The event to the queries: ``LateEvent`` if it is late (None: dropped under
-        ``drop_late``); ``on_instant(time ns)`` at a new instant; those reading its stream
-        process it, the others move their clocks to its time unless ``own_clocks``, and the
-        queries reading other queries' output run as far as that allows. Whether it started a
-        new instant."""
-    def judge(self, stream: str, time: int, dated: bool) -> bool:
-        """Before an event at ``time`` ns on ``stream`` is prepared: True to push it, False when
-        it was dropped and counted (late, or unread); ``LateEvent``, ``UnreadStream`` or
-        ``OutputStream`` when it is refused."""
+    def push(self, event: NativeEvent, on_instant: Callable[[int], object] | None = None,
+             late_output: LateOutput | None = None) -> tuple[bool, bool, list[int]]:
+        """The event to the queries, judged per query: ``LateEvent`` if it is late for one
+        under "error"; under "drop" the queries it is late for skip it and count it (and it is
+        written to ``late_output``); ``on_instant(time ns)`` at a new instant; those reading
+        its stream process it, the others move their clocks to its time unless
+        ``own_clocks``, and the queries reading other queries' output run as far as that
+        allows. (Whether some query took it, whether it started a new instant, the queries it
+        was late for.)"""
+    def judge(self, stream: str, time: int, dated: bool, keep_late: bool = False) -> list[int] | None:
+        """Before an event at ``time`` ns on ``stream`` is prepared: None to push it, or the
+        queries it was late for when it was dropped and counted (late for every reader under
+        "drop"; an empty list: unread, under ``drop_unread``); with ``keep_late`` a late event
+        is left to ``push`` (it is written to the late output there). ``LateEvent``,
+        ``UnreadStream`` or ``OutputStream`` when it is refused."""
+    def late_count(self, query: int) -> int:
+        """The late events query ``query`` dropped (late for it, under "drop")."""
     def unregister(self, query: int) -> None:
         """Query ``query`` takes no more events and makes none late."""
     def late(self, stream: str, time: int, dated: bool) -> str | None:
@@ -258,7 +287,8 @@ class NativeEngine:
         """No event earlier than ``time`` ns will come: every query moves its clock to it.
         Whether it started a new instant."""
     def engine_clock(self) -> int | None: ...
-    def dropped_late(self) -> int: ...
+    def dropped_late(self) -> int:
+        """The late events fed to no query (late for every reader, under "drop")."""
     def flushed(self, query: int) -> int | None:
         """Where ``flush`` said no more events come for query ``query`` (ns), or None."""
     def flush(self) -> None:

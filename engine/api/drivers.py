@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from spaseq.engine.api.errors import LateEventError, SpeculationFailed, UnreadStreamError
 from spaseq.engine.api.handle import QueryHandle
-from spaseq.engine.errors import SpaseqError, UsageError
+from spaseq.engine.api.pushed import Pushed
+from spaseq.engine.errors import Location, SpaseqError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventGraphs
 from spaseq.engine.io.native_events import stream_error
-from spaseq.engine.runtime.native import NativeSession, OutputStream
+from spaseq.engine.runtime.native import LateOutput, NativeSession, OutputStream
 
 if TYPE_CHECKING:
     from spaseq.engine._native import ReplayReading
@@ -42,6 +43,7 @@ class _Engine(Protocol):
     LIVE_WAIT_SECONDS: float
     _seq: int
     _native: NativeSession | None
+    _late_output: LateOutput | None
 
     def _release_graphs(self, before: Decimal) -> None: ...
 
@@ -54,7 +56,7 @@ class _Engine(Protocol):
 
     def _session(self) -> NativeSession: ...
 
-    def push_event(self, event: Event) -> None: ...
+    def push_event(self, event: Event) -> Pushed: ...
 
     def _end(self, error: SpaseqError | None, end_of_input: bool = True) -> None: ...
 
@@ -134,7 +136,7 @@ def run_live(engine: _Engine, sources: list[tuple[str, str, str]], time_predicat
         native = engine._session()
         native.engine.set_now(engine._now())
         fed, last, ended, failure, dropped, late = native.engine.feed_live(
-            stream, batch, engine._live_wait())
+            stream, batch, engine._live_wait(), engine._late_output)
         if not fed:  # quiet: a stream silent for the idle timeout stops holding watermarks back
             native.engine.set_now(engine._now())
             native.idle_tick([h.runtime for h in engine._released])
@@ -142,8 +144,8 @@ def run_live(engine: _Engine, sources: list[tuple[str, str, str]], time_predicat
         _after_feed(engine, native, last)
         if progress is not None:
             progress(engine._seq, engine._clock)
-        if late is not None:  # the core's LateEvent: its message
-            raise LateEventError(str(late))
+        if late is not None:  # the core's LateEvent (late="error"): its message, where it was read
+            raise LateEventError(str(late), Location(late.path, late.line))
         if ended:
             error = stream_error(failure) if failure is not None else None
             break

@@ -19,6 +19,7 @@ from spaseq.engine.api import drivers, instants, snapshots
 from spaseq.engine.api.convert import event_time, event_triples
 from spaseq.engine.api.errors import LateEventError, UnreadStreamError
 from spaseq.engine.api.handle import QueryHandle
+from spaseq.engine.api.pushed import Pushed
 from spaseq.engine.compile.plan import EngineOptions, Plan
 from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.composition import Composition, query_label
@@ -34,6 +35,7 @@ from spaseq.engine.output.materialize import Materializer
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, check_time_format
 from spaseq.engine.runtime.native import (
     LateEvent,
+    LateOutput,
     NativeEngine,
     NativeSession,
     OutputStream,
@@ -47,16 +49,21 @@ if TYPE_CHECKING:
 
 
 _RUNTIME = attrgetter("runtime")  # a handle's runtime, read at C speed per event
+_FED, _NOT_FED = Pushed(True), Pushed(False)  # what most pushes did: made once
+
+#: What ``Engine(late=...)`` accepts: what is done with an event late for a query (decision 64).
+LATE_POLICIES = ("drop", "error")
 
 class Engine:
     """One pass over pushed events for every registered query."""
 
     def __init__(self, kb: Store | KbStore | str | os.PathLike | None = None, options: EngineOptions | None = None,
-                 drop_late: bool = False, materialize: Store | str | None = None,
+                 drop_late: bool | None = None, materialize: Store | str | None = None,
                  query_clocks: bool = False, time_format: str = DEFAULT_TIME_FORMAT,
                  drop_unread: bool = False, lateness: float | int | Decimal | str | None = None,
                  idle_timeout: float | int | Decimal | str | None = None,
-                 clock: Callable[[], float] = monotonic) -> None:
+                 clock: Callable[[], float] = monotonic, late: str | None = None,
+                 late_output: str | os.PathLike | None = None) -> None:
         """``materialize``: a pyoxigraph Store or a directory for an on-disk one, where every
         result of every query is stored (``materialize`` module, docs/vocabulary.md), its
         times as ``time_format`` says (``input``, ``dateTime``, ``epoch``: ``output.times``).
@@ -70,7 +77,16 @@ class Engine:
         stream is still evaluated in time order (decision 63). ``idle_timeout``: a stream that
         sends nothing for that long (processing time, read from ``clock``, seconds; default:
         each query's lateness) stops holding its queries' watermarks back; ``tick()`` looks
-        at it while no event comes."""
+        at it while no event comes.
+        ``late``: what is done with an event late for a query (earlier than its clock, its
+        watermark, a flush or a heartbeat; decision 64): ``"drop"`` (the default) feeds it to
+        the queries it is on time for, and each query it is late for skips it and counts it
+        (``QueryHandle.late``; ``push`` says which, ``Pushed``); ``"error"`` raises
+        ``LateEventError`` for it, nothing of it applied (``late_policy`` afterwards). ``drop_late`` is the older
+        spelling: True is ``"drop"``, False ``"error"``. ``late_output``: a TriG file the late
+        events are written to as they are dropped, with their stream, time and the queries
+        they were late for (docs/vocabulary.md), so that nothing is lost; closed by
+        ``close()``."""
         self.options = options or EngineOptions()
         self._lateness = _lateness(lateness)
         self._idle_timeout = _idle(idle_timeout)
@@ -87,7 +103,8 @@ class Engine:
         # the same in the order the core releases their results (producers before readers)
         self._released: list[QueryHandle] = []
         self._timed = False  # a registered query has a LATENESS: pushes tell the processing time
-        self._drop_late = drop_late
+        self._late = _late_policy(late, drop_late)
+        self._late_output = _late_output(late_output)
         # False: an event of any stream moves every query's clock (streams pushed in one time
         # order); True: a query's clock moves with its own streams' events and heartbeats only,
         # so producers of different streams need not wait for each other (docs/decisions.md 40)
@@ -175,21 +192,36 @@ class Engine:
         return self._native
 
     @property
+    def late_policy(self) -> str:
+        """What is done with an event late for a query: ``"drop"`` or ``"error"``
+        (``Engine(late=...)``). The core applies it: setting it tells the core."""
+        return self._late
+
+    @late_policy.setter
+    def late_policy(self, value: str) -> None:
+        self._late = _late_policy(value, None)
+        self._configure()
+
+    @property
     def drop_late(self) -> bool:
-        """A late event is dropped and counted (``dropped_late``) instead of raising
-        ``LateEventError``. The core applies it: setting it tells the core."""
-        return self._drop_late
+        """``late_policy == "drop"``: the older spelling, kept for its callers (setting it
+        False is ``late_policy = "error"``)."""
+        return self._late == "drop"
 
     @drop_late.setter
     def drop_late(self, value: bool) -> None:
-        self._drop_late = value
-        self._configure()
+        self.late_policy = "drop" if value else "error"
+
+    @property
+    def late_output(self) -> str | None:
+        """The path of the TriG file late events are written to, None without one."""
+        return self._late_output.path if self._late_output is not None else None
 
     @property
     def drop_unread(self) -> bool:
         """An event on a stream no registered query reads is dropped and counted
         (``dropped_unread``) instead of raising ``UnreadStreamError``; the core's, as
-        ``drop_late``."""
+        ``late_policy``."""
         return self._drop_unread
 
     @drop_unread.setter
@@ -211,7 +243,7 @@ class Engine:
     def idle_timeout(self) -> Decimal | None:
         """How long (processing time, seconds) a stream may send nothing before it stops
         holding LATENESS watermarks back; None: each query's lateness. The core's, as
-        ``drop_late``."""
+        ``late_policy``."""
         return self._idle_timeout
 
     @idle_timeout.setter
@@ -227,7 +259,7 @@ class Engine:
     @property
     def query_clocks(self) -> bool:
         """Each query's clock moves only with its own streams' events and heartbeats (see
-        ``__init__``); set in the core, as ``drop_late``."""
+        ``__init__``); set in the core, as ``late_policy``."""
         return self._query_clocks
 
     @query_clocks.setter
@@ -240,12 +272,14 @@ class Engine:
         session = session or self._native
         if session is not None:
             idle = None if self._idle_timeout is None else to_nanoseconds(self._idle_timeout)
-            session.engine.configure(self._query_clocks, self._drop_late, self.COMPACT_MIN_TERMS,
+            session.engine.configure(self._query_clocks, self._late, self.COMPACT_MIN_TERMS,
                                      self._drop_unread, idle)
 
     @property
     def dropped_late(self) -> int:
-        """Late events dropped so far (``drop_late``)."""
+        """Late events fed to no query so far: late for every query reading their stream
+        (under ``late="drop"``). Each query's own count, events it skipped while others took
+        them included, is ``QueryHandle.late``."""
         return self._native.engine.dropped_late() if self._native is not None else 0
 
     @property
@@ -257,7 +291,7 @@ class Engine:
 
     def push(self, stream: str, time: float | int | Decimal | str | datetime | object,
              graph: Iterable[Triple | Quad] | str | bytes | object,
-             name: NamedNode | BlankNode | str | None = None, format: str = "trig") -> None:
+             name: NamedNode | BlankNode | str | None = None, format: str = "trig") -> Pushed:
         """Push one event: ``graph`` is an rdflib Graph, pyoxigraph triples/quads, or
         serialized TriG/N-Quads/Turtle text (``format``). ``time`` is in seconds, kept exactly
         (a float as the decimal it prints as, to the nanosecond: ``values.timestamps``), or an
@@ -265,37 +299,48 @@ class Engine:
         number), as a replay file stamps events: a dateTime makes the event's results give
         their times as xsd:dateTime (docs/decisions.md 43). Text that does not parse raises
         ``EventSyntaxError`` with its line and column; an event on a stream no registered query
-        reads raises ``UnreadStreamError`` (see ``drop_unread``)."""
+        reads raises ``UnreadStreamError`` (see ``drop_unread``). Returns what was done with
+        it (``Pushed``: whether a query took it, the queries it was late for, see
+        ``late_policy``)."""
         if isinstance(name, str):
             name = NamedNode(name)
         triples = event_triples(graph, format)
         seconds, dated = event_time(time)
-        self.push_event(Event(stream, seconds, triples, self._seq, name, dated=dated))
+        return self.push_event(Event(stream, seconds, triples, self._seq, name, dated=dated))
 
-    def push_event(self, event: Event) -> None:
-        """Push an already-built Event (events must come in time order per query)."""
+    def push_event(self, event: Event) -> Pushed:
+        """Push an already-built Event (in time order per query, or within its LATENESS; a
+        later one is late: see ``late_policy``); what was done with it (``Pushed``)."""
         self._check_open()
         self._seq += 1
         native = self._session()
         if self._timed:  # stream idleness (decision 63); no clock read per event otherwise
             native.engine.set_now(self._now())
         try:  # the core judges lateness and announces a new instant (the KB may switch, decision 22)
-            pushed = native.push(EventContext(event), list(map(_RUNTIME, self._released)),
-                                 self._on_instant if self.graphs.kb is not None else None)
+            fed, new_instant, late_for = native.push(
+                EventContext(event), list(map(_RUNTIME, self._released)),
+                self._on_instant if self.graphs.kb is not None else None, self._late_output)
         except LateEvent as exc:
             raise LateEventError(str(exc)) from None
         except UnreadStream as exc:  # no registered query reads its stream (decision 44)
             raise UnreadStreamError(str(exc)) from None
         except OutputStream as exc:  # a query's output stream: its events come from the query
             raise UsageError(str(exc)) from None
-        if pushed is None:  # late or unread, dropped
-            return
+        pushed = Pushed(fed, self._handles_of(late_for)) if late_for else (_FED if fed else _NOT_FED)
+        if not fed:  # late for every reader, or unread: dropped
+            return pushed
         if self.query_clocks:  # what every query has processed can go
             self._release_graphs(min(h.runtime.clock for h in self.handles))
-        elif pushed:  # deferred work on earlier timestamps ran: their graphs can go
+        elif new_instant:  # deferred work on earlier timestamps ran: their graphs can go
             self._release_graphs(event.time)
         if self._seq % 1024 == 0:
             self._maybe_compact()
+        return pushed
+
+    def _handles_of(self, numbers: list[int]) -> tuple[QueryHandle, ...]:
+        """The handles of the queries of these native numbers, in registration order."""
+        wanted = set(numbers)
+        return tuple(h for h in self.handles if h.runtime.number in wanted)
 
     def _now(self) -> int:
         """The processing time, in ns (stream idleness, decision 63)."""
@@ -341,9 +386,10 @@ class Engine:
         instants.poll_kb_between_batches(self)
 
     def late(self, stream: str, time: float | int | Decimal | str | datetime | object) -> str | None:
-        """Why an event at ``time`` on ``stream`` pushed now would be late (the message
-        ``push`` would raise ``LateEventError`` with), or None: lets a caller refuse a whole
-        batch before pushing any of it. UsageError for a query's output stream."""
+        """Why an event at ``time`` on ``stream`` pushed now would be late for some query (the
+        message ``push`` would raise ``LateEventError`` with under ``late="error"``), or None:
+        lets a caller refuse a whole batch before pushing any of it. UsageError for a query's
+        output stream."""
         seconds, dated = event_time(time)
         native = self._native
         try:
@@ -398,8 +444,9 @@ class Engine:
 
     def advance_to(self, time: float | int | Decimal | str | datetime | object) -> None:
         """A heartbeat: no event earlier than ``time`` (given as ``push`` takes it) will come;
-        windows may close. An event earlier than it pushed later is late (``LateEventError``,
-        or dropped and counted under ``drop_late``): its matches may already be released."""
+        windows may close. An event earlier than it pushed later is late for every query
+        (dropped and counted, or ``LateEventError`` under ``late="error"``): its matches may
+        already be released."""
         self._check_open()
         time = event_time(time)[0]
         native = self._session()
@@ -434,8 +481,11 @@ class Engine:
         self._release()
 
     def _release(self) -> None:
-        """Let go of the stores the engine holds; it takes no more input."""
+        """Let go of the stores and the late-event output the engine holds; it takes no more
+        input."""
         self.closed = True
+        if self._late_output is not None:
+            self._late_output.close()
         if self.materializer is not None:
             self.materializer.close()
         if self._owned_kb is not None:
@@ -480,23 +530,25 @@ class Engine:
 
     @classmethod
     def restore(cls, data: bytes, kb: Store | KbStore | str | os.PathLike | None = None,
-                materialize: Store | str | None = None, clock: Callable[[], float] = monotonic) -> Engine:
+                materialize: Store | str | None = None, clock: Callable[[], float] = monotonic,
+                late_output: str | os.PathLike | None = None) -> Engine:
         """An engine continuing from ``snapshot()``'s bytes: the same queries (``handles``,
         registration order, output IRIs), partial matches, windows and clocks, so pushing the
         rest of the input gives exactly the matches the original engine would have given.
         ``kb`` and ``materialize`` are given again (a store is not part of a snapshot;
         materialisation continues the numbering in the same store), and so is ``clock``
-        (``Engine``'s: processing time; every stream counts as having spoken at the restore).
+        (``Engine``'s: processing time; every stream counts as having spoken at the restore)
+        and ``late_output`` (a file of its own; each query's late count is in the snapshot).
         Callbacks are not part
         of a snapshot either: set ``handle.callback`` on the restored handles. Raises
         ``SnapshotError`` for bytes that are not a snapshot this spaseq reads, and for a
         state-only snapshot (it holds no plans: ``restore_state``)."""
-        return snapshots.restore(cls, data, kb, materialize, clock)
+        return snapshots.restore(cls, data, kb, materialize, clock, late_output)
 
     def restore_state(self, data: bytes) -> None:
         """Continue from ``snapshot()``'s bytes (state-only or whole) in this engine, which
         must have the snapshot's queries registered (the same plans, output IRIs and order)
-        and its settings (``drop_late``, ``query_clocks``, ``drop_unread``): its own state
+        and its settings (``late_policy``, ``query_clocks``, ``drop_unread``): its own state
         (partial matches, windows, clocks, buffers, numbering) is replaced by the
         snapshot's; handles and their callbacks stay. Matches released before keep reading
         their terms. ``SnapshotError`` when the bytes or the queries differ; the engine is
@@ -547,9 +599,11 @@ class Engine:
         merged in the order they complete (decision 46) and fed to the native runtime the
         moment they arrive, without a Python object per event; the matches an event completes
         are released (written, and flushed by the native writers) before the next wait. A
-        late event (earlier than what the query has processed on its streams or than a
-        heartbeat, or at a flushed time) raises ``LateEventError``, or with ``drop_late`` is
-        dropped and counted. As ``run_replay``
+        late event (earlier than what a query reading it has processed on its streams, than
+        its watermark or a heartbeat, or at a flushed time) is skipped by the queries it is
+        late for and counted (``QueryHandle.late``) and written to the late-event output, or
+        under ``late="error"`` raises ``LateEventError`` located at its source's line. As
+        ``run_replay``
         otherwise (the first source error returned after every source ended).
         ``progress(events, clock)`` is called after each batch of events that had arrived."""
         return drivers.run_live(self, sources, time_predicate, batch, progress)
@@ -571,6 +625,28 @@ def _lateness(value: float | int | Decimal | str | None, what: str = "lateness")
     if seconds < 0:
         raise UsageError(f"{what} {value}: a negative duration; give 0 or more")
     return seconds
+
+
+def _late_policy(late: str | None, drop_late: bool | None) -> str:
+    """``Engine(late=..., drop_late=...)`` as one policy: ``late`` (default ``"drop"``), or
+    ``drop_late``'s older spelling of it; UsageError for another value or the two disagreeing."""
+    older = None if drop_late is None else ("drop" if drop_late else "error")
+    if late is not None and late not in LATE_POLICIES:
+        raise UsageError(f"late {late!r}: expected one of {', '.join(map(repr, LATE_POLICIES))}")
+    if late is not None and older is not None and late != older:
+        raise UsageError(f"late={late!r} and drop_late={drop_late} disagree: give late only")
+    return late or older or "drop"
+
+
+def _late_output(path: str | os.PathLike | None) -> LateOutput | None:
+    """The late-event output at ``path`` (created, or emptied), None without a path;
+    UsageError when it cannot be written."""
+    if path is None:
+        return None
+    try:
+        return LateOutput(os.fspath(path))
+    except OSError as exc:
+        raise UsageError(f"late output {os.fspath(path)}: {exc.strerror or exc}") from None
 
 
 def _idle(value: float | int | Decimal | str | None) -> Decimal | None:

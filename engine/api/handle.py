@@ -49,6 +49,13 @@ class QueryHandle:
         return [project_row(m, variables) for m in self.matches() if m.number is not None]
 
     @property
+    def late(self) -> int:
+        """The late events this query dropped: earlier than a promise it holds (its clock,
+        its watermark, a flush, a heartbeat), skipped by it under ``late="drop"`` while the
+        queries they were on time for took them (decision 64). Kept by snapshots."""
+        return self.runtime.late
+
+    @property
     def flushed(self) -> Decimal:
         """Where ``flush()`` closed the query's instants (kept by the core)."""
         return self.runtime.flushed

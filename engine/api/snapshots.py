@@ -35,7 +35,7 @@ class _Engine(Protocol):
     import ``api.engine``, which imports it)."""
 
     options: EngineOptions
-    drop_late: bool
+    late_policy: str
     query_clocks: bool
     drop_unread: bool
     lateness: Decimal | None
@@ -67,7 +67,7 @@ def take(engine: _Engine, state_only: bool) -> bytes:
     native, times = session.snapshot([h.runtime.number for h in handles])
     state = {
         "options": dataclasses.asdict(engine.options),
-        "drop_late": engine.drop_late,
+        "late": engine.late_policy,
         "query_clocks": engine.query_clocks,
         "drop_unread": engine.drop_unread,
         "lateness": None if engine.lateness is None else str(engine.lateness),
@@ -86,7 +86,8 @@ def take(engine: _Engine, state_only: bool) -> bytes:
 
 
 def restore(make: Callable[..., _E], data: bytes, kb: Store | KbStore | str | os.PathLike | None,
-            materialize: Store | str | None, clock: Callable[[], float]) -> _E:
+            materialize: Store | str | None, clock: Callable[[], float],
+            late_output: str | os.PathLike | None) -> _E:
     """``Engine.restore``: an engine made by ``make`` (the class) continuing from ``data``."""
     snap = Snapshot.decode(data)
     s = snap.state
@@ -96,7 +97,7 @@ def restore(make: Callable[..., _E], data: bytes, kb: Store | KbStore | str | os
     try:
         restored = NativeEngine.from_snapshot(snap.native)
         options = EngineOptions(**s["options"])
-        engine = make(kb, options, drop_late=s["drop_late"], materialize=materialize,
+        engine = make(kb, options, late=s["late"], late_output=late_output, materialize=materialize,
                       query_clocks=s.get("query_clocks", False),
                       drop_unread=s.get("drop_unread", False), clock=clock,
                       lateness=s.get("lateness"), idle_timeout=s.get("idle_timeout"))
@@ -120,7 +121,7 @@ def restore_state(engine: _Engine, data: bytes) -> None:
     handles = list(engine._by_iri.values())
     try:
         wanted = [(q["plan_hash"], q["output"]) for q in s["queries"]]
-        settings = (s["drop_late"], s.get("query_clocks", False), s.get("drop_unread", False))
+        settings = (s["late"], s.get("query_clocks", False), s.get("drop_unread", False))
     except (KeyError, TypeError) as exc:
         raise SnapshotError(f"a snapshot this spaseq cannot restore: {exc}") from None
     have = [(h.runtime.plan_hash, iri) for iri, h in engine._by_iri.items()]
@@ -130,8 +131,8 @@ def restore_state(engine: _Engine, data: bytes) -> None:
         raise SnapshotError(
             f"the snapshot's queries are not this engine's: it holds {len(wanted)}, this engine "
             f"has {len(have)}, and query {differ + 1} differs (its plan or output IRI)")
-    if settings != (engine.drop_late, engine.query_clocks, engine.drop_unread):
-        raise SnapshotError("the snapshot was taken with other settings (drop_late, query_clocks, "
+    if settings != (engine.late_policy, engine.query_clocks, engine.drop_unread):
+        raise SnapshotError("the snapshot was taken with other settings (late, query_clocks, "
                             "drop_unread) than this engine's")
     for h in handles:
         h.runtime.drain()  # what this engine released so far goes out first

@@ -34,6 +34,7 @@ _T = TypeVar("_T")
 
 NativeEngine = _native.NativeEngine
 NativeEvent = _native.NativeEvent
+LateOutput = _native.LateOutput  # the late-event output, a TriG file the core writes (decision 64)
 LateEvent = _native.LateEvent  # an event that breaks a promise about time (the core's message)
 UnreadStream = _native.UnreadStream  # an event on a stream no registered query reads
 OutputStream = _native.OutputStream  # an event pushed on a query's output stream
@@ -207,21 +208,24 @@ class NativeSession:
             self.engine.kb_changed()
 
     def push(self, ctx: EventContext, runtimes: list[QueryRuntime],
-             on_instant: Callable[[int], None] | None) -> bool | None:
+             on_instant: Callable[[int], None] | None,
+             late_output: LateOutput | None = None) -> tuple[bool, bool, list[int]]:
         """An event through the engine's one fan-out (as a native stream's events are fed):
-        the core judges it late (``LateEvent`` raised; None when dropped under
-        ``drop_late``), calls ``on_instant`` at a new instant, feeds it to the queries (those
-        reading other queries' output as far as that allows); then ``runtimes`` (every
-        registered query's) release their matches, in order. Whether it started a new
-        instant."""
+        the core judges it per query (``LateEvent`` raised under the "error" policy; under
+        "drop" the queries it is late for skip it, and it is written to ``late_output``),
+        calls ``on_instant`` at a new instant, feeds it to the queries (those reading other
+        queries' output as far as that allows); then ``runtimes`` (every registered query's)
+        release their matches, in order. Returns (whether some query took it, whether it
+        started a new instant, the native numbers of the queries it was late for)."""
         engine, e = self.engine, ctx.event
         ns = nanoseconds(e.time)
-        # judged before it is prepared, so that a late event adds no term to the dictionary
-        # (the core judges it again as it is pushed)
-        if not engine.judge(e.stream, ns, e.dated):
-            return None
+        # judged before it is prepared, so that an event dropped whole adds no term to the
+        # dictionary (the core judges it again as it is pushed); one to be written is prepared
+        dropped = engine.judge(e.stream, ns, e.dated, late_output is not None)
+        if dropped is not None:
+            return False, False, dropped
         try:
-            pushed = engine.push(self.event(ctx, ns), on_instant)
+            pushed = engine.push(self.event(ctx, ns), on_instant, late_output)
         finally:  # what completed before a callback or the instant hook raised goes out too
             for r in runtimes:
                 r.drain()
@@ -384,6 +388,12 @@ class QueryRuntime:
             self.stats["matches"] += len(matches)
             for native in matches:
                 emit(_Released(native, session))
+
+    @property
+    def late(self) -> int:
+        """The late events this query dropped (late for it, under the "drop" policy): the
+        core's count, kept by snapshots."""
+        return self._native.late_count(self.number)
 
     @property
     def flushed(self) -> Decimal:

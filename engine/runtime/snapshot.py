@@ -14,7 +14,7 @@ from typing import Any
 from spaseq.engine.errors import SpaseqError
 
 MAGIC = b"spaseq-snapshot\n"
-VERSION = 2  # 2: numbering, DISTINCT and composition moved to the native state
+VERSION = 3  # 2: numbering, DISTINCT and composition moved to the native state; 3: "late"
 _HEADER = struct.Struct("<II")  # format version, length of the JSON part
 
 

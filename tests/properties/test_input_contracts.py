@@ -84,7 +84,8 @@ def run_steps(engine: Engine, steps: list[Step]) -> tuple[list[Event], int]:
 def test_late_events_after_heartbeats_and_flushes_are_refused(text, steps, lazy, query_clocks) -> None:
     q = parse_query(text)
     store = kb()
-    engine = Engine(store, EngineOptions(lazy_conjunction=lazy), drop_unread=True, query_clocks=query_clocks)
+    engine = Engine(store, EngineOptions(lazy_conjunction=lazy), drop_unread=True, query_clocks=query_clocks,
+                    late="error")
     handle = engine.register(q)
     accepted, refused = run_steps(engine, steps)
     engine.close()

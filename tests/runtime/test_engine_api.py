@@ -211,8 +211,9 @@ TRAILING_ABSENCE = query_text("A; B!", "DEFINE GPM A ON U1 { ?s :a ?x } DEFINE G
 @pytest.mark.parametrize("query_clocks", [False, True])
 def test_an_event_earlier_than_a_heartbeat_is_late(query_clocks: bool) -> None:
     """Issue 24 D: after ``advance_to(10)`` released (a1), a b1@3 cannot be taken as input
-    (no input order gives that output): refused, or dropped and counted."""
-    engine = Engine(query_clocks=query_clocks)
+    (no input order gives that output): refused under ``late="error"``, or, by default,
+    dropped and counted."""
+    engine = Engine(query_clocks=query_clocks, late="error")
     absent = engine.register(TRAILING_ABSENCE)
     engine.push(EX + "u1", 1, f"<{EX}s> <{EX}a> 1 .", format="turtle")
     engine.advance_to(10)
@@ -224,11 +225,12 @@ def test_an_event_earlier_than_a_heartbeat_is_late(query_clocks: bool) -> None:
     restored = Engine.restore(engine.snapshot())  # the promise survives a snapshot
     with pytest.raises(LateEventError):
         restored.push(EX + "u1", 4, f"<{EX}s> <{EX}b> 1 .", format="turtle")
-    dropping = Engine(drop_late=True, query_clocks=query_clocks)
-    dropping.register(TRAILING_ABSENCE)
+    dropping = Engine(query_clocks=query_clocks)
+    late = dropping.register(TRAILING_ABSENCE)
     dropping.advance_to(10)
-    dropping.push(EX + "u1", 3, f"<{EX}s> <{EX}b> 1 .", format="turtle")
-    assert dropping.dropped_late == 1
+    pushed = dropping.push(EX + "u1", 3, f"<{EX}s> <{EX}b> 1 .", format="turtle")
+    assert not pushed.fed and pushed.late_for == (late,)
+    assert dropping.dropped_late == 1 and late.late == 1
 
 
 CONJUNCTION = query_text("(A & B)", "DEFINE GPM A ON U1 { ?s :a ?x } DEFINE GPM B ON U1 { ?s :b ?y }",
@@ -240,7 +242,7 @@ def test_an_event_at_a_flushed_timestamp_is_late_under_lazy_conjunction() -> Non
     would lose the partners the eager engine finds, so it is late."""
     from spaseq.engine.compile.plan import EngineOptions
 
-    engine = Engine(options=EngineOptions(lazy_conjunction=True))
+    engine = Engine(options=EngineOptions(lazy_conjunction=True), late="error")
     pairs = engine.register(CONJUNCTION)
     engine.push(EX + "u1", 2, f"<{EX}s> <{EX}a> 1 .", format="turtle")
     engine.flush()
@@ -283,7 +285,7 @@ def test_an_unregistered_query_makes_no_event_late(query_clocks: bool) -> None:
 
 def test_a_late_event_is_judged_before_its_terms_are_kept_and_told_in_the_input_s_form() -> None:
     """A dropped late event adds nothing to the dictionary; a refused one is told with its
-    times as the input wrote them (decision 56)."""
+    times as the input wrote them (decision 56). ``drop_late`` still spells the policy."""
     dropping = Engine(drop_late=True)
     dropping.register(PAIR)
     dropping.push(EX + "u2", 100, f"<{EX}s> <{EX}a> 1 .", format="turtle")
@@ -291,7 +293,8 @@ def test_a_late_event_is_judged_before_its_terms_are_kept_and_told_in_the_input_
     for i in range(50):
         dropping.push(EX + "u2", 10, f"<{EX}late{i}> <{EX}a> {i} .", format="turtle")
     assert dropping.dropped_late == 50 and dropping._native.engine.terms() == terms
-    refusing = Engine()
+    refusing = Engine(drop_late=False)
+    assert refusing.late_policy == "error"
     refusing.register(PAIR)
     stamp = pyoxigraph.Literal("2024-01-01T00:00:10Z", datatype=pyoxigraph.NamedNode(
         "http://www.w3.org/2001/XMLSchema#dateTime"))

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spaseq.engine import reference
-from spaseq.engine.api import Engine, LateEventError
+from spaseq.engine.api import Engine, LateEventError, Pushed
 from spaseq.engine.errors import QueryError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.language.query import parse_query
@@ -86,12 +86,12 @@ def test_a_snapshot_carries_what_the_lateness_holds_back(text, evs, rnd, data) -
     assert bag(got) == bag(list(expected.matches()))
 
 
-def push(engine: Engine, t: float, body: str, stream: str = "u1") -> None:
-    engine.push(EX + stream, t, body, format="turtle")
+def push(engine: Engine, t: float, body: str, stream: str = "u1") -> Pushed:
+    return engine.push(EX + stream, t, body, format="turtle")
 
 
 def test_matches_come_when_the_watermark_passes_and_a_later_event_is_late() -> None:
-    engine = Engine()
+    engine = Engine(late="error")  # a late event refused, to read why
     handle = engine.register(PAIR.replace("WITHIN 10 SECONDS", "WITHIN 10 SECONDS LATENESS 3 SECONDS"))
     seen = []
     for t, body in [(1, ":x :a 1"), (4, ":x :b 4"), (2, ":x :b 2"), (5, ":x :a 5")]:
@@ -198,13 +198,13 @@ def test_a_silent_stream_stops_holding_the_watermark_back_after_the_idle_timeout
     clock.now = 1.0  # u2 silent for 1 s, u1 for 0.2 s: u1's watermark (9 - 1) rules
     engine.tick()
     assert [(r.bindings["a"].value, r.bindings["b"].value) for r in handle.rows()] == [("1", "2")]
-    push(engine, 8.5, f"<{EX}x> <{EX}b> 4 .")  # behind 9 by less than the lateness: on time
-    with pytest.raises(LateEventError):  # what u2 would send now is late
-        push(engine, 2, f"<{EX}y> <{EX}c> 1 .", stream="u2")
+    assert not push(engine, 8.5, f"<{EX}x> <{EX}b> 4 .").late  # behind 9 by less than the lateness
+    # what u2 would send now is late: dropped (the default), counted by the query
+    assert push(engine, 2, f"<{EX}y> <{EX}c> 1 .", stream="u2").late_for == (handle,)
     clock.now = 5.0  # every stream silent: the watermark is the latest time seen, 9
     engine.tick()
-    with pytest.raises(LateEventError):
-        push(engine, 8.7, f"<{EX}x> <{EX}b> 5 .")
+    assert push(engine, 8.7, f"<{EX}x> <{EX}b> 5 .").late_for == (handle,)
+    assert handle.late == 2 and engine.dropped_late == 2
     other = Engine(lateness=1, idle_timeout="3 SECONDS", clock=clock)
     assert other.idle_timeout == Decimal(3)
 

@@ -64,16 +64,17 @@ def test_live_matches_are_the_replay_files(tmp_path: Path) -> None:
 def test_a_late_event_raises_or_is_dropped(tmp_path: Path) -> None:
     path = tmp_path / "late.nq"
     path.write_text(nquads([(1, 1), (2, 5), (1, 9), (3, 7)]))
-    engine = Engine()
+    engine = Engine(late="error")
     engine.register(QUERY)
-    with pytest.raises(LateEventError, match=r"^event at 1 on <http://ex.org/s> is earlier than 2, "
-                                             r"already processed on this query's streams \(late event\)$"):
+    with pytest.raises(LateEventError, match=r"event at 1 on <http://ex.org/s> is earlier than 2, "
+                                             r"already processed on this query's streams \(late event\)$") as refused:
         engine.run_live([(S, str(path), "nquads")])
+    assert str(refused.value.location) == f"{path}:5"  # where the late event's graph starts
     assert rows(engine) == [(2, "1", "5")]  # the match before the late event was released
-    dropping = Engine(drop_late=True)
-    dropping.register(QUERY)
+    dropping = Engine()  # late="drop", the default
+    handle = dropping.register(QUERY)
     assert dropping.run_live([(S, str(path), "nquads")]) is None
-    assert dropping.dropped_late == 1
+    assert dropping.dropped_late == 1 and handle.late == 1
     pushed = Engine(drop_late=True)  # the same events pushed one by one
     pushed.register(QUERY)
     assert pushed.run(live_events([(S, str(path), "nquads")], PROV[1:-1])) is None

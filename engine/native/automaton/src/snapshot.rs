@@ -30,14 +30,17 @@ use std::str::FromStr;
 /// 6: a looping run's count of Kleene iterations (`RunState::iterations`, for `X{m,n}`).
 /// 7: head negation's kept events and runs (`QueryState::head_events`, `RunState::head`).
 /// 8: the latest time seen on each stream (`ComposedState::seen`, LATENESS watermarks).
-pub const SNAPSHOT_VERSION: u32 = 9;
+/// 9: the selection and consumption policies' state (`QueryState::consumed`, `latest`).
+/// 10: each query's count of the late events it dropped (`EngineState::late`).
+pub const SNAPSHOT_VERSION: u32 = 10;
 /// The format's magic (named after the crate that first wrote it: kept, snapshots' bytes
 /// do not change with the crates' names).
 const MAGIC: &[u8; 12] = b"spaseq-core\n";
 
 /// The engine's clocks (ns; `i128::MIN` before any time): the latest time an event or a
-/// heartbeat brought, the heartbeat's promise (no event earlier than it comes), and the late
-/// events and those of streams no query reads dropped so far.
+/// heartbeat brought, the heartbeat's promise (no event earlier than it comes), the events
+/// dropped whole as late (late for every query reading their stream) and those of streams no
+/// query reads dropped so far.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ClockState {
     pub clock: i128,
@@ -196,6 +199,9 @@ pub struct EngineState {
     pub queries: Vec<QueryState>,
     /// Results numbered and composition's buffers.
     pub composed: ComposedState,
+    /// Per query (the snapshot's order), the late events it dropped (set by the engine,
+    /// `new` leaves it empty).
+    pub late: Vec<u64>,
 }
 
 fn term(ntriples: &str) -> Result<Term, SnapshotError> {
@@ -243,6 +249,7 @@ impl EngineState {
             events,
             queries,
             composed,
+            late: Vec::new(),
         };
         // only the terms the state refers to, renumbered densely in their order: a snapshot
         // is as large as what the open windows hold, not as the stream read so far

@@ -211,6 +211,7 @@ fn snapshots_of_another_format_or_not_snapshots_are_refused() {
         events: vec![],
         queries: vec![],
         composed: Default::default(),
+        late: vec![],
     };
     let mut bytes = state.encode().unwrap();
     assert_eq!(EngineState::decode(&bytes).unwrap(), state);

@@ -1,10 +1,13 @@
 //! The engine's clocks and the promises made about time: the engine clock (the latest time
 //! an event or a heartbeat brought), the heartbeat's promise (no event earlier than it
 //! comes), each query's clock (its own streams' latest time) and flushed instant (no event
-//! comes at or before it). An event that breaks one of them is late (`Late`): refused, or
-//! dropped and counted under `Settings::drop_late`. Every way in (pushed events, live
-//! streams) is judged here, and an event starting a new instant is announced to the host
-//! here (the knowledge base may switch version then, decision 22).
+//! comes at or before it), and a held query's watermark or limit (`composition`). An event
+//! that breaks one of the promises of a query reading its stream is late *for that query*
+//! (`Late`): under `LatePolicy::Drop` that query skips it and counts it, the others take it,
+//! and an event late for every reader is not fed at all; under `LatePolicy::Error` it is
+//! refused whole (decision 64). Every way in (pushed events, live streams) is judged here,
+//! and an event starting a new instant is announced to the host here (the knowledge base may
+//! switch version then, decision 22).
 
 use crate::{Engine, EngineError, Host, HostFailed, Programs, Stop};
 use spaseq_automaton::event::StreamId;
@@ -24,8 +27,8 @@ pub struct Settings {
     /// may be pushed by independent producers (decision 40); otherwise an event moves every
     /// query's clock.
     pub own_clocks: bool,
-    /// A late event is dropped and counted rather than refused.
-    pub drop_late: bool,
+    /// What is done with a late event (decision 64).
+    pub late: LatePolicy,
     /// An event on a stream no registered query reads is dropped and counted rather than
     /// refused (decision 44).
     pub drop_unread: bool,
@@ -40,12 +43,49 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             own_clocks: false,
-            drop_late: false,
+            late: LatePolicy::Drop,
             drop_unread: false,
             compact_min_terms: COMPACT_MIN_TERMS,
             idle_timeout: None,
         }
     }
+}
+
+/// What is done with an event late for some query reading its stream (decision 64).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LatePolicy {
+    /// Each query it is late for skips it and counts it (`Engine::late_count`); the others
+    /// take it. An event late for every reader is fed to none and counted engine-wide
+    /// (`ClockState::dropped_late`).
+    #[default]
+    Drop,
+    /// It is refused whole (`Refused::Late`, `Stop::Late`) when it is late for any reader:
+    /// nothing of it is applied.
+    Error,
+}
+
+/// How an event stands against the promises of the queries reading its stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Judged {
+    /// The queries reading its stream it is late for (by number, ascending).
+    pub late_for: Vec<usize>,
+    /// The first promise it breaks, in the order the message names one (a held query's,
+    /// the heartbeat's, then each other reader's in registration order); None: on time.
+    pub first: Option<Late>,
+    /// Whether no query reading its stream takes it (late for all of them, or none reads it
+    /// and it breaks the heartbeat's promise).
+    pub all: bool,
+}
+
+/// What to do with an event before it is prepared (`Engine::judge`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Prepare and push it.
+    Feed,
+    /// Dropped and counted: no registered query reads its stream (`drop_unread`).
+    Unread,
+    /// Dropped and counted: late for every query reading its stream (these, by number).
+    Late(Vec<usize>),
 }
 
 /// Which promise a late event breaks.
@@ -175,21 +215,32 @@ impl<H: Host> Engine<H> {
         (clock != i128::MIN).then_some(clock)
     }
 
-    /// Why an event at `time` on `stream` is late, or None: a gated query reading the stream
-    /// run past it (`composed_late`) first, then the heartbeat's promise, then, for each
-    /// other query reading the stream, its clock and its flushed instant.
+    /// Why an event at `time` on `stream` would be refused as late under
+    /// `LatePolicy::Error`, or None: the first promise it breaks (`Judged::first`).
     pub fn late(&self, stream: &str, time: i128, dated: bool) -> Option<Late> {
+        self.judge_time(stream, time, dated).first
+    }
+
+    /// How an event at `time` on `stream` stands against the promises of the queries reading
+    /// it (`Judged`). A stream no query has read is judged by the heartbeat's promise only.
+    pub fn judge_time(&self, stream: &str, time: i128, dated: bool) -> Judged {
         let id = self.streams.borrow().get(stream);
         match id {
-            Some(id) => self.late_on(id, time, dated),
-            // a stream no query has read: only the heartbeat's promise holds for it
-            None => self.broken_heartbeat(time).map(|at| Late {
-                stream: stream.to_owned(),
-                time,
-                dated,
-                promise: Promise::Heartbeat,
-                at,
-            }),
+            Some(id) => self.judged(id, time, dated),
+            None => {
+                let first = self.broken_heartbeat(time).map(|at| Late {
+                    stream: stream.to_owned(),
+                    time,
+                    dated,
+                    promise: Promise::Heartbeat,
+                    at,
+                });
+                Judged {
+                    late_for: Vec::new(),
+                    all: first.is_some(),
+                    first,
+                }
+            }
         }
     }
 
@@ -199,12 +250,20 @@ impl<H: Host> Engine<H> {
         (time < heartbeat).then_some(heartbeat)
     }
 
-    /// What to do with an event at `time` on `stream` before it is prepared: Ok(true) feed
-    /// it; Ok(false) it is dropped and counted (late under `drop_late`, or on a stream no
-    /// registered query reads under `drop_unread`); Err why it is refused. A query's output
-    /// stream is never input. Only an event at or before the engine clock can be late (every
-    /// promise is at or before it).
-    pub fn judge(&self, stream: &str, time: i128, dated: bool) -> Result<bool, Refused> {
+    /// What to do with an event at `time` on `stream` before it is prepared (`Verdict`), or
+    /// Err why it is refused. A query's output stream is never input; an event on a stream no
+    /// registered query reads is dropped and counted under `drop_unread`; one late for every
+    /// reader is dropped and counted under `LatePolicy::Drop` unless `keep_late` (the host
+    /// writes late events: it is fed to `push` then, which drops it once prepared), and
+    /// refused under `LatePolicy::Error` when late for any. Only an event at or before the
+    /// engine clock can be late (every promise is at or before it).
+    pub fn judge(
+        &self,
+        stream: &str,
+        time: i128,
+        dated: bool,
+        keep_late: bool,
+    ) -> Result<Verdict, Refused> {
         if let Some(refused) = self.output_refusal(stream) {
             return Err(refused);
         }
@@ -212,7 +271,7 @@ impl<H: Host> Engine<H> {
         let Some(id) = id.filter(|&id| self.is_read(id)) else {
             if self.settings.get().drop_unread {
                 self.count(|c| &mut c.dropped_unread);
-                return Ok(false);
+                return Ok(Verdict::Unread);
             }
             return Err(Refused::Unread {
                 stream: stream.to_owned(),
@@ -220,11 +279,19 @@ impl<H: Host> Engine<H> {
             });
         };
         if time > self.clocks.get().clock {
-            return Ok(true);
+            return Ok(Verdict::Feed);
         }
-        match self.late_on(id, time, dated) {
-            None => Ok(true),
-            Some(late) => self.refuse(late).map(|()| false).map_err(Refused::Late),
+        let judged = self.judged(id, time, dated);
+        match self.settings.get().late {
+            LatePolicy::Error => match judged.first {
+                Some(late) => Err(Refused::Late(late)),
+                None => Ok(Verdict::Feed),
+            },
+            LatePolicy::Drop if judged.all && !keep_late => {
+                self.count_late(&judged);
+                Ok(Verdict::Late(judged.late_for))
+            }
+            LatePolicy::Drop => Ok(Verdict::Feed),
         }
     }
 
@@ -278,64 +345,85 @@ impl<H: Host> Engine<H> {
         read
     }
 
-    /// A late event: dropped and counted under `drop_late`, else returned to refuse.
-    pub(crate) fn refuse(&self, late: Late) -> Result<(), Late> {
-        if !self.settings.get().drop_late {
-            return Err(late);
-        }
-        self.count_dropped_late();
-        Ok(())
-    }
-
-    /// `late` for a stream by id.
-    pub(crate) fn late_on(&self, stream: StreamId, time: i128, dated: bool) -> Option<Late> {
-        let broken = |promise, at| {
-            Some(Late {
-                stream: self.streams.borrow().iri(stream).to_owned(),
-                time,
-                dated,
-                promise,
-                at,
-            })
+    /// An event at `time` on stream `stream` judged by each query reading it: a held query
+    /// (`composition`) by the time it was run or flushed to, every reader by the
+    /// heartbeat's promise, each other one by its clock and flushed instant.
+    pub(crate) fn judged(&self, stream: StreamId, time: i128, dated: bool) -> Judged {
+        let broken = |promise, at| Late {
+            stream: self.streams.borrow().iri(stream).to_owned(),
+            time,
+            dated,
+            promise,
+            at,
         };
-        if let Some((at, composed)) = self.composed_late(stream, time) {
-            let promise = if composed {
-                Promise::Composed
-            } else {
-                Promise::Watermark
-            };
-            return broken(promise, at);
-        }
-        if let Some(heartbeat) = self.broken_heartbeat(time) {
-            return broken(Promise::Heartbeat, heartbeat);
-        }
-        let broken_by = |rt: &QueryRuntime<Programs<H>>| {
-            if rt.clock != i128::MIN && time < rt.clock {
-                Some((Promise::Processed, rt.clock))
-            } else if rt.flushed != i128::MIN && time <= rt.flushed {
-                Some((Promise::Flushed, rt.flushed))
-            } else {
-                None
-            }
-        };
+        let held = self.composed_late(stream, time);
+        let heartbeat = self.broken_heartbeat(time);
         let composition = self.composition.borrow();
-        let found = self.readers(stream, |readers| {
+        let mut late_for = Vec::new();
+        let mut first_own: Option<(Promise, i128)> = None;
+        let readers = self.readers(stream, |readers| {
+            let mut count = 0;
             for (query, rt) in readers {
+                count += 1;
                 if composition.gated(query) {
-                    continue; // judged by composed_late
+                    if heartbeat.is_some() || held.iter().any(|h| h.0 == query) {
+                        late_for.push(query);
+                    }
+                    continue;
                 }
-                if let Some(broken) = broken_by(rt) {
-                    return Some(broken);
+                let own = if rt.clock != i128::MIN && time < rt.clock {
+                    Some((Promise::Processed, rt.clock))
+                } else if rt.flushed != i128::MIN && time <= rt.flushed {
+                    Some((Promise::Flushed, rt.flushed))
+                } else {
+                    None
+                };
+                if heartbeat.is_some() || own.is_some() {
+                    late_for.push(query);
                 }
+                first_own = first_own.or(own);
             }
-            None
+            count
         });
-        found.and_then(|(promise, at)| broken(promise, at))
+        let first = match (held.first(), heartbeat) {
+            (Some(&(_, at, composed)), _) => {
+                let promise = if composed {
+                    Promise::Composed
+                } else {
+                    Promise::Watermark
+                };
+                Some(broken(promise, at))
+            }
+            (None, Some(at)) => Some(broken(Promise::Heartbeat, at)),
+            (None, None) => first_own.map(|(promise, at)| broken(promise, at)),
+        };
+        Judged {
+            all: first.is_some() && late_for.len() == readers,
+            late_for,
+            first,
+        }
     }
 
-    /// A late event dropped under `drop_late`: counted.
-    pub(crate) fn count_dropped_late(&self) {
-        self.count(|c| &mut c.dropped_late);
+    /// A late event dropped under `LatePolicy::Drop`: each query it is late for counts it,
+    /// and the engine too when it is fed to none.
+    pub(crate) fn count_late(&self, judged: &Judged) {
+        let mut late = self.late.borrow_mut();
+        for &q in &judged.late_for {
+            late[q] += 1;
+        }
+        if judged.all {
+            self.count(|c| &mut c.dropped_late);
+        }
+    }
+
+    /// The late events query `query` dropped (it was late for them, under
+    /// `LatePolicy::Drop`).
+    pub fn late_count(&self, query: usize) -> Result<u64, EngineError> {
+        self.late
+            .borrow()
+            .get(query)
+            .copied()
+            .ok_or(EngineError::NoQuery(query))
     }
 
     /// One more of the events `counter` counts.

@@ -252,6 +252,12 @@ impl<H: Host> Engine<H> {
         Ok(())
     }
 
+    /// Query `query`'s output stream IRI, None when the host has not said it.
+    pub fn output_iri(&self, query: usize) -> Option<String> {
+        let c = self.composition.borrow();
+        c.outputs.get(query)?.as_ref().map(|o| o.iri.clone())
+    }
+
     /// The registered queries in the order their results are released to the host: those
     /// composition does not feed, in registration order, then the gated ones in dependency
     /// order (a producer's results before those of the queries reading them).
@@ -483,17 +489,21 @@ impl<H: Host> Engine<H> {
         self.prepare(&out.iri, (m.time, dated), seq, Some(name.into()), ids)
     }
 
-    /// An input event for the gated queries reading its stream: held back (and its time
-    /// noted as its stream's latest, for LATENESS watermarks). Called only when some query
-    /// is gated (`Engine::compose`).
-    pub(crate) fn hold_input(&self, event: &PreparedEvent) {
+    /// An input event for the gated queries reading its stream but those it is late for
+    /// (`late_for`): held back (and its time noted as its stream's latest, for LATENESS
+    /// watermarks). Called only when some query is gated (`Engine::compose`).
+    pub(crate) fn hold_input(&self, event: &PreparedEvent, late_for: &[usize]) {
         let mut c = self.composition.borrow_mut();
         let stream = event.event.stream;
         let seen = c.seen.entry(stream).or_insert(i128::MIN);
         *seen = (*seen).max(event.event.time);
         c.arrived.insert(stream, self.now.get());
         let mut seq = c.seq;
-        for gate in c.gates.iter_mut().filter(|g| g.raw.contains(&stream)) {
+        for gate in c
+            .gates
+            .iter_mut()
+            .filter(|g| g.raw.contains(&stream) && !late_for.contains(&g.query))
+        {
             seq += 1;
             gate.buffer.push(Reverse(Held {
                 time: event.event.time,
@@ -640,21 +650,26 @@ impl<H: Host> Engine<H> {
             .min()
     }
 
-    /// If an event at `time` on stream `stream` is late for a gated query reading it (it has
-    /// been run past it, or flushed at or after it): the time it was run or flushed to, and
-    /// whether the query reads other queries' output (else it is held by its LATENESS).
-    pub(crate) fn composed_late(&self, stream: StreamId, time: i128) -> Option<(i128, bool)> {
+    /// The gated queries reading input stream `stream` for which an event at `time` is late
+    /// (each has been run past it, or flushed at or after it), in dependency order: each
+    /// query's number, the time it was run or flushed to, and whether it reads other
+    /// queries' output (else it is held by its LATENESS).
+    pub(crate) fn composed_late(&self, stream: StreamId, time: i128) -> Vec<(usize, i128, bool)> {
         let c = self.composition.borrow();
+        if c.gates.is_empty() {
+            return Vec::new();
+        }
         let runtimes = self.queries.borrow();
         c.gates
             .iter()
             .filter(|g| g.raw.contains(&stream))
-            .find_map(|g| {
+            .filter_map(|g| {
                 let rt = &runtimes[g.query];
                 let clock = g.limit.max(rt.clock);
                 (time < clock || (rt.flushed != i128::MIN && time <= rt.flushed))
-                    .then(|| (clock.max(rt.flushed), !g.upstream.is_empty()))
+                    .then(|| (g.query, clock.max(rt.flushed), !g.upstream.is_empty()))
             })
+            .collect()
     }
 
     /// The results and gates of the queries `queries` (a snapshot's, in its order).

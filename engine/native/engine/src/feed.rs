@@ -1,27 +1,40 @@
 //! The loops that feed a stream to every query without a host object per event: a replay
 //! stream's events in its order, a live stream's as they arrive (each judged against the
-//! promises about time, `clocks.rs`: the clocks of the queries reading its stream, the
-//! heartbeat, their flushed instants). Both return early once
-//! `PENDING_MATCHES` released matches wait, so that they are written and dropped.
+//! promises about time of the queries reading its stream, `clocks.rs`, and fed to those it
+//! is on time for). Both return early once `PENDING_MATCHES` released matches wait, so that
+//! they are written and dropped.
 
-use crate::{Engine, Host, HostFailed, Late};
+use crate::{Engine, Host, HostFailed, Judged, Late, LatePolicy};
 use spaseq_io::stream::live::Next;
 use spaseq_io::stream::{StreamError, StreamEvent};
 
 /// What a feed call did.
 #[derive(Debug, Default)]
 pub struct Fed {
-    /// Events fed to the queries.
+    /// Events fed to the queries (to some of them, when late for others).
     pub fed: usize,
     /// The last one's time (ns).
     pub last: Option<i128>,
     /// Whether the stream ended (with its error, if it had one).
     pub ended: bool,
     pub error: Option<StreamError>,
-    /// Late events dropped (live streams under `drop_late`).
+    /// Late events fed to no query (late for every reader, `LatePolicy::Drop`).
     pub dropped: usize,
-    /// The late event that stopped feeding (live streams, unless `drop_late`).
-    pub late: Option<Late>,
+    /// The events late for some query, themselves (live streams, when asked: `keep_late`),
+    /// in arrival order: what a late-event output writes.
+    pub late: Vec<Dropped>,
+    /// The late event that stopped feeding (live streams, `LatePolicy::Error`), with its
+    /// source (the live stream's index) and the line its graph started on there.
+    pub refused: Option<(Late, usize, u64)>,
+}
+
+/// A live event late for some queries reading its stream (`late_for`, by number), which
+/// skipped it: its stream's IRI and the event as read.
+#[derive(Debug, Clone)]
+pub struct Dropped {
+    pub stream: String,
+    pub event: StreamEvent,
+    pub late_for: Vec<usize>,
 }
 
 impl<H: Host> Engine<H> {
@@ -63,20 +76,22 @@ impl<H: Host> Engine<H> {
     }
 
     /// Feed a live stream's events as they arrive: `first` (what waiting for one gave),
-    /// then those `next` has already, at most `max`: an event never waits for others. A
-    /// late event (`late`) is dropped and counted under `drop_late`, else feeding stops
-    /// before it (`Fed::late`).
+    /// then those `next` has already, at most `max`: an event never waits for others. Each is
+    /// judged (`clocks`): under `LatePolicy::Error` feeding stops before a late one
+    /// (`Fed::refused`); under `LatePolicy::Drop` it is fed to the queries it is on time for
+    /// and counted by the others (kept in `Fed::late` with `keep_late`, for the host to write).
     pub fn feed_live<'a>(
         &self,
         first: Next,
         mut next: impl FnMut() -> Next,
         iri: impl Fn(usize) -> &'a str,
         max: usize,
+        keep_late: bool,
     ) -> Result<Fed, HostFailed> {
         let mut done = Fed::default();
         let mut arrived = first;
         loop {
-            let e = match arrived {
+            let (e, line) = match arrived {
                 Next::Idle => break,
                 Next::End(error) => {
                     return Ok(Fed {
@@ -85,23 +100,37 @@ impl<H: Host> Engine<H> {
                         ..done
                     })
                 }
-                Next::Event(e, _) => e,
+                Next::Event(e, line) => (e, line),
             };
             let stream = iri(e.stream);
-            if let Some(late) = self.late(stream, e.time_ns, e.dated) {
-                if let Err(late) = self.refuse(late) {
+            let judged = if e.time_ns <= self.clocks.get().clock {
+                self.judge_time(stream, e.time_ns, e.dated)
+            } else {
+                Judged::default() // only an event at or before the engine clock can be late
+            };
+            if let Some(late) = &judged.first {
+                if self.settings.get().late == LatePolicy::Error {
                     return Ok(Fed {
-                        late: Some(late),
+                        refused: Some((late.clone(), e.stream, line)),
                         ..done
                     });
                 }
+                self.count_late(&judged);
+            }
+            let kept = (keep_late && judged.first.is_some()).then(|| Dropped {
+                stream: stream.to_owned(),
+                event: e.clone(),
+                late_for: judged.late_for.clone(),
+            });
+            if judged.all {
                 done.dropped += 1;
             } else {
                 let time = e.time_ns;
-                self.feed_event(stream, e)?;
+                self.feed_event_but(stream, e, &judged.late_for)?;
                 done.fed += 1;
                 done.last = Some(time);
             }
+            done.late.extend(kept);
             if done.fed + done.dropped >= max || self.matches_pending() {
                 break;
             }

@@ -17,8 +17,10 @@ pub mod feed;
 pub mod host;
 pub mod programs;
 
-pub use clocks::{Late, Promise, Refused, Settings, COMPACT_MIN_TERMS};
-pub use feed::Fed;
+pub use clocks::{
+    Judged, Late, LatePolicy, Promise, Refused, Settings, Verdict, COMPACT_MIN_TERMS,
+};
+pub use feed::{Dropped, Fed};
 pub use host::{Host, Pairs, TakenPairs};
 pub use programs::{choose_evaluator, Gpm, Names, Prepared, Programs, Refusal};
 
@@ -118,12 +120,18 @@ pub struct HostFailed {
 }
 
 /// What `push` did with an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pushed {
-    /// Fed to the queries; `new_instant`: its time was later than any before.
-    Fed { new_instant: bool },
-    /// Late, dropped and counted (`Settings::drop_late`).
-    Dropped,
+    /// Fed to the queries on time for it; `new_instant`: its time was later than any before;
+    /// `late_for`: the queries reading its stream it was late for, which skipped it and
+    /// counted it (`LatePolicy::Drop`; by number, ascending).
+    Fed {
+        new_instant: bool,
+        late_for: Vec<usize>,
+    },
+    /// Late for every query reading its stream: fed to none, counted by each of them
+    /// (`late_for`) and by the engine (`ClockState::dropped_late`).
+    Dropped { late_for: Vec<usize> },
 }
 
 /// Why `push` stopped: a late event (not fed), a query's host that failed while it fed the
@@ -142,9 +150,14 @@ pub struct PreparedEvent {
     pub prepared: Rc<Prepared>,
 }
 
-/// A snapshot's query states, results and composition, and its events by uid, until they are
-/// loaded.
-type Restoring = (Vec<QueryState>, ComposedState, HashMap<u64, EventRef>);
+/// A snapshot's query states, results and composition, its events by uid and each query's
+/// late count, until they are loaded.
+type Restoring = (
+    Vec<QueryState>,
+    ComposedState,
+    HashMap<u64, EventRef>,
+    Vec<u64>,
+);
 
 /// Term dictionary, streams and the registered queries' runtimes.
 pub struct Engine<H: Host> {
@@ -162,6 +175,8 @@ pub struct Engine<H: Host> {
     disposal: RefCell<Disposal<oxrdf::Term>>,
     /// The engine clock, the heartbeat's promise, late events dropped (`clocks`).
     clocks: Cell<ClockState>,
+    /// Per query, the late events it dropped (`clocks`, decision 64).
+    late: RefCell<Vec<u64>>,
     settings: Cell<Settings>,
     /// The dictionary size at which it is compacted next (`compaction_due`).
     compact_at: Cell<usize>,
@@ -188,6 +203,7 @@ impl<H: Host> Default for Engine<H> {
             restoring: RefCell::new(None),
             disposal: RefCell::default(),
             clocks: Cell::default(),
+            late: RefCell::default(),
             settings: Cell::default(),
             compact_at: Cell::new(0),
             retired: RefCell::default(),
@@ -226,6 +242,7 @@ impl<H: Host> Engine<H> {
             queries.len() - 1
         };
         self.retired.borrow_mut().push(false);
+        self.late.borrow_mut().push(0);
         // it may read registered queries' output: gated then
         self.recompose()?;
         Ok(number)
@@ -351,6 +368,16 @@ impl<H: Host> Engine<H> {
     /// One event of a stream fed to every query: processed by those reading its stream,
     /// the others' clocks moved. Stops at the first query whose host failed.
     pub fn feed_event(&self, iri: &str, e: StreamEvent) -> Result<(), HostFailed> {
+        self.feed_event_but(iri, e, &[])
+    }
+
+    /// `feed_event`, skipped by the queries `late_for` (it is late for them).
+    pub(crate) fn feed_event_but(
+        &self,
+        iri: &str,
+        e: StreamEvent,
+        late_for: &[usize],
+    ) -> Result<(), HostFailed> {
         let mut disposal = self.disposal.borrow_mut();
         let mut intern = |term: oxrdf::Term| {
             let (id, known) = self.dict.intern_returning(term);
@@ -374,27 +401,29 @@ impl<H: Host> Engine<H> {
         let prepared = self.prepare(iri, (e.time_ns, e.dated), e.seq, Some(e.graph), triples);
         self.tick(e.time_ns);
         let fan = self.fan(prepared.event.stream);
-        self.fan_out(&prepared, &fan, false)?;
-        self.compose(&prepared)
+        self.fan_out(&prepared, &fan, false, late_for)?;
+        self.compose(&prepared, late_for)
     }
 
     /// After an input event was fed to the queries composition does not feed: the gated
-    /// queries reading its stream hold it back, and each is run as far as what it reads
-    /// allows.
-    fn compose(&self, event: &PreparedEvent) -> Result<(), HostFailed> {
+    /// queries reading its stream hold it back (but those it is late for, `late_for`), and
+    /// each is run as far as what it reads allows.
+    fn compose(&self, event: &PreparedEvent, late_for: &[usize]) -> Result<(), HostFailed> {
         if !self.composition.borrow().any_gate() {
             return Ok(());
         }
-        self.hold_input(event);
+        self.hold_input(event, late_for);
         self.pump(self.clocks.get().clock, false)
     }
 
-    /// Event `event` pushed to the queries. A late event (`late`) stops here, or is dropped
-    /// and counted under `drop_late`. At a new instant `on_instant` is called first
-    /// (`new_instant`). Then those reading its stream process it, the others move their
-    /// clocks to its time unless `own_clocks` (decision 40), and the queries reading other
-    /// queries' output are run as far as it allows (`composition`). Stops at the first
-    /// query whose host failed.
+    /// Event `event` pushed to the queries. It is judged first (`clocks`): under
+    /// `LatePolicy::Error` an event late for any query reading its stream stops here, whole;
+    /// under `LatePolicy::Drop` the queries it is late for skip it and count it, and one late
+    /// for all of them is fed to none (`Pushed::Dropped`). At a new instant `on_instant` is
+    /// called first (`new_instant`). Then those reading its stream process it, the others
+    /// move their clocks to its time unless `own_clocks` (decision 40), and the queries
+    /// reading other queries' output are run as far as it allows (`composition`). Stops at
+    /// the first query whose host failed.
     pub fn push<E>(
         &self,
         event: &PreparedEvent,
@@ -403,11 +432,22 @@ impl<H: Host> Engine<H> {
         let e = &event.event;
         let queries = self.fan(e.stream);
         let queries = &queries[..];
-        if let Some(late) = self.late_on(e.stream, e.time, e.dated) {
-            return match self.refuse(late) {
-                Ok(()) => Ok(Pushed::Dropped),
-                Err(late) => Err(Stop::Late(late)),
-            };
+        let mut late_for = Vec::new();
+        // only an event at or before the engine clock can be late
+        if e.time <= self.clocks.get().clock {
+            let judged = self.judged(e.stream, e.time, e.dated);
+            if let Some(late) = judged.first.clone() {
+                if self.settings.get().late == LatePolicy::Error {
+                    return Err(Stop::Late(late));
+                }
+                self.count_late(&judged);
+                if judged.all {
+                    return Ok(Pushed::Dropped {
+                        late_for: judged.late_for,
+                    });
+                }
+                late_for = judged.late_for;
+            }
         }
         let new_instant = e.time > self.clocks.get().clock;
         if new_instant {
@@ -415,10 +455,13 @@ impl<H: Host> Engine<H> {
             self.tick(e.time);
         }
         let own_clocks = self.settings.get().own_clocks;
-        self.fan_out(event, queries, own_clocks)
-            .and_then(|()| self.compose(event))
+        self.fan_out(event, queries, own_clocks, &late_for)
+            .and_then(|()| self.compose(event, &late_for))
             .map_err(Stop::Host)?;
-        Ok(Pushed::Fed { new_instant })
+        Ok(Pushed::Fed {
+            new_instant,
+            late_for,
+        })
     }
 
     /// Err(NoQuery) for a number that is no registered query's.
@@ -431,19 +474,24 @@ impl<H: Host> Engine<H> {
     }
 
     /// The one fan-out every way in goes through (`fan`: the queries, in order): each
-    /// query reading the event's stream processes it, the others move their clocks to its
-    /// time unless `own_clocks`; each query's released matches are numbered then.
+    /// query reading the event's stream processes it unless it is late for it (`late_for`:
+    /// it skips it), the others move their clocks to its time unless `own_clocks`; each
+    /// query's released matches are numbered then.
     fn fan_out(
         &self,
         event: &PreparedEvent,
         queries: &[usize],
         own_clocks: bool,
+        late_for: &[usize],
     ) -> Result<(), HostFailed> {
         let mut runtimes = self.queries.borrow_mut();
         let mut c = self.composition.borrow_mut();
         for &query in queries {
             let rt = &mut runtimes[query];
             if rt.reads(event.event.stream) {
+                if late_for.contains(&query) {
+                    continue;
+                }
                 rt.on_event(&event.event, &event.prepared, &self.dict);
             } else if !own_clocks {
                 rt.advance_time(event.event.time, None, &self.dict);
@@ -544,7 +592,7 @@ impl<H: Host> Engine<H> {
             .collect::<Result<Vec<_>, EngineError>>()?;
         drop(runtimes);
         let held = |uid: u64| self.held_event(uid);
-        EngineState::new(
+        let mut state = EngineState::new(
             &self.dict,
             &self.streams.borrow(),
             self.events.get(),
@@ -553,8 +601,9 @@ impl<H: Host> Engine<H> {
             self.composed_state(queries),
             &held,
         )
-        .and_then(|s| s.encode())
-        .map_err(EngineError::Snapshot)
+        .map_err(EngineError::Snapshot)?;
+        state.late = queries.iter().map(|&q| self.late.borrow()[q]).collect();
+        state.encode().map_err(EngineError::Snapshot)
     }
 
     /// A fresh engine holding a snapshot's dictionary, streams and events: register the
@@ -569,7 +618,7 @@ impl<H: Host> Engine<H> {
         engine.events.set(state.last_uid);
         engine.clocks.set(state.clocks);
         engine.compact_at.set(2 * engine.dict.len());
-        *engine.restoring.borrow_mut() = Some((state.queries, state.composed, events));
+        *engine.restoring.borrow_mut() = Some((state.queries, state.composed, events, state.late));
         Ok(engine)
     }
 
@@ -578,18 +627,18 @@ impl<H: Host> Engine<H> {
         self.restoring
             .borrow()
             .as_ref()
-            .map_or(0, |(q, _, _)| q.len())
+            .map_or(0, |(q, _, _, _)| q.len())
     }
 
     /// Load the restored snapshot's query states into the runtimes `queries` (in the
     /// snapshot's order): they continue where the snapshot was taken.
     pub fn resume(&self, queries: &[usize]) -> Result<(), EngineError> {
-        let (states, composed, events) = self
+        let (states, composed, events, late) = self
             .restoring
             .borrow_mut()
             .take()
             .ok_or(EngineError::Snapshot(SnapshotError::NotRestoring))?;
-        if states.len() != queries.len() {
+        if states.len() != queries.len() || late.len() != queries.len() {
             return Err(EngineError::Snapshot(SnapshotError::Queries {
                 held: states.len(),
                 registered: queries.len(),
@@ -610,6 +659,11 @@ impl<H: Host> Engine<H> {
                 .map_err(EngineError::Snapshot)?;
         }
         drop(runtimes);
+        let mut counts = self.late.borrow_mut();
+        for (count, &q) in late.into_iter().zip(queries) {
+            counts[q] = count;
+        }
+        drop(counts);
         self.resume_composed(composed, queries, &events, &index)
             .map_err(EngineError::Snapshot)?;
         // the restored events are handed out again (uids between them: already forgotten)

@@ -5,9 +5,10 @@
 
 use oxrdf::{Literal, NamedNode, Term, Triple};
 use spaseq_engine::{
-    Engine, EngineError, Host, HostFailed, Pairs, Promise, Pushed, Refusal, Refused, Settings,
-    Stop, TakenPairs,
+    Engine, EngineError, Host, HostFailed, LatePolicy, Pairs, Promise, Pushed, Refusal, Refused,
+    Settings, Stop, TakenPairs, Verdict,
 };
+use spaseq_io::stream::live::Next;
 use spaseq_io::stream::StreamEvent;
 use std::cell::{Cell, RefCell};
 
@@ -349,6 +350,10 @@ fn promises_about_time_make_events_late_are_said_in_the_input_s_form_and_are_kep
 #[test]
 fn a_pushed_late_event_stops_or_is_dropped_and_counted_and_a_new_instant_is_announced() {
     let engine = Engine::new();
+    engine.configure(Settings {
+        late: LatePolicy::Error,
+        ..Settings::default()
+    });
     let q = engine.register(VSHAPE, TestHost::default()).unwrap();
     let push = |engine: &Engine<TestHost>, n: u64, t: i128, instants: &RefCell<Vec<i128>>| {
         let e = engine.prepare(TRADES, (t * SECOND, false), n, None, Vec::new());
@@ -360,26 +365,29 @@ fn a_pushed_late_event_stops_or_is_dropped_and_counted_and_a_new_instant_is_anno
     let instants = RefCell::new(Vec::new());
     assert!(matches!(
         push(&engine, 0, 5, &instants),
-        Ok(Pushed::Fed { new_instant: true })
+        Ok(Pushed::Fed { new_instant: true, ref late_for }) if late_for.is_empty()
     ));
     assert!(matches!(
         push(&engine, 1, 5, &instants),
-        Ok(Pushed::Fed { new_instant: false })
+        Ok(Pushed::Fed { new_instant: false, ref late_for }) if late_for.is_empty()
     ));
     assert_eq!(*instants.borrow(), [5 * SECOND]);
     match push(&engine, 2, 4, &instants) {
         Err(Stop::Late(late)) => assert_eq!(late.promise, Promise::Processed),
         other => panic!("not refused as late: {other:?}"),
     }
-    engine.configure(Settings {
-        drop_late: true,
-        ..Settings::default()
-    });
+    assert_eq!(
+        engine.late_count(q),
+        Ok(0),
+        "nothing of a refused event is applied"
+    );
+    engine.configure(Settings::default()); // LatePolicy::Drop
     assert!(matches!(
         push(&engine, 3, 4, &instants),
-        Ok(Pushed::Dropped)
+        Ok(Pushed::Dropped { ref late_for }) if *late_for == [q]
     ));
     assert_eq!(engine.clocks().dropped_late, 1);
+    assert_eq!(engine.late_count(q), Ok(1));
     // the host's hook failing stops the push before the event is fed
     let e = engine.prepare(TRADES, (6 * SECOND, false), 5, None, Vec::new());
     assert!(matches!(
@@ -396,10 +404,17 @@ fn an_unregistered_query_makes_no_event_late_and_judging_adds_no_stream() {
     engine
         .feed_event(TRADES, trade(&engine, 0, 100, "acme", 10))
         .unwrap();
-    assert!(engine.judge(TRADES, 50 * SECOND, false).is_err());
+    engine.configure(Settings {
+        late: LatePolicy::Error,
+        ..Settings::default()
+    });
+    assert!(engine.judge(TRADES, 50 * SECOND, false, false).is_err());
     engine.unregister(q).unwrap();
     let again = engine.register(VSHAPE, TestHost::default()).unwrap();
-    assert_eq!(engine.judge(TRADES, 50 * SECOND, false), Ok(true));
+    assert_eq!(
+        engine.judge(TRADES, 50 * SECOND, false, false),
+        Ok(Verdict::Feed)
+    );
     engine.unregister(again).unwrap();
     assert_eq!(engine.unregister(9), Err(EngineError::NoQuery(9)));
     let streams = engine.streams().len();
@@ -409,7 +424,9 @@ fn an_unregistered_query_makes_no_event_late_and_judging_adds_no_stream() {
     let late = engine.late("http://ex.org/unknown", 0, false).unwrap();
     assert_eq!((late.promise, late.at), (Promise::Heartbeat, 10 * SECOND));
     // a stream no registered query reads, and a query's output stream, are no input
-    let unread = engine.judge("http://ex.org/unknown", 0, false).unwrap_err();
+    let unread = engine
+        .judge("http://ex.org/unknown", 0, false, false)
+        .unwrap_err();
     assert_eq!(
         unread.to_string(),
         "no registered query reads the stream <http://ex.org/unknown> (the streams read are \
@@ -418,7 +435,7 @@ fn an_unregistered_query_makes_no_event_late_and_judging_adds_no_stream() {
     let q = engine.register(VSHAPE, TestHost::default()).unwrap();
     assert!(engine.reads(TRADES) && !engine.reads("http://ex.org/unknown"));
     assert!(matches!(
-        engine.judge("http://ex.org/unknown", 0, false),
+        engine.judge("http://ex.org/unknown", 0, false, false),
         Err(Refused::Unread { read, .. }) if read == [TRADES]
     ));
     engine
@@ -426,7 +443,7 @@ fn an_unregistered_query_makes_no_event_late_and_judging_adds_no_stream() {
         .unwrap();
     assert_eq!(
         engine
-            .judge("http://ex.org/out", 0, false)
+            .judge("http://ex.org/out", 0, false, false)
             .unwrap_err()
             .to_string(),
         "<http://ex.org/out> is the output stream of q.rq <http://ex.org/out>: its events come \
@@ -434,14 +451,22 @@ fn an_unregistered_query_makes_no_event_late_and_judging_adds_no_stream() {
     );
     engine.unregister_output("http://ex.org/out");
     engine.configure(Settings {
-        drop_late: true,
         drop_unread: true,
         ..Settings::default()
     });
-    assert_eq!(engine.judge("http://ex.org/out", 0, false), Ok(false));
-    assert_eq!(engine.judge(TRADES, 0, false), Ok(false));
+    assert_eq!(
+        engine.judge("http://ex.org/out", 0, false, false),
+        Ok(Verdict::Unread)
+    );
+    assert_eq!(
+        engine.judge(TRADES, 0, false, false),
+        Ok(Verdict::Late(vec![q]))
+    );
+    // kept for a host that writes late events: pushed, and dropped once prepared
+    assert_eq!(engine.judge(TRADES, 0, false, true), Ok(Verdict::Feed));
     let clocks = engine.clocks();
     assert_eq!((clocks.dropped_late, clocks.dropped_unread), (1, 1));
+    assert_eq!(engine.late_count(q), Ok(1));
     engine.unregister(q).unwrap();
 }
 
@@ -512,7 +537,142 @@ fn a_query_reading_another_s_output_gets_its_numbered_results_as_events_across_a
     );
     // an event pushed on the output stream is refused
     assert!(matches!(
-        restored.judge(RISES_OUT, 80 * SECOND, false),
+        restored.judge(RISES_OUT, 80 * SECOND, false, false),
         Err(Refused::Output { .. })
     ));
+}
+
+/// VSHAPE with a LATENESS of `seconds`.
+fn vshape_late(seconds: u32) -> String {
+    let plan = VSHAPE.replacen(
+        "\"lateness\": null",
+        &format!("\"lateness\": {{\"@decimal\": \"{seconds}\"}}"),
+        1,
+    );
+    assert_ne!(plan, VSHAPE, "the plan has a lateness field");
+    plan
+}
+
+#[test]
+fn a_late_event_is_judged_per_query_skipped_by_those_it_is_late_for_and_counted_by_them() {
+    let engine = Engine::new();
+    let plain = engine.register(VSHAPE, TestHost::default()).unwrap();
+    let held = engine
+        .register(&vshape_late(5), TestHost::default())
+        .unwrap();
+    // bolt@2 comes after acme@3: late for the query without a lateness only
+    let order = [0, 2, 1, 3, 4];
+    let mut arrivals = order.iter().map(|&n| {
+        let (t, c, p) = INPUT[n];
+        Next::Event(trade(&engine, n as u64, t, c, p), 10 + n as u64)
+    });
+    let first = arrivals.next().unwrap();
+    let fed = engine
+        .feed_live(
+            first,
+            || arrivals.next().unwrap_or(Next::End(None)),
+            |_| TRADES,
+            100,
+            true,
+        )
+        .unwrap();
+    assert_eq!((fed.fed, fed.dropped, fed.ended), (5, 0, true));
+    assert_eq!(fed.late.len(), 1);
+    let dropped = &fed.late[0];
+    assert_eq!(
+        (
+            dropped.stream.as_str(),
+            dropped.event.time_ns,
+            &dropped.late_for
+        ),
+        (TRADES, 2 * SECOND, &vec![plain])
+    );
+    assert_eq!(
+        (engine.late_count(plain), engine.late_count(held)),
+        (Ok(1), Ok(0))
+    );
+    assert_eq!(engine.clocks().dropped_late, 0, "it was fed to a query");
+    // a snapshot keeps each query's count
+    matches(&engine, plain);
+    matches(&engine, held);
+    let data = engine.snapshot(&[plain, held]).unwrap();
+    let restored: Engine<TestHost> = Engine::from_snapshot(&data).unwrap();
+    let r1 = restored.register(VSHAPE, TestHost::default()).unwrap();
+    let r2 = restored
+        .register(&vshape_late(5), TestHost::default())
+        .unwrap();
+    restored.resume(&[r1, r2]).unwrap();
+    assert_eq!(
+        (restored.late_count(r1), restored.late_count(r2)),
+        (Ok(1), Ok(0))
+    );
+}
+
+#[test]
+fn the_held_query_sees_the_sorted_input_and_an_event_late_for_every_reader_is_fed_to_none() {
+    let engine = Engine::new();
+    let plain = engine.register(VSHAPE, TestHost::default()).unwrap();
+    let held = engine
+        .register(&vshape_late(5), TestHost::default())
+        .unwrap();
+    let mut arrivals = [0, 2, 1, 3, 4, 0].into_iter().map(|n| {
+        let (t, c, p) = INPUT[n];
+        Next::Event(trade(&engine, n as u64, t, c, p), n as u64)
+    });
+    let first = arrivals.next().unwrap();
+    let next = || arrivals.next().unwrap_or(Next::Idle);
+    let fed = engine
+        .feed_live(first, next, |_| TRADES, 100, false)
+        .unwrap();
+    // acme@1 again, after acme@70: behind the held query's watermark (65) too
+    assert_eq!((fed.fed, fed.dropped, fed.late.len()), (5, 1, 0));
+    assert_eq!(
+        (engine.late_count(plain), engine.late_count(held)),
+        (Ok(2), Ok(1))
+    );
+    assert_eq!(engine.clocks().dropped_late, 1);
+    let late = engine.judge_time(TRADES, SECOND, false);
+    assert_eq!((late.late_for, late.all), (vec![plain, held], true));
+    let first = late.first.unwrap();
+    assert_eq!((first.promise, first.at), (Promise::Watermark, 65 * SECOND));
+    engine.close().unwrap();
+    assert_eq!(matches(&engine, held), expected());
+    assert_eq!(
+        matches(&engine, plain),
+        expected()[..1].to_vec(),
+        "bolt@2 skipped"
+    );
+}
+
+#[test]
+fn under_the_error_policy_a_live_event_late_for_one_reader_stops_the_feed_whole() {
+    let engine = Engine::new();
+    engine.configure(Settings {
+        late: LatePolicy::Error,
+        ..Settings::default()
+    });
+    let plain = engine.register(VSHAPE, TestHost::default()).unwrap();
+    let held = engine
+        .register(&vshape_late(5), TestHost::default())
+        .unwrap();
+    let mut arrivals = [0, 2, 1].into_iter().map(|n| {
+        let (t, c, p) = INPUT[n];
+        Next::Event(trade(&engine, n as u64, t, c, p), 7 + n as u64)
+    });
+    let first = arrivals.next().unwrap();
+    let next = || arrivals.next().unwrap_or(Next::Idle);
+    let fed = engine
+        .feed_live(first, next, |_| TRADES, 100, true)
+        .unwrap();
+    let (late, source, line) = fed.refused.expect("refused");
+    assert_eq!(
+        (late.promise, late.time, source, line),
+        (Promise::Processed, 2 * SECOND, 0, 8)
+    );
+    assert_eq!(fed.fed, 2);
+    assert!(fed.late.is_empty());
+    assert_eq!(
+        (engine.late_count(plain), engine.late_count(held)),
+        (Ok(0), Ok(0))
+    );
 }

@@ -11,6 +11,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod errors;
 mod gpm;
+mod late;
 mod live;
 mod output;
 mod runtime;
@@ -100,6 +101,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     testing(m)?;
     errors::register(m)?;
     gpm::register(m)?;
+    late::register(m)?;
     live::register(m)?;
     output::register(m)?;
     runtime::register(m)?;

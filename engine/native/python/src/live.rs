@@ -100,16 +100,19 @@ impl PyLiveStream {
         &self.iris[index]
     }
 
+    /// How errors name source `index`: `<stdin>` or its path.
+    pub fn label(&self, index: usize) -> String {
+        let guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        guard.0.label(index).to_owned()
+    }
+
     /// An error met after events taken: kept for the next call.
     fn keep(&self, error: Option<StreamError>) {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).1 = error;
     }
 
     fn event(&self, e: StreamEvent, line: u64) -> PyLiveEvent {
-        let label = {
-            let guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-            guard.0.label(e.stream).to_owned()
-        };
+        let label = self.label(e.stream);
         (
             self.iris[e.stream].clone(),
             e.seq,

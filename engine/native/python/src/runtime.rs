@@ -4,6 +4,7 @@
 //! nothing else is decided here.
 
 use crate::errors::{late_event, late_exception, located_exception, refused};
+use crate::late::LateOutput;
 use crate::live::PyLiveStream;
 use crate::stream::PyReplayStream;
 use pyo3::exceptions::PyBaseException;
@@ -14,8 +15,8 @@ use pyo3::types::PyBytes;
 use pyo3::PyTraverseError;
 use spaseq_automaton::{MatchRecord, Streams};
 use spaseq_engine::{
-    Engine, EngineError, Fed, Host, HostFailed, Names, Pairs, PreparedEvent, Pushed, Settings,
-    Stop, TakenPairs, COMPACT_MIN_TERMS,
+    Engine, EngineError, Fed, Host, HostFailed, LatePolicy, Names, Pairs, PreparedEvent, Pushed,
+    Settings, Stop, TakenPairs, Verdict, COMPACT_MIN_TERMS,
 };
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_io::stream::StreamError;
@@ -210,12 +211,25 @@ impl NativeEngine {
     fn fed(&self, fed: Result<Fed, HostFailed>) -> PyResult<Fed> {
         fed.map_err(|failed| self.raised(failed))
     }
+
+    /// The late events a live feed dropped for some query, written to `output`.
+    fn write_late(&self, fed: &Fed, output: Option<&LateOutput>) -> PyResult<()> {
+        let Some(output) = output else {
+            return Ok(());
+        };
+        for d in &fed.late {
+            output.write_live(&self.core, &d.stream, &d.event, &d.late_for)?;
+        }
+        Ok(())
+    }
 }
 
 /// A term as (kind, value, datatype, language), what Python builds its terms from.
 type TermParts = (&'static str, String, Option<String>, Option<String>);
 /// An event's parts (`NativeEngine.event_parts`).
 type EventParts = (String, i128, bool, u64, Option<TermParts>, Vec<TermId>);
+/// What `push` did: (fed to some query, a new instant, the queries it was late for).
+type PushedParts = (bool, bool, Vec<usize>);
 /// A live feed's result, as Python reads it.
 type LiveFed<'py> = (
     usize,
@@ -420,17 +434,21 @@ impl NativeEngine {
     /// Feed the events of a live stream to the queries as they arrive (as `feed` does):
     /// waits up to `wait` seconds (the GIL released, Ctrl-C looked at) for the first, then
     /// takes only those already arrived, at most `max`: an event never waits for others.
-    /// A late event is dropped and counted under `drop_late` (`configure`), else feeding
-    /// stops before it. Returns (events fed, the last one's time in ns, whether the stream
-    /// ended, its first error (a `LocatedError` `FILE:LINE:COLUMN: message`) if it ended
-    /// with one, late events dropped, the late event that stopped it as a `LateEvent` if
-    /// one did).
+    /// Each is judged per query (`configure`'s `late`): under "drop" the queries it is late
+    /// for skip it and count it (and it is written to `late_output`, when given); under
+    /// "error" feeding stops before a late one. Returns (events fed to some query, the last
+    /// one's time in ns, whether the stream ended, its first error (a `LocatedError`
+    /// `FILE:LINE:COLUMN: message`) if it ended with one, late events fed to no query, the
+    /// late event that stopped it as a `LateEvent` (its `path` and `line` the source's
+    /// label and the line its graph started on) if one did).
+    #[pyo3(signature = (stream, max, wait, late_output = None))]
     fn feed_live<'py>(
         &self,
         py: Python<'py>,
         stream: &Bound<'py, PyLiveStream>,
         max: usize,
         wait: f64,
+        late_output: Option<PyRef<'py, LateOutput>>,
     ) -> PyResult<LiveFed<'py>> {
         let source = stream.borrow();
         let first = source.wait(py, Some(Duration::from_secs_f64(wait.max(0.0))))?;
@@ -439,11 +457,21 @@ impl NativeEngine {
             || source.next(Some(Duration::ZERO)),
             |index| source.iri(index),
             max,
+            late_output.is_some(),
         );
         let fed = self.fed(fed)?;
-        let late = fed.late.map(|l| late_exception(py, &l)).transpose()?;
+        self.write_late(&fed, late_output.as_deref())?;
+        let refused = match &fed.refused {
+            Some((late, index, line)) => {
+                let exc = late_exception(py, late)?;
+                exc.setattr("path", source.label(*index))?;
+                exc.setattr("line", *line)?;
+                Some(exc)
+            }
+            None => None,
+        };
         let error = located_or_none(py, fed.error)?;
-        Ok((fed.fed, fed.last, fed.ended, error, fed.dropped, late))
+        Ok((fed.fed, fed.last, fed.ended, error, fed.dropped, refused))
     }
 
     /// An event the engine holds, to build it in Python: (stream IRI, time ns, dated, seq,
@@ -468,28 +496,40 @@ impl NativeEngine {
     }
 
     /// How the engine treats time and memory: each query's clock moves with its own
-    /// streams only (`own_clocks`, decision 40); a late event is dropped and counted
-    /// (`drop_late`); the fewest terms at which the dictionary is compacted
+    /// streams only (`own_clocks`, decision 40); what is done with a late event (`late`:
+    /// "drop", each query it is late for skips it and counts it, or "error", it is refused
+    /// whole; decision 64); the fewest terms at which the dictionary is compacted
     /// (`compact_min_terms`, default the core's).
     /// An event on a stream no registered query reads is dropped and counted
     /// (`drop_unread`) rather than refused. A stream silent for `idle_timeout` ns of
     /// processing time stops holding LATENESS watermarks back (None: each query's lateness).
-    #[pyo3(signature = (own_clocks, drop_late, compact_min_terms = None, drop_unread = false, idle_timeout = None))]
+    /// ValueError for another `late`.
+    #[pyo3(signature = (own_clocks, late, compact_min_terms = None, drop_unread = false, idle_timeout = None))]
     fn configure(
         &self,
         own_clocks: bool,
-        drop_late: bool,
+        late: &str,
         compact_min_terms: Option<usize>,
         drop_unread: bool,
         idle_timeout: Option<i128>,
-    ) {
+    ) -> PyResult<()> {
+        let late = match late {
+            "drop" => LatePolicy::Drop,
+            "error" => LatePolicy::Error,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "late {other:?}: expected \"drop\" or \"error\""
+                )))
+            }
+        };
         self.core.configure(Settings {
             own_clocks,
-            drop_late,
+            late,
             drop_unread,
             compact_min_terms: compact_min_terms.unwrap_or(COMPACT_MIN_TERMS),
             idle_timeout,
         });
+        Ok(())
     }
 
     /// The processing time is `now` ns (the host's monotonic clock): what stream idleness is
@@ -547,39 +587,68 @@ impl NativeEngine {
         self.core.compaction_due()
     }
 
-    /// An event pushed to the queries, as a stream's events are fed: a late one raises
-    /// `LateEvent`, or is dropped and counted under `drop_late` (None returned); at a new
-    /// instant `on_instant(time ns)` is called first (when given); then those reading its
-    /// stream process it, the others move their clocks to its time unless `own_clocks`, and
-    /// the queries reading other queries' output are run as far as that allows. Whether it
-    /// started a new instant. What the first query whose callback raised raised is raised.
-    #[pyo3(signature = (event, on_instant = None))]
+    /// An event pushed to the queries, as a stream's events are fed: judged per query
+    /// first: under "error" (`configure`) a late one raises `LateEvent`; under "drop" the
+    /// queries it is late for skip it and count it (and it is written to `late_output`, when
+    /// given). At a new instant `on_instant(time ns)` is called first (when given); then
+    /// those reading its stream process it, the others move their clocks to its time unless
+    /// `own_clocks`, and the queries reading other queries' output are run as far as that
+    /// allows. Returns (whether some query took it, whether it started a new instant, the
+    /// queries it was late for). What the first query whose callback raised raised is
+    /// raised.
+    #[pyo3(signature = (event, on_instant = None, late_output = None))]
     fn push(
         &self,
         py: Python<'_>,
         event: &NativeEvent,
         on_instant: Option<Py<PyAny>>,
-    ) -> PyResult<Option<bool>> {
+        late_output: Option<PyRef<'_, LateOutput>>,
+    ) -> PyResult<PushedParts> {
         let hook = |time: i128| match &on_instant {
             Some(f) => f.call1(py, (time,)).map(drop),
             None => Ok(()),
         };
-        match self.core.push(&event.0, hook) {
-            Ok(Pushed::Fed { new_instant }) => Ok(Some(new_instant)),
-            Ok(Pushed::Dropped) => Ok(None),
-            Err(Stop::Late(late)) => Err(late_event(&late)),
-            Err(Stop::Host(failed)) => Err(self.raised(failed)),
-            Err(Stop::Instant(err)) => Err(err),
+        let (fed, new_instant, late_for) = match self.core.push(&event.0, hook) {
+            Ok(Pushed::Fed {
+                new_instant,
+                late_for,
+            }) => (true, new_instant, late_for),
+            Ok(Pushed::Dropped { late_for }) => (false, false, late_for),
+            Err(Stop::Late(late)) => return Err(late_event(&late)),
+            Err(Stop::Host(failed)) => return Err(self.raised(failed)),
+            Err(Stop::Instant(err)) => return Err(err),
+        };
+        if let Some(output) = late_output.filter(|_| !late_for.is_empty()) {
+            output.write_pushed(&self.core, &event.0.event, &late_for)?;
+        }
+        Ok((fed, new_instant, late_for))
+    }
+
+    /// Before an event at `time` (ns) on `stream` is prepared: None to push it, or the
+    /// queries it was late for when it was dropped and counted (late for every query reading
+    /// its stream under "drop"; none: on a stream no query reads, under `drop_unread`).
+    /// With `keep_late` (a late-event output is written) a late event is left to `push`,
+    /// which drops it once prepared. Raises `LateEvent`, `UnreadStream` or `OutputStream`
+    /// when it is refused.
+    #[pyo3(signature = (stream, time, dated, keep_late = false))]
+    fn judge(
+        &self,
+        stream: &str,
+        time: i128,
+        dated: bool,
+        keep_late: bool,
+    ) -> PyResult<Option<Vec<usize>>> {
+        match self.core.judge(stream, time, dated, keep_late) {
+            Ok(Verdict::Feed) => Ok(None),
+            Ok(Verdict::Unread) => Ok(Some(Vec::new())),
+            Ok(Verdict::Late(late_for)) => Ok(Some(late_for)),
+            Err(why) => Err(refused(&why)),
         }
     }
 
-    /// Before an event at `time` (ns) on `stream` is prepared: True to push it, False when
-    /// it was dropped and counted (late under `drop_late`, unread under `drop_unread`);
-    /// raises `LateEvent`, `UnreadStream` or `OutputStream` when it is refused.
-    fn judge(&self, stream: &str, time: i128, dated: bool) -> PyResult<bool> {
-        self.core
-            .judge(stream, time, dated)
-            .map_err(|why| refused(&why))
+    /// The late events query `query` dropped (late for it, under "drop").
+    fn late_count(&self, query: usize) -> PyResult<u64> {
+        self.core.late_count(query).map_err(value_error)
     }
 
     /// Query `query` is unregistered: it takes no more events and makes none late.
@@ -633,7 +702,8 @@ impl NativeEngine {
         self.core.engine_clock()
     }
 
-    /// The late events dropped so far (under `drop_late`).
+    /// The late events fed to no query so far (late for every query reading their stream,
+    /// under "drop").
     fn dropped_late(&self) -> u64 {
         self.core.clocks().dropped_late
     }
