@@ -41,6 +41,15 @@ def add_lateness_option(parser: argparse.ArgumentParser) -> None:
                              "holding the lateness back (default: the lateness; above 0)")
 
 
+def add_late_options(parser: argparse.ArgumentParser) -> None:
+    """``--late``: what is done with a late event (``run`` and ``serve``, decision 64)."""
+    parser.add_argument("--late", choices=("drop", "error"), default="drop",
+                        help="an event later than a query's clock or watermark (its lateness "
+                             "passed), a heartbeat or a flush: drop (default): the queries it is "
+                             "late for skip it and count it, the others take it; error: refuse it "
+                             "(exit status 2 for run, 409 for serve)")
+
+
 def duration(text: str) -> object:
     """An option's duration (``parse_duration``: the query language's time units), in exact
     seconds; argparse reports a bad one with the usage, exit status 2."""

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from time import monotonic
 from typing import IO, TypeVar
@@ -41,13 +41,16 @@ class Stats:
     events_per_second: float = 0.0
     event_time: Decimal | None = None    # the latest event time reached (seconds)
     open_runs_peak: int | None = None    # the most open partial matches seen (sampled)
-    dropped_late: int = 0
+    dropped_late: int = 0                # late events fed to no query (late for every reader)
+    late: dict[str, int] = field(default_factory=dict)  # per query, the late events it dropped
 
     def text(self) -> str:
         """One line for people."""
         span = "" if self.event_time is None else f", event time reached {time_text(self.event_time)}"
         runs = "" if self.open_runs_peak is None else f", at most {self.open_runs_peak:,} open runs"
-        late = f", {self.dropped_late:,} late events dropped" if self.dropped_late else ""
+        late = ""
+        if any(self.late.values()):
+            late = ", late events dropped: " + ", ".join(f"{q} {n:,}" for q, n in self.late.items())
         return (f"{self.events:,} events in {self.seconds:.3f} s ({self.events_per_second:,.0f} "
                 f"events/s){span}, {self.matches:,} matches{runs}{late}")
 
@@ -143,7 +146,7 @@ class Progress:
             self.out.write(line + "\n")
         self.out.flush()
 
-    def finish(self, dropped_late: int = 0) -> Stats:
+    def finish(self, dropped_late: int = 0, late: dict[str, int] | None = None) -> Stats:
         """The run is over: the line cleared, the final counts returned."""
         now = monotonic()
         self._sample(now)
@@ -154,6 +157,7 @@ class Progress:
         s.seconds = now - self.began
         s.events_per_second = s.events / s.seconds if s.seconds > 0 else 0.0
         s.dropped_late = dropped_late
+        s.late = dict(late or {})
         return s
 
 

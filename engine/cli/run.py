@@ -21,7 +21,13 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import IO, TYPE_CHECKING
 
-from spaseq.engine.cli.common import add_engine_options, add_lateness_option, engine_options, warn
+from spaseq.engine.cli.common import (
+    add_engine_options,
+    add_late_options,
+    add_lateness_option,
+    engine_options,
+    warn,
+)
 from spaseq.engine.cli.progress import Probe, Progress, progress_wanted
 from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
 from spaseq.engine.output.native import FORMATS, native_writer, row_writer
@@ -78,9 +84,13 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
                           "from the file's extension (.trig, .nq, .nquads, each optionally .gz), and "
                           "for live streams ('-' or a named pipe) N-Quads unless the name ends in .trig")
     add_lateness_option(run)
-    run.add_argument("--drop-late", action="store_true",
-                     help="drop events that arrive out of time order on their stream (counted on "
-                          "stderr) instead of stopping with an error")
+    add_late_options(run)
+    run.add_argument("--drop-late", dest="late", action="store_const", const="drop",
+                     help="the default, --late drop (kept for older command lines)")
+    run.add_argument("--late-output", metavar="FILE",
+                     help="write every late event to FILE as it is dropped: TriG, each event a named "
+                          "graph with its stream, time and the queries it was late for (so nothing "
+                          "is lost)")
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="a live line on stderr (events read, events/s, event time reached, open "
                           "partial matches, matches so far); default: only when stderr is a terminal")
@@ -114,6 +124,9 @@ def run_run(args: argparse.Namespace) -> int:
 
     query = load_query(args.query)
     warn(query.warnings)
+    if args.late_output and args.engine == "reference":
+        raise UsageError("--late-output needs the nfa engine: the reference evaluator reads recorded "
+                         "input in time order and judges no event late")
     withs = _load_with(args)
     _check_composition(args, query, withs)
     inputs = _input_view(query, withs)
@@ -230,13 +243,13 @@ def _python_rows(args: argparse.Namespace) -> bool:
 
 
 def _engine(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]], kb,
-            write, drop_late: bool = False, writer=None) -> Engine:
+            write, writer=None) -> Engine:
     """The engine of a run: the --with queries and the main query registered, the main
     query's results going to ``write``, or written natively by ``writer`` when ``write`` is
-    None."""
+    None; late events treated as ``--late`` says, written to ``--late-output``."""
     from spaseq.engine.api import Engine
 
-    engine = Engine(kb, options=engine_options(args), drop_late=drop_late,
+    engine = Engine(kb, options=engine_options(args), late=args.late, late_output=_late_output(args),
                     materialize=args.materialize, time_format=args.time_format,
                     drop_unread=True,  # a --stream-file may describe more streams
                     lateness=args.lateness, idle_timeout=args.idle_timeout)
@@ -246,6 +259,46 @@ def _engine(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query,
     if write is None:
         handle.runtime.sink = writer
     return engine
+
+
+def _late_output(args: argparse.Namespace) -> str | None:
+    """``--late-output FILE``, checked: UsageError when FILE is a directory (the engine says
+    when it cannot be created)."""
+    path = args.late_output
+    if path is not None and os.path.isdir(path):
+        raise UsageError(f"--late-output {path}: a directory, not a file")
+    return path
+
+
+def _late_counts(engine: Engine, args: argparse.Namespace) -> dict[str, int]:
+    """Each query's late events dropped (``QueryHandle.late``), by how the command line named
+    it: the main query's file, then each ``--with`` query's (its output IRI added when two
+    share a file)."""
+    named = [(args.query, _output_iri(args))]
+    for spec in args.with_queries:
+        path, _, iri = spec.rpartition("=")
+        named.append((path, iri))
+    files = [f for f, _ in named]
+    counts = {}
+    for file, iri in named:
+        handle = engine.query(iri)
+        if handle is not None:
+            counts[file if files.count(file) == 1 else f"{file} <{iri}>"] = handle.late
+    return counts
+
+
+def _note_late(engine: Engine, args: argparse.Namespace) -> None:
+    """The note after a run that dropped late events: how many, per query when several ran,
+    and where they were written."""
+    counts = _late_counts(engine, args)
+    if not any(counts.values()):
+        return
+    where = f" (written to {args.late_output})" if args.late_output else ""
+    if len(counts) == 1:
+        log.info("dropped %d late event(s)%s", next(iter(counts.values())), where)
+    else:
+        per_query = ", ".join(f"{name} {n}" for name, n in counts.items())
+        log.info("dropped late events: %s%s", per_query, where)
 
 
 def _run_reference(args: argparse.Namespace, query: A.Query, withs: list, matches, write) -> None:
@@ -314,12 +367,11 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
     with _open_output(args.output) as out:
         writer, write = _sink(args, query, out, _python_rows(args))
         writer.start()
-        engine = _engine(args, query, withs, kb, write, drop_late=args.drop_late, writer=writer)
+        engine = _engine(args, query, withs, kb, write, writer=writer)
         with _watch(args, _probe(engine, args), engine) as progress:
             error = engine.run_live(sources, predicate, progress=None if progress is None else progress.tick)
         writer.finish()
-    if engine.dropped_late:
-        log.info("dropped %d late event(s)", engine.dropped_late)
+    _note_late(engine, args)
     if error is not None:
         raise error
     return 0
@@ -432,7 +484,10 @@ def _watch(args: argparse.Namespace, probe: Probe, engine: Engine | None = None)
     try:
         yield progress
     finally:
-        stats = progress.finish(engine.dropped_late if engine is not None else 0) if progress else None
+        stats = None
+        if progress is not None:
+            stats = (progress.finish(engine.dropped_late, _late_counts(engine, args)) if engine is not None
+                     else progress.finish())
     if stats is not None and args.stats is not None:
         print(stats.json() if args.stats == "json" else f"spaseq: {stats.text()}", file=sys.stderr)
 
@@ -481,7 +536,7 @@ def _read_input(args: argparse.Namespace, query: A.Query) -> Input:
             inp.errors.append((error, max((e.time for e in events), default=float("-inf"))))
             seq = max((e.seq for e in events), default=-1) + 1
     if args.stream_file:
-        res = read_stream_description(args.stream_file, drop_late=args.drop_late)
+        res = read_stream_description(args.stream_file, drop_late=args.late == "drop")
         if res.dropped_late:
             log.info("dropped %d late event(s)", res.dropped_late)
         offset = seq

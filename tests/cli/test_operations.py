@@ -85,6 +85,10 @@ RUNS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "stats-live": (("run", "q.rq", "--stream", "S1=-", "--format", "jsonl", "--stats=json"), "s.nq"),
     "late": (("run", "q.rq", "--stream", "S1=-", "--drop-late"), "late.nq"),
     "late-quiet": (("-q", "run", "q.rq", "--stream", "S1=-", "--drop-late"), "late.nq"),
+    "late-stats": (("run", "q.rq", "--stream", "S1=-", "--stats"), "late.nq"),
+    "late-error": (("run", "q.rq", "--stream", "S1=-", "--late", "error"), "late.nq"),
+    "late-output-dir": (("run", "q.rq", "--stream", "S1=s.nq", "--late-output", "adir"), None),
+    "late-output-reference": ((*RUN, "--late-output", "l.trig", "--engine", "reference"), None),
     "warn": (("run", "warn.rq", "--stream", "S1=s.nq", "--format", "jsonl"), None),
     "warn-quiet": (("run", "warn.rq", "--stream", "S1=s.nq", "--format", "jsonl", "-q"), None),
     "warn-quieter": (("run", "warn.rq", "--stream", "S1=s.nq", "--format", "jsonl", "-qq"), None),
@@ -299,6 +303,15 @@ def test_stats_of_the_other_paths(runs):
 def test_notes_and_quiet(runs):
     assert ok(runs("late")).stderr == "spaseq: dropped 1 late event(s)\n"
     assert ok(runs("late-quiet")).stderr == ""
+
+
+def test_late_events_in_the_stats_and_under_late_error(runs):
+    assert ", late events dropped: q.rq 1\n" in ok(runs("late-stats")).stderr
+    # the second event (its timestamp on line 3, its graph from line 4) is late: refused, located
+    assert user_error(runs("late-error")).startswith("<stdin>:4: event at 3 on <http://ex.org/s1> is "
+                                                     "earlier than 5")
+    assert user_error(runs("late-output-dir")) == "spaseq: --late-output adir: a directory, not a file\n"
+    assert "--late-output needs the nfa engine" in user_error(runs("late-output-reference"))
 
 
 def test_warnings_and_quieter(runs):

@@ -100,10 +100,12 @@ def test_trig_chunks(tmp_path: Path) -> None:
 
 
 def test_late_event_is_an_error_after_earlier_matches(tmp_path: Path) -> None:
-    proc = spaseq(tmp_path, "--stream", "S=-", "--format", "jsonl")
+    proc = spaseq(tmp_path, "--stream", "S=-", "--format", "jsonl", "--late", "error")
     out, err = proc.communicate(nq_event(1, 1, 1) + nq_event(2, 2, 5) + nq_event(3, 1, 9), timeout=60)
     assert proc.returncode == 2
-    assert len(out.splitlines()) == 1
+    assert len(out.splitlines()) == 1  # the match before it is written
+    # located where the late event's graph starts in the input (each event is two lines)
+    assert err.startswith("<stdin>:5: event at 1 on <http://ex.org/s> is earlier than 2"), err
     assert "late event" in err and "Traceback" not in err
 
 
@@ -112,6 +114,35 @@ def test_drop_late(tmp_path: Path) -> None:
     out, err = proc.communicate(nq_event(1, 1, 1) + nq_event(2, 2, 5) + nq_event(3, 1, 9), timeout=60)
     assert proc.returncode == 0, err
     assert "dropped 1 late event" in err
+
+
+def test_late_events_are_dropped_by_default_and_written_to_the_late_output(tmp_path: Path) -> None:
+    """The default (``--late drop``): the run goes on, ``--stats=json`` counts the late event
+    for the query, and ``--late-output`` holds it, read back as RDF: its own graph and
+    triples, its time as the input wrote it, its stream and the query (its output IRI)."""
+    import pyoxigraph
+
+    late = tmp_path / "late.trig"
+    proc = spaseq(tmp_path, "--stream", "S=-", "--format", "jsonl", "--late-output", str(late),
+                  "--stats=json")
+    dated = (f'<http://ex.org/e4> <http://ex.org/val> "7"^^{XSD_INT} <http://ex.org/g4> .\n'
+             f'<http://ex.org/g4> {PROV} "1970-01-01T00:00:03Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> .\n')
+    events = nq_event(1, 1, 1) + nq_event(2, 5, 5) + nq_event(3, 2, 9) + dated + nq_event(5, 6, 8)
+    out, err = proc.communicate(events, timeout=60)
+    assert proc.returncode == 0, err
+    assert [json.loads(line)["time"] for line in out.splitlines()] == [5, 6]
+    stats = json.loads(next(line for line in err.splitlines() if line.startswith("{")))
+    assert stats["late"] == {str(tmp_path / "q.rq"): 2} and stats["dropped_late"] == 2
+    assert f"dropped 2 late event(s) (written to {late})" in err
+    store = pyoxigraph.Store()
+    store.load(path=str(late), format=pyoxigraph.RdfFormat.TRIG)
+    found = sorted((r["g"].value, r["t"].value, r["s"].value, r["q"].value, r["v"].value) for r in store.query(
+        """PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX spaseq: <https://w3id.org/spaseq#>
+        SELECT ?g ?t ?s ?q ?v WHERE { ?g prov:generatedAtTime ?t ; spaseq:stream ?s ; spaseq:lateFor ?q
+                                      GRAPH ?g { ?e <http://ex.org/val> ?v } }"""))
+    query_iri = (tmp_path / "q.rq").resolve().as_uri()
+    assert found == [("http://ex.org/g3", "2", "http://ex.org/s", query_iri, "9"),
+                     ("http://ex.org/g4", "1970-01-01T00:00:03Z", "http://ex.org/s", query_iri, "7")]
 
 
 def test_malformed_line_names_the_line(tmp_path: Path) -> None:
