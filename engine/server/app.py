@@ -246,10 +246,11 @@ def create_app(config: ServerConfig) -> FastAPI:
         body = await read_body(request, config.max_body)
         # a client that may send a batch again (no answer before a crash) names it once
         key = request.headers.get("idempotency-key") or batch
-        accepted, repeated = await service.push(stream, body, media, time, name, key)
+        accepted, repeated, late = await service.push(stream, body, media, time, name, key)
         if repeated:
             response.headers["Idempotent-Replayed"] = "true"
-        return {"accepted": accepted}
+        # the late events the queries dropped (--late drop), each with the queries it was late for
+        return {"accepted": accepted, "late": late} if late else {"accepted": accepted}
 
     @app.post("/heartbeat", summary="Advance the clock: no event before time will come")
     async def heartbeat(request: Request, time: str) -> dict:

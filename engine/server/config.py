@@ -36,6 +36,7 @@ class ServerConfig:
     time_format: str = "input"           # how results write times (output.times, decision 43)
     lateness: Decimal | None = None      # the LATENESS of queries without one (seconds)
     idle_timeout: Decimal | None = None  # a silent stream stops holding it back (default: it)
+    late: str = "drop"                   # a late event: "drop" (answered) or "error" (409)
 
     def check(self) -> None:
         """Refuse settings that would expose the engine or cannot work (UsageError)."""
@@ -53,6 +54,8 @@ class ServerConfig:
                             ("--idempotency-keys", self.idempotency_keys)):
             if value is not None and value <= 0:
                 raise UsageError(f"{name} {value}: must be a positive number")
+        if self.late not in ("drop", "error"):
+            raise UsageError(f"--late {self.late}: expected drop or error")
         if self.max_body <= 0:
             raise UsageError(f"--max-body {self.max_body}: must be a positive number of bytes")
 

@@ -33,7 +33,7 @@ from spaseq.engine.output.derived import Derived
 from spaseq.engine.output.match_rdf import QUERY, stamp_literal
 from spaseq.engine.output.materialize import Materializer
 from spaseq.engine.output.native import jsonl_line
-from spaseq.engine.values.timestamps import datetime_literal
+from spaseq.engine.values.timestamps import datetime_literal, datetime_text, seconds_literal
 from spaseq.engine.vocab import GENERATED_AT_TIME, PROV_NS, SPASEQ_NS, XSD_NS
 
 from .bodies import BodyError, IncomingEvent, check_iri, located, parse_time, read_batch, read_single
@@ -45,6 +45,8 @@ from .matchlog import MatchLog
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+#: A late event as a batch's answer tells it: {"stream", "time", "queries": [query ids]}.
+Late = dict[str, Any]
 
 
 class ServiceError(Exception):
@@ -68,6 +70,7 @@ class Registered:
     log: MatchLog = field(repr=False)
     handle: QueryHandle | None = field(default=None, repr=False)
     produced: int = 0  # results the engine has given (len(log), except while the journal replays)
+    late: int = 0  # the late events it dropped: the core's count, read on the engine's thread
 
     @property
     def construct(self) -> bool:
@@ -79,10 +82,12 @@ class Registered:
                 "output": self.output, "matches": f"/queries/{self.id}/matches"}
 
     def details(self) -> dict[str, Any]:
-        """The description with the form, the stream names and statistics."""
+        """The description with the form, the stream names, statistics and the late events
+        the query dropped (``late``, decision 64)."""
         stats = dict(self.handle.stats) if self.handle is not None else {}
         return {**self.describe(), "form": "construct" if self.construct else "select",
                 "stream_names": dict(self.query.streams), "results": len(self.log),
+                "late": self.late,
                 "statistics": {k: v for k, v in stats.items() if isinstance(v, int | float)}}
 
 
@@ -103,7 +108,8 @@ class EngineService:
         self._kb: Any = None
         self._mirror: KbMirror | None = None
         self._updates: list[str] = []        # SPARQL Updates applied to the in-memory KB, in order
-        # idempotency keys of accepted batches -> [digest of the request, events accepted]
+        # idempotency keys of accepted batches -> [digest of the request, events accepted, the
+        # late events dropped (``Late`` answers)]
         self._batches: OrderedDict[str, list] = OrderedDict()
         self._materializer: Materializer | None = None
         self._journal: Journal | None = None
@@ -149,7 +155,7 @@ class EngineService:
             # producers need not follow which queries are registered (decision 44)
             self._engine = Engine(self._kb, query_clocks=True, drop_unread=True,
                                   lateness=self.config.lateness, idle_timeout=self.config.idle_timeout,
-                                  clock=self._processing_time)
+                                  clock=self._processing_time, late=self.config.late)
             return
         self._journal = Journal(data)
         found = self._journal.recover()
@@ -174,12 +180,17 @@ class EngineService:
             reg.produced = q["produced"]
             reg.handle = self._engine.query(q["output"])
             reg.handle.output.listeners.append(self._collector(reg))  # type: ignore[union-attr]
+        # the journal holds accepted batches only: replayed under "drop" they are judged as
+        # when they were accepted (under "error" none was late), whatever --late says now
+        self._engine.late_policy = "drop"
         self._replaying = True
         try:
             for record in found.records:
                 self._replay(record)
         finally:
             self._replaying = False
+        self._engine.late_policy = self.config.late
+        self._read_late()
         self._materializer.flush()
         self._checkpoint()
 
@@ -346,47 +357,49 @@ class EngineService:
     # ------------------------------------------------------------------ events
 
     async def push(self, stream: str, body: bytes, media: str, time: str | None = None,
-                   name: str | None = None, key: str | None = None) -> tuple[int, bool]:
-        """Read a body of events and apply all of them or none: the number accepted, and
-        whether ``key`` named a batch accepted before (then nothing is applied again)."""
+                   name: str | None = None, key: str | None = None) -> tuple[int, bool, list[Late]]:
+        """Read a body of events and apply all of them or none: the number accepted, whether
+        ``key`` named a batch accepted before (then nothing is applied again), and the late
+        events the queries dropped (under ``--late drop``; ``--late error`` refuses a batch
+        with a late event, 409)."""
         return await self._run(self._push, stream, body, media, time, name, key)
 
     def _push(self, stream: str, body: bytes, media: str, time: str | None, name: str | None,
-              key: str | None) -> tuple[int, bool]:
+              key: str | None) -> tuple[int, bool, list[Late]]:
         digest = _digest(stream, body, media, time, name)
         if key is not None and key in self._batches:
-            seen, accepted = self._batches[key]
+            seen, accepted, *late = self._batches[key]
             if seen != digest:
                 raise ServiceError(422, f"idempotency key {key!r} was used for a different batch")
-            return accepted, True
+            return accepted, True, late[0] if late else []
         events = self._read(stream, body, media, time, name)
         if events:
             assert self._engine is not None
             try:
-                late = self._engine.late(stream, events[0].time)
+                refused = self._engine.late(stream, events[0].time)
             except SpaseqError as exc:
                 raise ServiceError(400, str(exc)) from None
-            if late is not None:
-                raise ServiceError(409, late)
+            if refused is not None and self.config.late == "error":
+                raise ServiceError(409, refused)
         self._now = wall_time()  # the batch's processing time, journaled: a replay sees it again
         if self._journal is not None:
             self._journal.append({"op": "events", "stream": stream, "media": media,
                                   "body": body.decode("utf-8"), "time": time, "name": name, "key": key,
                                   "now": self._now})
         try:
-            self._apply_events(events)
+            late = self._apply_events(events)
         finally:
             self._now = None
-        self._remember(key, digest, len(events))
+        self._remember(key, digest, len(events), late)
         if self._journal is not None:
             self._after_write()
-        return len(events), False
+        return len(events), False, late
 
-    def _remember(self, key: str | None, digest: str, accepted: int) -> None:
-        """Note an accepted batch's key (the newest ``--idempotency-keys`` are kept)."""
+    def _remember(self, key: str | None, digest: str, accepted: int, late: list[Late]) -> None:
+        """Note an accepted batch's key and answer (the newest ``--idempotency-keys`` are kept)."""
         if key is None:
             return
-        self._batches[key] = [digest, accepted]
+        self._batches[key] = [digest, accepted, late]
         while len(self._batches) > self.config.idempotency_keys:
             self._batches.popitem(last=False)
 
@@ -415,17 +428,38 @@ class EngineService:
         time otherwise (comparable across restarts, unlike a monotonic clock)."""
         return self._now if self._now is not None else wall_time()
 
-    def _apply_events(self, events: list[IncomingEvent]) -> None:
+    def _apply_events(self, events: list[IncomingEvent]) -> list[Late]:
+        """Push ``events``; the late ones, each with the queries that dropped it."""
         assert self._engine is not None
+        late: list[Late] = []
         for e in events:
-            self._engine.push(e.stream, datetime_literal(e.time) if e.dated else e.time, e.triples,
-                              name=e.name)
+            pushed = self._engine.push(e.stream, datetime_literal(e.time) if e.dated else e.time, e.triples,
+                                       name=e.name)
+            if pushed.late_for:
+                late.append(self._late(e, pushed.late_for))
             self.clock = e.time if self.clock is None else max(self.clock, e.time)
         self.events_accepted += len(events)
         # read here, on the engine's thread (the core is not shared across threads), for status()
         self.events_unread = self._engine.dropped_unread
+        if late:
+            self._read_late()
         self._materializer.write()  # type: ignore[union-attr]
         self._follow_kb()  # the engine may have switched to a new KB store version
+        return late
+
+    def _read_late(self) -> None:
+        """Each query's late count, read from the core (on the engine's thread) for ``details``."""
+        for reg in self.queries.values():
+            if reg.handle is not None:
+                reg.late = reg.handle.late
+
+    def _late(self, e: IncomingEvent, handles: tuple[QueryHandle, ...]) -> Late:
+        """How a batch's answer tells a late event: its stream, its time as the body wrote it
+        (an ``xsd:dateTime`` or seconds) and the ids of the queries it was late for."""
+        ids = {id(r.handle): r.id for r in self.queries.values()}
+        return {"stream": e.stream,
+                "time": datetime_text(e.time) if e.dated else seconds_literal(e.time).value,
+                "queries": [ids[id(h)] for h in handles if id(h) in ids]}
 
     async def heartbeat(self, time: str) -> None:
         await self._run(self._heartbeat, time)
@@ -468,11 +502,11 @@ class EngineService:
                 events = self._read(record["stream"], body, record["media"], record["time"], record["name"])
                 self._now = record.get("now")  # when it was accepted (stream idleness, decision 63)
                 try:
-                    self._apply_events(events)
+                    late = self._apply_events(events)
                 finally:
                     self._now = None
                 self._remember(record.get("key"), _digest(record["stream"], body, record["media"],
-                                                          record["time"], record["name"]), len(events))
+                                                          record["time"], record["name"]), len(events), late)
         except (ServiceError, SpaseqError) as exc:  # it was accepted once: say so, go on
             log.warning("journal record %s not applied again: %s", op, exc)
 

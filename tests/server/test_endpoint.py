@@ -193,10 +193,15 @@ def test_a_bad_batch_applies_none_of_its_events(server: Server) -> None:
     assert httpx.get(server.url + "/").json()["events"] == before
 
 
-def test_a_late_event_is_refused_whole(server: Server, pushed: dict) -> None:
+def test_a_late_event_is_dropped_and_answered(server: Server, pushed: dict) -> None:
+    """By default (``--late drop``) a late event is accepted, dropped by the queries it is late
+    for, and the answer says so (``--late error``'s 409: tests/server/test_lateness.py)."""
     r = httpx.post(f"{server.url}/events", params={"stream": "http://smartgrid.org/weather", "time": "10"},
                    content=b"<http://a> <http://b> 1 .", headers={"Content-Type": "text/turtle"})
-    assert r.status_code == 409 and "late event" in r.json()["error"]
+    assert r.status_code == 200, r.text
+    (late,) = r.json()["late"]
+    assert late["stream"] == "http://smartgrid.org/weather" and late["time"] == "10"
+    assert pushed["id"] in late["queries"]
 
 
 def test_openapi_is_served(server: Server) -> None:
