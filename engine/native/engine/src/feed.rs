@@ -20,21 +20,19 @@ pub struct Fed {
     pub error: Option<StreamError>,
     /// Late events fed to no query (late for every reader, `LatePolicy::Drop`).
     pub dropped: usize,
-    /// The events late for some query, themselves (live streams, when asked: `keep_late`),
-    /// in arrival order: what a late-event output writes.
-    pub late: Vec<Dropped>,
     /// The late event that stopped feeding (live streams, `LatePolicy::Error`), with its
     /// source (the live stream's index) and the line its graph started on there.
     pub refused: Option<(Late, usize, u64)>,
 }
 
 /// A live event late for some queries reading its stream (`late_for`, by number), which
-/// skipped it: its stream's IRI and the event as read.
-#[derive(Debug, Clone)]
-pub struct Dropped {
-    pub stream: String,
-    pub event: StreamEvent,
-    pub late_for: Vec<usize>,
+/// skipped it: its stream's IRI and the event as read, told to the host as it is dropped
+/// (`feed_live`'s `on_late`: what a late-event output writes).
+#[derive(Debug, Clone, Copy)]
+pub struct Dropped<'e> {
+    pub stream: &'e str,
+    pub event: &'e StreamEvent,
+    pub late_for: &'e [usize],
 }
 
 impl<H: Host> Engine<H> {
@@ -79,14 +77,15 @@ impl<H: Host> Engine<H> {
     /// then those `next` has already, at most `max`: an event never waits for others. Each is
     /// judged (`clocks`): under `LatePolicy::Error` feeding stops before a late one
     /// (`Fed::refused`); under `LatePolicy::Drop` it is fed to the queries it is on time for
-    /// and counted by the others (kept in `Fed::late` with `keep_late`, for the host to write).
+    /// and counted by the others, and `on_late` hears of it first (so that the host writes
+    /// it even when a query's host fails later in the batch).
     pub fn feed_live<'a>(
         &self,
         first: Next,
         mut next: impl FnMut() -> Next,
         iri: impl Fn(usize) -> &'a str,
         max: usize,
-        keep_late: bool,
+        mut on_late: impl FnMut(Dropped<'_>),
     ) -> Result<Fed, HostFailed> {
         let mut done = Fed::default();
         let mut arrived = first;
@@ -116,12 +115,12 @@ impl<H: Host> Engine<H> {
                     });
                 }
                 self.count_late(&judged);
+                on_late(Dropped {
+                    stream,
+                    event: &e,
+                    late_for: &judged.late_for,
+                });
             }
-            let kept = (keep_late && judged.first.is_some()).then(|| Dropped {
-                stream: stream.to_owned(),
-                event: e.clone(),
-                late_for: judged.late_for.clone(),
-            });
             if judged.all {
                 done.dropped += 1;
             } else {
@@ -130,7 +129,6 @@ impl<H: Host> Engine<H> {
                 done.fed += 1;
                 done.last = Some(time);
             }
-            done.late.extend(kept);
             if done.fed + done.dropped >= max || self.matches_pending() {
                 break;
             }

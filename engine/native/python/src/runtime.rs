@@ -15,8 +15,8 @@ use pyo3::types::PyBytes;
 use pyo3::PyTraverseError;
 use spaseq_automaton::{MatchRecord, Streams};
 use spaseq_engine::{
-    Engine, EngineError, Fed, Host, HostFailed, LatePolicy, Names, Pairs, PreparedEvent, Pushed,
-    Settings, Stop, TakenPairs, Verdict, COMPACT_MIN_TERMS,
+    Dropped, Engine, EngineError, Fed, Host, HostFailed, LatePolicy, Names, Pairs, PreparedEvent,
+    Pushed, Settings, Stop, TakenPairs, Verdict, COMPACT_MIN_TERMS,
 };
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_io::stream::StreamError;
@@ -210,17 +210,6 @@ impl NativeEngine {
     /// What a feed call did, as Python reads it.
     fn fed(&self, fed: Result<Fed, HostFailed>) -> PyResult<Fed> {
         fed.map_err(|failed| self.raised(failed))
-    }
-
-    /// The late events a live feed dropped for some query, written to `output`.
-    fn write_late(&self, fed: &Fed, output: Option<&LateOutput>) -> PyResult<()> {
-        let Some(output) = output else {
-            return Ok(());
-        };
-        for d in &fed.late {
-            output.write_live(&self.core, &d.stream, &d.event, &d.late_for)?;
-        }
-        Ok(())
     }
 }
 
@@ -452,15 +441,27 @@ impl NativeEngine {
     ) -> PyResult<LiveFed<'py>> {
         let source = stream.borrow();
         let first = source.wait(py, Some(Duration::from_secs_f64(wait.max(0.0))))?;
+        // each late event written as it is dropped; the first failure to write is raised
+        // once the feed returns (a query's failure, which stops the feed, before it)
+        let mut unwritten: Option<PyErr> = None;
+        let on_late = |d: Dropped<'_>| {
+            if let (Some(output), None) = (late_output.as_deref(), &unwritten) {
+                unwritten = output
+                    .write_live(&self.core, d.stream, d.event, d.late_for)
+                    .err();
+            }
+        };
         let fed = self.core.feed_live(
             first,
             || source.next(Some(Duration::ZERO)),
             |index| source.iri(index),
             max,
-            late_output.is_some(),
+            on_late,
         );
         let fed = self.fed(fed)?;
-        self.write_late(&fed, late_output.as_deref())?;
+        if let Some(err) = unwritten {
+            return Err(err);
+        }
         let refused = match &fed.refused {
             Some((late, index, line)) => {
                 let exc = late_exception(py, late)?;
