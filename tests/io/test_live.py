@@ -143,6 +143,10 @@ def test_late_events_are_dropped_by_default_and_written_to_the_late_output(tmp_p
     query_iri = (tmp_path / "q.rq").resolve().as_uri()
     assert found == [("http://ex.org/g3", "2", "http://ex.org/s", query_iri, "9"),
                      ("http://ex.org/g4", "1970-01-01T00:00:03Z", "http://ex.org/s", query_iri, "7")]
+    # the file is a replay file of the late events
+    again = subprocess.run([sys.executable, "-m", "spaseq.engine.cli", "run", str(tmp_path / "q.rq"),
+                            "--stream", f"S={late}", "--stats=json"], capture_output=True, text=True)
+    assert again.returncode == 0 and json.loads(again.stderr)["events"] == 2, again.stderr
 
 
 def test_malformed_line_names_the_line(tmp_path: Path) -> None:

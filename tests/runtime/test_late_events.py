@@ -36,6 +36,8 @@ def rows(handle) -> list[tuple[str, str]]:
 
 
 def test_an_event_late_for_one_query_is_taken_by_the_other_and_counted_by_the_first() -> None:
+    """docs/semantics.md section 15's example: b@2 late for the query without a lateness, on
+    time for the one with 3 s, which gives the sorted input's matches."""
     engine = Engine()
     plain, held = engine.register(PAIR), engine.register(HELD)
     pushed = [push(engine, t, k, v) for t, k, v in ARRIVALS]
