@@ -82,11 +82,11 @@ class Engine:
         watermark, a flush or a heartbeat; decision 64): ``"drop"`` (the default) feeds it to
         the queries it is on time for, and each query it is late for skips it and counts it
         (``QueryHandle.late``; ``push`` says which, ``Pushed``); ``"error"`` raises
-        ``LateEventError`` for it, nothing of it applied (``late_policy`` afterwards). ``drop_late`` is the older
-        spelling: True is ``"drop"``, False ``"error"``. ``late_output``: a TriG file the late
-        events are written to as they are dropped, with their stream, time and the queries
-        they were late for (docs/vocabulary.md), so that nothing is lost; closed by
-        ``close()``."""
+        ``LateEventError`` for it, nothing of it applied (``late_policy`` afterwards).
+        ``drop_late`` is the older spelling: True is ``"drop"``, False ``"error"``.
+        ``late_output``: a TriG file the late events are written to as they are dropped, with
+        their stream, time and the queries they were late for (docs/vocabulary.md), so that
+        nothing is lost; closed by ``close()``."""
         self.options = options or EngineOptions()
         self._lateness = _lateness(lateness)
         self._idle_timeout = _idle(idle_timeout)

@@ -223,8 +223,8 @@ def read_stream_description(path: str, *, drop_late: bool = False) -> StreamFile
                         dropped,
                         StreamError(
                             f"late event on stream <{source.stream}>: its time {time} s is earlier than"
-                            f" {previous} s, already seen on that stream (--drop-late drops late"
-                            " events instead of rejecting them)",
+                            f" {previous} s, already seen on that stream (--late drop, the default,"
+                            " drops late events instead of rejecting them)",
                             Location(source.data_path, chunk.line),
                         ),
                     )

@@ -150,7 +150,8 @@ def test_events_of_a_later_stream_do_not_release_an_earlier_one_s_events_past_it
 
 def test_spaseq_run_reads_live_input_out_of_order_within_its_lateness(tmp_path) -> None:
     """``--lateness`` on a live stream: the B two seconds behind is taken in time order; without
-    it, the run stops at that event with the late event's message (exit status 2)."""
+    it, that event is late: dropped (the run goes on, a note says so), or under ``--late
+    error`` the run stops at it with the late event's message (exit status 2)."""
     import subprocess
     import sys
 
@@ -163,7 +164,10 @@ def test_spaseq_run_reads_live_input_out_of_order_within_its_lateness(tmp_path) 
     run = [sys.executable, "-m", "spaseq.engine.cli", "run", str(query), "--stream", "U1=-", "--format", "csv"]
     ok = subprocess.run([*run, "--lateness", "2sec"], input=lines, capture_output=True, text=True, timeout=60)
     assert (ok.returncode, ok.stdout.splitlines()) == (0, ["a,b,x", f"1,2,{EX}x"]), ok.stderr
-    refused = subprocess.run(run, input=lines, capture_output=True, text=True, timeout=60)
+    dropped = subprocess.run(run, input=lines, capture_output=True, text=True, timeout=60)
+    assert (dropped.returncode, dropped.stdout.splitlines()) == (0, ["a,b,x", f"1,4,{EX}x"]), dropped.stderr
+    assert dropped.stderr == "spaseq: dropped 1 late event(s)\n"
+    refused = subprocess.run([*run, "--late", "error"], input=lines, capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2 and "late event" in refused.stderr
 
 
