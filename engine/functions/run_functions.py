@@ -54,8 +54,8 @@ class RunContext:
            kleene: frozenset[str]) -> RunContext:
         """The context of evaluating ``event`` for a run that started at ``start`` (None:
         nothing taken yet) and took ``taken``; ``kleene``: the GPMs of Kleene+ atoms."""
-        iterations = tuple(t.bindings for t in taken if t.atom in kleene)
-        return cls(event.time, event.stream, event.time if start is None else start, iterations)
+        return cls(event.time, event.stream, event.time if start is None else start,
+                   _iterations(taken, kleene))
 
     def values(self, name: str) -> list[Term]:
         """The values of ?name in the iterations taken so far, in order."""
@@ -66,6 +66,26 @@ class RunContext:
                     out.append(term)
                     break
         return out
+
+
+def _iterations(taken: Iterable[Taken], kleene: frozenset[str]) -> tuple[tuple[tuple[str, Term], ...], ...]:
+    """The local bindings of each Kleene iteration among ``taken``: the events of one
+    iteration of a group ``(A & B)+`` share its time and iterations come at later times, so
+    consecutive Kleene events at one time are one iteration (their bindings joined, the first
+    event's first)."""
+    out: list[tuple[tuple[str, Term], ...]] = []
+    last: Taken | None = None
+    for t in taken:
+        if t.atom not in kleene:
+            last = None
+            continue
+        if last is not None and last.event.time == t.event.time:
+            seen = {v for v, _ in out[-1]}
+            out[-1] = out[-1] + tuple((v, term) for v, term in t.bindings if v not in seen)
+        else:
+            out.append(t.bindings)
+        last = t
+    return tuple(out)
 
 
 def kleene_gpms(query: A.Query) -> frozenset[str]:

@@ -331,7 +331,8 @@ class ReferenceEvaluator:
         for tau in times[lo:]:
             if self._beyond(p, tau):
                 break
-            results = self._results_at(op, tau, mu, p)
+            # a result taking a used-up triple is no result: ';' looks further (section 16)
+            results = [r for r in self._results_at(op, tau, mu, p) if not self._result_consumed(r)]
             if not results:
                 continue
             for r in results:
@@ -341,6 +342,13 @@ class ReferenceEvaluator:
             if strategy == A.SKIP_TILL_NEXT:
                 break
         return out
+
+    def _result_consumed(self, r: Result) -> bool:
+        """Whether the result ``r`` takes a triple used up before its step."""
+        if not self._consumed:
+            return False
+        step = (max(self._pos[id(t.event)] for t in r[1]), 1)
+        return any(self._consumed.get(u, step) < step for t in r[1] for u in self._used(t))
 
     def _kleene(self, partials: list[Partial], atom: A.Atom, i: int) -> list[Partial]:
         """Section 6: one match per number of iterations k, atom.low <= k <= atom.high
@@ -401,7 +409,8 @@ class ReferenceEvaluator:
             return (level, tuple((t.atom, id(t.event), t.bindings) for t in new))
 
         def times(p: Partial) -> tuple[Decimal, ...]:
-            return tuple(t.event.time for t in reversed(p.taken))
+            # a prefix that runs out of events, its times equal so far, started later
+            return (*(t.event.time for t in reversed(p.taken)), Decimal("Infinity"))
 
         best: dict[tuple, tuple[Decimal, ...]] = {}
         for step in steps:

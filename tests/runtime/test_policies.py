@@ -195,3 +195,56 @@ def test_the_cli_runs_a_policy_and_refuses_one_that_means_nothing(tmp_path: Path
     assert out.returncode == 2
     assert out.stderr.startswith(f"{bad}:2:35: SELECTION CHRONOLOGICAL chooses"), out.stderr
     assert "Traceback" not in out.stderr
+
+
+def _names(matches) -> list[list[str]]:
+    return [[t.event.name.value.removeprefix(EX) for t in m.taken] for m in matches]
+
+
+def _both(text: str, evs) -> list[list[str]]:
+    q = parse_query(text)
+    got = _names(api.evaluate(q, evs))
+    assert got == _names(reference.evaluate(q, evs))
+    return got
+
+
+def test_recent_prefers_the_partial_match_that_started_later_when_the_times_agree() -> None:
+    """([a1, a2]) and ([a2]) both end at 5; the shorter started later (decision 65)."""
+    text = f"""{QUERY_PREFIXES}SELECT * WITHIN 10 SECONDS SELECTION {{}} FROM STREAM S <{EX}s>
+WHERE {{{{ SEQ(A+ : C) DEFINE GPM A ON S {{{{ ?a :kind :a }}}} DEFINE GPM C ON S {{{{ ?c :kind :c }}}} }}}}"""
+    evs = [ev("s", 1, ":a1 :kind :a .", 0, "a1"), ev("s", 5, ":a2 :kind :a .", 1, "a2"),
+           ev("s", 6, ":c1 :kind :c .", 2, "c1")]
+    assert _both(text.format("RECENT"), evs) == [["a2", "c1"]]
+    assert _both(text.format("CHRONOLOGICAL"), evs) == [["a1", "c1"]]  # a1 alone ended first
+
+
+def test_skip_till_next_looks_past_a_used_up_result() -> None:
+    """Under MATCHED a used-up triple is no longer input: `;` takes the next B & C, not the
+    one whose B was used (c1's run would otherwise commit to time 2 and find nothing)."""
+    text = f"""{QUERY_PREFIXES}SELECT * WITHIN 10 SECONDS CONSUMPTION MATCHED FROM STREAM S <{EX}s>
+WHERE {{ SEQ(A ; (B & C)) DEFINE GPM A ON S {{ ?a :kind :a ; :g ?g }} DEFINE GPM B ON S {{ ?b :kind :b }}
+  DEFINE GPM C ON S {{ ?c :kind :c ; :g ?g }} }}"""
+    evs = [ev("s", *spec) for spec in [
+        (1, ":a1 :kind :a ; :g :g1 .", 0, "a1"), (1.5, ":a2 :kind :a ; :g :g2 .", 1, "a2"),
+        (2, ":c0 :kind :c ; :g :g1 .", 2, "c0"), (2, ":b1 :kind :b .", 3, "b1"),
+        (2, ":c1 :kind :c ; :g :g2 .", 4, "c1"), (3, ":b2 :kind :b .", 5, "b2"),
+        (3, ":c2 :kind :c ; :g :g2 .", 6, "c2")]]
+    assert _both(text, evs) == [["a1", "b1", "c0"], ["a2", "b2", "c2"]]
+
+
+def test_kleene_aggregates_count_the_iterations_of_a_conjunction() -> None:
+    """`(B & C){2}` takes four events in two iterations: spaseq:count is 2, spaseq:sum adds one
+    value per iteration (decision 66)."""
+    q = parse_query(f"""{QUERY_PREFIXES}PREFIX spaseq: <https://w3id.org/spaseq#>
+SELECT ?n ?s ?f WITHIN 10 SECONDS FROM STREAM S <{EX}s>
+WHERE {{ SEQ(A ; (B & C){{2}} ; E) DEFINE GPM A ON S {{ ?a :kind :a }} DEFINE GPM B ON S {{ ?b :val ?v }}
+  DEFINE GPM C ON S {{ ?c :alt ?v }}
+  DEFINE GPM E ON S {{ ?e :kind :e BIND(spaseq:count("v") AS ?n) BIND(spaseq:sum("v") AS ?s)
+                       BIND(spaseq:first("v") AS ?f) }} }}""")
+    evs = [ev("s", *spec) for spec in [
+        (1, ":a1 :kind :a .", 0, "a1"), (2, ":b1 :val 2 .", 1, "b1"), (2, ":c1 :alt 2 .", 2, "c1"),
+        (3, ":b2 :val 3 .", 3, "b2"), (3, ":c2 :alt 3 .", 4, "c2"), (4, ":e1 :kind :e .", 5, "e1")]]
+    for evaluate in (api.evaluate, reference.evaluate):
+        (m,) = evaluate(q, evs)
+        b = dict(m.bindings)
+        assert (b["n"].value, b["s"].value, b["f"].value) == ("2", "5", "2")

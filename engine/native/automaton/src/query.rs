@@ -1221,6 +1221,12 @@ impl<G: GpmEval> QueryRuntime<G> {
             Op::And { .. } => self.conj_new(run, &op, event, index, &context, dict),
             _ => self.operand_results(&op, event, index, &context, run, dict),
         };
+        let mut results = results;
+        if self.policy.consumes() {
+            // a used-up triple is no longer input: a result taking one is no result (so `;`
+            // does not commit to it either)
+            results.retain(|(_, taken)| !taken.iter().any(|t| self.policy.is_consumed(t, dict)));
+        }
         if results.is_empty() {
             return;
         }
@@ -1229,9 +1235,6 @@ impl<G: GpmEval> QueryRuntime<G> {
             self.death.entry(tau).or_default().push(run.clone());
         }
         for (mu, taken) in results {
-            if self.policy.consumes() && taken.iter().any(|t| self.policy.is_consumed(t, dict)) {
-                continue;
-            }
             if self.policy.selects() {
                 let run = run.clone();
                 let proposal = Proposal {

@@ -354,24 +354,40 @@ impl<H: Host> Programs<H> {
     }
 
     /// The values `slot` took in the Kleene+ iterations of the run that took `node`, first
-    /// to last (one per iteration that bound it): what the run-function aggregates read.
+    /// to last (one per iteration that bound it): what the run-function aggregates read. The
+    /// events of one iteration of a group `(A & B)+` share its time, and iterations follow
+    /// at later times: consecutive Kleene events at one time are one iteration, whose value is
+    /// its first event's that bound the slot (the iteration's events agree: they are joined).
     fn iterations(&self, node: Option<&Rc<Node>>, slot: Slot) -> Vec<TermId> {
         let mut out = Vec::new();
+        // the iteration being read backwards: its time and the value of its earliest event
+        let mut iteration: Option<(i128, Option<TermId>)> = None;
         let mut at = node.map(|n| &**n);
         while let Some(n) = at {
             let t = &n.taken;
-            if self.kleene[t.gpm] {
+            let value = if self.kleene[t.gpm] {
                 let locals = &self.names.locals[t.gpm];
-                if let Some(Some(v)) = locals
-                    .iter()
-                    .position(|&s| s == slot)
-                    .map(|i| t.bindings[i])
-                {
-                    out.push(v);
+                Some(
+                    locals
+                        .iter()
+                        .position(|&s| s == slot)
+                        .and_then(|i| t.bindings[i]),
+                )
+            } else {
+                None
+            };
+            match (value, &mut iteration) {
+                (Some(v), Some((time, found))) if *time == t.event.time => {
+                    *found = v.or(*found);
+                }
+                (value, _) => {
+                    out.extend(iteration.take().and_then(|(_, found)| found));
+                    iteration = value.map(|v| (t.event.time, v));
                 }
             }
             at = n.parent.as_deref();
         }
+        out.extend(iteration.and_then(|(_, found)| found));
         out.reverse();
         out
     }

@@ -237,7 +237,9 @@ impl Policy {
 
 /// Of the proposals, those a CHRONOLOGICAL (`first`) or RECENT selection keeps: grouped by the
 /// step and iteration they complete and the events they took with their own bindings, the
-/// runs that come first (last) by their events' times, last event first. Order kept.
+/// runs that come first (last) by their events' times, last event first; a run whose times
+/// all equal another's as far as it goes, but that took fewer events, comes after it (it
+/// started later). Order kept.
 pub(super) fn select(proposals: Vec<(Proposal, usize, u32)>, first: bool) -> Vec<Proposal> {
     type Key = (usize, u32, Vec<(usize, u64, Rc<[Option<TermId>]>)>);
     let keys: Vec<(Key, Vec<i128>)> = proposals
@@ -254,6 +256,7 @@ pub(super) fn select(proposals: Vec<(Proposal, usize, u32)>, first: bool) -> Vec
                 times.push(n.taken.event.time);
                 at = n.parent.clone();
             }
+            times.push(i128::MAX); // no earlier event: after any time (started later)
             ((*step, *iterations, took), times)
         })
         .collect();
