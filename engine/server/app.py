@@ -7,6 +7,7 @@ every refusal is ``{"error": message}`` with its status, a query's or a body's m
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import sys
@@ -64,9 +65,11 @@ def create_app(config: ServerConfig) -> FastAPI:
             print(f"spaseq serve: {exc}" if exc.location is None else str(exc), file=sys.stderr)
             app.state.user_error = True
             raise
+        ticks = asyncio.create_task(service.idle_ticks())
         try:
             yield
         finally:
+            ticks.cancel()
             await service.stop()
 
     def read_guard(request: Request) -> None:

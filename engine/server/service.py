@@ -105,6 +105,10 @@ class EngineService:
         self._next_id = 1
         self._engine: Engine | None = None
         self._now: float | None = None  # the processing time of the batch being applied
+        # stream idleness (decision 63): when each stream last sent (processing time), and
+        # when idleness was last looked at (a batch, a heartbeat or a journaled tick)
+        self._arrived: dict[str, float] = {}
+        self._looked: float = 0.0
         self._kb: Any = None
         self._mirror: KbMirror | None = None
         self._updates: list[str] = []        # SPARQL Updates applied to the in-memory KB, in order
@@ -190,6 +194,12 @@ class EngineService:
         finally:
             self._replaying = False
         self._engine.late_policy = self.config.late
+        # a restored engine counts the streams it had seen as sending at the restore: so does
+        # the idle timer (those the journal replayed keep their batches' times)
+        restored = wall_time()
+        for reg in self.queries.values():
+            for stream in reg.query.stream_iris:
+                self._arrived.setdefault(stream, restored)
         self._read_late()
         self._materializer.flush()
         self._checkpoint()
@@ -432,7 +442,10 @@ class EngineService:
         """Push ``events``; the late ones, each with the queries that dropped it."""
         assert self._engine is not None
         late: list[Late] = []
+        now = self._processing_time()
+        self._looked = now
         for e in events:
+            self._arrived[e.stream] = now
             pushed = self._engine.push(e.stream, datetime_literal(e.time) if e.dated else e.time, e.triples,
                                        name=e.name)
             if pushed.late_for:
@@ -475,9 +488,64 @@ class EngineService:
 
     def _apply_heartbeat(self, time: str) -> None:
         assert self._engine is not None
+        self._looked = self._processing_time()
         seconds = parse_time(time)
         self._engine.advance_to(seconds)
         self.clock = seconds if self.clock is None else max(self.clock, seconds)
+        self._materializer.write()  # type: ignore[union-attr]
+
+    # ------------------------------------------------------------------ idleness
+
+    async def idle_ticks(self) -> None:
+        """While the server runs, let a stream silent for its idle timeout stop holding back the
+        watermarks of queries with a LATENESS (decision 63) when no batch comes, as ``spaseq
+        run``'s live loop does: the engine is told only when a stream's silence crosses an
+        idle timeout (nothing else changes a watermark), and that tick is journaled with its
+        processing time, so that a restart replays it."""
+        while True:
+            await asyncio.sleep(self._tick_period())
+            if await asyncio.wrap_future(self._thread.submit(self._idle_tick)):
+                self._notify()
+
+    def _idle_timeouts(self) -> set[float]:
+        """The idle timeouts in force (seconds): --idle-timeout, else each query's lateness."""
+        if self.config.idle_timeout is not None:
+            return {float(self.config.idle_timeout)}
+        return {float(r.handle.query.lateness) for r in self.queries.values()
+                if r.handle is not None and r.handle.query.lateness}
+
+    def _tick_period(self) -> float:
+        """How often idleness is looked at: a quarter of the shortest idle timeout, within
+        [0.05, 1] s (the precision of the idleness the server sees)."""
+        timeouts = self._idle_timeouts()
+        return min(max(min(timeouts) / 4, 0.05), 1.0) if timeouts else 1.0
+
+    def _idle_tick(self) -> bool:
+        """On the engine's thread: whether a stream's silence crossed an idle timeout since
+        idleness was last looked at, in which case the engine was told (and it journaled)."""
+        if self._engine is None or not self._arrived:
+            return False
+        now = wall_time()
+        crossed = any(self._looked < last + d <= now for last in self._arrived.values()
+                      for d in self._idle_timeouts())
+        if not crossed:
+            return False
+        self._apply_tick(now)
+        if self._journal is not None:
+            self._journal.append({"op": "tick", "now": now})
+            self._after_write()
+        return True
+
+    def _apply_tick(self, now: float) -> None:
+        """Idleness looked at, at processing time ``now``: the held queries released as far as
+        their watermarks now allow."""
+        assert self._engine is not None
+        self._now = now
+        try:
+            self._engine.tick()
+        finally:
+            self._now = None
+        self._looked = now
         self._materializer.write()  # type: ignore[union-attr]
 
     # ------------------------------------------------------------------ durability
@@ -495,6 +563,8 @@ class EngineService:
                 self._apply_delete(record["id"])
             elif op == "heartbeat":
                 self._apply_heartbeat(record["time"])
+            elif op == "tick":
+                self._apply_tick(record["now"])
             elif op == "update":
                 self._apply_update(record["text"])
             elif op == "events":

@@ -119,3 +119,40 @@ def test_late_counts_and_answers_survive_a_restart(tmp_path, snapshot_every: str
         assert [httpx.get(f"{second.url}/queries/{q}").json()["late"] for q in ("q1", "q2")] == counts
     finally:
         assert second.stop() == 0
+
+
+def _rows(url: str, qid: str) -> list[tuple[str, str]]:
+    rows = httpx.get(f"{url}/queries/{qid}/matches",
+                     headers={"Accept": "application/sparql-results+json"}).json()["results"]["bindings"]
+    return [(r["a"]["value"], r["b"]["value"]) for r in rows]
+
+
+def test_a_silent_producer_stops_holding_the_watermark_back_without_a_heartbeat(tmp_path) -> None:
+    """No batch and no heartbeat comes after b at 4: once the stream has been silent for the
+    idle timeout (the lateness, 1 s of wall time) the server's idle timer releases the held
+    match; the tick is journaled, so after a SIGKILL the restarted server has the match and
+    still finds an event at 3 late (its watermark was moved to 4 by the tick)."""
+    import signal
+    import time
+
+    data = str(tmp_path / "data")
+    first = start_server("--lateness", "1sec", "--data", data)
+    reg = httpx.post(f"{first.url}/queries", content=QUERY, headers={"Content-Type": "application/sparql-query"})
+    assert reg.status_code == 201, reg.text
+    qid = reg.json()["id"]
+    assert post(first.url, 1, "<http://ex.org/x> <http://ex.org/a> 1 .").status_code == 200
+    assert post(first.url, 4, "<http://ex.org/x> <http://ex.org/b> 4 .").status_code == 200
+    assert _rows(first.url, qid) == []  # held: the watermark is 4 - 1 = 3
+    deadline = time.monotonic() + 10
+    while not _rows(first.url, qid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _rows(first.url, qid) == [("1", "4")]
+    first.process.send_signal(signal.SIGKILL)
+    assert first.stop() == -signal.SIGKILL
+    second = start_server("--lateness", "1sec", "--data", data)
+    try:
+        assert _rows(second.url, qid) == [("1", "4")]
+        late = post(second.url, 3, "<http://ex.org/x> <http://ex.org/b> 3 .")
+        assert late.status_code == 200 and late.json()["late"][0]["queries"] == [qid], late.text
+    finally:
+        second.stop()
