@@ -1,11 +1,12 @@
-"""Shared test configuration: hypothesis profiles (ci is the default, dev runs more), and a
-query cache folder of the session's own."""
+"""Shared test configuration: hypothesis profiles (ci is the default, dev runs more), a
+query cache folder of the session's own, and the one SparkSession of the suite."""
 
 import atexit
 import os
 import shutil
 import tempfile
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -20,3 +21,15 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # session, not the user's ~/.cache; subprocesses inherit it
 os.environ["SPASEQ_QUERY_CACHE"] = tempfile.mkdtemp(prefix="spaseq-query-cache-")
 atexit.register(shutil.rmtree, os.environ["SPASEQ_QUERY_CACHE"], ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one SparkSession of the suite (local[2], small shuffles, no UI), shared by the KB
+    jobs' tests and the queries-on-Spark tests: the driver JVM starts once."""
+    from spaseq.engine.kb.session import spark_session
+
+    session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "2",
+                                         "spark.default.parallelism": "2"})
+    yield session
+    session.stop()

@@ -18,11 +18,14 @@ all, with the reason. The Spark runner follows it; ``spaseq explain`` says it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
+from pyoxigraph import NamedNode, Triple
+
 from spaseq.engine.algebra import operators as A
-from spaseq.engine.compile.nfa import certainly_bound
+from spaseq.engine.events import Event
 
 KEY, TIME, NONE = "key", "time", "none"
 
@@ -60,15 +63,70 @@ def split_plan(query: A.Query) -> SplitPlan:
 
 
 def _key_candidates(query: A.Query) -> tuple[str, ...]:
-    """PARTITION BY's variables, or those every GPM of the sequence binds on every solution."""
-    if query.partition_by:
-        return query.partition_by
+    """PARTITION BY's variables when every GPM's routing patterns bind them, else the
+    variables every GPM of the sequence binds by its routing patterns (so on every solution)."""
     common: set[str] | None = None
     for atom in query.seq.atoms:
         for g in A.operand_gpms(atom.operand):
-            bound = certainly_bound(A.GpmRef(g), query)
+            bound = {v for tp in routing_patterns(query.events[g].pattern) for v in A.triple_vars(tp)}
             common = bound if common is None else common & bound
+    if query.partition_by:
+        return query.partition_by if set(query.partition_by) <= (common or set()) else ()
     return tuple(sorted(common or ()))
+
+
+def routing_patterns(group: A.GroupPattern) -> tuple[A.TriplePattern, ...]:
+    """The top-level triple patterns of a GPM body with an IRI or variable predicate (a
+    one-IRI path as its IRI): every solution matches them, so the keys they give an event are
+    a superset of the keys of its solutions in any context (FILTERs, OPTIONAL, paths and
+    GRAPH blocks only remove solutions or bind other variables)."""
+    out = []
+    for el in group.elements:
+        if isinstance(el, A.BGP):
+            for tp in el.triples:
+                p = tp.predicate
+                if isinstance(p, A.Path):
+                    if p.kind != "link" or not isinstance(p.args[0], NamedNode):
+                        continue
+                    p = p.args[0]
+                out.append(A.TriplePattern(tp.subject, p, tp.object))
+    return tuple(out)
+
+
+def event_keys(query: A.Query, keys: tuple[str, ...], event: Event) -> set[str]:
+    """The keys (their terms in N-Triples, joined by a space) the GPMs on ``event``'s stream
+    give it by their routing patterns: the parts a key split sends it to."""
+    out = set()
+    for ev in query.events.values():
+        if ev.stream != event.stream:
+            continue
+        for solution in _bgp(routing_patterns(ev.pattern), event.triples, {}):
+            if all(k in solution for k in keys):
+                out.add(" ".join(str(solution[k]) for k in keys))
+    return out
+
+
+def _bgp(patterns: tuple[A.TriplePattern, ...], triples: tuple[Triple, ...], bound: dict) -> Iterator[dict]:
+    """The solutions of triple patterns over an event's triples (terms compared as RDF terms,
+    as SPARQL matches a BGP; a blank node of a pattern is a variable)."""
+    if not patterns:
+        yield bound
+        return
+    tp, rest = patterns[0], patterns[1:]
+    for t in triples:
+        found = dict(bound)
+        if all(_unify(p, term, found) for p, term in ((tp.subject, t.subject), (tp.predicate, t.predicate),
+                                                       (tp.object, t.object))):
+            yield from _bgp(rest, triples, found)
+
+
+def _unify(pattern: object, term: object, bound: dict) -> bool:
+    if isinstance(pattern, A.Var):
+        if pattern.name in bound:
+            return bool(bound[pattern.name] == term)
+        bound[pattern.name] = term
+        return True
+    return pattern == term
 
 
 def _key_blocked(query: A.Query) -> str | None:

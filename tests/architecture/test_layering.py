@@ -31,6 +31,7 @@ RANKS: dict[str, int] = {
     "engine.output": 10,
     "engine.composition": 11, "engine.api": 12,
     "engine.server": 13,  # spaseq serve: the HTTP endpoint over the Engine
+    "engine.spark": 13,  # queries on Spark: the engine inside Spark's operators
     "engine.cli": 14, "engine": 14,  # engine/__init__: the public names
     "extension_functions": 15,
     "plugin": 16,

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 from spaseq.engine import api
 from spaseq.engine.compile.planner import plan_query
-from spaseq.engine.compile.splitting import KEY, NONE, TIME, split_plan
-from spaseq.engine.gpm_eval.sparql_eval import GpmEvaluator
+from spaseq.engine.compile.splitting import KEY, NONE, TIME, event_keys, split_plan
 from spaseq.engine.language.query import parse_query
 from tests.properties.test_differential import EXAMPLES, _identity, events, kb, queries
 from tests.util import EX, QUERY_PREFIXES
@@ -25,19 +24,15 @@ def _whole(q, evs, store) -> list[tuple]:
 
 
 def _by_key(q, evs, store, keys: tuple[str, ...]) -> list[tuple]:
-    gpms = GpmEvaluator(q, store)
-    gpms.add_events(evs)
-    parts: dict[tuple, list] = {}
+    parts: dict[str, list] = {}
     for e in evs:
-        found = {tuple(s[k] for k in keys) for g, ev in q.events.items() if ev.stream == e.stream
-                 for s in gpms.solutions(g, e, {}, None) if all(k in s for k in keys)}
-        for key in found:
+        for key in event_keys(q, keys, e):
             parts.setdefault(key, []).append(e)
     out = []
     for key, part in parts.items():
         for m in api.evaluate(q, part, store):
             b = dict(m.bindings)
-            if tuple(b.get(k) for k in keys) == key:
+            if " ".join(str(b[k]) for k in keys) == key:
                 out.append(_identity(m))
     return sorted(out, key=repr)
 

@@ -1,0 +1,139 @@
+"""A query's matches over an events DataFrame (``match``): the input split as the plan says
+(``Plan.split``, docs/decisions.md 67), one native engine per part inside
+``groupBy(...).applyInPandas``, the parts' matches kept so that their union is exactly the
+single engine's: by key, each part keeps the matches of its own key (an event giving several
+keys goes to each); by time, each chunk reads its range widened by the plan's overlaps and
+keeps the matches that start in it; otherwise one part holds every event."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from spaseq.engine.algebra import operators as A
+from spaseq.engine.api import evaluate
+from spaseq.engine.compile.plan import EngineOptions
+from spaseq.engine.compile.planner import plan_query
+from spaseq.engine.compile.splitting import KEY, TIME, SplitPlan, event_keys
+from spaseq.engine.language.query import parse_query
+from spaseq.engine.matches import Match
+from spaseq.engine.spark.events import EVENT_SCHEMA, to_events
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyoxigraph import Store
+    from pyspark.sql import DataFrame
+
+#: A match: its start and end, its bindings (variable -> term in N-Triples) and the events it
+#: took, in order (the GPM, and the event's stream, time, number and graph name).
+MATCH_SCHEMA = ("start decimal(38,9), time decimal(38,9), bindings map<string,string>, "
+                "events array<struct<atom:string,stream:string,time:decimal(38,9),seq:long,graph:string>>")
+
+#: The events DataFrame with the part each row goes to.
+_PARTED = f"part string, {EVENT_SCHEMA}"
+
+
+def match(events: DataFrame, query: str | A.Query, *, kb: Mapping[str, str] | None = None,
+          options: EngineOptions | None = None, parts: int | None = None) -> DataFrame:
+    """The matches of ``query`` (text or parsed) over ``events`` (``read_events``' columns),
+    as a DataFrame of ``MATCH_SCHEMA``. ``kb``: graph IRI -> an RDF file every executor can
+    read, the knowledge base GRAPH clauses join with; ``parts``: how many time chunks a query
+    split by time is cut into (default: Spark's default parallelism)."""
+    text = query if isinstance(query, str) else query.source
+    q = parse_query(text) if isinstance(query, str) else query
+    split = plan_query(q, options).split
+    spark = events.sparkSession
+    if split.kind == TIME:
+        n = parts or spark.sparkContext.defaultParallelism
+        cuts = _cuts(events, n)
+    else:
+        cuts = []
+    kb_files = dict(kb or {})
+
+    def parted(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for batch in batches:
+            yield _parts(batch, text, split, cuts)
+
+    def matched(part: pd.DataFrame) -> pd.DataFrame:
+        return _matched(part, text, split, cuts, kb_files, options)
+
+    return (events.mapInPandas(parted, schema=_PARTED)
+                  .groupBy("part").applyInPandas(matched, schema=MATCH_SCHEMA))
+
+
+def _cuts(events: DataFrame, n: int) -> list[Decimal]:
+    """Times cutting ``events`` into about ``n`` chunks of as many events (distinct, sorted)."""
+    if n <= 1:
+        return []
+    found = events.selectExpr("CAST(time AS DOUBLE) AS t").approxQuantile("t", [i / n for i in range(1, n)], 0.01)
+    return sorted({Decimal(repr(c)) for c in found})
+
+
+def _store(kb_files: Mapping[str, str]) -> Store | None:
+    """The knowledge base of ``kb_files`` (graph IRI -> file), loaded on the executor."""
+    if not kb_files:
+        return None
+    from pyoxigraph import NamedNode, Store
+
+    store = Store()
+    for graph, path in kb_files.items():
+        store.load(path=path, to_graph=NamedNode(graph))
+    return store
+
+
+def _parts(batch: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal]) -> pd.DataFrame:
+    """Each event of ``batch`` with the part(s) it goes to: its keys (as N-Triples), the time
+    chunks whose widened range holds it, or the one part."""
+    import pandas as pd
+
+    rows = list(batch.itertuples(index=False))
+    if split.kind == KEY:
+        q = parse_query(text)
+        by_seq = {e.seq: e for e in to_events(rows)}
+        parts: list[list[str]] = [sorted(event_keys(q, split.keys, by_seq[int(row.seq)])) for row in rows]
+    elif split.kind == TIME:
+        bounds = _bounds(cuts)
+        parts = []
+        for row in rows:
+            t = Decimal(row.time)
+            parts.append([str(i) for i in range(len(bounds) - 1)
+                          if bounds[i] - split.before <= t <= bounds[i + 1] + split.after])
+    else:
+        parts = [["0"]] * len(rows)
+    out = [(part, *row) for row, mine in zip(rows, parts, strict=True) for part in mine]
+    return pd.DataFrame(out, columns=["part", *batch.columns])
+
+
+def _matched(part: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal],
+             kb_files: Mapping[str, str], options: EngineOptions | None) -> pd.DataFrame:
+    """The matches one part keeps, found by the native engine over its events."""
+    import pandas as pd
+
+    q = parse_query(text)
+    name = str(part["part"].iloc[0])
+    events = to_events(part.drop(columns=["part"]).itertuples(index=False))
+    found = evaluate(q, events, _store(kb_files), options)
+    if split.kind == KEY:
+        found = [m for m in found if _key(m, split.keys) == name]
+    elif split.kind == TIME:
+        bounds = _bounds(cuts)
+        lo, hi = bounds[int(name)], bounds[int(name) + 1]
+        found = [m for m in found if lo <= m.start < hi]
+    return pd.DataFrame([_row(m) for m in found], columns=["start", "time", "bindings", "events"])
+
+
+def _bounds(cuts: list[Decimal]) -> list[Decimal]:
+    """The time chunks' bounds: chunk i is [bounds[i], bounds[i + 1])."""
+    return [Decimal("-Infinity"), *cuts, Decimal("Infinity")]
+
+
+def _key(m: Match, keys: tuple[str, ...]) -> str:
+    bound = dict(m.bindings)
+    return " ".join(str(bound[k]) if k in bound else "" for k in keys)
+
+
+def _row(m: Match) -> tuple[Any, ...]:
+    return (m.start, m.time, {v: str(t) for v, t in m.bindings},
+            [{"atom": t.atom, "stream": t.event.stream, "time": t.event.time, "seq": t.event.seq,
+              "graph": str(t.event.name)} for t in m.taken])

@@ -1,0 +1,112 @@
+"""Queries on Spark (issue 27): ``read_events`` reads replay files with Spark in the order
+``spaseq run`` numbers them, and ``match`` finds exactly the single engine's matches, for a
+query split by key (with a knowledge base on the executors), one split by time (cut in
+several chunks) and one that cannot be split, in the suite's local[2] session."""
+
+from __future__ import annotations
+
+import gzip
+import random
+from collections import Counter
+from pathlib import Path
+
+import pyoxigraph
+import pytest
+
+from spaseq.engine.api import evaluate
+from spaseq.engine.compile.planner import plan_query
+from spaseq.engine.io.native_events import read_replay_files
+from spaseq.engine.language.query import parse_query
+from spaseq.engine.output.match_rdf import stamp_literal
+from spaseq.engine.vocab import GENERATED_AT_TIME
+from tests.util import EX, QUERY_PREFIXES, ev
+
+pytest.importorskip("pandas")
+
+KB = EX + "kb"
+DEFINES = ("DEFINE GPM A ON U1 { ?a :kind :a ; :key ?k ; :v ?va } "
+           "DEFINE GPM B ON U2 { ?b :kind :b ; :key ?k ; :v ?vb FILTER(?vb > ?va) } "
+           "DEFINE GPM C ON U1 { ?c :kind :c ; :key ?k GRAPH :kb { ?k :owner ?o } }")
+QUERIES = {
+    "key": "SEQ(A ; B : C) WITHIN 6 SECONDS",
+    "time": "SEQ(A , B ; C) WITHIN 4 SECONDS",
+    "none": "SEQ(A ; B ; C) WITHIN 5 EVENTS",
+}
+
+
+def _text(name: str) -> str:
+    seq, within = QUERIES[name].split(") ", 1)
+    return (f"{QUERY_PREFIXES}SELECT * {within}\nFROM STREAM U1 <{EX}u1>\nFROM STREAM U2 <{EX}u2>\n"
+            f"WHERE {{ {seq}) {DEFINES} }}")
+
+
+def _streams(tmp: Path) -> dict[str, str]:
+    """Two replay files (one gzipped) of 120 events on three keys, with ties across streams."""
+    rnd = random.Random(7)
+    by_stream: dict[str, list] = {"u1": [], "u2": []}
+    time = 0
+    for i in range(120):
+        time += rnd.choice((0, 1, 1))
+        stream = rnd.choice(("u1", "u1", "u2"))
+        kind = "b" if stream == "u2" else rnd.choice("ac")
+        turtle = f":e{i} :kind :{kind} ; :key :K{rnd.randrange(3)} ; :v {rnd.randrange(10)} ."
+        by_stream[stream].append(ev(stream, time, turtle, seq=i, name=f"e{i}"))
+    paths = {}
+    for stream, events in by_stream.items():
+        quads = []
+        for e in events:
+            quads.append(pyoxigraph.Quad(e.name, GENERATED_AT_TIME, stamp_literal(e.time), pyoxigraph.DefaultGraph()))
+            quads += [pyoxigraph.Quad(t.subject, t.predicate, t.object, e.name) for t in e.triples]
+        data = pyoxigraph.serialize(quads, format=pyoxigraph.RdfFormat.TRIG)
+        path = tmp / (f"{stream}.trig.gz" if stream == "u2" else f"{stream}.trig")
+        path.write_bytes(gzip.compress(data) if stream == "u2" else data)
+        paths[EX + stream] = str(path)
+    return paths
+
+
+def _kb(tmp: Path) -> tuple[dict[str, str], pyoxigraph.Store]:
+    path = tmp / "kb.nt"
+    path.write_text(f"<{EX}K0> <{EX}owner> \"alice\" .\n<{EX}K1> <{EX}owner> \"bob\" .\n")
+    store = pyoxigraph.Store()
+    store.load(path=str(path), to_graph=pyoxigraph.NamedNode(KB))
+    return {KB: str(path)}, store
+
+
+def _bag(rows) -> Counter:
+    return Counter((Decimal_(r[0]), Decimal_(r[1]), tuple(sorted(r[2].items())),
+                    tuple((e[0], e[1], Decimal_(e[2]), e[3], e[4]) for e in r[3])) for r in rows)
+
+
+def Decimal_(x) -> str:
+    return format(x.normalize(), "f")
+
+
+def test_read_events_numbers_events_as_spaseq_run_does(spark, tmp_path) -> None:
+    from spaseq.engine.spark import read_events
+
+    streams = _streams(tmp_path)
+    expected, error = read_replay_files(list(streams.items()))
+    assert error is None
+    got = read_events(spark, streams).orderBy("seq").collect()
+    assert [(r.stream, r.time, r.graph) for r in got] == [(e.stream, e.time, str(e.name)) for e in expected]
+    assert [r.seq for r in got] == list(range(len(expected)))
+
+
+@pytest.mark.parametrize("name", QUERIES)
+def test_match_finds_the_single_engines_matches(spark, tmp_path, name: str) -> None:
+    from spaseq.engine.spark import match, read_events
+
+    q = parse_query(_text(name))
+    assert plan_query(q).split.kind == name
+    streams = _streams(tmp_path)
+    kb_files, store = _kb(tmp_path)
+    events, error = read_replay_files(list(streams.items()))
+    assert error is None
+    rank = {id(e): i for i, e in enumerate(events)}  # the replay numbers per file; Spark in order
+    single = [(m.start, m.time, {v: str(t) for v, t in m.bindings},
+               [(t.atom, t.event.stream, t.event.time, rank[id(t.event)], str(t.event.name)) for t in m.taken])
+              for m in evaluate(q, events, store)]
+    assert single  # the stream must give the query matches
+    rows = match(read_events(spark, streams), _text(name), kb=kb_files, parts=3).collect()
+    got = [(r.start, r.time, dict(r.bindings), [tuple(e) for e in r.events]) for r in rows]
+    assert _bag(got) == _bag(single)
