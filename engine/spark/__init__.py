@@ -1,13 +1,14 @@
-"""SPAseq queries on Spark (issue 27): events read into a DataFrame by Spark, and matched by
-the native engine inside Spark's own operators, one engine per part of the input the plan
-allows (``compile.splitting``, docs/decisions.md 67). Needs the ``spark`` extra."""
+"""``spaseq.spark``: SPAseq queries on Spark (issue 27): events read into a DataFrame by
+Spark, and matched by the native engine inside Spark's own operators, one engine per part of
+the input the plan allows (``compile.splitting``, docs/decisions.md 67 and 68). Needs the
+``spark`` extra. Its folder is ``engine/spark`` (the layout's top level is fixed)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from spaseq.engine.spark.events import EVENT_SCHEMA, read_events
-from spaseq.engine.spark.matching import MATCH_SCHEMA, match
+from spaseq.spark.events import EVENT_SCHEMA, read_events
+from spaseq.spark.matching import MATCH_SCHEMA, match
 
 __all__ = ["EVENT_SCHEMA", "MATCH_SCHEMA", "match", "read_events", "session"]
 

@@ -18,7 +18,7 @@ from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.compile.splitting import KEY, TIME, SplitPlan, event_keys
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Match
-from spaseq.engine.spark.events import EVENT_SCHEMA, to_events
+from spaseq.spark.events import EVENT_SCHEMA, to_events
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -33,8 +33,8 @@ def tree(tmp_path_factory) -> Path:
         pytest.fail("mypy is missing: pip install -e '.[test]'")
     root = tmp_path_factory.mktemp("typing")
     (root / "spaseq").mkdir()
-    for folder in PACKAGES:
-        (root / "spaseq" / folder).symlink_to(ROOT / folder, target_is_directory=True)
+    for folder, package in PACKAGES.items():
+        (root / "spaseq" / package.split(".")[-1]).symlink_to(ROOT / folder, target_is_directory=True)
     return root
 
 

@@ -82,7 +82,7 @@ def Decimal_(x) -> str:
 
 
 def test_read_events_numbers_events_as_spaseq_run_does(spark, tmp_path) -> None:
-    from spaseq.engine.spark import read_events
+    from spaseq.spark import read_events
 
     streams = _streams(tmp_path)
     expected, error = read_replay_files(list(streams.items()))
@@ -94,7 +94,7 @@ def test_read_events_numbers_events_as_spaseq_run_does(spark, tmp_path) -> None:
 
 @pytest.mark.parametrize("name", QUERIES)
 def test_match_finds_the_single_engines_matches(spark, tmp_path, name: str) -> None:
-    from spaseq.engine.spark import match, read_events
+    from spaseq.spark import match, read_events
 
     q = parse_query(_text(name))
     assert plan_query(q).split.kind == name
