@@ -18,7 +18,7 @@ import pytest
 from spaseq.engine import reference
 from spaseq.engine.api import Engine
 from spaseq.engine.language.query import parse_query
-from tests.util import EX, QUERY_PREFIXES, ev
+from tests.util import EX, QUERY_PREFIXES, ev, query_text
 
 from .conftest import ROOT, start_server, trig
 
@@ -43,9 +43,8 @@ CONSTRUCTS = {
 
 
 def _text(construct: str) -> str:
-    seq, head = CONSTRUCTS[construct].split(") ", 1)
-    return (f"{QUERY_PREFIXES}SELECT * {head}\nFROM STREAM S <{S}>\n"
-            f"WHERE {{ {seq}) {DEFINES} }}")
+    seq, within = CONSTRUCTS[construct].removeprefix("SEQ(").split(") WITHIN ", 1)
+    return query_text(seq, DEFINES, within=within, streams=("s",))
 
 
 def _events():

@@ -19,7 +19,7 @@ from spaseq.engine.io.native_events import read_replay_files
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.output.match_rdf import stamp_literal
 from spaseq.engine.vocab import GENERATED_AT_TIME
-from tests.util import EX, QUERY_PREFIXES, ev
+from tests.util import EX, ev, query_text
 
 pytest.importorskip("pandas")
 
@@ -35,9 +35,8 @@ QUERIES = {
 
 
 def _text(name: str) -> str:
-    seq, within = QUERIES[name].split(") ", 1)
-    return (f"{QUERY_PREFIXES}SELECT * {within}\nFROM STREAM U1 <{EX}u1>\nFROM STREAM U2 <{EX}u2>\n"
-            f"WHERE {{ {seq}) {DEFINES} }}")
+    seq, within = QUERIES[name].removeprefix("SEQ(").split(") WITHIN ", 1)
+    return query_text(seq, DEFINES, within=within)
 
 
 def _streams(tmp: Path) -> dict[str, str]:
