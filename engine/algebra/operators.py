@@ -207,6 +207,18 @@ def _term_vars(t: PatternTerm) -> Iterator[str]:
         yield t.name
 
 
+def simple_pattern(tp: TriplePattern) -> TriplePattern | None:
+    """``tp`` with an IRI or variable predicate (a one-IRI path as its IRI), None for a longer
+    path: a pattern whose instances by a solution are triples (what consumption uses up, what
+    routing matches events with)."""
+    predicate = tp.predicate
+    if isinstance(predicate, Path):
+        if predicate.kind != "link" or not isinstance(predicate.args[0], NamedNode):
+            return None
+        predicate = predicate.args[0]
+    return TriplePattern(tp.subject, predicate, tp.object)
+
+
 def triple_vars(tp: TriplePattern) -> set[str]:
     out = set(_term_vars(tp.subject)) | set(_term_vars(tp.object))
     if isinstance(tp.predicate, Var):
@@ -371,6 +383,16 @@ class Atom:
         """The modifier as the plan and ``spaseq explain`` spell it: a Kleene atom's bounds in
         their one spelling (``iteration_text``), the others' modifier itself."""
         return iteration_text(self.low, self.high) if self.modifier == KLEENE else self.modifier
+
+    @property
+    def name_text(self) -> str:
+        """The atom's GPM name, or ``(...)`` for a group: how messages name it."""
+        return self.operand.name if isinstance(self.operand, GpmRef) else "(...)"
+
+    @property
+    def written(self) -> str:
+        """The atom as messages write it: its name and its modifier (``B{2,3}``, ``(...)+``)."""
+        return f"{self.name_text}{self.modifier_text}"
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pyoxigraph import NamedNode
-
 from spaseq.engine.algebra import operators as A
 
 
@@ -24,7 +22,7 @@ def _patterns(group: A.GroupPattern) -> Iterator[A.TriplePattern]:
     for el in group.elements:
         if isinstance(el, A.BGP):
             for tp in el.triples:
-                pattern = _simple(tp)
+                pattern = A.simple_pattern(tp)
                 if pattern is not None:
                     yield pattern
         elif isinstance(el, A.OptionalPattern):
@@ -33,14 +31,3 @@ def _patterns(group: A.GroupPattern) -> Iterator[A.TriplePattern]:
             for alternative in el.alternatives:
                 yield from _patterns(alternative)
 
-
-def _simple(tp: A.TriplePattern) -> A.TriplePattern | None:
-    """``tp`` with a plain predicate, None for a path longer than one IRI."""
-    predicate = tp.predicate
-    if isinstance(predicate, A.Path):
-        if predicate.kind != "link":
-            return None
-        predicate = predicate.args[0]
-        if not isinstance(predicate, NamedNode):
-            return None
-    return A.TriplePattern(tp.subject, predicate, tp.object)

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
-from pyoxigraph import NamedNode, Triple
+from pyoxigraph import Triple
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.events import Event
@@ -80,17 +80,8 @@ def routing_patterns(group: A.GroupPattern) -> tuple[A.TriplePattern, ...]:
     one-IRI path as its IRI): every solution matches them, so the keys they give an event are
     a superset of the keys of its solutions in any context (FILTERs, OPTIONAL, paths and
     GRAPH blocks only remove solutions or bind other variables)."""
-    out = []
-    for el in group.elements:
-        if isinstance(el, A.BGP):
-            for tp in el.triples:
-                p = tp.predicate
-                if isinstance(p, A.Path):
-                    if p.kind != "link" or not isinstance(p.args[0], NamedNode):
-                        continue
-                    p = p.args[0]
-                out.append(A.TriplePattern(tp.subject, p, tp.object))
-    return tuple(out)
+    simple = (A.simple_pattern(tp) for el in group.elements if isinstance(el, A.BGP) for tp in el.triples)
+    return tuple(tp for tp in simple if tp is not None)
 
 
 def event_keys(query: A.Query, keys: tuple[str, ...], event: Event) -> set[str]:
@@ -133,12 +124,12 @@ def _key_blocked(query: A.Query) -> str | None:
     """Why an operator of ``query`` looks at events of other keys, or None."""
     for i, atom in enumerate(query.seq.positive):
         if atom.modifier == A.KLEENE and i == 0:
-            return (f"the iterations of {_name(atom)}, opening the sequence, bind their variables "
+            return (f"the iterations of {atom.written}, opening the sequence, bind their variables "
                     "each on its own (iteration-local), so one match may span keys")
         if atom.strategy == A.STRICT:
             return "strict contiguity ',' is judged against every event of the streamset"
         if atom.modifier == A.KLEENE and i > 0:
-            return (f"the iterations of {_name(atom)} follow each other by strict contiguity, "
+            return (f"the iterations of {atom.written} follow each other by strict contiguity, "
                     "judged against every event")
     if query.window.kind == "events":
         return "an EVENTS window counts every event of the streamset"
@@ -161,11 +152,6 @@ def _time_blocked(query: A.Query) -> str | None:
     if query.selection != A.UNRESTRICTED or query.consumption != A.CONSUME_NONE:
         return "a selection or consumption policy depends on what came before the chunk"
     return None
-
-
-def _name(atom: A.Atom) -> str:
-    name = atom.operand.name if isinstance(atom.operand, A.GpmRef) else "(...)"
-    return f"{name}{atom.modifier_text}"
 
 
 def _seconds(amount: Decimal) -> str:

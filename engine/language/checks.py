@@ -38,26 +38,26 @@ def check(query: A.Query) -> A.Query:
     first, last = query.seq.positive[0], atoms[-1]
     if first.modifier == A.OPTIONAL:
         raise QueryError(
-            f"a sequence cannot start with an optional atom ({_name(first)}?): there is no "
+            f"a sequence cannot start with an optional atom ({first.name_text}?): there is no "
             "earlier event to measure its absence from",
             first.location,
         )
     if _may_skip(first):  # X* and X{0,n} without their event are an optional atom's absence
         raise QueryError(
-            f"a sequence cannot start with {_name(first)}{first.modifier_text}, which may take no "
+            f"a sequence cannot start with {first.written}, which may take no "
             "event: there is no earlier event to measure its absence from; give it a lower bound "
             "of at least 1",
             first.location,
         )
     if last.modifier == A.OPTIONAL:
         raise QueryError(
-            f"a sequence cannot end with an optional atom ({_name(last)}?): the match without it "
+            f"a sequence cannot end with an optional atom ({last.name_text}?): the match without it "
             "would have to wait for an event that never comes; drop the '?' or add a later atom",
             last.location,
         )
     if _may_skip(last):
         raise QueryError(
-            f"a sequence cannot end with {_name(last)}{last.modifier_text}, which may take no "
+            f"a sequence cannot end with {last.written}, which may take no "
             "event: the match without it would have to wait for an event that never comes; give "
             "it a lower bound of at least 1 or add a later atom",
             last.location,
@@ -89,7 +89,7 @@ def _check_policies(query: A.Query) -> None:
     if len(positive) == 1 and positive[0].modifier != A.KLEENE:
         raise QueryError(
             f"{keyword} chooses, for each event, among the partial matches it could extend; "
-            f"SEQ({_name(positive[0])}) takes one event per match, so there is nothing to choose: "
+            f"SEQ({positive[0].name_text}) takes one event per match, so there is nothing to choose: "
             "drop the SELECTION clause",
             where,
         )
@@ -100,7 +100,7 @@ def _check_policies(query: A.Query) -> None:
             raise QueryError(
                 f"{keyword} (C-SPARQL's naive SEQ) pairs the latest event of each GPM: it applies "
                 "to a sequence of plain GPMs, not to iterations, optional or negated atoms or "
-                f"groups such as {_describe(atom)}",
+                f"groups such as {atom.written}",
                 atom.location or where,
             )
     if query.consumption == A.CONSUME_MATCHED:
@@ -109,11 +109,6 @@ def _check_policies(query: A.Query) -> None:
             "nothing): CONSUMPTION MATCHED means nothing with it; use CHRONOLOGICAL or RECENT",
             where,
         )
-
-
-def _describe(atom: A.Atom) -> str:
-    """An atom as written, roughly: its GPM name or '(...)', and its modifier."""
-    return f"{_name(atom)}{atom.modifier_text}"
 
 
 def _check_head(query: A.Query) -> None:
@@ -126,7 +121,7 @@ def _check_head(query: A.Query) -> None:
     first = head[0]
     if len(head) == len(query.seq.atoms):
         raise QueryError(
-            f"a sequence of negated atoms only ({_name(first)}!...) matches nothing: add a positive atom",
+            f"a sequence of negated atoms only ({first.name_text}!...) matches nothing: add a positive atom",
             first.location,
         )
     window = query.window
@@ -134,7 +129,7 @@ def _check_head(query: A.Query) -> None:
         why = ("without a window there is no bound on how far back to look" if window.kind is None
                else "an event-count window does not bound it in time")
         raise QueryError(
-            f"a sequence can start with a negated atom ({_name(first)}!) only under a time window "
+            f"a sequence can start with a negated atom ({first.name_text}!) only under a time window "
             f"(WITHIN n SECONDS, MINUTES, ...): its absence is looked for in the window before the "
             f"first event, and {why}",
             first.location,
@@ -151,10 +146,6 @@ def _may_skip(atom: A.Atom) -> bool:
     """A Kleene atom with lower bound 0 (``X*``, ``X{0,n}``): its zero iterations are an
     optional atom left untaken (docs/decisions.md 61)."""
     return atom.modifier == A.KLEENE and atom.low == 0
-
-
-def _name(atom: A.Atom) -> str:
-    return atom.operand.name if isinstance(atom.operand, A.GpmRef) else "(...)"
 
 
 def _check_body(query: A.Query, ev: A.EventPattern) -> None:

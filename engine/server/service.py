@@ -526,8 +526,8 @@ class EngineService:
         if self._engine is None or not self._arrived:
             return False
         now = wall_time()
-        crossed = any(self._looked < last + d <= now for last in self._arrived.values()
-                      for d in self._idle_timeouts())
+        timeouts = self._idle_timeouts()
+        crossed = any(self._looked < last + d <= now for last in self._arrived.values() for d in timeouts)
         if not crossed:
             return False
         self._apply_tick(now)

@@ -7,6 +7,7 @@ keeps the matches that start in it; otherwise one part holds every event."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -49,7 +50,7 @@ def match(events: DataFrame, query: str | A.Query, *, kb: Mapping[str, str] | No
         cuts = _cuts(events, n)
     else:
         cuts = []
-    kb_files = dict(kb or {})
+    kb_files = tuple(sorted((kb or {}).items()))
 
     def parted(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for batch in batches:
@@ -70,14 +71,22 @@ def _cuts(events: DataFrame, n: int) -> list[Decimal]:
     return sorted({Decimal(repr(c)) for c in found})
 
 
-def _store(kb_files: Mapping[str, str]) -> Store | None:
-    """The knowledge base of ``kb_files`` (graph IRI -> file), loaded on the executor."""
+@functools.lru_cache(maxsize=4)
+def _query(text: str) -> A.Query:
+    """The query of ``text``, parsed once per worker process (every part and batch needs it)."""
+    return parse_query(text)
+
+
+@functools.lru_cache(maxsize=4)
+def _store(kb_files: tuple[tuple[str, str], ...]) -> Store | None:
+    """The knowledge base of ``kb_files`` (graph IRI, file), loaded once per worker process
+    (the parts only read it)."""
     if not kb_files:
         return None
     from pyoxigraph import NamedNode, Store
 
     store = Store()
-    for graph, path in kb_files.items():
+    for graph, path in kb_files:
         store.load(path=path, to_graph=NamedNode(graph))
     return store
 
@@ -89,7 +98,7 @@ def _parts(batch: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal]
 
     rows = list(batch.itertuples(index=False))
     if split.kind == KEY:
-        q = parse_query(text)
+        q = _query(text)
         by_seq = {e.seq: e for e in to_events(rows)}
         parts: list[list[str]] = [sorted(event_keys(q, split.keys, by_seq[int(row.seq)])) for row in rows]
     elif split.kind == TIME:
@@ -106,11 +115,11 @@ def _parts(batch: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal]
 
 
 def _matched(part: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal],
-             kb_files: Mapping[str, str], options: EngineOptions | None) -> pd.DataFrame:
+             kb_files: tuple[tuple[str, str], ...], options: EngineOptions | None) -> pd.DataFrame:
     """The matches one part keeps, found by the native engine over its events."""
     import pandas as pd
 
-    q = parse_query(text)
+    q = _query(text)
     name = str(part["part"].iloc[0])
     events = to_events(part.drop(columns=["part"]).itertuples(index=False))
     found = evaluate(q, events, _store(kb_files), options)
