@@ -658,7 +658,7 @@ def _idle(value: float | int | Decimal | str | None) -> Decimal | None:
     return seconds
 
 
-def evaluate(query: A.Query, events: Iterable[Event], kb: Store | None = None,
+def evaluate(query: A.Query, events: Iterable[Event], kb: Store | KbStore | None = None,
              options: EngineOptions | None = None, end_of_input: bool = True) -> list[Match]:
     """All matches of ``query`` over ``events`` (sorted by time, ties by arrival), through the
     incremental engine: the counterpart of ``reference.evaluate``."""

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import glob
 import logging
 import os
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import IO, TYPE_CHECKING
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from spaseq.engine.algebra import operators as A
     from spaseq.engine.api import Engine
     from spaseq.engine.events import Event
+    from spaseq.engine.matches import Match
     from spaseq.engine.output.derived import Derived
 
 log = logging.getLogger(__name__)
@@ -97,6 +99,17 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--stats", nargs="?", const="text", choices=("text", "json"), default=None,
                      help="a final summary on stderr (events, matches, time taken, events/s, event "
                           "time reached, peak of open partial matches); --stats=json: one JSON object")
+    run.add_argument("--spark", nargs="?", const="local[*]", default=None, metavar="MASTER",
+                     help="run on Spark (MASTER: local[*] by default, local[N], spark://HOST:PORT...): "
+                          "the replay files read by Spark (any path or URI it reads, folders too), "
+                          "the query split as 'spaseq explain' says, the results written exactly as "
+                          "without --spark")
+    run.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                     help="with --spark: a Spark setting (spark.executor.memory=4g...); repeatable")
+    run.add_argument("--spark-output", metavar="DIR",
+                     help="with --spark: write the results as Parquet in DIR (one row per result: "
+                          "_number, _start, _time, _dated, _events and a column per variable), for "
+                          "results too large for one file")
     add_engine_options(run)
 
 
@@ -130,6 +143,8 @@ def run_run(args: argparse.Namespace) -> int:
     withs = _load_with(args)
     _check_composition(args, query, withs)
     inputs = _input_view(query, withs)
+    if args.spark is not None or args.spark_output:
+        return _run_spark(args, query, withs, inputs)
     if any(_is_live(spec.partition("=")[2]) for spec in args.stream):
         return _run_live(args, query, withs, inputs)
     if args.engine != "reference" and not args.stream_file:
@@ -143,8 +158,10 @@ def run_run(args: argparse.Namespace) -> int:
         if args.engine == "reference":
             from spaseq.engine.reference.evaluator import evaluate  # the oracle: not on run's way
 
+            if withs:
+                raise UsageError("--with (composed queries) needs the nfa engine, not --engine reference")
             found = evaluate(query, events, kb, end_of_input=complete)
-            _run_reference(args, query, withs, found, write)
+            _write_found(args, query, found, write)
             with _watch(args, lambda runs: (len(found), None)) as progress:
                 if progress is not None:
                     progress.tick(len(events), max((e.time for e in events), default=None))
@@ -214,15 +231,7 @@ def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], python_rows: b
     function that writes one (a ``Derived``); None when they go straight from the native
     runtime to the writer."""
     fmt = args.format or ("trig" if query.match.is_construct else "table")
-    if query.match.is_construct:  # solutions of the template's variables
-        from spaseq.engine.output.construct import template_variables
-
-        variables = template_variables(query.match.template)
-    elif query.match.variables is not None:
-        variables = list(query.match.variables)
-    else:
-        variables = sorted({v for ev in query.events.values() for v in ev.variables})
-    writer = native_writer(fmt, query, variables, args.with_time, out, args.time_format,
+    writer = native_writer(fmt, query, _variables(query), args.with_time, out, args.time_format,
                            thread, _output_iri(args))
     if not python_rows:
         log.debug("results written natively (--format %s)", fmt)
@@ -234,6 +243,18 @@ def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], python_rows: b
         write_row(derived.row)
 
     return writer, write
+
+
+def _variables(query: A.Query) -> list[str]:
+    """The variables of the query's results, in their columns' order: SELECT's, the CONSTRUCT
+    template's (its solutions), or for ``SELECT *`` every GPM's, by name."""
+    if query.match.is_construct:
+        from spaseq.engine.output.construct import template_variables
+
+        return list(template_variables(query.match.template))
+    if query.match.variables is not None:
+        return list(query.match.variables)
+    return sorted({v for ev in query.events.values() for v in ev.variables})
 
 
 def _python_rows(args: argparse.Namespace) -> bool:
@@ -301,13 +322,12 @@ def _note_late(engine: Engine, args: argparse.Namespace) -> None:
         log.info("dropped late events: %s%s", per_query, where)
 
 
-def _run_reference(args: argparse.Namespace, query: A.Query, withs: list, matches, write) -> None:
-    """The reference evaluator's matches through the same output (no composition there)."""
+def _write_found(args: argparse.Namespace, query: A.Query, matches: Iterable[Match], write) -> None:
+    """Matches found elsewhere (the reference evaluator's, or Spark's, in the engine's order)
+    through the same output: projected, past DISTINCT and numbered here."""
     from spaseq.engine.matches import project
     from spaseq.engine.output.derived import QueryOutput
 
-    if withs:
-        raise UsageError("--with (composed queries) needs the nfa engine, not --engine reference")
     output = QueryOutput(query, _output_iri(args))
     output.listeners.append(write)
     materializer = None
@@ -320,6 +340,75 @@ def _run_reference(args: argparse.Namespace, query: A.Query, withs: list, matche
     output.rows(project(matches, query.match.variables, query.match.distinct))
     if materializer is not None:
         materializer.close()
+
+
+def _run_spark(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]],
+               inputs: A.Query) -> int:
+    """``--spark``: the replay files read by Spark, matched by one engine per part of the input
+    the plan allows (``spaseq.spark``), the matches merged in the engine's order and written as
+    without ``--spark`` (or as Parquet with ``--spark-output``)."""
+    from spaseq.engine.kb.session import require_pyspark
+
+    require_pyspark("queries on Spark (--spark)", ("pyspark", "pandas", "pyarrow"))
+    _check_spark_options(args, withs)
+    specs = _replay_specs(args, inputs)
+    _warn_missing(inputs, {iri for iri, _ in specs})
+    kb = _load_kb(args, query)  # checked (and its warnings given) here, loaded again by each executor
+    import spaseq.spark as on_spark
+    from spaseq.spark.results import ordered_matches, write_parquet
+
+    streams: dict[str, list[str]] = {}
+    for iri, path in specs:
+        streams.setdefault(iri, []).append(path)
+    spark, own = _spark_session(args, [path for _, path in specs])
+    try:
+        events = on_spark.read_events(spark, streams, time_predicate=args.time_predicate,
+                                      format=_input_format(args))
+        found = on_spark.match(events, query, kb=args.kb, kb_store=kb if args.kb_store else None,
+                               options=engine_options(args))
+        if args.spark_output:
+            if os.path.exists(args.spark_output):
+                raise UsageError(f"--spark-output {args.spark_output}: already exists (give a new folder)")
+            count = write_parquet(found, args.spark_output, _variables(query), query.match.distinct)
+            log.info("%d result(s) written to %s", count, args.spark_output)
+            return 0
+        with _open_output(args.output) as out:
+            writer, write = _sink(args, query, out, True)
+            writer.start()
+            _write_found(args, query, ordered_matches(found), write)
+            writer.finish()
+    finally:
+        if own:
+            spark.stop()
+    return 0
+
+
+def _spark_session(args: argparse.Namespace, paths: list[str]):
+    """The session of a ``--spark`` run and whether the run started it (a session already
+    running in this process, the Python API's, is used and left running)."""
+    from pyspark.sql import SparkSession
+
+    from spaseq.engine.kb.session import parse_conf, spark_session
+
+    existing = SparkSession.getActiveSession()
+    size = sum(os.path.getsize(f) for path in paths for f in glob.glob(path) if os.path.isfile(f))
+    spark = spark_session(args.spark or "local[*]", parse_conf(args.spark_conf), size or None, app="spaseq")
+    return spark, existing is None
+
+
+def _check_spark_options(args: argparse.Namespace, withs: list) -> None:
+    """UsageError for what ``--spark`` does not do."""
+    refused = [(withs, "--with (composed queries)"), (args.engine == "reference", "--engine reference"),
+               (args.stream_file, "--stream-file"), (args.late_output, "--late-output"),
+               (args.progress, "--progress (Spark's web UI shows a job's progress)"), (args.stats, "--stats"),
+               (args.spark_output and (args.output or args.format or args.materialize),
+                "--output, --format or --materialize with --spark-output (Parquet is the output)")]
+    for given, what in refused:
+        if given:
+            raise UsageError(f"{what}: not with --spark")
+    for _, _, path in _stream_specs(args):
+        if path == "-":
+            raise UsageError("--spark reads recorded streams: '-' (standard input) is a live stream")
 
 
 def _stream_specs(args: argparse.Namespace) -> list[tuple[str, str, str]]:
@@ -392,7 +481,8 @@ def _start_reading(args: argparse.Namespace) -> ReplayReading | None:
     """The first pass over the replay files, started now on a thread of its own when the run
     will read them natively (``_run_replay``): it reads while the engine is imported and the
     query compiled. Its errors wait for ``run_replay``, so a query's errors still come first."""
-    if args.engine == "reference" or args.stream_file or args.with_queries or not args.stream:
+    if (args.engine == "reference" or args.stream_file or args.with_queries or not args.stream
+            or args.spark is not None or args.spark_output):
         return None
     try:
         paths = [path for _, _, path in _stream_specs(args)]

@@ -129,12 +129,12 @@ def _events(native: list[NativeItem], origin: Origin) -> list[Event]:
     for item in native:
         stream, seq, ns, graph, triples, dated = item[:6]
         end = at + len(triples)
-        out.append(Event(stream, from_nanoseconds(ns), tuple(parsed[at:end]), seq, _node(graph), origin(item), dated))
+        out.append(Event(stream, from_nanoseconds(ns), tuple(parsed[at:end]), seq, graph_node(graph), origin(item), dated))
         at = end
     return out
 
 
-def _node(text: str) -> NamedNode | BlankNode:
+def graph_node(text: str) -> NamedNode | BlankNode:
     """A graph name in N-Triples."""
     return NamedNode(text[1:-1]) if text.startswith("<") else BlankNode(text[2:])
 

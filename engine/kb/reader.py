@@ -20,14 +20,18 @@ class KbStore:
     lease on the old one, so ``kb refresh`` may delete it.
     """
 
-    def __init__(self, path: str | os.PathLike, check_interval_s: float = 1.0) -> None:
+    def __init__(self, path: str | os.PathLike, check_interval_s: float = 1.0,
+                 version: int | None = None) -> None:
+        """``version``: that version, kept (``refresh`` never switches): what Spark's executors
+        open, the version the driver read, so every part of a job joins with the same KB."""
         self.layout = StoreLayout.at(path)
         self.layout.require()
         self.check_interval_s = check_interval_s
+        self.pinned = version
         self._lease: Lease | None = None
         self._store: Store | None = None
         self._next_check = 0.0
-        self._open()
+        self._open(version)
 
     @property
     def path(self) -> str:
@@ -52,8 +56,8 @@ class KbStore:
         return sorted((g for g in self.store.named_graphs() if isinstance(g, NamedNode)),
                       key=lambda g: g.value)
 
-    def _open(self) -> None:
-        lease = self.layout.acquire()
+    def _open(self, version: int | None = None) -> None:
+        lease = self.layout.acquire(version)
         try:
             store = Store.read_only(str(self.layout.oxigraph_dir(lease.version)))
         except (OSError, ValueError, RuntimeError) as exc:
@@ -67,7 +71,7 @@ class KbStore:
 
     def refresh(self, force: bool = False) -> bool:
         """Open the current version if it is newer than the open one; True if it switched."""
-        if self._store is None:
+        if self._store is None or self.pinned is not None:
             return False
         now = time.monotonic()
         if not force and now < self._next_check:

@@ -38,12 +38,20 @@ SMALL_INPUT_CONF = {
 }
 
 
-def require_pyspark() -> None:
-    """UsageError with the install command when PySpark cannot be imported."""
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        raise UsageError(f"the knowledge-base jobs need PySpark: {INSTALL_SPARK}") from None
+def require_pyspark(what: str = "the knowledge-base jobs", modules: Sequence[str] = ("pyspark",)) -> None:
+    """UsageError with the install command when PySpark (and the other ``modules`` ``what``
+    needs: the queries on Spark need pandas and pyarrow too) cannot be imported."""
+    import importlib
+
+    missing = []
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(module)
+    if missing:
+        names = ", ".join("PySpark" if m == "pyspark" else m for m in missing)
+        raise UsageError(f"{what} need {names}: {INSTALL_SPARK}")
 
 
 def require_java() -> None:

@@ -6,14 +6,19 @@ ties by the input's place among the inputs, then by file name, then by first app
 
 from __future__ import annotations
 
+import glob
 import gzip
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
 
-from spaseq.engine.errors import UsageError
+from pyoxigraph import BlankNode, NamedNode
+
+from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
 from spaseq.engine.events import Event
-from spaseq.engine.io.native_events import read_batch
+from spaseq.engine.io.native_events import graph_node, read_batch
 from spaseq.engine.io.parsing import extension, strip_gz
 
 if TYPE_CHECKING:
@@ -43,21 +48,51 @@ def replay_format(path: str, format: str | None = None) -> str:
     return found
 
 
-def _file_events(item: tuple[str, bytes], stream: str, rank: int, format: str | None,
+def _file_events(item: tuple[str, bytes], given: str, stream: str, rank: int, format: str | None,
                  time_predicate: str | None) -> Iterator[tuple]:
-    """The events of one replay file as (time, rank, path, position, row-without-seq)."""
+    """The events of one replay file as (time, rank, path, position, row-without-seq), or for
+    a file that cannot be read, one (None, message, file, line, column)."""
     path, data = item
-    if path.lower().endswith(".gz"):
-        data = gzip.decompress(data)
-    for e in read_batch(data, replay_format(path, format), stream, path, time_predicate):
+    label = _label(path, given)
+    try:
+        if path.lower().endswith(".gz"):
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError) as exc:
+                raise StreamError(f"cannot read the gzip file: {exc}", Location(label)) from None
+        events = read_batch(data, replay_format(label, format), stream, label, time_predicate)
+    except SpaseqError as exc:
+        where = exc.location or Location(label)
+        yield (None, exc.message, where.file, where.line, where.column)
+        return
+    for e in events:
         triples = "".join(f"{t.subject} {t.predicate} {t.object} .\n" for t in e.triples)
-        yield (e.time, rank, path, e.seq, (stream, e.time, e.dated, str(e.name), triples))
+        yield (e.time, rank, path, e.seq, (stream, e.time, e.dated, None if e.name is None else str(e.name), triples))
 
 
-def _reader(stream: str, rank: int, format: str | None,
+def _reader(given: str, stream: str, rank: int, format: str | None,
             time_predicate: str | None) -> Callable[[tuple[str, bytes]], Iterator[tuple]]:
-    """What reads one file of input ``rank`` (on an executor)."""
-    return lambda item: _file_events(item, stream, rank, format, time_predicate)
+    """What reads one file of input ``rank`` (``given``: its path, folder or glob; on an
+    executor)."""
+    return lambda item: _file_events(item, given, stream, rank, format, time_predicate)
+
+
+def _label(uri: str, given: str) -> str:
+    """How messages name the file Spark read as ``uri``: as the user wrote it (``given``, or
+    inside the folder ``given``), else as a local path or the URI."""
+    path = local_path(uri)
+    root = os.path.abspath(local_path(given))
+    if path == root:
+        return given
+    if path.startswith(root.rstrip("/") + "/"):
+        return os.path.join(given, path[len(root.rstrip("/")) + 1:])
+    return path
+
+
+def local_path(uri: str) -> str:
+    """A ``file:`` URI as the local path it names (how errors name the file); others as given."""
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri
 
 
 def read_events(spark: SparkSession, streams: Mapping[str, str | Sequence[str]], *,
@@ -65,17 +100,44 @@ def read_events(spark: SparkSession, streams: Mapping[str, str | Sequence[str]],
     """A DataFrame of the events of the replay files ``streams`` names (stream IRI -> a path, a
     folder, a glob or a list of them: any URI Spark reads), with ``EVENT_SCHEMA``'s columns,
     numbered (``seq``) as ``spaseq run --stream`` would number them, inputs in the mapping's
-    order."""
+    order. The files are read now, once, and the DataFrame cached: a file that cannot be read
+    raises its StreamError (``FILE:LINE:COLUMN: message``; the first by path when several),
+    before anything is matched."""
+    from pyspark import StorageLevel
+
+    inputs = [(stream, path) for stream, paths in streams.items()
+              for path in ([paths] if isinstance(paths, str) else list(paths))]
     rdds = []
-    for rank, (stream, paths) in enumerate(streams.items()):
-        for path in [paths] if isinstance(paths, str) else list(paths):
-            files = spark.sparkContext.binaryFiles(path)
-            rdds.append(files.flatMap(_reader(stream, rank, format, time_predicate)))
+    for rank, (stream, path) in enumerate(inputs):  # rank: the input's place, for ties
+        _check_exists(path)
+        files = spark.sparkContext.binaryFiles(path)
+        rdds.append(files.flatMap(_reader(path, stream, rank, format, time_predicate)))
     if not rdds:
         raise UsageError("read_events: no stream given")
-    events = spark.sparkContext.union(rdds).sortBy(lambda e: e[:4])
-    rows = events.zipWithIndex().map(lambda ei: (*ei[0][4][:3], ei[1], *ei[0][4][3:]))
-    return spark.createDataFrame(rows, EVENT_SCHEMA)
+    items = spark.sparkContext.union(rdds).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        errors = sorted(items.filter(lambda e: e[0] is None).map(lambda e: e[1:]).collect(),
+                        key=lambda e: (e[1], e[2] or 0, e[3] or 0))
+        if errors:
+            message, file, line, column = errors[0]
+            raise StreamError(message, Location(file, line, column))
+        events = items.sortBy(lambda e: e[:4])
+        rows = events.zipWithIndex().map(lambda ei: (*ei[0][4][:3], ei[1], *ei[0][4][3:]))
+        frame = spark.createDataFrame(rows, EVENT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+        frame.count()
+    finally:
+        items.unpersist()
+    return frame
+
+
+def _check_exists(path: str) -> None:
+    """UsageError for a local path (or ``file:`` URI) that names nothing (a glob: no match);
+    other file systems are Spark's to check."""
+    local = local_path(path)
+    if "://" in local or (":" in local.split("/", 1)[0] and not local.startswith("/")):
+        return
+    if not glob.glob(local):
+        raise UsageError(f"{local}: no such file or folder")
 
 
 def to_events(rows: Iterable[Any]) -> list[Event]:
@@ -86,7 +148,11 @@ def to_events(rows: Iterable[Any]) -> list[Event]:
     out = []
     for row in sorted(rows, key=lambda r: r.seq):
         triples = tuple(q.triple for q in pyoxigraph.parse(row.triples, format=pyoxigraph.RdfFormat.N_TRIPLES))
-        name = row.graph
-        graph = pyoxigraph.NamedNode(name[1:-1]) if name.startswith("<") else pyoxigraph.BlankNode(name[2:])
-        out.append(Event(row.stream, Decimal(row.time), triples, int(row.seq), graph, None, bool(row.dated)))
+        out.append(Event(row.stream, Decimal(row.time), triples, int(row.seq), graph_term(row.graph), None,
+                         bool(row.dated)))
     return out
+
+
+def graph_term(name: str | None) -> NamedNode | BlankNode | None:
+    """An event's graph name from the N-Triples spelling the rows keep (None: none)."""
+    return None if name is None else graph_node(name)

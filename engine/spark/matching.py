@@ -8,7 +8,7 @@ keeps the matches that start in it; otherwise one part holds every event."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -16,31 +16,47 @@ from spaseq.engine.algebra import operators as A
 from spaseq.engine.api import evaluate
 from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.compile.planner import plan_query
-from spaseq.engine.compile.splitting import KEY, TIME, SplitPlan, event_keys
+from spaseq.engine.compile.splitting import KEY, NONE, TIME, SplitPlan, event_keys
+from spaseq.engine.errors import UsageError
+from spaseq.engine.io.kb import parse_kb_option
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Match
 from spaseq.spark.events import EVENT_SCHEMA, to_events
+from spaseq.spark.order import clock_close, order_key, released
 
 if TYPE_CHECKING:
     import pandas as pd
     from pyoxigraph import Store
     from pyspark.sql import DataFrame
 
-#: A match: its start and end, its bindings (variable -> term in N-Triples) and the events it
-#: took, in order (the GPM, and the event's stream, time, number and graph name).
-MATCH_SCHEMA = ("start decimal(38,9), time decimal(38,9), bindings map<string,string>, "
-                "events array<struct<atom:string,stream:string,time:decimal(38,9),seq:long,graph:string>>")
+    from spaseq.engine.kb.reader import KbStore
+
+#: A match: where it stands among all of them (sort by ``order``: the single engine's release
+#: order, ``spark.order``), its start and end, its bindings (variable -> term in N-Triples) and
+#: the events it took, in order (the GPM, the event's stream, time, whether that was an
+#: xsd:dateTime, number and graph name, and the variables the GPM bound there).
+MATCH_SCHEMA = ("order binary, start decimal(38,9), time decimal(38,9), bindings map<string,string>, "
+                "events array<struct<atom:string,stream:string,time:decimal(38,9),dated:boolean,seq:long,"
+                "graph:string,bindings:map<string,string>>>")
 
 #: The events DataFrame with the part each row goes to.
 _PARTED = f"part string, {EVENT_SCHEMA}"
 
+#: Where the executors find the knowledge base: ("files", ((path, graph or None), ...)),
+#: ("store", directory, version) or None.
+KbSource = tuple[Any, ...] | None
 
-def match(events: DataFrame, query: str | A.Query, *, kb: Mapping[str, str] | None = None,
-          options: EngineOptions | None = None, parts: int | None = None) -> DataFrame:
+
+def match(events: DataFrame, query: str | A.Query, *, kb: Mapping[str, str] | Sequence[str] | None = None,
+          kb_store: str | KbStore | None = None, options: EngineOptions | None = None,
+          parts: int | None = None) -> DataFrame:
     """The matches of ``query`` (text or parsed) over ``events`` (``read_events``' columns),
-    as a DataFrame of ``MATCH_SCHEMA``. ``kb``: graph IRI -> an RDF file every executor can
-    read, the knowledge base GRAPH clauses join with; ``parts``: how many time chunks a query
-    split by time is cut into (default: Spark's default parallelism)."""
+    as a DataFrame of ``MATCH_SCHEMA``. The knowledge base GRAPH clauses join with: ``kb``,
+    RDF files every executor can read (graph IRI -> file, or ``spaseq run --kb``'s
+    ``[GRAPH-IRI=]PATH`` texts), or ``kb_store``, a ``spaseq kb`` store every executor can
+    open (its current version, or the open version of a ``KbStore``: the same on every
+    executor); ``parts``: how many time chunks a query split by time is cut into (default:
+    Spark's default parallelism)."""
     text = query if isinstance(query, str) else query.source
     q = parse_query(text) if isinstance(query, str) else query
     split = plan_query(q, options).split
@@ -50,17 +66,38 @@ def match(events: DataFrame, query: str | A.Query, *, kb: Mapping[str, str] | No
         cuts = _cuts(events, n)
     else:
         cuts = []
-    kb_files = tuple(sorted((kb or {}).items()))
+    source = kb_source(kb, kb_store)
 
     def parted(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for batch in batches:
             yield _parts(batch, text, split, cuts)
 
     def matched(part: pd.DataFrame) -> pd.DataFrame:
-        return _matched(part, text, split, cuts, kb_files, options)
+        return _matched(part, text, split, cuts, source, options)
 
     return (events.mapInPandas(parted, schema=_PARTED)
                   .groupBy("part").applyInPandas(matched, schema=MATCH_SCHEMA))
+
+
+def kb_source(kb: Mapping[str, str] | Sequence[str] | None, kb_store: str | KbStore | None) -> KbSource:
+    """Where executors find the knowledge base ``match`` was given (UsageError for both)."""
+    if kb and kb_store is not None:
+        raise UsageError("give either kb files or a kb_store, not both")
+    if kb_store is not None:
+        from spaseq.engine.kb.layout import StoreLayout
+        from spaseq.engine.kb.reader import KbStore
+
+        if isinstance(kb_store, KbStore):
+            return ("store", kb_store.path, kb_store.version)
+        layout = StoreLayout.at(kb_store)
+        layout.require()
+        return ("store", str(layout.root), layout.current())
+    if not kb:
+        return None
+    if isinstance(kb, Mapping):
+        return ("files", tuple((path, graph) for graph, path in kb.items()))
+    specs = (parse_kb_option(text) for text in kb)
+    return ("files", tuple((spec.path, spec.graph) for spec in specs))
 
 
 def _cuts(events: DataFrame, n: int) -> list[Decimal]:
@@ -78,17 +115,18 @@ def _query(text: str) -> A.Query:
 
 
 @functools.lru_cache(maxsize=4)
-def _store(kb_files: tuple[tuple[str, str], ...]) -> Store | None:
-    """The knowledge base of ``kb_files`` (graph IRI, file), loaded once per worker process
-    (the parts only read it)."""
-    if not kb_files:
+def _store(source: KbSource, text: str) -> Store | KbStore | None:
+    """The knowledge base of ``source``, opened once per worker process (the parts only read
+    it): the files loaded as ``spaseq run --kb`` loads them, or the store's version, pinned."""
+    if source is None:
         return None
-    from pyoxigraph import NamedNode, Store
+    if source[0] == "store":
+        from spaseq.engine.kb.reader import KbStore
 
-    store = Store()
-    for graph, path in kb_files:
-        store.load(path=path, to_graph=NamedNode(graph))
-    return store
+        return KbStore(source[1], version=source[2])
+    from spaseq.engine.io.kb import KbSpec, load_kb
+
+    return load_kb([KbSpec(path, graph) for path, graph in source[1]], _query(text).graph_iris()).store
 
 
 def _parts(batch: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal]) -> pd.DataFrame:
@@ -115,21 +153,25 @@ def _parts(batch: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal]
 
 
 def _matched(part: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal],
-             kb_files: tuple[tuple[str, str], ...], options: EngineOptions | None) -> pd.DataFrame:
+             source: KbSource, options: EngineOptions | None) -> pd.DataFrame:
     """The matches one part keeps, found by the native engine over its events."""
     import pandas as pd
 
     q = _query(text)
     name = str(part["part"].iloc[0])
     events = to_events(part.drop(columns=["part"]).itertuples(index=False))
-    found = evaluate(q, events, _store(kb_files), options)
-    if split.kind == KEY:
-        found = [m for m in found if _key(m, split.keys) == name]
-    elif split.kind == TIME:
-        bounds = _bounds(cuts)
-        lo, hi = bounds[int(name)], bounds[int(name) + 1]
-        found = [m for m in found if lo <= m.start < hi]
-    return pd.DataFrame([_row(m) for m in found], columns=["start", "time", "bindings", "events"])
+    found = evaluate(q, events, _store(source, text), options)
+    if split.kind == NONE:  # one engine: its release order is the order
+        rows = [_row(m, released(i)) for i, m in enumerate(found)]
+    else:
+        if split.kind == KEY:
+            found = [m for m in found if _key(m, split.keys) == name]
+        else:
+            bounds = _bounds(cuts)
+            lo, hi = bounds[int(name)], bounds[int(name) + 1]
+            found = [m for m in found if lo <= m.start < hi]
+        rows = [_row(m, order_key(m, clock_close(q, m))) for m in found]
+    return pd.DataFrame(rows, columns=["order", "start", "time", "bindings", "events"])
 
 
 def _bounds(cuts: list[Decimal]) -> list[Decimal]:
@@ -142,7 +184,8 @@ def _key(m: Match, keys: tuple[str, ...]) -> str:
     return " ".join(str(bound[k]) if k in bound else "" for k in keys)
 
 
-def _row(m: Match) -> tuple[Any, ...]:
-    return (m.start, m.time, {v: str(t) for v, t in m.bindings},
-            [{"atom": t.atom, "stream": t.event.stream, "time": t.event.time, "seq": t.event.seq,
-              "graph": str(t.event.name)} for t in m.taken])
+def _row(m: Match, order: bytes) -> tuple[Any, ...]:
+    return (order, m.start, m.time, {v: str(t) for v, t in m.bindings},
+            [{"atom": t.atom, "stream": t.event.stream, "time": t.event.time, "dated": t.event.dated,
+              "seq": t.event.seq, "graph": None if t.event.name is None else str(t.event.name),
+              "bindings": {v: str(term) for v, term in t.bindings}} for t in m.taken])

@@ -64,7 +64,7 @@ print(json.dumps({{"imported": names, "spark_failed": sorted(failed),
     assert not result["pyspark"]
 
 
-def test_run_and_kb_info_work_and_the_kb_jobs_say_how_to_install_pyspark(no_pyspark, tmp_path):
+def test_run_and_kb_info_work_and_the_spark_jobs_say_how_to_install_pyspark(no_pyspark, tmp_path):
     out = tmp_path / "rows.jsonl"
     proc = _spaseq(no_pyspark, "run", str(SG / "query.rq"), "--stream", f"S1={SG / 'power.trig'}",
                    "--stream", f"S2={SG / 'weather.trig'}", "--stream", f"S3={SG / 'storage.trig'}",
@@ -75,5 +75,8 @@ def test_run_and_kb_info_work_and_the_kb_jobs_say_how_to_install_pyspark(no_pysp
         proc = _spaseq(no_pyspark, "kb", command, str(SG / "kb.nt"), "--store", str(tmp_path / "kb"))
         assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", MESSAGE)
     assert not (tmp_path / "kb").exists()
+    proc = _spaseq(no_pyspark, "run", str(SG / "query.rq"), "--stream", f"S1={SG / 'power.trig'}", "--spark")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2, "", "spaseq: queries on Spark (--spark) need PySpark: pip install 'spaseq[spark]'\n")
     proc = _spaseq(no_pyspark, "kb", "info", "--store", str(tmp_path / "kb"))  # pure pyoxigraph
     assert proc.returncode == 2 and "kb: no such knowledge-base store" in proc.stderr

@@ -1,7 +1,8 @@
 """Queries on Spark (issue 27): ``read_events`` reads replay files with Spark in the order
 ``spaseq run`` numbers them, and ``match`` finds exactly the single engine's matches, for a
 query split by key (with a knowledge base on the executors), one split by time (cut in
-several chunks) and one that cannot be split, in the suite's local[2] session."""
+several chunks) and one that cannot be split, in the order the single engine releases them
+(sorted by ``order``), in the suite's local[2] session."""
 
 from __future__ import annotations
 
@@ -106,6 +107,8 @@ def test_match_finds_the_single_engines_matches(spark, tmp_path, name: str) -> N
                [(t.atom, t.event.stream, t.event.time, rank[id(t.event)], str(t.event.name)) for t in m.taken])
               for m in evaluate(q, events, store)]
     assert single  # the stream must give the query matches
-    rows = match(read_events(spark, streams), _text(name), kb=kb_files, parts=3).collect()
-    got = [(r.start, r.time, dict(r.bindings), [tuple(e) for e in r.events]) for r in rows]
+    rows = match(read_events(spark, streams), _text(name), kb=kb_files, parts=3).orderBy("order").collect()
+    got = [(r.start, r.time, dict(r.bindings), [(e.atom, e.stream, e.time, e.seq, e.graph) for e in r.events])
+           for r in rows]
     assert _bag(got) == _bag(single)
+    assert [_bag([m]) for m in got] == [_bag([m]) for m in single]  # sorted by order: the release order
