@@ -173,6 +173,18 @@ class StoreLayout:
                 out.append(int(d.name))
         return sorted(out)
 
+    def current_at(self, seconds: float) -> int | None:
+        """The version that was current at ``seconds`` (epoch time): the newest complete version
+        created by then (a version becomes current as its meta.json is stamped, ``new_version``),
+        or the oldest one there is; None for a store with no version. How the streaming Spark
+        executors agree on one version per micro-batch (its timestamp is the same on all)."""
+        found = None
+        versions = self.versions()
+        for version in versions:
+            if self.meta(version).get("created", 0) <= seconds:
+                found = version
+        return found if found is not None else (versions[0] if versions else None)
+
     def next_version(self) -> int:
         existing = [int(d.name) for d in self.versions_dir.iterdir() if d.name.isdigit()]
         return max(existing, default=0) + 1

@@ -9,8 +9,10 @@ from typing import Any
 
 from spaseq.spark.events import EVENT_SCHEMA, read_events
 from spaseq.spark.matching import MATCH_SCHEMA, match
+from spaseq.spark.streaming import STREAM_SCHEMA, match_stream, read_event_stream
 
-__all__ = ["EVENT_SCHEMA", "MATCH_SCHEMA", "match", "read_events", "session"]
+__all__ = ["EVENT_SCHEMA", "MATCH_SCHEMA", "STREAM_SCHEMA", "match", "match_stream", "read_event_stream",
+           "read_events", "session"]
 
 
 def session(master: str = "local[*]", conf: dict[str, str] | None = None) -> Any:

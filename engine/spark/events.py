@@ -48,7 +48,7 @@ def replay_format(path: str, format: str | None = None) -> str:
     return found
 
 
-def _file_events(item: tuple[str, bytes], given: str, stream: str, rank: int, format: str | None,
+def file_events(item: tuple[str, bytes], given: str, stream: str, rank: int, format: str | None,
                  time_predicate: str | None) -> Iterator[tuple]:
     """The events of one replay file as (time, rank, path, position, row-without-seq), or for
     a file that cannot be read, one (None, message, file, line, column)."""
@@ -74,7 +74,7 @@ def _reader(given: str, stream: str, rank: int, format: str | None,
             time_predicate: str | None) -> Callable[[tuple[str, bytes]], Iterator[tuple]]:
     """What reads one file of input ``rank`` (``given``: its path, folder or glob; on an
     executor)."""
-    return lambda item: _file_events(item, given, stream, rank, format, time_predicate)
+    return lambda item: file_events(item, given, stream, rank, format, time_predicate)
 
 
 def _label(uri: str, given: str) -> str:

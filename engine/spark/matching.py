@@ -109,13 +109,13 @@ def _cuts(events: DataFrame, n: int) -> list[Decimal]:
 
 
 @functools.lru_cache(maxsize=4)
-def _query(text: str) -> A.Query:
+def query_of(text: str) -> A.Query:
     """The query of ``text``, parsed once per worker process (every part and batch needs it)."""
     return parse_query(text)
 
 
 @functools.lru_cache(maxsize=4)
-def _store(source: KbSource, text: str) -> Store | KbStore | None:
+def match_store(source: KbSource, text: str) -> Store | KbStore | None:
     """The knowledge base of ``source``, opened once per worker process (the parts only read
     it): the files loaded as ``spaseq run --kb`` loads them, or the store's version, pinned."""
     if source is None:
@@ -126,7 +126,7 @@ def _store(source: KbSource, text: str) -> Store | KbStore | None:
         return KbStore(source[1], version=source[2])
     from spaseq.engine.io.kb import KbSpec, load_kb
 
-    return load_kb([KbSpec(path, graph) for path, graph in source[1]], _query(text).graph_iris()).store
+    return load_kb([KbSpec(path, graph) for path, graph in source[1]], query_of(text).graph_iris()).store
 
 
 def _parts(batch: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal]) -> pd.DataFrame:
@@ -136,7 +136,7 @@ def _parts(batch: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal]
 
     rows = list(batch.itertuples(index=False))
     if split.kind == KEY:
-        q = _query(text)
+        q = query_of(text)
         by_seq = {e.seq: e for e in to_events(rows)}
         parts: list[list[str]] = [sorted(event_keys(q, split.keys, by_seq[int(row.seq)])) for row in rows]
     elif split.kind == TIME:
@@ -157,20 +157,20 @@ def _matched(part: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal
     """The matches one part keeps, found by the native engine over its events."""
     import pandas as pd
 
-    q = _query(text)
+    q = query_of(text)
     name = str(part["part"].iloc[0])
     events = to_events(part.drop(columns=["part"]).itertuples(index=False))
-    found = evaluate(q, events, _store(source, text), options)
+    found = evaluate(q, events, match_store(source, text), options)
     if split.kind == NONE:  # one engine: its release order is the order
-        rows = [_row(m, released(i)) for i, m in enumerate(found)]
+        rows = [match_row(m, released(i)) for i, m in enumerate(found)]
     else:
         if split.kind == KEY:
-            found = [m for m in found if _key(m, split.keys) == name]
+            found = [m for m in found if match_key(m, split.keys) == name]
         else:
             bounds = _bounds(cuts)
             lo, hi = bounds[int(name)], bounds[int(name) + 1]
             found = [m for m in found if lo <= m.start < hi]
-        rows = [_row(m, order_key(m, clock_close(q, m))) for m in found]
+        rows = [match_row(m, order_key(m, clock_close(q, m))) for m in found]
     return pd.DataFrame(rows, columns=["order", "start", "time", "bindings", "events"])
 
 
@@ -179,12 +179,14 @@ def _bounds(cuts: list[Decimal]) -> list[Decimal]:
     return [Decimal("-Infinity"), *cuts, Decimal("Infinity")]
 
 
-def _key(m: Match, keys: tuple[str, ...]) -> str:
+def match_key(m: Match, keys: tuple[str, ...]) -> str:
+    """The key of a match split by key: its terms for ``keys`` in N-Triples, joined by a space."""
     bound = dict(m.bindings)
     return " ".join(str(bound[k]) if k in bound else "" for k in keys)
 
 
-def _row(m: Match, order: bytes) -> tuple[Any, ...]:
+def match_row(m: Match, order: bytes) -> tuple[Any, ...]:
+    """A match as a row of ``MATCH_SCHEMA``."""
     return (order, m.start, m.time, {v: str(t) for v, t in m.bindings},
             [{"atom": t.atom, "stream": t.event.stream, "time": t.event.time, "dated": t.event.dated,
               "seq": t.event.seq, "graph": None if t.event.name is None else str(t.event.name),
