@@ -354,6 +354,12 @@ def _run_spark(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Que
     specs = _replay_specs(args, inputs)
     _warn_missing(inputs, {iri for iri, _ in specs})
     kb = _load_kb(args, query)  # checked (and its warnings given) here, loaded again by each executor
+    from spaseq.engine.compile.planner import plan_query
+    from spaseq.engine.compile.splitting import NONE
+
+    split = plan_query(query, engine_options(args)).split
+    if split.kind == NONE:  # said, so that a user does not wait for a parallelism that is not there
+        log.info("note: %s", split.why)
     import spaseq.spark as on_spark
     from spaseq.spark.results import ordered_matches, write_parquet
 
