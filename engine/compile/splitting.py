@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
-from pyoxigraph import Triple
+from pyoxigraph import BlankNode, NamedNode, Store, Triple
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.events import Event
@@ -36,6 +36,7 @@ class SplitPlan:
 
     kind: str = NONE
     keys: tuple[str, ...] = ()      # KEY: the variables events are routed by
+    kb: bool = False                # KEY: some GPM binds them through a GRAPH join: route with the KB
     before: Decimal = Decimal(0)    # TIME: how far before its start a chunk reads (seconds)
     after: Decimal = Decimal(0)     # TIME: how far after its end a chunk reads (seconds)
     why: str = ""                   # what explain says
@@ -44,12 +45,17 @@ class SplitPlan:
 def split_plan(query: A.Query) -> SplitPlan:
     """The way ``query`` may be split: by key when it can, else by time, else not at all."""
     blocked = _key_blocked(query)
-    keys = _key_candidates(query)
+    keys, from_kb = _key_candidates(query), False
+    if not keys:
+        keys, from_kb = _key_candidates(query, with_kb=True), True
     if not blocked and keys:
         chosen = keys if query.partition_by else keys[:1]
         where = "PARTITION BY" if query.partition_by else "every GPM binds it"
-        return SplitPlan(KEY, chosen, why=f"by key {' '.join('?' + k for k in chosen)} ({where}): "
-                                          "a match's events, and what can stop it, all give its key")
+        if from_kb:
+            where += ", some through a GRAPH join: events are routed with the KB"
+        return SplitPlan(KEY, chosen, kb=from_kb,
+                         why=f"by key {' '.join('?' + k for k in chosen)} ({where}): "
+                             "a match's events, and what can stop it, all give its key")
     reason = blocked or "no variable is bound by every GPM on every solution"
     time_blocked = _time_blocked(query)
     if time_blocked is None:
@@ -62,13 +68,17 @@ def split_plan(query: A.Query) -> SplitPlan:
     return SplitPlan(NONE, why=f"not split (one partition): not by key, {reason}; not by time, {time_blocked}")
 
 
-def _key_candidates(query: A.Query) -> tuple[str, ...]:
+def _key_candidates(query: A.Query, with_kb: bool = False) -> tuple[str, ...]:
     """PARTITION BY's variables when every GPM's routing patterns bind them, else the
-    variables every GPM of the sequence binds by its routing patterns (so on every solution)."""
+    variables every GPM of the sequence binds by its routing patterns (so on every solution);
+    ``with_kb``: or by the GRAPH blocks joined with them (``kb_blocks``)."""
     common: set[str] | None = None
     for atom in query.seq.atoms:
         for g in A.operand_gpms(atom.operand):
-            bound = {v for tp in routing_patterns(query.events[g].pattern) for v in A.triple_vars(tp)}
+            pattern = query.events[g].pattern
+            bound = _vars(routing_patterns(pattern))
+            if with_kb:
+                bound |= {v for _, tps in kb_blocks(pattern) for v in _vars(tps)}
             common = bound if common is None else common & bound
     if query.partition_by:
         return query.partition_by if set(query.partition_by) <= (common or set()) else ()
@@ -84,17 +94,72 @@ def routing_patterns(group: A.GroupPattern) -> tuple[A.TriplePattern, ...]:
     return tuple(tp for tp in simple if tp is not None)
 
 
-def event_keys(query: A.Query, keys: tuple[str, ...], event: Event) -> set[str]:
+def kb_blocks(group: A.GroupPattern) -> tuple[tuple[NamedNode, tuple[A.TriplePattern, ...]], ...]:
+    """The top-level ``GRAPH <iri> { ... }`` blocks of a GPM body that share a variable with
+    its routing patterns, each with its own top-level simple triple patterns: every solution
+    matches them in the knowledge base, so the keys they bind, joined with the event's, are a
+    superset of the keys of its solutions."""
+    joined = _vars(routing_patterns(group))
+    out = []
+    for el in group.elements:
+        if isinstance(el, A.GraphPattern) and isinstance(el.graph, NamedNode):
+            tps = routing_patterns(el.pattern)
+            if tps and _vars(tps) & joined:
+                out.append((el.graph, tps))
+    return tuple(out)
+
+
+def event_keys(query: A.Query, keys: tuple[str, ...], event: Event, kb: Store | None = None) -> set[str]:
     """The keys (their terms in N-Triples, joined by a space) the GPMs on ``event``'s stream
-    give it by their routing patterns: the parts a key split sends it to."""
+    give it by their routing patterns, or for a key bound through a GRAPH join
+    (``SplitPlan.kb``), by those joined with their GRAPH blocks over ``kb``: the parts a key
+    split sends it to."""
     out = set()
     for ev in query.events.values():
         if ev.stream != event.stream:
             continue
+        blocks = kb_blocks(ev.pattern) if kb is not None else ()
         for solution in _bgp(routing_patterns(ev.pattern), event.triples, {}):
             if all(k in solution for k in keys):
                 out.add(" ".join(str(solution[k]) for k in keys))
+                continue
+            for joined in _kb_solutions(kb, blocks, solution):
+                if all(k in joined for k in keys):
+                    out.add(" ".join(str(joined[k]) for k in keys))
     return out
+
+
+def _kb_solutions(kb: Store | None, blocks: tuple, bound: dict) -> Iterator[dict]:
+    """``bound`` extended by each solution of the GRAPH ``blocks`` over ``kb`` (SPARQL, the
+    bound variables put in as their terms); none when a bound term cannot be in a KB (a blank
+    node of an event)."""
+    if kb is None or not blocks or any(isinstance(t, BlankNode | Triple) for t in bound.values()):
+        return
+    groups = []
+    for graph, tps in blocks:
+        body = " ".join(f"{_sparql(tp.subject, bound)} {_sparql(tp.predicate, bound)} {_sparql(tp.object, bound)} ."
+                        for tp in tps)
+        groups.append(f"GRAPH {graph} {{ {body} }}")
+    solutions = kb.query(f"SELECT * WHERE {{ {' '.join(groups)} }}")
+    variables = solutions.variables  # type: ignore[union-attr]
+    for row in solutions:
+        found = dict(bound)
+        for var in variables:
+            value = row[var]  # type: ignore[index]
+            if value is not None:
+                found[var.value] = value
+        yield found
+
+
+def _sparql(term: object, bound: dict) -> str:
+    """A pattern's term in SPARQL, a bound variable as its term."""
+    if isinstance(term, A.Var):
+        return str(bound[term.name]) if term.name in bound else f"?{term.name}"
+    return str(term)
+
+
+def _vars(patterns: tuple[A.TriplePattern, ...]) -> set[str]:
+    return {v for tp in patterns for v in A.triple_vars(tp)}
 
 
 def _bgp(patterns: tuple[A.TriplePattern, ...], triples: tuple[Triple, ...], bound: dict) -> Iterator[dict]:

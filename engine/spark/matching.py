@@ -70,7 +70,7 @@ def match(events: DataFrame, query: str | A.Query, *, kb: Mapping[str, str] | Se
 
     def parted(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for batch in batches:
-            yield _parts(batch, text, split, cuts)
+            yield _parts(batch, text, split, cuts, source)
 
     def matched(part: pd.DataFrame) -> pd.DataFrame:
         return _matched(part, text, split, cuts, source, options)
@@ -129,7 +129,15 @@ def match_store(source: KbSource, text: str) -> Store | KbStore | None:
     return load_kb([KbSpec(path, graph) for path, graph in source[1]], query_of(text).graph_iris()).store
 
 
-def _parts(batch: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal]) -> pd.DataFrame:
+def routing_kb(split: SplitPlan, source: KbSource, text: str) -> Store | None:
+    """The store events are routed with, when a key comes through a GRAPH join (``SplitPlan.kb``)."""
+    if not split.kb:
+        return None
+    kb = match_store(source, text)
+    return getattr(kb, "store", kb)  # a KbStore's open version
+
+
+def _parts(batch: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal], source: KbSource) -> pd.DataFrame:
     """Each event of ``batch`` with the part(s) it goes to: its keys (as N-Triples), the time
     chunks whose widened range holds it, or the one part."""
     import pandas as pd
@@ -138,7 +146,8 @@ def _parts(batch: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal]
     if split.kind == KEY:
         q = query_of(text)
         by_seq = {e.seq: e for e in to_events(rows)}
-        parts: list[list[str]] = [sorted(event_keys(q, split.keys, by_seq[int(row.seq)])) for row in rows]
+        kb = routing_kb(split, source, text)
+        parts: list[list[str]] = [sorted(event_keys(q, split.keys, by_seq[int(row.seq)], kb)) for row in rows]
     elif split.kind == TIME:
         bounds = _bounds(cuts)
         parts = []

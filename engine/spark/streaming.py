@@ -144,15 +144,17 @@ def match_stream(events: DataFrame, query: str | A.Query, *, kb: Mapping[str, st
     q = parse_query(text) if isinstance(query, str) else query
     split = plan_query(q, options).split
     delay = exact_seconds(lateness) if lateness is not None else (q.lateness or Decimal(0))
+    source = _followed(kb_source(kb, kb_store))
+    if split.kb and source is not None and source[0] == "store":
+        split = SplitPlan()  # keys through a KB that may change between routing and matching: one bucket
     if split.kind == KEY:
         count = buckets or BUCKETS_PER_CORE * events.sparkSession.sparkContext.defaultParallelism
     else:
         count = 1
-    source = _followed(kb_source(kb, kb_store))
 
     def route(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for batch in batches:
-            yield _route(batch, text, split, count)
+            yield _route(batch, text, split, count, source)
 
     def step(key: tuple, frames: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
         yield _step(int(key[0]), frames, state, text, split, count, source, options, delay)
@@ -173,7 +175,7 @@ def _bucket(key: str, count: int) -> int:
     return zlib.crc32(key.encode("utf-8")) % count
 
 
-def _route(batch: pd.DataFrame, text: str, split: SplitPlan, count: int) -> pd.DataFrame:
+def _route(batch: pd.DataFrame, text: str, split: SplitPlan, count: int, source: KbSource) -> pd.DataFrame:
     """Each event of ``batch`` with the bucket(s) it goes to and its time as a timestamp, and
     a tick (no stream) for every bucket, at the batch's latest time, which wakes it."""
     import pandas as pd
@@ -184,7 +186,9 @@ def _route(batch: pd.DataFrame, text: str, split: SplitPlan, count: int) -> pd.D
     if split.kind == KEY:
         q = query_of(text)
         by_seq = {e.seq: e for e in to_events(rows)}
-        targets = [sorted({_bucket(k, count) for k in event_keys(q, split.keys, by_seq[int(r.seq)])}) for r in rows]
+        kb = routing_kb(split, source, text)
+        targets = [sorted({_bucket(k, count) for k in event_keys(q, split.keys, by_seq[int(r.seq)], kb)})
+                   for r in rows]
     else:
         targets = [[0]] * len(rows)
     out = [(b, *r, _timestamp(r.time)) for r, bs in zip(rows, targets, strict=True) for b in bs]

@@ -26,7 +26,7 @@ def _whole(q, evs, store) -> list[tuple]:
 def _by_key(q, evs, store, keys: tuple[str, ...]) -> list[tuple]:
     parts: dict[str, list] = {}
     for e in evs:
-        for key in event_keys(q, keys, e):
+        for key in event_keys(q, keys, e, store):
             parts.setdefault(key, []).append(e)
     out = []
     for key, part in parts.items():
@@ -63,10 +63,39 @@ def test_the_parts_the_plan_allows_give_the_single_engines_matches(text, evs, da
         assert split.kind == NONE and split.why.startswith("not split")
 
 
+#: GPM bodies binding the key ?k on the event, or only through the KB (a tag's teams)
+KEYED = ["{{ ?s{i} :key ?k ; :val ?v{i} }}", "{{ ?s{i} :tag ?t{i} GRAPH :kb {{ ?t{i} :team ?k }} }}",
+         "{{ ?s{i} :tag ?t{i} ; :val ?v{i} GRAPH :kb {{ ?t{i} :team ?k }} FILTER(?v{i} >= 1) }}"]
+
+
+@st.composite
+def kb_keyed_queries(draw) -> str:
+    """A sequence of 2-3 GPMs binding ?k, some only through a GRAPH join, under a time window."""
+    n = draw(st.integers(2, 3))
+    defines = " ".join(f"DEFINE GPM G{i} ON {draw(st.sampled_from(['U1', 'U2']))} "
+                       f"{draw(st.sampled_from(KEYED)).format(i=i)}" for i in range(n))
+    seq = "".join(("" if i == 0 else draw(st.sampled_from([" ; ", " : "]))) + f"G{i}" for i in range(n))
+    window = draw(st.sampled_from(["3 SECONDS", "6 SECONDS"]))
+    return (f"{QUERY_PREFIXES}SELECT * WITHIN {window}\nFROM STREAM U1 <{EX}u1>\nFROM STREAM U2 <{EX}u2>\n"
+            f"WHERE {{ SEQ({seq}) {defines} }}")
+
+
+@settings(max_examples=EXAMPLES)
+@given(kb_keyed_queries(), events())
+def test_keys_through_a_graph_join_route_events_with_the_kb(text, evs) -> None:
+    q = parse_query(text)
+    split = plan_query(q).split
+    store = kb()
+    assert split.kind == KEY and split.keys == ("k",)
+    assert split.kb == (":team" in text)  # routed with the KB when some GPM binds ?k only through it
+    assert _by_key(q, evs, store, split.keys) == _whole(q, evs, store), text
+
+
 def _query(seq: str, head: str = "WITHIN 10 SECONDS") -> str:
     return (f"{QUERY_PREFIXES}SELECT * {head}\nFROM STREAM S <{EX}s>\nWHERE {{ SEQ({seq}) "
             "DEFINE GPM A ON S { ?a :kind :a ; :co ?c } DEFINE GPM B ON S { ?b :kind :b ; :co ?c } "
-            "DEFINE GPM C ON S { ?x :kind :c } }")
+            "DEFINE GPM C ON S { ?x :kind :c } "
+            "DEFINE GPM T ON S { ?t :tag ?g GRAPH :kb { ?g :team ?c } } }")
 
 
 def test_each_rule_says_why() -> None:
@@ -83,6 +112,7 @@ def test_each_rule_says_why() -> None:
         ("A , B", ""): (NONE, "not by time, the window is unbounded"),
         ("A ; B", "WITHIN 10 SECONDS CONSUMPTION MATCHED"): (NONE, "one triple may serve matches of two keys"),
         ("A ; B", "WITHIN 10 SECONDS SELECTION RECENT"): (KEY, "by key ?c"),
+        ("A ; T", "WITHIN 10 SECONDS"): (KEY, "by key ?c (every GPM binds it, some through a GRAPH join"),
     }
     for (seq, head), (kind, why) in cases.items():
         split = split_plan(parse_query(_query(seq, head)))

@@ -209,6 +209,11 @@ def kb() -> pyoxigraph.Store:
     for k, owner in (("K0", "alice"), ("K1", "bob"), ("K1", "carol")):
         store.add(pyoxigraph.Quad(pyoxigraph.NamedNode(EX + k), pyoxigraph.NamedNode(EX + "owner"),
                                   pyoxigraph.Literal(owner), g))
+    # keys known through the KB (a tag's teams, a key's aliases), for the splitting tests; T1: two
+    for s, p, o in (("T0", "team", "K0"), ("T1", "team", "K1"), ("T1", "team", "K0"), ("K0", "alias", "K1"),
+                    ("K1", "alias", "K2"), ("K2", "alias", "K0")):
+        store.add(pyoxigraph.Quad(pyoxigraph.NamedNode(EX + s), pyoxigraph.NamedNode(EX + p),
+                                  pyoxigraph.NamedNode(EX + o), g))
     return store
 
 

@@ -26,7 +26,7 @@ def _parts(q, evs, split, cuts):
     if split.kind == KEY:
         parts: dict[str, list] = {}
         for e in evs:
-            for key in event_keys(q, split.keys, e):
+            for key in event_keys(q, split.keys, e, kb()):
                 parts.setdefault(key, []).append(e)
         for key, part in parts.items():
             for m in api.evaluate(q, part, kb()):

@@ -73,11 +73,13 @@ DEFINES = ("DEFINE GPM A ON U1 { ?a :kind :a ; :key ?k ; :v ?va } "
            "DEFINE GPM B ON U2 { ?b :kind :b ; :key ?k ; :v ?vb FILTER(?vb > ?va) } "
            "DEFINE GPM C ON U1 { ?c :kind :c ; :key ?k GRAPH :kb { ?k :owner ?o } } "
            "DEFINE GPM N ON U2 { ?n :kind :b ; :key ?k ; :v 9 } "
-           "DEFINE GPM H ON U1 { ?h :kind :c ; :v 0 }")
+           "DEFINE GPM H ON U1 { ?h :kind :c ; :v 0 } "
+           "DEFINE GPM T ON U1 { ?t :kind :c ; :key ?x GRAPH :kb { ?x :alias ?k } }")
 CASES = {
     "key": ("A ; B : C", "6 SECONDS", "*"),
     "key, trailing negation": ("A ; B ; N!", "4 SECONDS", "*"),
     "key, DISTINCT": ("A ; B", "5 SECONDS", "DISTINCT ?k ?va"),
+    "key, through the KB": ("A ; T", "4 SECONDS", "*"),
     "time": ("A , B ; C", "6 SECONDS", "*"),
     "time, trailing negation, head negation": ("H! ; A , B ; N!", "3 SECONDS", "*"),
     "none": ("A ; B ; C", "5 EVENTS", "*"),
