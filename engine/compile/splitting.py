@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
-from pyoxigraph import BlankNode, NamedNode, Store, Triple
+from pyoxigraph import BlankNode, NamedNode, QuerySolutions, Store, Triple
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.events import Event
@@ -141,11 +141,11 @@ def _kb_solutions(kb: Store | None, blocks: tuple, bound: dict) -> Iterator[dict
                         for tp in tps)
         groups.append(f"GRAPH {graph} {{ {body} }}")
     solutions = kb.query(f"SELECT * WHERE {{ {' '.join(groups)} }}")
-    variables = solutions.variables  # type: ignore[union-attr]
+    assert isinstance(solutions, QuerySolutions)  # a SELECT
     for row in solutions:
         found = dict(bound)
-        for var in variables:
-            value = row[var]  # type: ignore[index]
+        for var in solutions.variables:
+            value = row[var]
             if value is not None:
                 found[var.value] = value
         yield found

@@ -133,8 +133,10 @@ def routing_kb(split: SplitPlan, source: KbSource, text: str) -> Store | None:
     """The store events are routed with, when a key comes through a GRAPH join (``SplitPlan.kb``)."""
     if not split.kb:
         return None
+    from spaseq.engine.kb.reader import KbStore
+
     kb = match_store(source, text)
-    return getattr(kb, "store", kb)  # a KbStore's open version
+    return kb.store if isinstance(kb, KbStore) else kb  # a KbStore's open version
 
 
 def _parts(batch: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal], source: KbSource) -> pd.DataFrame:

@@ -45,6 +45,7 @@ from spaseq.spark.matching import (
     match_row,
     match_store,
     query_of,
+    routing_kb,
 )
 from spaseq.spark.order import clock_close, order_key, released
 
