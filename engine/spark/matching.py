@@ -8,6 +8,7 @@ keeps the matches that start in it; otherwise one part holds every event."""
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -94,10 +95,11 @@ def kb_source(kb: Mapping[str, str] | Sequence[str] | None, kb_store: str | KbSt
         return ("store", str(layout.root), layout.current())
     if not kb:
         return None
+    # absolute on the driver: an executor of a cluster runs in a folder of its own
     if isinstance(kb, Mapping):
-        return ("files", tuple((path, graph) for graph, path in kb.items()))
+        return ("files", tuple((os.path.abspath(path), graph) for graph, path in kb.items()))
     specs = (parse_kb_option(text) for text in kb)
-    return ("files", tuple((spec.path, spec.graph) for spec in specs))
+    return ("files", tuple((os.path.abspath(spec.path), spec.graph) for spec in specs))
 
 
 def _cuts(events: DataFrame, n: int) -> list[Decimal]:

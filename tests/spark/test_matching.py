@@ -112,3 +112,14 @@ def test_match_finds_the_single_engines_matches(spark, tmp_path, name: str) -> N
            for r in rows]
     assert _bag(got) == _bag(single)
     assert [_bag([m]) for m in got] == [_bag([m]) for m in single]  # sorted by order: the release order
+
+
+def test_kb_files_reach_the_executors_as_absolute_paths(tmp_path, monkeypatch) -> None:
+    """An executor of a cluster runs in a folder of its own: a relative KB path is made
+    absolute on the driver, as the user meant it (tests/spark/test_cluster.py runs one)."""
+    from spaseq.spark.matching import kb_source
+
+    monkeypatch.chdir(tmp_path)
+    expected = ("files", ((str(tmp_path / "kb" / "db.nt"), EX + "db"),))
+    assert kb_source([f"{EX}db=kb/db.nt"], None) == expected
+    assert kb_source({EX + "db": "kb/db.nt"}, None) == expected
