@@ -133,3 +133,45 @@ def _lateness_label(seconds: float) -> str:
     if seconds == 0:
         return "0 (baseline)"
     return f"{seconds * 1000:g} ms" if seconds < 1 else f"{seconds:g} s"
+
+
+def write_spark_batch_chart(report: dict, path: Path) -> str:
+    """``spark_batch``'s chart: events/s per system (whole command and after its start-up), one
+    panel per workload, the scaling efficiencies in the title; return a message."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return f"chart skipped: matplotlib is not installed ({INSTALL_HINT})"
+    runs = [r for r in report["runs"] if r["status"] == "ok"]
+    workloads = list(dict.fromkeys(r["workload"] for r in runs))
+    if not workloads:
+        return "chart skipped: no successful measurements"
+    fig, axes = plt.subplots(1, len(workloads), figsize=(5.6 * len(workloads), 4.2), squeeze=False)
+    for ax, workload in zip(axes.flat, workloads, strict=False):
+        mine = [r for r in runs if r["workload"] == workload]
+        xs = range(len(mine))
+        ax.bar([x - 0.2 for x in xs], [r["events_per_s"] for r in mine], width=0.4, color="#9db4dc",
+               label="whole command")
+        ax.bar([x + 0.2 for x in xs], [r.get("work_events_per_s") or 0 for r in mine], width=0.4,
+               color="#1f4e9c", label="after start-up")
+        ax.set_xticks(list(xs), [r["system"] for r in mine], rotation=20, ha="right", fontsize=8)
+        ax.set_ylabel("events / s")
+        ax.set_yscale("log")
+        ax.grid(axis="y", which="both", alpha=0.3)
+        eff = report.get("scaling_efficiency", {}).get(workload, {})
+        notes = ", ".join(f"{name} {e.get('work_events_per_s')}" for name, e in eff.items())
+        split = mine[0]["split"]
+        ax.set_title(f"{workload} (split by {split})" + (f"\nscaling efficiency: {notes}" if notes else ""),
+                     fontsize=10)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8)
+    machine = report.get("machine", {})
+    fig.suptitle(f"spaseq run --spark, batch ({report['input']['events']:,} events, {machine.get('cpus')} CPUs)",
+                 fontsize=11)
+    fig.tight_layout(rect=(0, 0.08, 1, 0.93))
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return f"chart: {path}"

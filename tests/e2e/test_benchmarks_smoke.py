@@ -298,3 +298,22 @@ def test_moment_shapes_find_the_reference_matches(tmp_path: Path) -> None:
         assert r["status"] == "ok", r
         events = read_replay(str(shapes.input_file(r["shape"], r["n"], tmp_path)), shapes.EX + "s").events
         assert r["matches"] == len(evaluate(parse_query(shapes.query_text(r["shape"])), events)) > 0
+
+
+def test_spark_batch_input_and_workloads_are_what_it_says(tmp_path: Path) -> None:
+    """benchmarks/spark_batch.py: its generated parts hold the events in time order, several a
+    second, of many sensors, and each workload's query splits as the table says (by key, by time)."""
+    from spaseq.engine.compile.planner import plan_query
+    from spaseq.engine.io.native_events import read_replay_files
+
+    spark_batch = importlib.import_module("benchmarks.spark_batch")
+    data = spark_batch.sensor_input(1000, 3, tmp_path)
+    assert len(data.paths) == 3 and spark_batch.sensor_input(1000, 3, tmp_path) == data  # cached
+    events, error = read_replay_files([(spark_batch.STREAM, path) for path in data.paths])
+    assert error is None and len(events) == data.events == 1000 and data.triples == 2000
+    times = [e.time for e in events]
+    assert times == sorted(times) and len(set(times)) == 1000 // spark_batch.EVENTS_PER_SECOND
+    assert len({t.subject for e in events for t in e.triples}) > 100
+    for w in spark_batch.WORKLOADS.values():
+        text = (ROOT / "benchmarks" / "queries" / w.query_file).read_text(encoding="utf-8")
+        assert plan_query(parse_query(text)).split.kind == w.split, w.name
