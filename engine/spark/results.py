@@ -27,9 +27,16 @@ PARQUET_COLUMNS = ("_number", "_start", "_time", "_dated", "_events")
 
 def ordered_matches(matches: DataFrame) -> Iterator[Match]:
     """The matches of a ``match`` DataFrame in the single engine's order, brought to the
-    driver one partition at a time."""
-    for row in matches.orderBy("order").toLocalIterator(prefetchPartitions=True):
-        yield to_match(row)
+    driver one partition at a time. The matches are kept (memory, then disk) while they are
+    read: the sort first samples its input, which would run the engines twice."""
+    from pyspark import StorageLevel
+
+    kept = matches.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        for row in kept.orderBy("order").toLocalIterator(prefetchPartitions=True):
+            yield to_match(row)
+    finally:
+        kept.unpersist()
 
 
 def to_match(row: Any) -> Match:
@@ -58,6 +65,7 @@ def write_parquet(matches: DataFrame, path: str, variables: Sequence[str], disti
     if distinct:  # the first match of each projected row, in the order
         first = Window.partitionBy(*variables).orderBy("order")
         rows = rows.withColumn("_first", F.row_number().over(first)).filter("_first = 1").drop("_first")
+    rows = rows.persist()  # sampled by the sort, then sorted: found once
     numbered = rows.orderBy("order").rdd.zipWithIndex().map(lambda ri: _parquet_row(ri[0], ri[1] + 1, variables))
     schema = ("_number long, _start decimal(38,9), _time decimal(38,9), _dated boolean, "
               f"_events {matches.schema['events'].dataType.simpleString()}, "

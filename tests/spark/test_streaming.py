@@ -73,23 +73,40 @@ def _write_trig(path: Path, events) -> None:
     path.write_bytes(pyoxigraph.serialize(quads, format=pyoxigraph.RdfFormat.TRIG) or b"")
 
 
-def test_the_readme_streaming_example_killed_and_restarted_writes_every_match_once(spark, tmp_path) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"<!-- spark-streaming-example[^>]*-->\n```python\n(.*?)```", readme, re.S)
-    assert found is not None, "the README's streaming example is missing"
-    code = found.group(1)
+#: the README's Structured Streaming example (run here, and on a cluster by test_cluster.py)
+_FOUND = re.search(r"<!-- spark-streaming-example[^>]*-->\n```python\n(.*?)```",
+                   (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+README_STREAMING = _FOUND.group(1) if _FOUND else ""
+
+
+def smartgrid_folders(folder: Path, slices: int = 4) -> None:
+    """The README example's folder: the smart-grid streams cut in ``slices`` files each (in
+    in/power, in/weather, in/storage, oldest first), query.rq and kb.nt."""
     events, error = read_replay_files([(iri, str(SG / f"{name}.trig")) for name, iri in SG_STREAMS.items()])
     assert error is None
-    slices = _slices(events, 4)
+    parts = _slices(events, slices)
     for name, iri in SG_STREAMS.items():
-        folder = tmp_path / "in" / name
-        folder.mkdir(parents=True)
-        for i, part in enumerate(slices):
-            path = folder / f"{i}.trig"
+        (folder / "in" / name).mkdir(parents=True)
+        for i, part in enumerate(parts):
+            path = folder / "in" / name / f"{i}.trig"
             _write_trig(path, [e for e in part if e.stream == iri])
             os.utime(path, (1_000_000 + i, 1_000_000 + i))  # the source takes files oldest first
-    shutil.copy(SG / "query.rq", tmp_path / "query.rq")
-    shutil.copy(SG / "kb.nt", tmp_path / "kb.nt")
+    shutil.copy(SG / "query.rq", folder / "query.rq")
+    shutil.copy(SG / "kb.nt", folder / "kb.nt")
+
+
+def smartgrid_matches() -> list:
+    """The smart-grid example's matches, found by the engine in this process."""
+    events, _ = read_replay_files([(iri, str(SG / f"{name}.trig")) for name, iri in SG_STREAMS.items()])
+    store = pyoxigraph.Store()
+    store.load(path=str(SG / "kb.nt"), to_graph=pyoxigraph.NamedNode("http://smartgrid.org/db"))
+    return evaluate(parse_query((SG / "query.rq").read_text()), events, store)
+
+
+def test_the_readme_streaming_example_killed_and_restarted_writes_every_match_once(spark, tmp_path) -> None:
+    assert README_STREAMING, "the README's streaming example is missing"
+    code = README_STREAMING
+    smartgrid_folders(tmp_path)
     commits = tmp_path / "checkpoint" / "commits"
     first = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, start_new_session=True)
@@ -107,9 +124,7 @@ def test_the_readme_streaming_example_killed_and_restarted_writes_every_match_on
     exec(compile(code, "README.md", "exec"), {})
     assert len([p for p in commits.iterdir() if p.name.isdigit()]) >= 4
     rows = spark.read.json(str(tmp_path / "out")).collect()
-    store = pyoxigraph.Store()
-    store.load(path=str(SG / "kb.nt"), to_graph=pyoxigraph.NamedNode("http://smartgrid.org/db"))
-    single = evaluate(parse_query((SG / "query.rq").read_text()), events, store)
+    single = smartgrid_matches()
     assert len(single) == 6 and all(r.kind == "match" for r in rows)
     assert _bag(r for r in rows) == _bag(single)  # each match once: none lost, none repeated
 
