@@ -754,7 +754,13 @@ def _machine(spark: Any) -> dict:
 def _conf(spark: Any) -> dict:
     keys = ("spark.sql.shuffle.partitions", "spark.default.parallelism", "spark.sql.adaptive.enabled",
             "spark.sql.execution.arrow.maxRecordsPerBatch", PROVIDER)
-    return {k: spark.conf.get(k, None) for k in keys}
+    out = {}
+    for k in keys:  # the effective value: the session's, else Spark's default
+        try:
+            out[k] = spark.conf.get(k)
+        except Exception:  # noqa: BLE001 (no value and no default)
+            out[k] = None
+    return out
 
 
 def _fmt(value: float | None) -> str:
