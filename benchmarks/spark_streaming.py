@@ -252,7 +252,7 @@ def _routed(events: Any, text: str, freeze: bool = False) -> tuple:
     lateness, and the events routed to buckets with the watermark (``freeze``: each worker
     freezes its heap after its first routing, see ``_freeze_once``)."""
     from spaseq.engine.compile.planner import plan_query
-    from spaseq.engine.compile.splitting import KEY
+    from spaseq.engine.compile.splitting import KEY, SplitPlan
     from spaseq.engine.language.query import parse_query
     from spaseq.spark import streaming
     from spaseq.spark.matching import kb_source
@@ -260,13 +260,15 @@ def _routed(events: Any, text: str, freeze: bool = False) -> tuple:
     q = parse_query(text)
     split = plan_query(q, None).split
     delay = q.lateness or Decimal(0)
+    source = streaming._followed(kb_source(None, None))
+    if split.kb and source is not None and source[0] == "store":  # as match_stream: one bucket
+        split = SplitPlan()
     count = (streaming.BUCKETS_PER_CORE * events.sparkSession.sparkContext.defaultParallelism
              if split.kind == KEY else 1)
-    source = streaming._followed(kb_source(None, None))
 
     def route(batches: Iterator) -> Iterator:
         for batch in batches:
-            yield streaming._route(batch, text, split, count)
+            yield streaming._route(batch, text, split, count, source)
             if freeze:
                 _freeze_once()
 
