@@ -46,6 +46,7 @@ from spaseq.spark.matching import (
     match_store,
     query_of,
     routing_kb,
+    settle,
 )
 from spaseq.spark.order import clock_close, order_key, released
 
@@ -102,7 +103,8 @@ def _file_reader(stream: str, folder: str, format: str | None, time_predicate: s
         for batch in batches:
             rows = []
             for path, modified, content in batch.itertuples(index=False):
-                base = int(pd.Timestamp(modified).value // 1_000_000) * 1_000_000  # ms, then position
+                base = int(pd.Timestamp(modified).value // 1_000_000) * 1_000_000  # ms, then position (ties
+            # between files of one millisecond are possible: nothing looks an event up by it)
                 for item in file_events((path, bytes(content)), folder, stream, 0, format, time_predicate):
                     if item[0] is None:
                         _bad_file(item, path, bytes(content), quarantine)
@@ -186,10 +188,8 @@ def _route(batch: pd.DataFrame, text: str, split: SplitPlan, count: int, source:
         return pd.DataFrame([], columns=["bucket", *batch.columns, "event_time"])
     if split.kind == KEY:
         q = query_of(text)
-        by_seq = {e.seq: e for e in to_events(rows)}
         kb = routing_kb(split, source, text)
-        targets = [sorted({_bucket(k, count) for k in event_keys(q, split.keys, by_seq[int(r.seq)], kb)})
-                   for r in rows]
+        targets = [sorted({_bucket(k, count) for k in event_keys(q, split.keys, e, kb)}) for e in to_events(rows)]
     else:
         targets = [[0]] * len(rows)
     out = [(b, *r, _timestamp(r.time)) for r, bs in zip(rows, targets, strict=True) for b in bs]
@@ -225,7 +225,10 @@ class _Runner:
 
 @functools.lru_cache(maxsize=4)
 def _runner(text: str, options: EngineOptions | None, source: KbSource, delay: Decimal) -> _Runner:
-    return _Runner(text, options, match_store(source, text), delay)
+    """The worker's runner for a query (its engine compiled once), left out of collections."""
+    runner = _Runner(text, options, match_store(source, text), delay)
+    settle()
+    return runner
 
 
 def _step(bucket: int, frames: Iterator[pd.DataFrame], state: Any, text: str, split: SplitPlan, count: int,
@@ -243,7 +246,7 @@ def _step(bucket: int, frames: Iterator[pd.DataFrame], state: Any, text: str, sp
         engine.restore_state(bytes(snapshot))
     else:
         engine.restore_state(runner.initial)
-    runner.found.clear()
+    runner.found.clear()  # a step that failed may have left some
     rows: list[tuple] = []
     watermark = state.getCurrentWatermarkMs()
     if watermark > 0:
@@ -263,6 +266,7 @@ def _step(bucket: int, frames: Iterator[pd.DataFrame], state: Any, text: str, sp
         else:
             order = released(getattr(m, "number", None) or 0)
         rows.append(("match", *match_row(m, order)))
+    runner.found.clear()  # now: not kept alive through the collection after the task
     if not batch and runner.idle():
         state.remove()
     else:

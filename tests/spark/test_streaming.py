@@ -176,6 +176,31 @@ def test_files_appearing_give_the_single_engines_matches_in_key_buckets(spark, t
     assert len(single) > 5 and _bag(rows) == _bag(single)
 
 
+def test_files_of_one_millisecond_in_one_micro_batch_are_each_routed_by_their_own_keys(spark, tmp_path) -> None:
+    """Events of two files modified at the same instant share their numbers (time of the
+    file, then position): routing pairs rows and events by place, not by number."""
+    import spaseq.spark as on_spark
+
+    evs = _on_u1(_stream(n=120))
+    text = query_text("A ; B", DEFINES_U1, within="5 SECONDS")
+    (tmp_path / "u1").mkdir()
+    for i, part in enumerate(evs[j:j + 10] for j in range(0, 120, 10)):  # several files a partition
+        _write_inputs(tmp_path / f"chunk{i}", part, kb())
+        path = tmp_path / "u1" / f"{i}.trig"
+        shutil.copy(tmp_path / f"chunk{i}" / "u1.trig", path)
+        os.utime(path, (1_000_000, 1_000_000))
+    stream = on_spark.read_event_stream(spark, {EX + "u1": str(tmp_path / "u1")})
+    query = (on_spark.match_stream(stream, text, buckets=3).writeStream.format("memory")
+             .queryName("samems").option("checkpointLocation", str(tmp_path / "checkpoint")).start())
+    try:
+        query.processAllAvailable()
+        rows = spark.sql("SELECT * FROM samems").collect()
+    finally:
+        query.stop()
+    single = evaluate(parse_query(text), evs, kb())
+    assert len(single) > 5 and _bag(rows) == _bag(single)
+
+
 def test_late_events_within_the_lateness_are_matched_and_those_beyond_the_watermark_come_out_late(
         spark, tmp_path) -> None:
     from tests.util import ev
