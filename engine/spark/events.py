@@ -67,7 +67,7 @@ def file_events(item: tuple[str, bytes], given: str, stream: str, rank: int, for
         return
     for e in events:
         triples = "".join(f"{t.subject} {t.predicate} {t.object} .\n" for t in e.triples)
-        yield (e.time, rank, path, e.seq, (stream, e.time, e.dated, None if e.name is None else str(e.name), triples))
+        yield (e.time, rank, path, e.seq, (stream, e.time, e.dated, graph_text(e.name), triples))
 
 
 def _reader(given: str, stream: str, rank: int, format: str | None,
@@ -155,6 +155,11 @@ def to_events(rows: Iterable[Any]) -> list[Event]:
                          None, bool(row.dated)))
         at = end
     return out
+
+
+def graph_text(name: NamedNode | BlankNode | None) -> str | None:
+    """An event's graph name as the rows keep it: N-Triples (None: none)."""
+    return None if name is None else str(name)
 
 
 def graph_term(name: str | None) -> NamedNode | BlankNode | None:

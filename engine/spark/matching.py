@@ -19,10 +19,11 @@ from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.compile.splitting import KEY, NONE, TIME, SplitPlan, event_keys
 from spaseq.engine.errors import UsageError
+from spaseq.engine.events import Event
 from spaseq.engine.io.kb import parse_kb_option
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Match
-from spaseq.spark.events import EVENT_SCHEMA, to_events
+from spaseq.spark.events import EVENT_SCHEMA, graph_text, to_events
 from spaseq.spark.order import clock_close, order_key, released
 
 if TYPE_CHECKING:
@@ -212,6 +213,11 @@ def match_key(m: Match, keys: tuple[str, ...]) -> str:
 def match_row(m: Match, order: bytes) -> tuple[Any, ...]:
     """A match as a row of ``MATCH_SCHEMA``."""
     return (order, m.start, m.time, {v: str(t) for v, t in m.bindings},
-            [{"atom": t.atom, "stream": t.event.stream, "time": t.event.time, "dated": t.event.dated,
-              "seq": t.event.seq, "graph": None if t.event.name is None else str(t.event.name),
-              "bindings": {v: str(term) for v, term in t.bindings}} for t in m.taken])
+            [event_struct(t.atom, t.event, t.bindings) for t in m.taken])
+
+
+def event_struct(atom: str | None, e: Event, bindings: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:
+    """An event as ``MATCH_SCHEMA``'s ``events`` hold it: the GPM that took it (None for a late
+    event), where and when it came, and the variables the GPM bound there."""
+    return {"atom": atom, "stream": e.stream, "time": e.time, "dated": e.dated, "seq": e.seq,
+            "graph": graph_text(e.name), "bindings": {v: str(term) for v, term in bindings}}

@@ -72,10 +72,12 @@ def write_parquet(matches: DataFrame, path: str, variables: Sequence[str], disti
               + ", ".join(f"`{v}` string" for v in variables))
     frame = matches.sparkSession.createDataFrame(numbered, schema.rstrip(", "))
     frame = frame.select(*PARQUET_COLUMNS, *variables).cache()
-    frame.write.mode("errorifexists").parquet(path)
-    count = frame.count()
-    frame.unpersist()
-    return count
+    try:
+        frame.write.mode("errorifexists").parquet(path)
+        return frame.count()
+    finally:
+        frame.unpersist()
+        rows.unpersist()
 
 
 def _parquet_row(row: Any, number: int, variables: Sequence[str]) -> tuple[Any, ...]:

@@ -40,6 +40,7 @@ from spaseq.spark.events import EVENT_SCHEMA, file_events, to_events
 from spaseq.spark.matching import (
     MATCH_SCHEMA,
     KbSource,
+    event_struct,
     kb_source,
     match_key,
     match_row,
@@ -60,8 +61,8 @@ if TYPE_CHECKING:
 #: A streaming result: ``kind`` "match" (``MATCH_SCHEMA``'s columns) or "late" (an event the
 #: query dropped as late, in ``events``, with its time as ``start`` and ``time``).
 STREAM_SCHEMA = f"kind string, {MATCH_SCHEMA}"
-#: A bucket's state: its engine's state-only snapshot and the time of its latest event.
-STATE_SCHEMA = "snapshot binary, last double"
+#: A bucket's state: its engine's state-only snapshot.
+STATE_SCHEMA = "snapshot binary"
 #: The events with their bucket and their time as a Spark timestamp (the watermark's column).
 _ROUTED = f"bucket int, {EVENT_SCHEMA}, event_time timestamp"
 #: The binaryFile source's columns (a stream's schema is given, not inferred).
@@ -240,9 +241,8 @@ def _step(bucket: int, frames: Iterator[pd.DataFrame], state: Any, text: str, sp
 
     runner = _runner(text, options, _pinned(source, state.getCurrentProcessingTimeMs()), delay)
     engine = runner.engine
-    last: float | None = None
     if state.exists:
-        snapshot, last = state.get
+        (snapshot,) = state.get
         engine.restore_state(bytes(snapshot))
     else:
         engine.restore_state(runner.initial)
@@ -256,7 +256,6 @@ def _step(bucket: int, frames: Iterator[pd.DataFrame], state: Any, text: str, sp
     for event in sorted(to_events(batch), key=Event.sort_key):
         if engine.push_event(event).late:
             rows.append(_late_row(event))
-        last = float(event.time) if last is None else max(last, float(event.time))
     q = query_of(text)
     for m in runner.found:
         if split.kind == KEY:
@@ -270,7 +269,7 @@ def _step(bucket: int, frames: Iterator[pd.DataFrame], state: Any, text: str, sp
     if not batch and runner.idle():
         state.remove()
     else:
-        state.update((engine.snapshot(state_only=True), last))
+        state.update((engine.snapshot(state_only=True),))
     return pd.DataFrame(rows, columns=["kind", "order", "start", "time", "bindings", "events"])
 
 
@@ -278,12 +277,17 @@ def _pinned(source: KbSource, batch_ms: int) -> KbSource:
     """A followed store source pinned to the version current at the micro-batch's start."""
     if source is None or source[0] != "store" or source[2] is not None:
         return source
+    return ("store", source[1], _version_at(source[1], batch_ms))
+
+
+@functools.lru_cache(maxsize=16)
+def _version_at(path: str, batch_ms: int) -> int | None:
+    """The store's version current at a micro-batch's start, read once per worker and batch
+    (every bucket of the batch asks; the versions' meta files are on disk)."""
     from spaseq.engine.kb.layout import StoreLayout
 
-    return ("store", source[1], StoreLayout.at(source[1]).current_at(batch_ms / 1000))
+    return StoreLayout.at(path).current_at(batch_ms / 1000)
 
 
 def _late_row(e: Event) -> tuple:
-    return ("late", b"", e.time, e.time, {}, [{"atom": None, "stream": e.stream, "time": e.time, "dated": e.dated,
-                                               "seq": e.seq, "graph": None if e.name is None else str(e.name),
-                                               "bindings": {}}])
+    return ("late", b"", e.time, e.time, {}, [event_struct(None, e)])
