@@ -9,7 +9,7 @@ from spaseq.engine._native import _testing as _testing
 __all__ = ["PLAN_VERSION", "__version__", "_testing", "LateEvent", "UnreadStream", "OutputStream", "LocatedError", "gpm_evaluators", "LiveStream", "LiveReader",
            "NativeWriter", "jsonl_line", "derived_graph", "result_name", "json_time", "json_seconds", "table_time",
            "NativeEngine", "NativeEvent", "NativeMatch", "LateOutput", "ReplayReading", "ReplayStream", "read_batch",
-           "timestamp_ns", "seconds_ns", "datetime_ns", "datetime_text"]
+           "timestamp_ns", "read_columns", "EventRows", "Router", "seconds_ns", "datetime_ns", "datetime_text"]
 
 PLAN_VERSION: int
 __version__: str
@@ -134,6 +134,41 @@ def read_batch(
     problem, no events but ``LocatedError`` ``LABEL:LINE:COLUMN: message`` (``LABEL: message``
     without a place), ``label`` naming the batch as a path names a file."""
 
+def read_columns(
+    data: bytes, format: str, label: str, time_predicate: str = ...
+) -> tuple[tuple[bytes, bytes], list[int], tuple[bytes, bytes], list[bool]]:
+    """``read_batch``'s events as columns (what Spark's readers hand to Arrow without a
+    Python object per event): graph names and each event's triples as N-Triples text (one
+    triple a line) as Arrow string buffers (32-bit offsets, data), times (ns), whether each
+    time was an xsd:dateTime. Errors as ``read_batch``'s."""
+
+#: An Arrow string column as its buffers: (offsets, data, offset, length), the offsets 32-bit.
+_StrColumn = tuple[bytes, bytes, int, int]
+
+@final
+class EventRows:
+    """Events given as columns (what a Spark part holds), parsed once here and fed by
+    ``NativeEngine.feed`` in the order given, numbered as given (``Engine.run_rows``)."""
+
+    def __new__(cls, streams: _StrColumn, seqs: list[int], times: list[int], dated: list[bool],
+                graphs: _StrColumn, triples: _StrColumn) -> EventRows:
+        """Stream IRIs, seqs, times (ns), dated, graph names and triples in N-Triples, one
+        per event. ValueError (naming the row, from 0) for text that is not N-Triples or
+        columns of unequal lengths."""
+    def __len__(self) -> int: ...
+
+@final
+class Router:
+    """The keys events give a query split by key (core ``spaseq_gpm::routing``, decision
+    67): its GPMs' routing patterns, matched against each event's triples."""
+
+    def __new__(cls, gpms: list[tuple[str, list[tuple[str, str, str]]]], keys: list[str]) -> Router:
+        """``gpms``: (stream IRI, patterns), each position ``?name`` (a variable) or a term in
+        N-Triples; ``keys``: the key variables. ValueError for text that is no term."""
+    def keys(self, streams: _StrColumn, triples: _StrColumn) -> list[list[str]]:
+        """Per event (stream IRI, triples in N-Triples): its keys, the key variables' terms
+        in N-Triples joined by a space, sorted. ValueError for text that is not N-Triples."""
+
 _LiveEvent = tuple[str, int, int, str, list[tuple[str, str, str]], bool, str]
 
 @final
@@ -211,7 +246,7 @@ class NativeEngine:
               dated: bool = False) -> NativeEvent:
         """Prepare an event: graph name in N-Triples, triples as a flat list of term ids,
         ``dated``: its timestamp was written as an xsd:dateTime."""
-    def feed(self, stream: ReplayStream, max: int) -> tuple[int, int | None, bool, LocatedError | None]:
+    def feed(self, stream: ReplayStream | EventRows, max: int) -> tuple[int, int | None, bool, LocatedError | None]:
         """Feed up to ``max`` events of a replay stream to the queries (fewer once 2^14 released
         matches wait to be taken): (events fed, last time ns, ended, the stream's error)."""
     def feed_live(self, stream: LiveStream, max: int, wait: float,

@@ -24,7 +24,7 @@ from spaseq.engine.io.native_events import stream_error
 from spaseq.engine.runtime.native import LateOutput, NativeSession, OutputStream
 
 if TYPE_CHECKING:
-    from spaseq.engine._native import ReplayReading
+    from spaseq.engine._native import EventRows, ReplayReading, ReplayStream
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,27 @@ def run_replay(engine: _Engine, files: list[tuple[str, str]], time_predicate: st
         return stream_error(exc)
     for note in stream.notes:
         log.info("%s", note)
-    error = None
+    failure = _feed(engine, stream, batch, progress)
+    if stream.speculation == "failed":
+        raise SpeculationFailed(f"{files[0][1]} is not read as it is written")
+    error = stream_error(failure) if failure is not None else None
+    engine._end(error)
+    return error
+
+
+def run_rows(engine: _Engine, rows: EventRows, batch: int) -> None:
+    """``Engine.run_rows``: events given as columns fed natively, batch by batch; what
+    feeding raised (a callback's error) is raised after the matches before it."""
+    failure = _feed(engine, rows, batch, None)
+    engine._end(None)
+    if failure is not None:
+        raise failure
+
+
+def _feed(engine: _Engine, stream: ReplayStream | EventRows, batch: int,
+          progress: Callable[[int, Decimal], None] | None) -> ValueError | None:
+    """Feed ``stream`` natively to its end, batch by batch, releasing matches after each;
+    the stream's error (a ``LocatedError``) or what feeding raised, if any."""
     size = batch
     failure: ValueError | None  # the stream's LocatedError, or what feeding raised
     while True:
@@ -111,12 +131,7 @@ def run_replay(engine: _Engine, files: list[tuple[str, str]], time_predicate: st
             if fed == size and took > 0:  # the next batch sized to take about the target
                 size = max(64, min(batch, int(size * engine.PROGRESS_BATCH_SECONDS / took)))
         if ended:
-            if stream.speculation == "failed":
-                raise SpeculationFailed(f"{files[0][1]} is not read as it is written")
-            error = stream_error(failure) if failure is not None else None
-            break
-    engine._end(error)
-    return error
+            return failure
 
 
 def run_live(engine: _Engine, sources: list[tuple[str, str, str]], time_predicate: str | None, batch: int,

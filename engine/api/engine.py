@@ -45,7 +45,7 @@ from spaseq.engine.runtime.native import (
 from spaseq.engine.values.timestamps import INFINITY, exact_seconds, to_nanoseconds
 
 if TYPE_CHECKING:
-    from spaseq.engine._native import ReplayReading
+    from spaseq.engine._native import EventRows, ReplayReading
 
 
 _RUNTIME = attrgetter("runtime")  # a handle's runtime, read at C speed per event
@@ -591,6 +591,14 @@ class Engine:
     #: With a ``progress`` callback, ``run_replay``'s batches are sized to take about this
     #: long (at most ``batch`` events), so progress is seen even on slow queries.
     PROGRESS_BATCH_SECONDS = 0.1
+
+    def run_rows(self, rows: EventRows, batch: int = 4096) -> None:
+        """Run events given as columns (``_native.EventRows``: stream IRIs, seqs, times in ns,
+        dated, graph names and triples in N-Triples, in the order to feed them) to their end,
+        fed natively without a Python object per event, as ``run_replay`` feeds its files;
+        what Spark's parts run (``spaseq.spark``). Every event must be on a stream a
+        registered query reads."""
+        drivers.run_rows(self, rows, batch)
 
     def run_live(self, sources: list[tuple[str, str, str]], time_predicate: str | None = None,
                  batch: int = 1024, progress: Callable[[int, Decimal], None] | None = None) -> SpaseqError | None:

@@ -367,6 +367,7 @@ def _run_spark(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Que
     for iri, path in specs:
         streams.setdefault(iri, []).append(path)
     spark, own = _spark_session(args, [path for _, path in specs])
+    events = None
     try:
         events = on_spark.read_events(spark, streams, time_predicate=args.time_predicate,
                                       format=_input_format(args))
@@ -386,6 +387,8 @@ def _run_spark(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Que
     finally:
         if own:
             spark.stop()
+        elif events is not None:  # the session goes on: the events it cached go
+            events.unpersist()
     return 0
 
 

@@ -109,6 +109,18 @@ def kb_blocks(group: A.GroupPattern) -> tuple[tuple[NamedNode, tuple[A.TriplePat
     return tuple(out)
 
 
+def routing_table(query: A.Query) -> list[tuple[str, list[tuple[str, str, str]]]]:
+    """Each GPM's stream and routing patterns as the native router takes them
+    (``_native.Router``, the rule of ``event_keys`` without the KB): a variable (a pattern's
+    blank nodes are variables already) as ``?name``, a term in N-Triples."""
+    def spelled(term: object) -> str:
+        return f"?{term.name}" if isinstance(term, A.Var) else str(term)
+
+    return [(ev.stream, [(spelled(tp.subject), spelled(tp.predicate), spelled(tp.object))
+                         for tp in routing_patterns(ev.pattern)])
+            for ev in query.events.values()]
+
+
 def event_keys(query: A.Query, keys: tuple[str, ...], event: Event, kb: Store | None = None) -> set[str]:
     """The keys (their terms in N-Triples, joined by a space) the GPMs on ``event``'s stream
     give it by their routing patterns, or for a key bound through a GRAPH join

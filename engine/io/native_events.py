@@ -121,6 +121,24 @@ def read_batch(data: bytes, format: str, stream: str, label: str,
     return _events(items, lambda item: None)
 
 
+#: ``read_columns``' columns: graph names and triples as Arrow string buffers (offsets, data),
+#: times in nanoseconds, dated.
+Columns = tuple[tuple[bytes, bytes], list[int], tuple[bytes, bytes], list[bool]]
+
+
+def read_columns(data: bytes, format: str, label: str, time_predicate: str | None = None) -> Columns:
+    """``read_batch``'s events as columns, no Python object per event (what Spark's readers
+    hand to Arrow): graph names and triples (one per line) in N-Triples as Arrow string
+    buffers (32-bit offsets, data), times in nanoseconds, whether each time was an
+    xsd:dateTime. A StreamError as ``read_batch``'s."""
+    from spaseq.engine._native import read_columns as native_read_columns
+
+    try:
+        return native_read_columns(data, format, label, checked_time_predicate(time_predicate))
+    except ValueError as exc:
+        raise stream_error(exc) from None
+
+
 def _events(native: list[NativeItem], origin: Origin) -> list[Event]:
     """A batch of native events as ``Event``s, their triples read in one parse."""
     parsed = _triples([t for item in native for t in item[4]])

@@ -88,6 +88,33 @@ class _Released(Match):
 
 _Released.__name__ = _Released.__qualname__ = "Match"  # as users see it (repr): a Match
 
+#: A released match as plain values (``released_values``).
+ReleasedValues = tuple[int, int, list[tuple[str, str]],
+                       list[tuple[str, str, int, bool, int, str | None, list[tuple[str, str]]]]]
+
+
+def released_values(m: Match) -> ReleasedValues | None:
+    """A match the native runtime released as plain values, read from its native match
+    without building a term or an event (what Spark's parts keep): (start ns, time ns, its
+    bindings sorted by variable, the events it took, first to last: (GPM, stream IRI, time
+    ns, dated, seq, graph name, that GPM's bindings)), terms in N-Triples. None for a match
+    not released natively."""
+    d = m.__dict__
+    native, session = d.get("_native"), d.get("_session")
+    if native is None or session is None:
+        return None
+    text, engine = session.text, session.engine
+    start, time = native.span
+    taken = []
+    for atom, uid, pairs in native.taken():
+        parts = engine.event_parts(uid)
+        if parts is None:
+            raise KeyError(f"event {uid} is no longer held")
+        stream, ns, dated, seq, graph = parts[:5]
+        taken.append((atom, stream, ns, dated, seq, None if graph is None else str(_term(*graph)),
+                      [(v, text(i)) for v, i in pairs]))
+    return start, time, sorted((v, text(i)) for v, i in native.bindings()), taken
+
 
 def _name(binding: tuple[str, Term]) -> str:
     return binding[0]
@@ -100,6 +127,7 @@ class NativeSession:
         self.engine = engine if engine is not None else NativeEngine()
         self._ids: dict[Term, int] = {}
         self.terms: dict[int, Term] = {}
+        self._texts: dict[int, str] = {}  # id -> N-Triples, for plain values (released_values)
         self.contexts: dict[int, EventContext] = {}  # uid -> the event's context
         self.times: dict[int, Decimal] = {}      # ns -> the Decimal events carry
         self._time_uses: dict[int, int] = {}     # ns -> live events at that time
@@ -120,6 +148,13 @@ class NativeSession:
             i = self._ids[term] = self.engine.intern(text)  # type: ignore[index]
             self.terms[i] = term  # type: ignore[assignment]
         return i
+
+    def text(self, i: int) -> str:
+        """The N-Triples spelling of the term behind an id (asked of the engine once)."""
+        t = self._texts.get(i)
+        if t is None:
+            t = self._texts[i] = self.engine.term(i)
+        return t
 
     def term(self, i: int) -> Term:
         """The term behind an id (interned here, or natively: read from its N-Triples)."""

@@ -1,36 +1,48 @@
 """A query's matches over an events DataFrame (``match``): the input split as the plan says
 (``Plan.split``, docs/decisions.md 67), one native engine per part inside
-``groupBy(...).applyInPandas``, the parts' matches kept so that their union is exactly the
-single engine's: by key, each part keeps the matches of its own key (an event giving several
-keys goes to each); by time, each chunk reads its range widened by the plan's overlaps and
-keeps the matches that start in it; otherwise one part holds every event."""
+``groupBy(...).applyInArrow`` (fed the Arrow buffers: no Python object per event, decision
+68), the parts' matches kept so that their union is exactly the single engine's: by key,
+each part keeps the matches of its own key (an event giving several keys goes to each); by
+time, each chunk reads its range widened by the plan's overlaps and keeps the matches that
+start in it; otherwise one part holds every event."""
 
 from __future__ import annotations
 
+import collections
 import functools
+import itertools
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from decimal import Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import TYPE_CHECKING, Any
 
 from spaseq.engine.algebra import operators as A
-from spaseq.engine.api import evaluate
+from spaseq.engine.api import Engine
 from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.compile.planner import plan_query
-from spaseq.engine.compile.splitting import KEY, NONE, TIME, SplitPlan, event_keys
+from spaseq.engine.compile.splitting import KEY, NONE, TIME, SplitPlan, event_keys, routing_table
 from spaseq.engine.errors import UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.io.kb import parse_kb_option
 from spaseq.engine.language.query import parse_query
-from spaseq.engine.matches import Match
-from spaseq.spark.events import EVENT_SCHEMA, graph_text, to_events
+from spaseq.spark.events import (
+    EVENT_SCHEMA,
+    NS,
+    event_rows,
+    graph_text,
+    nanoseconds,
+    string_column,
+    to_events,
+)
+from spaseq.spark.found import Found, found
 from spaseq.spark.order import clock_close, order_key, released
 
 if TYPE_CHECKING:
-    import pandas as pd
+    import pyarrow as pa
     from pyoxigraph import Store
     from pyspark.sql import DataFrame
 
+    from spaseq.engine._native import Router
     from spaseq.engine.kb.reader import KbStore
 
 #: A match: where it stands among all of them (sort by ``order``: the single engine's release
@@ -70,15 +82,27 @@ def match(events: DataFrame, query: str | A.Query, *, kb: Mapping[str, str] | Se
         cuts = []
     source = kb_source(kb, kb_store)
 
-    def parted(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    arrow = match_arrow_schema()
+
+    def parted(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             yield _parts(batch, text, split, cuts, source)
 
-    def matched(part: pd.DataFrame) -> pd.DataFrame:
-        return _matched(part, text, split, cuts, source, options)
+    def matched(part: pa.Table) -> pa.Table:
+        return _matched(part, text, split, cuts, source, options, arrow)
 
-    return (events.mapInPandas(parted, schema=_PARTED)
-                  .groupBy("part").applyInPandas(matched, schema=MATCH_SCHEMA))
+    return (events.mapInArrow(parted, schema=_PARTED)
+                  .groupBy("part").applyInArrow(matched, schema=MATCH_SCHEMA))
+
+
+def match_arrow_schema() -> pa.Schema:
+    """``MATCH_SCHEMA`` as Arrow writes it (on the driver: Spark parses the DDL)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType
+
+    schema = StructType.fromDDL(MATCH_SCHEMA)
+    assert isinstance(schema, StructType)
+    return to_arrow_schema(schema)
 
 
 def kb_source(kb: Mapping[str, str] | Sequence[str] | None, kb_store: str | KbStore | None) -> KbSource:
@@ -154,49 +178,91 @@ def routing_kb(split: SplitPlan, source: KbSource, text: str) -> Store | None:
     return kb.store if isinstance(kb, KbStore) else kb  # a KbStore's open version
 
 
-def _parts(batch: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal], source: KbSource) -> pd.DataFrame:
+def _parts(batch: pa.RecordBatch, text: str, split: SplitPlan, cuts: list[Decimal],
+           source: KbSource) -> pa.RecordBatch:
     """Each event of ``batch`` with the part(s) it goes to: its keys (as N-Triples), the time
     chunks whose widened range holds it, or the one part."""
-    import pandas as pd
+    import pyarrow as pa
 
-    rows = list(batch.itertuples(index=False))
+    n = batch.num_rows
     if split.kind == KEY:
-        q = query_of(text)
-        kb = routing_kb(split, source, text)
-        parts: list[list[str]] = [sorted(event_keys(q, split.keys, e, kb)) for e in to_events(rows)]
+        router = _router(text, split.keys) if not split.kb else None
+        if router is not None:
+            parts = router.keys(string_column(batch.column("stream")), string_column(batch.column("triples")))
+        else:  # a key through a GRAPH join: the event's solutions joined with the KB
+            q, kb = query_of(text), routing_kb(split, source, text)
+            parts = [sorted(event_keys(q, split.keys, e, kb)) for e in to_events(_rows(batch))]
     elif split.kind == TIME:
-        bounds = _bounds(cuts)
-        parts = []
-        for row in rows:
-            t = Decimal(row.time)
-            parts.append([str(i) for i in range(len(bounds) - 1)
-                          if bounds[i] - split.before <= t <= bounds[i + 1] + split.after])
+        times = nanoseconds(batch.column("time"))
+        ranges = [(_ns_at_least(lo - split.before), _ns_at_most(hi + split.after))
+                  for lo, hi in itertools.pairwise(_bounds(cuts))]
+        parts = [[str(i) for i, (lo, hi) in enumerate(ranges) if lo <= t <= hi] for t in times]
     else:
-        parts = [["0"]] * len(rows)
-    out = [(part, *row) for row, mine in zip(rows, parts, strict=True) for part in mine]
-    return pd.DataFrame(out, columns=["part", *batch.columns])
+        parts = [["0"]] * n
+    take = [i for i, mine in enumerate(parts) for _ in mine]
+    names = pa.array([part for mine in parts for part in mine], pa.string())
+    chosen = batch.take(pa.array(take, pa.int64())) if len(take) != n else batch
+    return pa.RecordBatch.from_arrays([names, *chosen.columns], names=["part", *batch.schema.names])
 
 
-def _matched(part: pd.DataFrame, text: str, split: SplitPlan, cuts: list[Decimal],
-             source: KbSource, options: EngineOptions | None) -> pd.DataFrame:
-    """The matches one part keeps, found by the native engine over its events."""
-    import pandas as pd
+@functools.lru_cache(maxsize=4)
+def _router(text: str, keys: tuple[str, ...]) -> Router | None:
+    """The native router of a query split by ``keys`` (once per worker), or None when its
+    routing patterns hold a term it does not take (then routed in Python)."""
+    from spaseq.engine._native import Router
+
+    try:
+        return Router(routing_table(query_of(text)), list(keys))
+    except ValueError:
+        return None
+
+
+def _ns_at_least(t: Decimal) -> int | float:
+    """The first whole nanosecond at or after ``t`` seconds (infinities kept)."""
+    return t if t.is_infinite() else int((t * NS).to_integral_value(rounding=ROUND_CEILING))  # type: ignore[return-value]
+
+
+def _ns_at_most(t: Decimal) -> int | float:
+    """The last whole nanosecond at or before ``t`` seconds (infinities kept)."""
+    return t if t.is_infinite() else int((t * NS).to_integral_value(rounding=ROUND_FLOOR))  # type: ignore[return-value]
+
+
+def _rows(table: pa.Table | pa.RecordBatch) -> list[Any]:
+    """The rows of an events table as tuples with its columns' names as attributes."""
+    row = collections.namedtuple("row", table.schema.names)  # type: ignore[misc]
+    return [row(*values) for values in zip(*(c.to_pylist() for c in table.columns), strict=True)]
+
+
+def _matched(part: pa.Table, text: str, split: SplitPlan, cuts: list[Decimal], source: KbSource,
+             options: EngineOptions | None, schema: pa.Schema) -> pa.Table:
+    """The matches one part keeps, found by the native engine over its events (fed as
+    columns: ``Engine.run_rows``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     q = query_of(text)
-    name = str(part["part"].iloc[0])
-    events = to_events(part.drop(columns=["part"]).itertuples(index=False))
-    found = evaluate(q, events, match_store(source, text), options)
+    name = part.column("part")[0].as_py()
+    part = part.sort_by("seq")
+    read = pa.array(sorted(set(q.streams.values())), pa.string())
+    part = part.filter(pc.is_in(part.column("stream"), value_set=read))  # as drop_unread does
+    engine = Engine(match_store(source, text), options, drop_unread=True)
+    handle = engine.register(q)
+    engine.run_rows(event_rows(part))
+    matches = [found(m) for m in handle.matches()]
     if split.kind == NONE:  # one engine: its release order is the order
-        rows = [match_row(m, released(i)) for i, m in enumerate(found)]
+        rows = [match_row(m, released(i)) for i, m in enumerate(matches)]
     else:
         if split.kind == KEY:
-            found = [m for m in found if match_key(m, split.keys) == name]
+            matches = [m for m in matches if match_key(m, split.keys) == name]
         else:
             bounds = _bounds(cuts)
-            lo, hi = bounds[int(name)], bounds[int(name) + 1]
-            found = [m for m in found if lo <= m.start < hi]
-        rows = [match_row(m, order_key(m, clock_close(q, m))) for m in found]
-    return pd.DataFrame(rows, columns=["order", "start", "time", "bindings", "events"])
+            lo, hi = _ns_at_least(bounds[int(name)]), _ns_at_least(bounds[int(name) + 1])
+            matches = [m for m in matches if lo <= m.start < hi]
+        rows = [match_row(m, order_key(m, clock_close(q, m))) for m in matches]
+    return pa.Table.from_pylist([dict(zip(_MATCH_COLUMNS, row, strict=True)) for row in rows], schema=schema)
+
+
+_MATCH_COLUMNS = ("order", "start", "time", "bindings", "events")
 
 
 def _bounds(cuts: list[Decimal]) -> list[Decimal]:
@@ -204,16 +270,22 @@ def _bounds(cuts: list[Decimal]) -> list[Decimal]:
     return [Decimal("-Infinity"), *cuts, Decimal("Infinity")]
 
 
-def match_key(m: Match, keys: tuple[str, ...]) -> str:
+def match_key(m: Found, keys: tuple[str, ...]) -> str:
     """The key of a match split by key: its terms for ``keys`` in N-Triples, joined by a space."""
     bound = dict(m.bindings)
-    return " ".join(str(bound[k]) if k in bound else "" for k in keys)
+    return " ".join(bound.get(k, "") for k in keys)
 
 
-def match_row(m: Match, order: bytes) -> tuple[Any, ...]:
+def match_row(m: Found, order: bytes) -> tuple[Any, ...]:
     """A match as a row of ``MATCH_SCHEMA``."""
-    return (order, m.start, m.time, {v: str(t) for v, t in m.bindings},
-            [event_struct(t.atom, t.event, t.bindings) for t in m.taken])
+    events = [{"atom": t.atom, "stream": t.stream, "time": seconds(t.time), "dated": t.dated, "seq": t.seq,
+               "graph": t.graph, "bindings": dict(t.bindings)} for t in m.taken]
+    return (order, seconds(m.start), seconds(m.time), dict(m.bindings), events)
+
+
+def seconds(ns: int) -> Decimal:
+    """Nanoseconds as the exact seconds of a ``decimal(38,9)`` column."""
+    return Decimal(ns).scaleb(-9)
 
 
 def event_struct(atom: str | None, e: Event, bindings: tuple[tuple[str, Any], ...] = ()) -> dict[str, Any]:

@@ -18,8 +18,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 from spaseq.engine.algebra import operators as A
-from spaseq.engine.matches import Match, spelling
 from spaseq.engine.values.timestamps import to_nanoseconds
+from spaseq.spark.found import Found
 
 #: offsets making signed numbers compare as unsigned big-endian bytes
 _TIME_BIAS = 1 << 127
@@ -30,6 +30,8 @@ _END, _NUL = b"\x00\x01", b"\x00\xff"
 _ITEM, _TUPLE_END = b"\x01", b"\x00"
 #: the flag after the completion time: completed by an event, closed by the clock
 _BY_EVENT, _BY_CLOCK = b"\x00", b"\x01"
+#: a close time that never comes (no time window: at end of input): later than any time
+NEVER = 1 << 200
 
 
 def released(index: int) -> bytes:
@@ -37,51 +39,51 @@ def released(index: int) -> bytes:
     return (index + _SEQ_BIAS).to_bytes(8, "big")
 
 
-def order_key(m: Match, close: Decimal | None) -> bytes:
+def order_key(m: Found, close: int | None) -> bytes:
     """Where ``m`` stands among every match of the query, as sortable bytes; ``close``: the
-    time its window closes when the clock releases it (``clock_close``), else None."""
+    time (ns, or ``NEVER``) its window closes when the clock releases it (``clock_close``),
+    else None."""
     if close is None:
-        last = max(t.event.sort_key() for t in m.taken)
+        last = max((t.time, t.seq) for t in m.taken)
         head = _time(last[0]) + _BY_EVENT + _seq(last[1])
     else:
         head = _time(close) + _BY_CLOCK
     return head + rank(m)
 
 
-def rank(m: Match) -> bytes:
-    """``match_order(m)`` as bytes that compare as its tuples do."""
+def rank(m: Found) -> bytes:
+    """``match_order(m)`` (start, the events' places, the bindings' spelling) as bytes that
+    compare as its tuples do."""
     out = [_time(m.start)]
     for t in m.taken:
-        time, seq = t.event.sort_key()
-        out += [_ITEM, _time(time), _seq(seq)]
+        out += [_ITEM, _time(t.time), _seq(t.seq)]
     out.append(_TUPLE_END)
-    bindings, taken = spelling(m)
-    out.append(_pairs(bindings))
-    for pairs in taken:
-        out += [_ITEM, _pairs(pairs)]
+    out.append(_pairs(m.bindings))
+    for t in m.taken:
+        out += [_ITEM, _pairs(t.bindings)]
     out.append(_TUPLE_END)
     return b"".join(out)
 
 
-def clock_close(query: A.Query, m: Match) -> Decimal | None:
-    """The time the clock releases ``m`` after (its start plus the window; infinite without a
-    time window: at end of input) when atoms after the last one it took are left untaken, or
-    None when its last event completed it. Only for a query with a sliding time window or
-    none (the splits' queries, ``compile.splitting``)."""
+def clock_close(query: A.Query, m: Found) -> int | None:
+    """The time (ns) the clock releases ``m`` after (its start plus the window; ``NEVER``
+    without a time window: at end of input) when atoms after the last one it took are left
+    untaken, or None when its last event completed it. Only for a query with a sliding time
+    window or none (the splits' queries, ``compile.splitting``)."""
     took = {t.atom for t in m.taken}
     atoms = query.seq.atoms
     last = max(i for i, atom in enumerate(atoms) if took & set(A.operand_gpms(atom.operand)))
     if last == len(atoms) - 1:
         return None
     if query.window.kind == "time":
-        return m.start + Decimal(query.window.amount)
-    return Decimal("Infinity")
+        return m.start + to_nanoseconds(Decimal(query.window.amount))
+    return NEVER
 
 
-def _time(t: Decimal) -> bytes:
-    if t.is_infinite():
+def _time(ns: int) -> bytes:
+    if ns >= NEVER:
         return b"\xff" * 16
-    return (to_nanoseconds(t) + _TIME_BIAS).to_bytes(16, "big")
+    return (ns + _TIME_BIAS).to_bytes(16, "big")
 
 
 def _seq(seq: int) -> bytes:

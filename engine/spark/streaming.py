@@ -31,12 +31,13 @@ from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.compile.splitting import KEY, SplitPlan, event_keys
-from spaseq.engine.errors import Location, StreamError
+from spaseq.engine.errors import StreamError
 from spaseq.engine.events import Event
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Match
 from spaseq.engine.values.timestamps import exact_seconds
-from spaseq.spark.events import EVENT_SCHEMA, file_events, to_events
+from spaseq.spark.events import EVENT_SCHEMA, event_batch, file_columns, to_events
+from spaseq.spark.found import found
 from spaseq.spark.matching import (
     MATCH_SCHEMA,
     KbSource,
@@ -53,6 +54,7 @@ from spaseq.spark.order import clock_close, order_key, released
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
     from spaseq.engine.api import Engine
@@ -86,7 +88,7 @@ def read_event_stream(spark: SparkSession, streams: Mapping[str, str], *, format
         if max_files_per_trigger is not None:
             reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
         files = reader.load(folder).select("path", "modificationTime", "content")
-        frames.append(files.mapInPandas(_file_reader(stream, folder, format, time_predicate, quarantine),
+        frames.append(files.mapInArrow(_file_reader(stream, folder, format, time_predicate, quarantine),
                                         schema=EVENT_SCHEMA))
     if not frames:
         raise StreamError("read_event_stream: no stream given")
@@ -95,37 +97,38 @@ def read_event_stream(spark: SparkSession, streams: Mapping[str, str], *, format
 
 def _file_reader(stream: str, folder: str, format: str | None, time_predicate: str | None,
                  quarantine: str | None) -> Any:
-    """What turns batches of new files into event rows (on an executor)."""
-    import pandas as pd
+    """What turns batches of new files into event rows (on an executor): each file read
+    natively, its events numbered after its modification time (ms) by position."""
+    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
 
-    columns = [c.split()[0] for c in EVENT_SCHEMA.split(", ")]
-
-    def read(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for batch in batches:
-            rows = []
-            for path, modified, content in batch.itertuples(index=False):
-                base = int(pd.Timestamp(modified).value // 1_000_000) * 1_000_000  # ms, then position (ties
-            # between files of one millisecond are possible: nothing looks an event up by it)
-                for item in file_events((path, bytes(content)), folder, stream, 0, format, time_predicate):
-                    if item[0] is None:
-                        _bad_file(item, path, bytes(content), quarantine)
-                        continue
-                    stream_, time, dated, graph, triples = item[4]
-                    rows.append((stream_, time, dated, base + item[3], graph, triples))
-            yield pd.DataFrame(rows, columns=columns)
+            modified = batch.column("modificationTime")
+            scale = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}[modified.type.unit]
+            for path, ms, content in zip(batch.column("path").to_pylist(),
+                                         (t * scale // 1_000_000 for t in modified.cast(pa.int64()).to_pylist()),
+                                         batch.column("content").to_pylist(), strict=True):
+                columns, error = file_columns(path, content, folder, format, time_predicate)
+                if error is not None:
+                    _bad_file(error, content, quarantine)
+                    continue
+                assert columns is not None
+                # ms, then position (ties between files of one millisecond are possible:
+                # nothing looks an event up by it)
+                base = ms * 1_000_000
+                yield event_batch(stream, columns, range(base, base + len(columns[1])))
 
     return read
 
 
-def _bad_file(error: tuple, uri: str, content: bytes, quarantine: str | None) -> None:
+def _bad_file(problem: StreamError, content: bytes, quarantine: str | None) -> None:
     """A file that cannot be read: raise its StreamError, or copy it to ``quarantine`` with a
     report (the same name with ``.error``: ``FILE:LINE:COLUMN: message``)."""
-    _, message, file, line, column = error
-    problem = StreamError(message, Location(file, line, column))
     if quarantine is None:
         raise problem
     os.makedirs(quarantine, exist_ok=True)
-    name = os.path.basename(file)
+    assert problem.location is not None  # file_columns names the file
+    name = os.path.basename(problem.location.file or "")
     with open(os.path.join(quarantine, name), "wb") as out:
         out.write(content)
     with open(os.path.join(quarantine, name + ".error"), "w", encoding="utf-8") as report:
@@ -258,13 +261,14 @@ def _step(bucket: int, frames: Iterator[pd.DataFrame], state: Any, text: str, sp
             rows.append(_late_row(event))
     q = query_of(text)
     for m in runner.found:
+        plain = found(m)
         if split.kind == KEY:
-            if _bucket(match_key(m, split.keys), count) != bucket:
+            if _bucket(match_key(plain, split.keys), count) != bucket:
                 continue
-            order = order_key(m, clock_close(q, m))
+            order = order_key(plain, clock_close(q, plain))
         else:
             order = released(getattr(m, "number", None) or 0)
-        rows.append(("match", *match_row(m, order)))
+        rows.append(("match", *match_row(plain, order)))
     runner.found.clear()  # now: not kept alive through the collection after the task
     if not batch and runner.idle():
         state.remove()

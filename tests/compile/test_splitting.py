@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from spaseq.engine import api
 from spaseq.engine.compile.planner import plan_query
-from spaseq.engine.compile.splitting import KEY, NONE, TIME, event_keys, split_plan
+from spaseq.engine.compile.splitting import KEY, NONE, TIME, event_keys, routing_table, split_plan
 from spaseq.engine.language.query import parse_query
 from tests.properties.test_differential import EXAMPLES, _identity, events, kb, queries
 from tests.util import EX, QUERY_PREFIXES
@@ -78,6 +78,36 @@ def kb_keyed_queries(draw) -> str:
     window = draw(st.sampled_from(["3 SECONDS", "6 SECONDS"]))
     return (f"{QUERY_PREFIXES}SELECT * WITHIN {window}\nFROM STREAM U1 <{EX}u1>\nFROM STREAM U2 <{EX}u2>\n"
             f"WHERE {{ SEQ({seq}) {defines} }}")
+
+
+#: GPM bodies binding the key ?k on the event: constants (literals compared as terms),
+#: shared subjects, OPTIONAL and FILTER (not routing patterns)
+ROUTED = ["{{ ?s{i} :key ?k ; :val ?v{i} }}", "{{ ?s{i} :key ?k ; :val 1 }}", "{{ ?s{i} :key ?k . ?s{i} :tag :T1 }}",
+          "{{ ?s{i} :key ?k OPTIONAL {{ ?s{i} :tag ?t{i} }} FILTER(!BOUND(?t{i})) }}", "{{ ?s{i} :key ?k ; ?p{i} ?o{i} }}"]
+
+
+@settings(max_examples=EXAMPLES)
+@given(st.lists(st.sampled_from(ROUTED), min_size=1, max_size=3), st.lists(st.sampled_from(["U1", "U2"]), min_size=3,
+       max_size=3), events())
+def test_the_native_router_gives_events_the_keys_event_keys_gives(bodies, streams, evs) -> None:
+    """Spark routes with the native ``Router`` (``spaseq_gpm::routing``); ``event_keys`` is
+    the rule over Python terms: the same keys for every event."""
+    import pyarrow as pa
+
+    from spaseq.engine._native import Router
+    from spaseq.spark.events import string_column
+
+    defines = " ".join(f"DEFINE GPM G{i} ON {streams[i]} {body.format(i=i)}" for i, body in enumerate(bodies))
+    seq = " ; ".join(f"G{i}" for i in range(len(bodies)))
+    q = parse_query(f"{QUERY_PREFIXES}SELECT * WITHIN 5 SECONDS\nFROM STREAM U1 <{EX}u1>\nFROM STREAM U2 <{EX}u2>\n"
+                    f"WHERE {{ SEQ({seq}) {defines} }}")
+    split = plan_query(q).split
+    assert split.kind == KEY and split.keys == ("k",) and not split.kb
+    router = Router(routing_table(q), list(split.keys))
+    texts = ["".join(f"{t.subject} {t.predicate} {t.object} .\n" for t in e.triples) for e in evs]
+    expected = [sorted(event_keys(q, split.keys, e)) for e in evs]
+    columns = (string_column(pa.array(values, pa.string())) for values in ([e.stream for e in evs], texts))
+    assert router.keys(*columns) == expected
 
 
 @settings(max_examples=EXAMPLES)

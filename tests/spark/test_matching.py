@@ -123,3 +123,38 @@ def test_kb_files_reach_the_executors_as_absolute_paths(tmp_path, monkeypatch) -
     expected = ("files", ((str(tmp_path / "kb" / "db.nt"), EX + "db"),))
     assert kb_source([f"{EX}db=kb/db.nt"], None) == expected
     assert kb_source({EX + "db": "kb/db.nt"}, None) == expected
+
+
+def test_read_events_reads_a_changed_file_again(spark, tmp_path) -> None:
+    """Spark reuses cached data for a plan equal to a cached one: each reading is its own."""
+    from spaseq.spark import read_events
+
+    path = tmp_path / "s.nq"
+    stamp = f'<{EX}g> <{GENERATED_AT_TIME.value}> "1"^^<http://www.w3.org/2001/XMLSchema#integer> .\n'
+    path.write_text(f'<{EX}e> <{EX}v> "1" <{EX}g> .\n{stamp}')
+    first = read_events(spark, {EX + "s": str(path)})
+    path.write_text(f'<{EX}e> <{EX}v> "2" <{EX}g> .\n{stamp}')
+    second = read_events(spark, {EX + "s": str(path)})
+    assert [r.triples for r in first.collect()] == [f'<{EX}e> <{EX}v> "1" .\n']
+    assert [r.triples for r in second.collect()] == [f'<{EX}e> <{EX}v> "2" .\n']
+    first.unpersist()
+    second.unpersist()
+
+
+def test_times_go_to_arrow_and_back_exactly() -> None:
+    """Event times cross to Arrow as decimal(38,9) built from their nanoseconds, and back,
+    without a Decimal per row: negative, sub-second and beyond 64 bits, sliced included."""
+    from decimal import Decimal
+
+    import pyarrow as pa
+
+    from spaseq.spark.events import nanoseconds, seconds_column
+
+    times = [0, 1, -1, 1_500_000_000, -2_000_000_001, 2**63 - 1, -(2**63), 2**70 + 3, -(2**70)]
+    column = seconds_column(times)
+    assert column.type == pa.decimal128(38, 9)
+    assert column.to_pylist() == [Decimal(t).scaleb(-9) for t in times]
+    assert nanoseconds(column) == times
+    assert nanoseconds(column.slice(2, 4)) == times[2:6]
+    assert nanoseconds(pa.chunked_array([column.slice(0, 3), column.slice(7)])) == times[:3] + times[7:]
+    assert nanoseconds(seconds_column(times[:6])) == times[:6]

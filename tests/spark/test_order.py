@@ -17,6 +17,7 @@ from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.compile.splitting import KEY, TIME, event_keys
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import match_order
+from spaseq.spark.found import found
 from spaseq.spark.order import clock_close, order_key, rank
 from tests.properties.test_differential import EXAMPLES, _identity, events, kb, queries
 
@@ -49,7 +50,7 @@ def test_merged_parts_sorted_by_order_key_come_in_the_single_engines_order(text,
         return  # one part: its release order is the order (``released``)
     times = sorted({e.time for e in evs})
     cuts = sorted(data.draw(st.lists(st.sampled_from(times), max_size=3, unique=True), label="cuts")) if times else []
-    merged = sorted(_parts(q, evs, split, cuts), key=lambda m: order_key(m, clock_close(q, m)))
+    merged = sorted(_parts(q, evs, split, cuts), key=lambda m: order_key(found(m), clock_close(q, found(m))))
     single = api.evaluate(q, evs, kb())
     assert [_identity(m) for m in merged] == [_identity(m) for m in single], (text, split, cuts)
 
@@ -61,11 +62,11 @@ def _sign(x: int) -> int:
 @settings(max_examples=EXAMPLES)
 @given(queries(), events())
 def test_rank_compares_as_match_order(text, evs) -> None:
-    found = api.evaluate(parse_query(text), evs, kb())
-    for a in found:
-        for b in found:
+    matches = api.evaluate(parse_query(text), evs, kb())
+    for a in matches:
+        for b in matches:
             by_tuple = _sign((match_order(a) > match_order(b)) - (match_order(a) < match_order(b)))
-            by_bytes = _sign((rank(a) > rank(b)) - (rank(a) < rank(b)))
+            by_bytes = _sign((rank(found(a)) > rank(found(b))) - (rank(found(a)) < rank(found(b))))
             assert by_tuple == by_bytes, (a, b)
 
 

@@ -14,6 +14,7 @@ pub mod event_index;
 pub mod expr;
 pub mod functions;
 pub mod join;
+pub mod routing;
 pub mod run_functions;
 pub mod sparql;
 pub mod sparql_select;

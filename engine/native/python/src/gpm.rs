@@ -2,6 +2,8 @@
 //! planner, the rest for tests (`_native._testing`). Terms travel as N-Triples strings,
 //! expressions and plans as their plan JSON (docs/plan.md).
 
+use crate::arrow::{StrColumn, Strings};
+use crate::stream::triples_of_rows;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use spaseq_engine::choose_evaluator;
@@ -155,8 +157,52 @@ fn sparql_select(query: &str, ntriples: &str) -> PyResult<Vec<Vec<(String, Strin
         .collect())
 }
 
+/// The keys events give a query split by key (`spaseq_gpm::routing`): built once from its
+/// GPMs' routing patterns, then asked per batch of events.
+#[pyclass(module = "spaseq.engine._native", name = "Router", frozen)]
+pub struct PyRouter {
+    router: spaseq_gpm::routing::Router,
+}
+
+#[pymethods]
+impl PyRouter {
+    /// `gpms`: (stream IRI, patterns), a pattern three texts, `?name` for a variable or a
+    /// term in N-Triples; `keys`: the key variables. ValueError for text that is no term.
+    #[new]
+    fn new(gpms: Vec<(String, Vec<[String; 3]>)>, keys: Vec<String>) -> PyResult<Self> {
+        let router = spaseq_gpm::routing::Router::new(&gpms, &keys).map_err(value_error)?;
+        Ok(PyRouter { router })
+    }
+
+    /// Per event (its stream IRI and triples in N-Triples, as Arrow string buffers:
+    /// `arrow::StrColumn`): the keys it goes to, each the key variables' terms in N-Triples
+    /// joined by a space, sorted. ValueError (naming the event, counted from 0) for text that
+    /// is not N-Triples.
+    fn keys(
+        &self,
+        py: Python<'_>,
+        streams: StrColumn<'_>,
+        triples: StrColumn<'_>,
+    ) -> PyResult<Vec<Vec<String>>> {
+        let (streams, triples) = (Strings::of(&streams)?, Strings::of(&triples)?);
+        if streams.len() != triples.len() {
+            return Err(PyValueError::new_err(
+                "Router.keys: columns of unequal lengths",
+            ));
+        }
+        py.detach(|| {
+            let parsed = triples_of_rows(triples)?;
+            (0..streams.len())
+                .map(|row| Ok(self.router.keys(streams.get(row)?, &parsed[row])))
+                .collect::<Result<Vec<_>, String>>()
+        })
+        .map_err(value_error)
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gpm_evaluators, m)?)?;
+    m.add_class::<PyRouter>()?;
     Ok(())
 }
 

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod arrow;
 mod errors;
 mod gpm;
 mod late;

@@ -6,7 +6,7 @@
 use crate::errors::{late_event, late_exception, located_exception, refused};
 use crate::late::LateOutput;
 use crate::live::PyLiveStream;
-use crate::stream::PyReplayStream;
+use crate::stream::{PyEventRows, PyReplayStream};
 use pyo3::exceptions::PyBaseException;
 use pyo3::exceptions::PyValueError;
 use pyo3::gc::PyVisit;
@@ -229,6 +229,13 @@ type LiveFed<'py> = (
     Option<Bound<'py, PyBaseException>>,
 );
 
+/// What `feed` reads: a replay stream's events or rows given as columns.
+#[derive(FromPyObject)]
+enum Source<'py> {
+    Replay(Bound<'py, PyReplayStream>),
+    Rows(Bound<'py, PyEventRows>),
+}
+
 /// What `feed` returns: (events fed, the last one's time, whether the stream ended, its
 /// error).
 type ReplayFed<'py> = (
@@ -403,20 +410,25 @@ impl NativeEngine {
         )))
     }
 
-    /// Feed up to `max` events of a replay stream straight to the queries (no Python object
+    /// Feed up to `max` events of a replay stream (or `EventRows`) straight to the queries (no Python object
     /// per event): each query reading the event's stream processes it, the others move
     /// their clock. Returns (events fed, the last one's time in ns, whether the stream
     /// ended, its error if it ended with one: a `LocatedError` `PATH:LINE:COLUMN: message`).
     /// Matches wait in the queries for `take_matches`; fewer events are fed once enough
     /// matches wait.
-    fn feed<'py>(
-        &self,
-        stream: &Bound<'py, PyReplayStream>,
-        max: usize,
-    ) -> PyResult<ReplayFed<'py>> {
-        let source = stream.borrow();
-        let fed = self.fed(self.core.feed(|| source.next_event(), max))?;
-        let error = located_or_none(stream.py(), fed.error)?;
+    fn feed<'py>(&self, stream: Source<'py>, max: usize) -> PyResult<ReplayFed<'py>> {
+        let (fed, py) = match &stream {
+            Source::Replay(s) => {
+                let source = s.borrow();
+                (self.core.feed(|| source.next_event(), max), s.py())
+            }
+            Source::Rows(s) => {
+                let source = s.borrow();
+                (self.core.feed(|| source.next_event(), max), s.py())
+            }
+        };
+        let fed = self.fed(fed)?;
+        let error = located_or_none(py, fed.error)?;
         Ok((fed.fed, fed.last, fed.ended, error))
     }
 

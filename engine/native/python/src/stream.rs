@@ -7,11 +7,13 @@
 //! `ReplayStream` built with it takes over what it read. `read_batch`: a batch of events
 //! held in memory (a request body), read whole by the same reader.
 
+use crate::arrow::{Built, StrColumn, Strings};
 use crate::errors::located;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use spaseq_io::dictionary::Dictionary;
-use spaseq_io::replay::{self, Format, GENERATED_AT_TIME};
+use spaseq_io::replay::{self, Format, ReplayError, GENERATED_AT_TIME};
 use spaseq_io::stream::file::{self, Mode};
 use spaseq_io::stream::prefetch::{Prefetched, BATCH, DEPTH};
 use spaseq_io::stream::{Options, ReplayStream, StreamError, StreamEvent, MEMORY_EVENTS};
@@ -335,6 +337,213 @@ fn read_batch(
     Ok(batch_events(&events, &dictionary))
 }
 
+/// `read_columns`' columns: graph names (offsets, data), times (ns), triples (offsets,
+/// data), dated.
+type Columns<'py> = (
+    (Bound<'py, PyBytes>, Bound<'py, PyBytes>),
+    Vec<i128>,
+    (Bound<'py, PyBytes>, Bound<'py, PyBytes>),
+    Vec<bool>,
+);
+
+/// The events of a replay batch as `read_batch` reads them, as columns (what Spark's
+/// readers hand to Arrow without a Python object per event): graph names and each event's
+/// triples in N-Triples (one triple a line) as Arrow string buffers (`arrow::Built`), times
+/// (ns) and whether each was an xsd:dateTime. Errors as `read_batch`'s.
+#[pyfunction]
+#[pyo3(signature = (data, format, label, time_predicate = GENERATED_AT_TIME))]
+fn read_columns<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    format: &str,
+    label: &str,
+    time_predicate: &str,
+) -> PyResult<Columns<'py>> {
+    use std::io::Write;
+    let format = format_named(Some(format))?.unwrap_or(Format::TriG);
+    let located = |message: String| {
+        value_error(StreamError {
+            path: Some(label.to_owned()),
+            error: ReplayError {
+                line: None,
+                column: None,
+                message,
+            },
+        })
+    };
+    let (graphs, times, triples, dated) = py.detach(|| {
+        let mut dictionary = Dictionary::new();
+        let events = replay::read_events(data, format, time_predicate, &mut dictionary).map_err(
+            |error| {
+                value_error(StreamError {
+                    path: Some(label.to_owned()),
+                    error,
+                })
+            },
+        )?;
+        let mut graphs = Built::with_capacity(events.len());
+        let mut triples = Built::with_capacity(events.len());
+        let (mut times, mut dated) = (
+            Vec::with_capacity(events.len()),
+            Vec::with_capacity(events.len()),
+        );
+        for e in &events {
+            graphs
+                .push_with(|out| {
+                    let _ = write!(out, "{}", dictionary.get(e.graph));
+                })
+                .map_err(located)?;
+            triples
+                .push_with(|out| {
+                    for [s, p, o] in &e.triples {
+                        let _ = writeln!(
+                            out,
+                            "{} {} {} .",
+                            dictionary.get(*s),
+                            dictionary.get(*p),
+                            dictionary.get(*o)
+                        );
+                    }
+                })
+                .map_err(located)?;
+            times.push(e.time_ns);
+            dated.push(e.dated);
+        }
+        Ok::<_, PyErr>((graphs, times, triples, dated))
+    })?;
+    Ok((graphs.into_py(py), times, triples.into_py(py), dated))
+}
+
+/// The triples of each row of a column of N-Triples text, one triple a line (as the
+/// readers write them, from valid terms: parsed leniently), read in one parse of the
+/// rows' data; an error naming the row (from 0) that is not such text.
+pub(crate) fn triples_of_rows(rows: Strings<'_>) -> Result<Vec<Vec<oxrdf::Triple>>, String> {
+    let mut parsed = oxttl::NTriplesParser::new()
+        .lenient()
+        .for_slice(rows.bytes(0, rows.len())?);
+    let mut out = Vec::with_capacity(rows.len());
+    for row in 0..rows.len() {
+        let text = rows.bytes(row, row + 1)?;
+        if !text.is_empty() && !text.ends_with(b"\n") {
+            return Err(format!("row {row}: its triples do not end with a newline"));
+        }
+        let lines = memchr_count(text);
+        let mut triples = Vec::with_capacity(lines);
+        for _ in 0..lines {
+            match parsed.next() {
+                Some(Ok(t)) => triples.push(t),
+                Some(Err(e)) => return Err(format!("row {row}: {e}")),
+                None => return Err(format!("row {row}: a line that is no triple")),
+            }
+        }
+        out.push(triples);
+    }
+    match parsed.next() {
+        None => Ok(out),
+        Some(_) => Err("rows with more triples than lines".to_owned()),
+    }
+}
+
+/// The newlines in `text`.
+fn memchr_count(text: &[u8]) -> usize {
+    text.iter().filter(|b| **b == b'\n').count()
+}
+
+/// Events given as columns, each event's triples as N-Triples text (what Spark hands a
+/// part: `spaseq.spark`), parsed once at construction and fed to the queries by
+/// `NativeEngine.feed` in the order given, numbered as given.
+#[pyclass(module = "spaseq.engine._native", name = "EventRows")]
+pub struct PyEventRows {
+    events: Mutex<std::vec::IntoIter<StreamEvent>>,
+    iris: Vec<String>,
+    len: usize,
+}
+
+#[pymethods]
+impl PyEventRows {
+    /// Columns of as many rows: stream IRIs, seqs, times (ns), whether each time was an
+    /// xsd:dateTime, graph names and triples, in N-Triples; the string columns as Arrow
+    /// buffers (`arrow::StrColumn`). ValueError (naming the row, counted from 0) for text
+    /// that is not N-Triples or columns of unequal lengths.
+    #[new]
+    fn new(
+        py: Python<'_>,
+        streams: StrColumn<'_>,
+        seqs: Vec<u64>,
+        times: Vec<i128>,
+        dated: Vec<bool>,
+        graphs: StrColumn<'_>,
+        triples: StrColumn<'_>,
+    ) -> PyResult<Self> {
+        let (streams, graphs, triples) = (
+            Strings::of(&streams)?,
+            Strings::of(&graphs)?,
+            Strings::of(&triples)?,
+        );
+        let len = streams.len();
+        if [
+            seqs.len(),
+            times.len(),
+            dated.len(),
+            graphs.len(),
+            triples.len(),
+        ]
+        .iter()
+        .any(|n| *n != len)
+        {
+            return Err(PyValueError::new_err(
+                "EventRows: columns of unequal lengths",
+            ));
+        }
+        py.detach(|| {
+            let mut iris: Vec<String> = Vec::new();
+            let mut events = Vec::with_capacity(len);
+            let mut parsed = triples_of_rows(triples)?.into_iter();
+            for row in 0..len {
+                let stream = streams.get(row)?;
+                let index = match iris.iter().position(|s| s == stream) {
+                    Some(i) => i,
+                    None => {
+                        iris.push(stream.to_owned());
+                        iris.len() - 1
+                    }
+                };
+                let graph = graphs.get(row)?;
+                let graph = graph
+                    .parse::<oxrdf::Term>()
+                    .map_err(|e| format!("row {row}: graph name {graph}: {e}"))?;
+                let triples = parsed.next().unwrap_or_default();
+                events.push(StreamEvent {
+                    stream: index,
+                    seq: seqs[row],
+                    time_ns: times[row],
+                    dated: dated[row],
+                    graph,
+                    triples,
+                });
+            }
+            Ok(PyEventRows {
+                events: Mutex::new(events.into_iter()),
+                iris,
+                len,
+            })
+        })
+        .map_err(|e: String| PyValueError::new_err(e))
+    }
+
+    fn __len__(&self) -> usize {
+        self.len
+    }
+}
+
+impl PyEventRows {
+    /// The next event with its stream's IRI (what `NativeEngine.feed` reads).
+    pub fn next_event(&self) -> Option<Result<(&str, StreamEvent), StreamError>> {
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        events.next().map(|e| Ok((self.iris[e.stream].as_str(), e)))
+    }
+}
+
 /// Events read whole, as Python takes them: `(graph, time_ns, [(s, p, o)], dated)`, terms
 /// in N-Triples.
 pub(crate) fn batch_events(events: &[replay::Event], dictionary: &Dictionary) -> Vec<BatchEvent> {
@@ -357,6 +566,8 @@ pub(crate) fn batch_events(events: &[replay::Event], dictionary: &Dictionary) ->
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(read_columns, m)?)?;
+    m.add_class::<PyEventRows>()?;
     m.add_class::<PyReplayReading>()?;
     m.add_class::<PyReplayStream>()
 }
