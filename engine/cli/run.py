@@ -400,9 +400,21 @@ def _spark_session(args: argparse.Namespace, paths: list[str]):
     from spaseq.engine.kb.session import parse_conf, spark_session
 
     existing = SparkSession.getActiveSession()
-    size = sum(os.path.getsize(f) for path in paths for f in glob.glob(path) if os.path.isfile(f))
-    spark = spark_session(args.spark or "local[*]", parse_conf(args.spark_conf), size or None, app="spaseq")
+    sizes = [os.path.getsize(f) for path in paths for f in _files(path)]
+    spark = spark_session(args.spark or "local[*]", parse_conf(args.spark_conf), sum(sizes) or None, app="spaseq",
+                          largest_file=max(sizes, default=0) or None)
     return spark, existing is None
+
+
+def _files(path: str) -> list[str]:
+    """The local files a ``--stream`` path names (a file, a glob, or a folder's files)."""
+    out = []
+    for found in glob.glob(path):
+        if os.path.isdir(found):
+            out += [os.path.join(root, f) for root, _, files in os.walk(found) for f in files]
+        elif os.path.isfile(found):
+            out.append(found)
+    return out
 
 
 def _check_spark_options(args: argparse.Namespace, withs: list) -> None:
