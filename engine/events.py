@@ -16,7 +16,10 @@ class Event:
     """One RDF graph event ``(time, graph)`` arriving on the named stream ``stream``.
 
     ``time`` is in seconds, exact (``Decimal``; any other number is converted once here by
-    ``values.timestamps.exact_seconds``). ``seq`` is the arrival index: ties in time are ordered by it. ``name`` is the graph's
+    ``values.timestamps.exact_seconds``): when the event ended, which orders events.
+    ``start`` is when it began, ``time`` for a point event (docs/decisions.md 71: an event
+    that lasts occurred over ``[start, time]``; ValueError for a start after the end).
+    ``seq`` is the arrival index: ties in time are ordered by it. ``name`` is the graph's
     name in the source (a TriG/N-Quads graph label) or None. ``origin`` says where it was
     read from (``FILE:LINE``), for error messages. ``dated``: its timestamp was written as an
     ``xsd:dateTime``, so results give their times in that form (docs/decisions.md 43).
@@ -30,10 +33,11 @@ class Event:
     name: NamedNode | BlankNode | None = None
     origin: str | None = None
     dated: bool = False
+    start: Decimal = Decimal(0)  # always set by __init__: the end, for a point event
 
     def __init__(self, stream: str, time: Decimal | float | int, triples: tuple[Triple, ...], seq: int = 0,
                  name: NamedNode | BlankNode | None = None, origin: str | None = None,
-                 dated: bool = False) -> None:
+                 dated: bool = False, start: Decimal | float | int | None = None) -> None:
         # written straight into __dict__: a frozen dataclass's generated __init__ costs
         # twice as much, and the engine builds one Event per pushed event
         d = self.__dict__
@@ -45,6 +49,12 @@ class Event:
         d["name"] = name
         d["origin"] = origin
         d["dated"] = dated
+        if start is None:
+            d["start"] = time
+        else:
+            d["start"] = start = start if type(start) is Decimal else exact_seconds(start)
+            if start > time:
+                raise ValueError(f"an event cannot start ({start}) after it ends ({time})")
 
     def sort_key(self) -> tuple[Decimal, int]:
         return self.__dict__["order"]

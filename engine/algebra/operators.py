@@ -284,15 +284,43 @@ def graph_iris(group: GroupPattern) -> list[str]:
 # ---------------------------------------------------------------- SPAseq extension operators
 
 
+#: A timer's side: after its anchor's end, or before its anchor's start.
+AFTER, BEFORE = "after", "before"
+#: What a timer asks of its events: none (NOT), or every one (COLLECT).
+ABSENT, COLLECT = "not", "collect"
+
+
+@dataclass(frozen=True)
+class Timer:
+    """A relative timer (docs/decisions.md 71): ``AFTER anchor FOR seconds`` is the interval
+    ``[end(anchor), end(anchor) + seconds]``, ``BEFORE anchor FOR seconds`` is ``[start(anchor)
+    - seconds, start(anchor)]``; ``mode`` NOT (no event of the GPM's stream with a result lies
+    in it) or COLLECT (the results of those that do, at least one)."""
+
+    side: str
+    anchor: str
+    seconds: Decimal
+    mode: str
+    location: Location | None = field(default=None, compare=False)
+
+    def interval(self, start: Decimal, end: Decimal) -> tuple[Decimal, Decimal]:
+        """The timer's interval for an anchor event over ``[start, end]``."""
+        if self.side == AFTER:
+            return end, end + self.seconds
+        return start - self.seconds, start
+
+
 @dataclass(frozen=True)
 class EventPattern:
-    """EVENT: ``DEFINE GPM name ON stream { pattern }``."""
+    """EVENT: ``DEFINE GPM name ON stream { pattern }``, or with a relative timer
+    (``DEFINE GPM name ON stream AFTER A FOR 12 SECONDS NOT { pattern }``)."""
 
     name: str
     stream_name: str
     stream: str
     pattern: GroupPattern
     location: Location | None = field(default=None, compare=False)
+    timer: Timer | None = None
 
     @property
     def variables(self) -> set[str]:
@@ -445,6 +473,9 @@ class MatchSpec:
     distinct: bool = False
     form: str = "select"
     template: tuple[TriplePattern, ...] = ()
+    #: ``(expression AS ?v)`` of the SELECT: (v, the expression's SPARQL text), evaluated per
+    #: match over the results its COLLECT timers gathered (aggregates: docs/decisions.md 71)
+    expressions: tuple[tuple[str, str], ...] = ()
 
     @property
     def is_construct(self) -> bool:

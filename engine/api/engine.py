@@ -23,7 +23,7 @@ from spaseq.engine.api.pushed import Pushed
 from spaseq.engine.compile.plan import EngineOptions, Plan
 from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.composition import Composition, query_label
-from spaseq.engine.errors import SpaseqError, UsageError
+from spaseq.engine.errors import QueryError, SpaseqError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
 from spaseq.engine.kb.reader import KbStore
@@ -130,6 +130,11 @@ class Engine:
         self._check_open()
         plan = query if isinstance(query, Plan) else None  # e.g. read back from `explain --plan`
         q = query.query if isinstance(query, Plan) else parse_query(query, file) if isinstance(query, str) else query
+        timed = next((ev for ev in q.events.values() if ev.timer is not None), None)
+        if timed is not None or q.match.expressions:
+            raise QueryError("relative timers (AFTER/BEFORE ... NOT/COLLECT) and SELECT expressions are "
+                             "evaluated by the reference evaluator only so far (spaseq run --engine reference; "
+                             "docs/decisions.md 71)", timed.timer.location if timed and timed.timer else None)
         if plan is None and q.lateness is None and self._lateness:  # the engine's default LATENESS
             q = dataclasses.replace(q, lateness=self._lateness)
         iri = output or f"urn:spaseq:query:{len(self.composition) + 1}"

@@ -397,12 +397,15 @@ def _spark_session(args: argparse.Namespace, paths: list[str]):
     running in this process, the Python API's, is used and left running)."""
     from pyspark.sql import SparkSession
 
-    from spaseq.engine.kb.session import parse_conf, spark_session
+    from spaseq.engine.kb.session import cluster_shuffle_partitions, parse_conf, spark_session
 
     existing = SparkSession.getActiveSession()
     sizes = [os.path.getsize(f) for path in paths for f in _files(path)]
-    spark = spark_session(args.spark or "local[*]", parse_conf(args.spark_conf), sum(sizes) or None, app="spaseq",
-                          largest_file=max(sizes, default=0) or None)
+    master, conf = args.spark or "local[*]", parse_conf(args.spark_conf)
+    spark = spark_session(master, conf, sum(sizes) or None, app="spaseq", largest_file=max(sizes, default=0) or None)
+    if existing is None and not master.startswith("local") and "spark.sql.shuffle.partitions" not in conf:
+        cores = spark.sparkContext.defaultParallelism  # the executors' cores, once they registered
+        spark.conf.set("spark.sql.shuffle.partitions", str(cluster_shuffle_partitions(sum(sizes) or None, cores)))
     return spark, existing is None
 
 

@@ -58,14 +58,22 @@ def explain_text(query: A.Query) -> str:
     lines.append("    SEQ")
     head = len(query.seq.head)
     for i, atom in enumerate((*query.seq.head, *query.seq.positive)):
+        timer = query.events[atom.operand.name].timer if isinstance(atom.operand, A.GpmRef) else None
         if i < head:
             how = "head negation: absent in the window before the first event"
+        elif timer is not None:
+            how = (f"relative timer {'after the end' if timer.side == A.AFTER else 'before the start'} of "
+                   f"{timer.anchor}: {'no such event' if timer.mode == A.ABSENT else 'every such event'} "
+                   "(reference evaluator only so far)")
         else:
             how = "first" if atom.strategy is None else _STRATEGY[atom.strategy]
             how += f" {modifier_words(atom)}" if atom.modifier else ""
         lines.append(f"      {operand_text(atom.operand)}{atom.modifier_text}   [{how}]")
     for name, ev in query.events.items():
-        lines.append(f"  EVENT {name} ON {ev.stream_name} <{ev.stream}>")
+        timer = ev.timer
+        timed = (f" {timer.side.upper()} {timer.anchor} FOR {timer.seconds} SECONDS {timer.mode.upper()}"
+                 if timer is not None else "")
+        lines.append(f"  EVENT {name} ON {ev.stream_name} <{ev.stream}>{timed}")
         for body_line in ev.pattern.text.splitlines():
             lines.append(f"      {body_line.strip()}")
     lines.append("")

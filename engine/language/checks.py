@@ -34,6 +34,7 @@ def check(query: A.Query) -> A.Query:
                 )
             used[ref.name] = ref
     _check_head(query)
+    _check_timers(query)
     _check_policies(query)
     first, last = query.seq.positive[0], atoms[-1]
     if first.modifier == A.OPTIONAL:
@@ -111,6 +112,33 @@ def _check_policies(query: A.Query) -> None:
         )
 
 
+def _check_timers(query: A.Query) -> None:
+    """Relative timers (docs/decisions.md 71): a timer GPM is a plain atom of SEQ after its
+    anchor, a plain GPM atom that takes one event; SELECT expressions read what COLLECT
+    timers gather, so a query with one has such a timer."""
+    plain = {a.operand.name: i for i, a in enumerate(query.seq.atoms)
+             if isinstance(a.operand, A.GpmRef) and a.modifier == A.PLAIN}
+    collects = False
+    for name, ev in query.events.items():
+        timer = ev.timer
+        if timer is None:
+            continue
+        collects |= timer.mode == A.COLLECT
+        if name not in plain:
+            raise QueryError(f"GPM {name} has a timer: SEQ uses it as an atom of its own, without "
+                             "+, ?, ! or a group", timer.location)
+        if timer.anchor not in query.events:
+            raise QueryError(f"the timer of GPM {name} is anchored on {timer.anchor}, which is not "
+                             f"defined", timer.location)
+        if plain.get(timer.anchor, len(query.seq.atoms)) >= plain[name] or query.events[timer.anchor].timer:
+            raise QueryError(f"the timer of GPM {name} is anchored on {timer.anchor}, which does not "
+                             f"precede it in SEQ as an atom taking one event", timer.location)
+    if query.match.expressions and not collects:
+        raise QueryError("a SELECT expression reads the results a COLLECT timer gathers; this query "
+                         "has none (DEFINE GPM X ON S BEFORE A FOR 1 MINUTE COLLECT { ... })",
+                         Location(query.file))
+
+
 def _check_head(query: A.Query) -> None:
     """Head negation (``SEQ(A! ; B ...)``, docs/decisions.md 62): the absence is looked for in
     the window before the first positive event, so the query needs a time window, and a
@@ -182,6 +210,7 @@ def _warnings(query: A.Query, used: dict[str, A.GpmRef]) -> list[str]:
     bound: set[str] = set()
     for ev in query.events.values():
         bound |= ev.variables
+    bound |= {v for v, _ in query.match.expressions}
     for var in query.match.variables or ():
         if var not in bound:
             out.append(f"{Location(query.file)}: warning: ?{var} is projected but no GPM binds it")

@@ -85,7 +85,7 @@ def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | No
             ctx.prefixes[_token(decl.children[0])[:-1]] = _resolve(ctx, _token(decl.children[1])[1:-1])
 
     head, *clauses, where = query.children
-    match = _construct(ctx, head) if head.data == "construct_clause" else _select(head)
+    match = _construct(ctx, head) if head.data == "construct_clause" else _select(ctx, head)
     window: A.Window | None = None
     lateness: Decimal | None = None
     policies: dict[str, tuple[str, Tree]] = {}
@@ -118,7 +118,7 @@ def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | No
     seq_clause, *defines = where.children
     events: dict[str, A.EventPattern] = {}
     for d in defines:
-        name_tok, stream_tok, body = d.children
+        name_tok, stream_tok, *timer_node, body = d.children
         name = str(name_tok)
         if name in events:
             raise QueryError(f"GPM {name} is defined twice", ctx.loc(name_tok))
@@ -130,7 +130,8 @@ def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | No
                 ctx.loc(stream_tok),
             )
         events[name] = A.EventPattern(
-            name, str(stream_tok), streams[str(stream_tok)], _group(ctx, body), ctx.loc(name_tok)
+            name, str(stream_tok), streams[str(stream_tok)], _group(ctx, body), ctx.loc(name_tok),
+            _timer(ctx, timer_node[0]) if timer_node else None,
         )
     seq = _seq(ctx, seq_clause.children[0])
     return A.Query(
@@ -171,18 +172,27 @@ def _policy(ctx: _Context, node: Tree) -> str:
     return policy
 
 
-def _select(node: Tree) -> A.MatchSpec:
+def _select(ctx: _Context, node: Tree) -> A.MatchSpec:
     distinct = False
     variables: list[str] = []
+    expressions: list[tuple[str, str]] = []
     star = False
     for child in node.children:
         if isinstance(child, Tree) and child.data == "select_modifier":
             distinct = _token(child.children[0]).type == "DISTINCT"
         elif isinstance(child, Tree) and child.data == "select_var":
             variables.append(_var_name(child.children[0]))
+        elif isinstance(child, Tree) and child.data == "select_expression_var":
+            expr, var = child.children
+            _expr(ctx, expr)  # its prefixed names resolve
+            name = _var_name(var)
+            if name in variables or any(name == v for v, _ in expressions):
+                raise QueryError(f"?{name} is selected twice", ctx.loc(var))
+            expressions.append((name, ctx.span(expr)))
+            variables.append(name)
         elif isinstance(child, Token) and child.type == "STAR":
             star = True
-    return A.MatchSpec(None if star else tuple(dict.fromkeys(variables)), distinct)
+    return A.MatchSpec(None if star else tuple(dict.fromkeys(variables)), distinct, expressions=tuple(expressions))
 
 
 def _construct(ctx: _Context, node: Tree) -> A.MatchSpec:
@@ -228,6 +238,20 @@ def _window(ctx: _Context, node: Tree) -> A.Window:
     except DurationError as exc:
         raise QueryError(str(exc), where) from None
     return A.Window("time", seconds, tumbling)
+
+
+def _timer(ctx: _Context, node: Tree) -> A.Timer:
+    """AFTER|BEFORE anchor FOR n UNIT NOT|COLLECT (docs/decisions.md 71)."""
+    side, anchor, amount, unit, mode = node.children
+    token, unit_tok = amount.children[0], unit.children[0]
+    try:
+        seconds = duration_seconds(str(token), str(unit_tok), "FOR")
+    except DurationError as exc:
+        raise QueryError(str(exc), ctx.loc(unit_tok if exc.in_unit else token)) from None
+    if seconds <= 0:
+        raise QueryError(f"FOR {token} {unit_tok}: a timer lasts more than 0 seconds", ctx.loc(token))
+    return A.Timer(A.AFTER if side.data == "after" else A.BEFORE, str(anchor), seconds,
+                   A.ABSENT if mode.data == "absent" else A.COLLECT, ctx.loc(anchor))
 
 
 def _lateness(ctx: _Context, node: Tree) -> Decimal:

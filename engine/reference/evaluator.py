@@ -36,6 +36,7 @@ from pyoxigraph import Store, Triple
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.events import Event
 from spaseq.engine.functions.run_functions import RunContext, kleene_gpms
+from spaseq.engine.gpm_eval.aggregates import select_expressions
 from spaseq.engine.gpm_eval.sparql_eval import GpmEvaluator
 from spaseq.engine.gpm_eval.sparql_store import Node, Solution
 from spaseq.engine.matches import Match, Taken, Term, match_order
@@ -72,6 +73,10 @@ class Partial:
     taken: tuple[Taken, ...] = ()
     span: Span | None = None
     pending: tuple[Pending, ...] = ()
+    #: the results COLLECT timers gathered (each with the mapping it was evaluated in)
+    collected: tuple[Solution, ...] = ()
+    #: the latest end of an AFTER timer: the match is released once the clock passes it
+    waits: Decimal | None = None
 
     @property
     def start(self) -> Decimal | None:
@@ -119,7 +124,11 @@ class ReferenceEvaluator:
         self._index: dict[tuple, dict[tuple, list[Decimal]]] = {}
         self._kleene_gpms = kleene_gpms(self.query)
         w = self.query.window
-        self._t0 = self.events[0].time if self.events else Decimal(0)
+        # tumbling windows start at the first event's start (docs/decisions.md 71)
+        self._t0 = self.events[0].start if self.events else Decimal(0)
+        # whether some event lasts: the interval rules then apply (for point events they
+        # give the same answers as the shorter point rules, which stay the path taken)
+        self._intervals = any(e.start != e.time for e in self.events)
         self._omega = w.amount
         self._kind = w.kind
         self._tumbling = w.tumbling
@@ -130,7 +139,9 @@ class ReferenceEvaluator:
 
     def _win(self, tau: Decimal, pos: int) -> int:
         if self._kind == "time":
-            return int((tau - self._t0) // self._omega)  # exact: times are Decimal, tau >= t0
+            offset = tau - self._t0  # exact: times are Decimal; below t0 for an early start
+            k = offset // self._omega  # Decimal's // truncates toward zero: floored here
+            return int(k) - (1 if offset < 0 and offset % self._omega else 0)
         return pos // int(self._omega)
 
     def _valid(self, s: Span) -> bool:
@@ -156,9 +167,10 @@ class ReferenceEvaluator:
         return pos - s.first_pos + 1 > self._omega
 
     def _in_rest_of_window(self, s: Span, e: Event) -> bool:
-        """For trailing absences: is ``e`` after the span's end and inside its window?"""
+        """For trailing absences: does ``e`` lie after the span's end and inside its window
+        (its whole interval: docs/decisions.md 71)?"""
         pos = self._pos[id(e)]
-        if e.time <= s.end:
+        if e.start <= s.end:
             return False
         if self._kind is None:
             return True
@@ -198,14 +210,16 @@ class ReferenceEvaluator:
 
     def _results_at(self, op: A.Operand, tau: Decimal, mu: Solution,
                     p: Partial | None = None) -> list[Result]:
-        """Section 5: the results of an operand at timestamp tau in context mu (extending
-        the prefix ``p``, which run functions see)."""
+        """Section 5: the results of an operand at timestamp tau (events ending then) in
+        context mu, extending the prefix ``p``, which run functions see, on events that begin
+        after its end (all of them at tau for point events)."""
+        after = p.span.end if p is not None and p.span is not None else None
         if isinstance(op, A.GpmRef):
             ev = self.query.events[op.name]
             local_vars = ev.variables
             out: list[Result] = []
             for e in self._by_time.get(tau, ()):
-                if e.stream != ev.stream:
+                if e.stream != ev.stream or (after is not None and e.start <= after):
                     continue
                 run = self._run_context(op.name, e, p.taken, p.start) if p is not None else None
                 for sol in self.gpms.solutions(op.name, e, mu, run):
@@ -261,25 +275,30 @@ class ReferenceEvaluator:
     def _extend(self, p: Partial, tau: Decimal, result: Result) -> Partial | None:
         """p extended by one result at tau, if its pending absences and window allow."""
         mu, taken = result
+        begin = _begin(result)
         for pend in p.pending:
-            if self._exists_between(pend, tau):
+            if self._exists_between(pend, begin):
                 return None
         positions = [self._pos[id(t.event)] for t in taken]
         span = Span(
-            start=tau if p.span is None else p.span.start,
+            start=begin if p.span is None else min(p.span.start, begin),
             end=tau,
             first_pos=min(positions) if p.span is None else p.span.first_pos,
             last_pos=max(positions),
         )
-        return Partial(mu=mu, taken=p.taken + taken, span=span) if self._valid(span) else None
+        return (Partial(mu=mu, taken=p.taken + taken, span=span, collected=p.collected, waits=p.waits)
+                if self._valid(span) else None)
 
     def _exists_between(self, pend: Pending, before: Decimal) -> bool:
-        """Does some event strictly between pend.after and ``before`` match pend.gpm?"""
+        """Does some event lying strictly between pend.after and ``before`` (its whole
+        interval) match pend.gpm?"""
         stream = self.query.events[pend.gpm].stream
         lo = bisect.bisect_right(self._times, pend.after)
         hi = bisect.bisect_left(self._times, before)
         for tau in self._times[lo:hi]:
             for e in self._by_time[tau]:
+                if e.start <= pend.after:
+                    continue
                 run = self._run_context(pend.gpm, e, pend.taken, pend.start)
                 if e.stream == stream and self.gpms.solutions(pend.gpm, e, pend.mu, run):
                     return True
@@ -316,6 +335,8 @@ class ReferenceEvaluator:
         return out
 
     def _raw_step(self, p: Partial, op: A.Operand, strategy: str | None, mu: Solution) -> list[Partial]:
+        if self._intervals and p.span is not None and strategy in (A.STRICT, A.SKIP_TILL_NEXT):
+            return self._interval_step(p, op, strategy, mu)
         out: list[Partial] = []
         if strategy == A.STRICT:  # never the first atom's
             tau = self._next_time(_span(p).end)
@@ -341,6 +362,37 @@ class ReferenceEvaluator:
                     out.append(q)
             if strategy == A.SKIP_TILL_NEXT:
                 break
+        return out
+
+    def _interval_step(self, p: Partial, op: A.Operand, strategy: str, mu: Solution) -> list[Partial]:
+        """``,`` and ``;`` over events that last (docs/decisions.md 71): the results on events
+        beginning after the prefix's end ``τ'`` with, in the gap between ``τ'`` and their
+        begin, no event of the streamset (``,``) or no other result of the atom (``;``)
+        lying whole. That gap is empty exactly when the result begins no later than the
+        first end of such an event or result: ``first`` below."""
+        end = _span(p).end
+        first: Decimal | None = None
+        if strategy == A.STRICT:
+            later = [e.time for e in self.events[_span(p).last_pos + 1:] if e.start > end]
+            first = min(later, default=None)
+            if first is None:
+                return []
+        found: list[tuple[Decimal, Result]] = []
+        for tau in self._candidate_times(op, mu):
+            if tau <= end:
+                continue
+            if self._beyond(p, tau):
+                break
+            results = [r for r in self._results_at(op, tau, mu, p) if not self._result_consumed(r)]
+            if results and first is None:  # ';': the first result's end
+                first = tau
+            found += [(tau, r) for r in results]
+        out: list[Partial] = []
+        for tau, r in found:
+            if first is not None and _begin(r) <= first:
+                q = self._extend(p, tau, r)
+                if q is not None:
+                    out.append(q)
         return out
 
     def _result_consumed(self, r: Result) -> bool:
@@ -378,6 +430,8 @@ class ReferenceEvaluator:
 
     def _atom(self, partials: list[Partial], atom: A.Atom, i: int) -> list[Partial]:
         """The prefixes after atom ``i`` (the steps it takes chosen by the selection)."""
+        if isinstance(atom.operand, A.GpmRef) and self.query.events[atom.operand.name].timer is not None:
+            return [q for p in partials if (q := self._timed(p, atom.operand.name)) is not None]
         if atom.modifier == A.KLEENE:
             return self._kleene(partials, atom, i)
         if atom.modifier == A.NEGATION:
@@ -387,6 +441,27 @@ class ReferenceEvaluator:
         if atom.modifier == A.OPTIONAL:
             out += [_with_pending(p, atom) for p in partials]
         return out
+
+    def _timed(self, p: Partial, gpm: str) -> Partial | None:
+        """A timer atom (docs/decisions.md 71): ``p`` if no event of the GPM's stream with a
+        result in ``p``'s mapping lies in the timer (NOT), or with the results of those that
+        do, at least one (COLLECT); its span grown to the timer's interval."""
+        ev = self.query.events[gpm]
+        timer = cast(A.Timer, ev.timer)
+        anchor = next(t.event for t in p.taken if t.atom == timer.anchor)  # language.checks: one
+        lo, hi = timer.interval(anchor.start, anchor.time)
+        found: list[Solution] = []
+        for e in self.events:
+            if e.stream == ev.stream and lo <= e.start and e.time <= hi:
+                found += self.gpms.solutions(gpm, e, p.mu, self._run_context(gpm, e, p.taken, p.start))
+        if (timer.mode == A.ABSENT) == bool(found):
+            return None
+        s = _span(p)
+        span = Span(min(s.start, lo), max(s.end, hi), s.first_pos, s.last_pos)
+        if not self._valid(span):
+            return None
+        waits = hi if timer.side == A.AFTER else p.waits
+        return Partial(p.mu, p.taken, span, p.pending, p.collected + tuple(found), waits)
 
     def _select_all(self, level: tuple[int, int], frontier: list[tuple[Partial, Step]]) -> list[tuple[Partial, Step]]:
         """``_select`` over steps carried with the prefix before their atom."""
@@ -461,6 +536,12 @@ class ReferenceEvaluator:
                 continue
             order = 1
             completion = span.last_pos
+            if p.waits is not None:  # an AFTER timer: released when the clock passes its end
+                after = next((i for i in range(span.last_pos + 1, len(self.events))
+                              if self.events[i].time > p.waits), None)
+                if after is None and not self.end_of_input:
+                    continue
+                completion, order = (len(self.events) if after is None else after), 0
             if p.pending:
                 if any(self._exists_after(pend, span) for pend in p.pending):
                     continue
@@ -468,8 +549,11 @@ class ReferenceEvaluator:
                 if close is None:
                     continue
                 completion, order = close, 0
+            mu = p.mu
+            if self.query.match.expressions:
+                mu = {**mu, **select_expressions(self.query, p.collected)}
             match = Match(
-                bindings=_bindings(sorted(p.mu.items(), key=lambda kv: kv[0])),
+                bindings=_bindings(sorted(mu.items(), key=lambda kv: kv[0])),
                 taken=p.taken,
                 start=span.start,
                 time=span.end,
@@ -505,9 +589,9 @@ class ReferenceEvaluator:
             if e.stream != stream or e.time >= s.start:
                 continue
             if self._tumbling:
-                if self._win(e.time, self._pos[id(e)]) != self._win(s.start, s.first_pos):
+                if self._win(e.start, self._pos[id(e)]) != self._win(s.start, s.first_pos):
                     continue
-            elif s.end - e.time > self._omega:
+            elif s.end - e.start > self._omega:  # it lies whole in [end - ω, start)
                 continue
             if self.gpms.solutions(gpm, e, p.mu, self._run_context(gpm, e, (), None)):
                 return True
@@ -517,11 +601,9 @@ class ReferenceEvaluator:
         """Trailing absence: does an event in the rest of the span's window match pend.gpm?"""
         stream = self.query.events[pend.gpm].stream
         for e in self.events[s.last_pos + 1 :]:
-            if e.time <= pend.after or e.stream != stream:
-                continue
-            if not self._in_rest_of_window(s, e):
-                if e.time > s.end:
-                    break
+            if self._past_window(s, e):
+                break
+            if e.start <= pend.after or e.stream != stream or not self._in_rest_of_window(s, e):
                 continue
             run = self._run_context(pend.gpm, e, pend.taken, pend.start)
             if self.gpms.solutions(pend.gpm, e, pend.mu, run):
@@ -551,12 +633,17 @@ def _consumable(group: A.GroupPattern) -> list[A.TriplePattern]:
     return out
 
 
+def _begin(result: Result) -> Decimal:
+    """When a result's events begin: the earliest start among them."""
+    return min(t.event.start for t in result[1])
+
+
 def _with_pending(p: Partial, atom: A.Atom) -> Partial:
     """``p`` with the absence of ``atom`` pending: of its GPM, or of each GPM of a disjunction
     (a group that may take no iteration holds no conjunction: language.translate)."""
     span = _span(p)  # an optional, negated or X* atom is never the first (language.checks)
     pends = tuple(Pending(g, p.mu, span.end, p.taken, span.start) for g in A.operand_gpms(atom.operand))
-    return Partial(p.mu, p.taken, span, p.pending + pends)
+    return Partial(p.mu, p.taken, span, p.pending + pends, p.collected, p.waits)
 
 
 def _bindings(pairs: Iterable[tuple[str, Node]]) -> tuple[tuple[str, Term], ...]:

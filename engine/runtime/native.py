@@ -22,6 +22,7 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from spaseq.engine.compile.plan import Plan
 from spaseq.engine.compile.plan_json import plan_to_json
+from spaseq.engine.errors import UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.functions.run_functions import RunContext
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs, GpmMatcher
@@ -171,6 +172,10 @@ class NativeSession:
         if current is not None and current[0] is ctx:
             return current[1]
         e = ctx.event
+        if e.start != e.time:
+            raise UsageError(f"an event lasting from {e.start} to {e.time}: the native engine takes point events "
+                             "only so far; the reference evaluator (reference.evaluate) takes events that last "
+                             "(docs/decisions.md 71)")
         term_id = self.term_id
         ids = [term_id(x) for t in e.triples for x in (t.subject, t.predicate, t.object)]
         if ns is None:

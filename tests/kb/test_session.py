@@ -25,3 +25,12 @@ def test_files_read_whole_get_driver_memory_for_each_task() -> None:
                         largest_file=47 * MB)["spark.driver.memory"] == "8g"
     assert "spark.driver.memory" not in session_conf("spark://h:7077", {}, None, "t", largest_file=47 * MB)
     assert "spark.driver.memory" not in session_conf("local[2]", {}, None, "t")
+
+
+def test_a_cluster_job_shuffles_into_a_partition_per_64_mib_and_at_least_one_per_core() -> None:
+    from spaseq.engine.kb.session import cluster_shuffle_partitions
+
+    assert cluster_shuffle_partitions(80_000, 1) == 1
+    assert cluster_shuffle_partitions(80_000, 4) == 4
+    assert cluster_shuffle_partitions(380 * MB, 2) == 6
+    assert cluster_shuffle_partitions(None, 3) == 6

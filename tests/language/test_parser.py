@@ -968,7 +968,7 @@ def test_syntax_error_inside_body():
 
 def test_syntax_error_in_clause_order():
     text = "PREFIX : <http://ex.org/>\nSELECT\nFROM STREAM S <http://ex.org/s>"
-    assert_error(text, 3, 1, "unexpected 'FROM'; expected '*', DISTINCT, REDUCED, a variable")
+    assert_error(text, 3, 1, "unexpected 'FROM'; expected '(', '*', DISTINCT, REDUCED, a variable")
 
 
 def test_unexpected_character():
