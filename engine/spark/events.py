@@ -97,7 +97,9 @@ def read_events(spark: SparkSession, streams: Mapping[str, str | Sequence[str]],
     raises its StreamError (``FILE:LINE:COLUMN: message``; the first by path when several),
     before anything is matched. Everything but the reading (Arrow batches on the executors)
     is Spark's own: sorting, numbering and caching run in its JVMs. ``unpersist()`` the
-    DataFrame when done with it."""
+    DataFrame when done with it. Each file is read whole by one task, which holds about five
+    times its size in the JVM at once: give executors (a local driver) that much per task
+    (``spaseq run --spark`` sizes a local driver so: ``kb.session.whole_file_memory``)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 

@@ -12,7 +12,7 @@ import collections
 import functools
 import itertools
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -186,12 +186,7 @@ def _parts(batch: pa.RecordBatch, text: str, split: SplitPlan, cuts: list[Decima
 
     n = batch.num_rows
     if split.kind == KEY:
-        router = _router(text, split.keys) if not split.kb else None
-        if router is not None:
-            parts = router.keys(string_column(batch.column("stream")), string_column(batch.column("triples")))
-        else:  # a key through a GRAPH join: the event's solutions joined with the KB
-            q, kb = query_of(text), routing_kb(split, source, text)
-            parts = [sorted(event_keys(q, split.keys, e, kb)) for e in to_events(_rows(batch))]
+        parts = keys_of(batch.column("stream"), batch.column("triples"), lambda: _rows(batch), text, split, source)
     elif split.kind == TIME:
         times = nanoseconds(batch.column("time"))
         ranges = [(_ns_at_least(lo - split.before), _ns_at_most(hi + split.after))
@@ -203,6 +198,18 @@ def _parts(batch: pa.RecordBatch, text: str, split: SplitPlan, cuts: list[Decima
     names = pa.array([part for mine in parts for part in mine], pa.string())
     chosen = batch.take(pa.array(take, pa.int64())) if len(take) != n else batch
     return pa.RecordBatch.from_arrays([names, *chosen.columns], names=["part", *batch.schema.names])
+
+
+def keys_of(streams: pa.Array | pa.ChunkedArray, triples: pa.Array | pa.ChunkedArray, rows: Callable[[], list[Any]],
+            text: str, split: SplitPlan, source: KbSource) -> list[list[str]]:
+    """The keys each event goes to, sorted, given its stream and triples columns: by the
+    native router, or, for a key bound through a GRAPH join, by ``event_keys`` with the KB
+    over the events ``rows()`` gives."""
+    router = _router(text, split.keys) if not split.kb else None
+    if router is not None:
+        return router.keys(string_column(streams), string_column(triples))
+    q, kb = query_of(text), routing_kb(split, source, text)
+    return [sorted(event_keys(q, split.keys, e, kb)) for e in to_events(rows())]
 
 
 @functools.lru_cache(maxsize=4)

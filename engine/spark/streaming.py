@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.compile.planner import plan_query
-from spaseq.engine.compile.splitting import KEY, SplitPlan, event_keys
+from spaseq.engine.compile.splitting import KEY, SplitPlan
 from spaseq.engine.errors import StreamError
 from spaseq.engine.events import Event
 from spaseq.engine.language.query import parse_query
@@ -43,11 +43,11 @@ from spaseq.spark.matching import (
     KbSource,
     event_struct,
     kb_source,
+    keys_of,
     match_key,
     match_row,
     match_store,
     query_of,
-    routing_kb,
     settle,
 )
 from spaseq.spark.order import clock_close, order_key, released
@@ -191,9 +191,11 @@ def _route(batch: pd.DataFrame, text: str, split: SplitPlan, count: int, source:
     if not rows:
         return pd.DataFrame([], columns=["bucket", *batch.columns, "event_time"])
     if split.kind == KEY:
-        q = query_of(text)
-        kb = routing_kb(split, source, text)
-        targets = [sorted({_bucket(k, count) for k in event_keys(q, split.keys, e, kb)}) for e in to_events(rows)]
+        import pyarrow as pa
+
+        keys = keys_of(pa.array(batch["stream"], pa.string()), pa.array(batch["triples"], pa.string()),
+                       lambda: rows, text, split, source)
+        targets = [sorted({_bucket(k, count) for k in mine}) for mine in keys]
     else:
         targets = [[0]] * len(rows)
     out = [(b, *r, _timestamp(r.time)) for r, bs in zip(rows, targets, strict=True) for b in bs]
