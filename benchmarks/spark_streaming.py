@@ -667,7 +667,11 @@ def unavailable(system: str) -> str | None:
 
     if not hasattr(GroupedData, "transformWithStateInPandas"):
         return "transformWithStateInPandas needs PySpark >= 4.0"
-    if importlib.util.find_spec("google.protobuf") is None:
+    try:  # a submodule's spec imports its parent: no google package at all is an error here
+        found = importlib.util.find_spec("google.protobuf") is not None
+    except ModuleNotFoundError:
+        found = False
+    if not found:
         return "transformWithStateInPandas needs protobuf (pip install protobuf)"
     return None
 

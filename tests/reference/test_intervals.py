@@ -11,10 +11,13 @@ from decimal import Decimal
 
 import pyoxigraph
 import pytest
+from hypothesis import given, settings
 
 from spaseq.engine.events import Event
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.reference.evaluator import evaluate
+from tests.properties.test_differential import EXAMPLES, _identity, kb, queries
+from tests.properties.test_differential import events as point_events
 from tests.util import EX, PREFIXES, query_text
 
 DEFINES = ("DEFINE GPM A ON U1 { ?a :kind :a } DEFINE GPM B ON U1 { ?b :kind :b } "
@@ -95,3 +98,18 @@ def test_the_native_engine_refuses_events_that_last_until_it_takes_them() -> Non
     assert engine_evaluate(q, stream("a1@1", "b1@2")) != []
     with pytest.raises(UsageError, match="lasting from 1 to 3"):
         engine_evaluate(q, stream("a1@1-3", "b1@4-5"))
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(queries(), point_events())
+def test_on_point_events_the_interval_rules_give_the_point_rules_answers(text, evs) -> None:
+    """Decision 71: the interval rules (gaps, containment, hulls) reduce to sections 1-16 on
+    point events. The evaluator takes the point rules' shorter path for points; forced onto
+    the interval path, it finds the same matches in the same order."""
+    from spaseq.engine.reference.evaluator import ReferenceEvaluator
+
+    q = parse_query(text)
+    points = ReferenceEvaluator(q, evs, kb())
+    forced = ReferenceEvaluator(q, evs, kb())
+    forced._intervals = True
+    assert [_identity(m) for m in forced.matches()] == [_identity(m) for m in points.matches()], text
