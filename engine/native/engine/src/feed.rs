@@ -4,9 +4,61 @@
 //! is on time for). Both return early once `PENDING_MATCHES` released matches wait, so that
 //! they are written and dropped.
 
-use crate::{Engine, Host, HostFailed, Judged, Late, LatePolicy};
+use crate::{Engine, EngineError, Host, HostFailed, Judged, Late, LatePolicy};
+use spaseq_io::replay::ReplayError;
 use spaseq_io::stream::live::Next;
 use spaseq_io::stream::{StreamError, StreamEvent};
+
+/// Why `Engine::feed_event` did not feed an event: a query's host failed while it processed
+/// it, or the engine does not take it (`Refused`, fed to no query).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FeedError {
+    Host(HostFailed),
+    Refused(EngineError),
+}
+
+impl From<HostFailed> for FeedError {
+    fn from(failed: HostFailed) -> Self {
+        FeedError::Host(failed)
+    }
+}
+
+impl std::fmt::Display for FeedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FeedError::Host(failed) => write!(f, "the host of query {} failed", failed.query),
+            FeedError::Refused(why) => why.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for FeedError {}
+
+/// Why the engine does not take event `e` of stream `iri`, if it does not: it lasts (its
+/// start is not its end), and the runtime would treat it as a point (docs/decisions.md 71).
+pub(crate) fn lasting(iri: &str, e: &StreamEvent) -> Option<EngineError> {
+    (e.start_ns != e.time_ns).then(|| EngineError::Lasting {
+        stream: iri.to_owned(),
+        graph: e.graph.to_string(),
+        start_ns: e.start_ns,
+        time_ns: e.time_ns,
+    })
+}
+
+/// A feed stopped by an event the engine refused: the stream's error, so that the caller
+/// reports it as it reports a file's (`Fed::error`).
+fn refused(done: Fed, why: EngineError) -> Fed {
+    let error = ReplayError {
+        line: None,
+        column: None,
+        message: why.to_string(),
+    };
+    Fed {
+        ended: true,
+        error: Some(StreamError { path: None, error }),
+        ..done
+    }
+}
 
 /// What a feed call did.
 #[derive(Debug, Default)]
@@ -38,7 +90,8 @@ pub struct Dropped<'e> {
 impl<H: Host> Engine<H> {
     /// Feed up to `max` events of a replay stream (`next` gives each with its stream's
     /// IRI) to the queries: each query reading the event's stream processes it, the others
-    /// move their clock. Fewer once `PENDING_MATCHES` matches wait.
+    /// move their clock. Fewer once `PENDING_MATCHES` matches wait. An event that lasts ends
+    /// the feed, fed to none, with its refusal as the stream's error.
     pub fn feed<'a>(
         &self,
         mut next: impl FnMut() -> Option<Result<(&'a str, StreamEvent), StreamError>>,
@@ -63,7 +116,11 @@ impl<H: Host> Engine<H> {
                 Some(Ok(event)) => event,
             };
             let time = e.time_ns;
-            self.feed_event(iri, e)?;
+            match self.feed_event(iri, e) {
+                Ok(()) => {}
+                Err(FeedError::Host(failed)) => return Err(failed),
+                Err(FeedError::Refused(why)) => return Ok(refused(done, why)),
+            }
             done.fed += 1;
             done.last = Some(time);
             if self.matches_pending() {
@@ -78,7 +135,8 @@ impl<H: Host> Engine<H> {
     /// judged (`clocks`): under `LatePolicy::Error` feeding stops before a late one
     /// (`Fed::refused`); under `LatePolicy::Drop` it is fed to the queries it is on time for
     /// and counted by the others, and `on_late` hears of it first (so that the host writes
-    /// it even when a query's host fails later in the batch).
+    /// it even when a query's host fails later in the batch). An event that lasts ends the
+    /// feed before it is judged, as in `feed`.
     pub fn feed_live<'a>(
         &self,
         first: Next,
@@ -102,6 +160,9 @@ impl<H: Host> Engine<H> {
                 Next::Event(e, line) => (e, line),
             };
             let stream = iri(e.stream);
+            if let Some(why) = lasting(stream, &e) {
+                return Ok(refused(done, why));
+            }
             let judged = if e.time_ns <= self.clocks.get().clock {
                 self.judge_time(stream, e.time_ns, e.dated)
             } else {
@@ -125,7 +186,11 @@ impl<H: Host> Engine<H> {
                 done.dropped += 1;
             } else {
                 let time = e.time_ns;
-                self.feed_event_but(stream, e, &judged.late_for)?;
+                match self.feed_event_but(stream, e, &judged.late_for) {
+                    Ok(()) => {}
+                    Err(FeedError::Host(failed)) => return Err(failed),
+                    Err(FeedError::Refused(why)) => return Ok(refused(done, why)),
+                }
                 done.fed += 1;
                 done.last = Some(time);
             }

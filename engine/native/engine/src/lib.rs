@@ -20,7 +20,7 @@ pub mod programs;
 pub use clocks::{
     Judged, Late, LatePolicy, Promise, Refused, Settings, Verdict, COMPACT_MIN_TERMS,
 };
-pub use feed::{Dropped, Fed};
+pub use feed::{Dropped, Fed, FeedError};
 pub use host::{Host, Pairs, TakenPairs};
 pub use programs::{choose_evaluator, Gpm, Names, Prepared, Programs, Refusal};
 
@@ -69,6 +69,14 @@ pub enum EngineError {
     Snapshot(SnapshotError),
     /// Queries that would read each other's output in a cycle (their numbers).
     Cycle(Vec<usize>),
+    /// An event that lasts (its start before its end, docs/decisions.md 71): the runtime
+    /// orders and relates point events only, and fed one would answer wrongly.
+    Lasting {
+        stream: String,
+        graph: String,
+        start_ns: i128,
+        time_ns: i128,
+    },
 }
 
 impl std::fmt::Display for EngineError {
@@ -95,6 +103,16 @@ impl std::fmt::Display for EngineError {
             EngineError::Cycle(queries) => {
                 write!(f, "queries {queries:?} read each other's output in a cycle")
             }
+            EngineError::Lasting {
+                stream,
+                graph,
+                start_ns,
+                time_ns,
+            } => write!(
+                f,
+                "event {graph} of stream <{stream}> lasts from {start_ns} ns to {time_ns} ns: \
+                 events that last are not taken by the native engine yet (docs/decisions.md 71)"
+            ),
         }
     }
 }
@@ -366,8 +384,9 @@ impl<H: Host> Engine<H> {
     }
 
     /// One event of a stream fed to every query: processed by those reading its stream,
-    /// the others' clocks moved. Stops at the first query whose host failed.
-    pub fn feed_event(&self, iri: &str, e: StreamEvent) -> Result<(), HostFailed> {
+    /// the others' clocks moved. Stops at the first query whose host failed; an event that
+    /// lasts is refused whole (`EngineError::Lasting`), fed to none.
+    pub fn feed_event(&self, iri: &str, e: StreamEvent) -> Result<(), FeedError> {
         self.feed_event_but(iri, e, &[])
     }
 
@@ -377,7 +396,10 @@ impl<H: Host> Engine<H> {
         iri: &str,
         e: StreamEvent,
         late_for: &[usize],
-    ) -> Result<(), HostFailed> {
+    ) -> Result<(), FeedError> {
+        if let Some(why) = feed::lasting(iri, &e) {
+            return Err(FeedError::Refused(why));
+        }
         let mut disposal = self.disposal.borrow_mut();
         let mut intern = |term: oxrdf::Term| {
             let (id, known) = self.dict.intern_returning(term);
@@ -402,7 +424,7 @@ impl<H: Host> Engine<H> {
         self.tick(e.time_ns);
         let fan = self.fan(prepared.event.stream);
         self.fan_out(&prepared, &fan, false, late_for)?;
-        self.compose(&prepared, late_for)
+        Ok(self.compose(&prepared, late_for)?)
     }
 
     /// After an input event was fed to the queries composition does not feed: the gated

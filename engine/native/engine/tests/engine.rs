@@ -5,8 +5,8 @@
 
 use oxrdf::{Literal, NamedNode, Term, Triple};
 use spaseq_engine::{
-    Engine, EngineError, Host, HostFailed, LatePolicy, Pairs, Promise, Pushed, Refusal, Refused,
-    Settings, Stop, TakenPairs, Verdict,
+    Engine, EngineError, FeedError, Host, HostFailed, LatePolicy, Pairs, Promise, Pushed, Refusal,
+    Refused, Settings, Stop, TakenPairs, Verdict,
 };
 use spaseq_io::stream::live::Next;
 use spaseq_io::stream::StreamEvent;
@@ -108,6 +108,7 @@ fn trade(engine: &Engine<TestHost>, n: u64, time: i128, company: &str, price: i6
         stream: 0,
         seq: n,
         time_ns: time * SECOND,
+        start_ns: time * SECOND,
         dated: false,
         graph: Term::NamedNode(iri(&format!("g{n}"))),
         triples: vec![
@@ -243,7 +244,10 @@ fn a_host_s_failure_stops_the_feed_at_its_query() {
     };
     let q = engine.register(&plan, host).unwrap();
     let e = trade(&engine, 0, 1, "acme", 10);
-    assert_eq!(engine.feed_event(TRADES, e), Err(HostFailed { query: q }));
+    assert_eq!(
+        engine.feed_event(TRADES, e),
+        Err(FeedError::Host(HostFailed { query: q }))
+    );
     assert_eq!(engine.with_host(q, |h| h.asked.get()).unwrap(), 1);
 }
 
@@ -269,6 +273,52 @@ fn the_feed_loop_stops_at_max_and_at_the_end_and_lateness_is_judged_by_the_clock
         .unwrap();
     assert_eq!((fed.fed, fed.ended), (3, true));
     assert_eq!(engine.clock(q), Ok(Some(70 * SECOND)));
+}
+
+/// An event that lasts is refused whole, never fed as a point (docs/decisions.md 71): by
+/// `feed_event`, and by the feed loops as the stream's error after the events before it.
+#[test]
+fn events_that_last_are_refused_with_the_stream_s_error() {
+    let engine = Engine::new();
+    let q = engine.register(VSHAPE, TestHost::default()).unwrap();
+    let mut lasting = trade(&engine, 9, 5, "acme", 10);
+    lasting.start_ns = 4 * SECOND;
+    let refused = engine.feed_event(TRADES, lasting.clone()).unwrap_err();
+    assert!(
+        matches!(&refused, FeedError::Refused(EngineError::Lasting { start_ns, .. }) if *start_ns == 4 * SECOND),
+        "{refused:?}"
+    );
+    assert_eq!(engine.clock(q), Ok(None), "fed to no query");
+    let mut input = vec![
+        trade(&engine, 0, 1, "acme", 10),
+        lasting,
+        trade(&engine, 2, 6, "bolt", 5),
+    ]
+    .into_iter();
+    let fed = engine
+        .feed(|| input.next().map(|e| Ok((TRADES, e))), 10)
+        .unwrap();
+    assert_eq!((fed.fed, fed.last, fed.ended), (1, Some(SECOND), true));
+    let error = fed.error.expect("the refusal").to_string();
+    assert!(
+        error.contains(
+            "events that last are not taken by the native engine yet (docs/decisions.md 71)"
+        ) && error.contains("<http://ex.org/g9>"),
+        "{error}"
+    );
+    assert_eq!(input.len(), 1, "nothing read after the refused event");
+    let mut lasting = trade(&engine, 3, 7, "acme", 10);
+    lasting.start_ns = 6 * SECOND;
+    let fed = engine
+        .feed_live(
+            Next::Event(lasting, 3),
+            || Next::Idle,
+            |_| TRADES,
+            10,
+            |_| {},
+        )
+        .unwrap();
+    assert_eq!((fed.fed, fed.ended, fed.error.is_some()), (0, true, true));
 }
 
 #[test]

@@ -1,5 +1,7 @@
 //! Replay files read natively: TriG or N-Quads, gzip or not, one named graph per event, its
-//! timestamp the triple `g <time-predicate> "literal"` in the default graph, exactly as the
+//! timestamp the triple `g <time-predicate> "literal"` in the default graph (an event that
+//! lasts also has `prov:startedAtTime` and maybe `prov:endedAtTime` there: `Stamps`,
+//! docs/decisions.md 71), exactly as the
 //! Python reader (now the tests' oracle, `tests/io/replay_oracle.py`) reads them: other default-graph triples ignored, a
 //! graph's triples in file order without duplicates (a graph written in several blocks is
 //! one event), events sorted by time with ties in order of first appearance, and its error
@@ -46,6 +48,34 @@ mod ahead;
 use ahead::{Ahead, Scanned};
 
 pub const GENERATED_AT_TIME: &str = "http://www.w3.org/ns/prov#generatedAtTime";
+/// When an event that lasts began and ended (docs/decisions.md 71), beside the time predicate.
+pub const STARTED_AT_TIME: &str = "http://www.w3.org/ns/prov#startedAtTime";
+pub const ENDED_AT_TIME: &str = "http://www.w3.org/ns/prov#endedAtTime";
+
+/// Which of an event's times a default-graph triple on its name gives: the time predicate's
+/// (`Time`), `prov:startedAtTime` (`Start`) or `prov:endedAtTime` (`End`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Time,
+    Start,
+    End,
+}
+
+impl Role {
+    /// The role of a default-graph triple's predicate (`time`: the time predicate, which
+    /// wins if it is one of the two), or None for other data.
+    pub fn of(predicate: &str, time: &str) -> Option<Role> {
+        if predicate == time {
+            Some(Role::Time)
+        } else if predicate == STARTED_AT_TIME {
+            Some(Role::Start)
+        } else if predicate == ENDED_AT_TIME {
+            Some(Role::End)
+        } else {
+            None
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -69,11 +99,13 @@ impl Format {
     }
 }
 
-/// One event: its graph's name and triples (as term ids), its time in nanoseconds and
-/// whether that time was written as an `xsd:dateTime` (`dated`, docs/decisions.md 43).
+/// One event: its graph's name and triples (as term ids), its time (its end) in nanoseconds,
+/// its start (`start_ns`, the time for a point event) and whether its end was written as an
+/// `xsd:dateTime` (`dated`, docs/decisions.md 43).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
     pub time_ns: i128,
+    pub start_ns: i128,
     pub dated: bool,
     pub graph: TermId,
     pub triples: Vec<[TermId; 3]>,
@@ -275,20 +307,21 @@ impl Terms<'_> {
     {
         match self.graph {
             Some(graph) => Sketch::Named(graph),
-            None if self.predicate == time.as_str() => {
-                Sketch::Stamp(self.subject.term(), self.object.term())
-            }
-            None => Sketch::Other,
+            None => match Role::of(self.predicate, time.as_str()) {
+                Some(role) => Sketch::Stamp(role, self.subject.term(), self.object.term()),
+                None => Sketch::Other,
+            },
         }
     }
 }
 
 /// A quad as an assembler that keeps no triples sees it: a named graph's name (still a piece
 /// of the line: the reading thread builds it only for a graph other than the line before's,
-/// `ahead::own`), a timestamp (name and value), or another triple of the default graph.
+/// `ahead::own`), a timestamp (its role, name and value), or another triple of the default
+/// graph.
 enum Sketch<'a> {
     Named(Piece<'a>),
-    Stamp(Term, Term),
+    Stamp(Role, Term, Term),
     Other,
 }
 
@@ -894,51 +927,218 @@ fn usual_timestamp_nanos(term: &Term) -> Option<i128> {
     Some(i128::from(seconds) * 1_000_000_000 + i128::from(nanos))
 }
 
+/// A time as written for an event: its value, spelling and line.
+#[derive(Debug, Clone)]
+struct Given {
+    ns: i128,
+    term: Term,
+    line: u64,
+}
+
 /// The timestamps read for one name, folded as the Python reader checks them (in file order:
-/// the first that is not a time, or that differs in value from the first, is the problem).
+/// the first that is not a time, or that differs in value from the first, is the problem),
+/// with the interval's start and end (docs/decisions.md 71), each checked against the others
+/// as soon as both are read: the first of these problems in file order is the one reported.
 #[derive(Debug, Default)]
-struct Stamps {
-    /// The first timestamp's value, spelling and line.
-    first: Option<(i128, Term, u64)>,
+pub struct Stamps {
+    time: Option<Given>,
+    start: Option<Given>,
+    end: Option<Given>,
     problem: Option<ReplayError>,
 }
 
+/// A role's predicate as messages name it (`time`: the time predicate).
+fn role_name(role: Role, time: &NamedNode) -> String {
+    match role {
+        Role::Time => time.to_string(),
+        Role::Start => "prov:startedAtTime".to_owned(),
+        Role::End => "prov:endedAtTime".to_owned(),
+    }
+}
+
 impl Stamps {
-    fn add(&mut self, name: &Term, value: Term, line: u64) {
+    /// Take in the time `value` of `name` in `role`, read on `line` (`time`: the time
+    /// predicate, for messages).
+    pub fn add(
+        &mut self,
+        name: &impl fmt::Display,
+        role: Role,
+        value: Term,
+        line: u64,
+        time: &NamedNode,
+    ) {
         if self.problem.is_some() {
             return;
         }
-        let time = usual_timestamp_nanos(&value).map_or_else(|| timestamp_nanos(&value), Ok);
-        match time {
+        let ns = match usual_timestamp_nanos(&value).map_or_else(|| timestamp_nanos(&value), Ok) {
+            Ok(ns) => ns,
             Err(m) => {
-                self.problem = Some(error_at(
-                    line,
-                    format!("event {name} has a timestamp that is not a time: {m}"),
-                ))
+                let what = match role {
+                    Role::Time => "a timestamp".to_owned(),
+                    _ => format!("a {}", role_name(role, time)),
+                };
+                let message = format!("event {name} has {what} that is not a time: {m}");
+                self.problem = Some(error_at(line, message));
+                return;
             }
-            Ok(t) => match &self.first {
-                None => self.first = Some((t, value, line)),
-                Some((first, spelled, at)) if *first != t => {
-                    self.problem = Some(error_at(
-                        line,
-                        format!(
-                            "event {name} has two different timestamps: {spelled} (line {at}) \
-                             and {value}"
-                        ),
-                    ))
-                }
-                Some(_) => {}
-            },
+        };
+        let slot = match role {
+            Role::Time => &mut self.time,
+            Role::Start => &mut self.start,
+            Role::End => &mut self.end,
+        };
+        match slot {
+            None => {
+                *slot = Some(Given {
+                    ns,
+                    term: value,
+                    line,
+                })
+            }
+            Some(first) if first.ns != ns => {
+                let what = match role {
+                    Role::Time => "timestamps".to_owned(),
+                    _ => format!("{} values", role_name(role, time)),
+                };
+                let message = format!(
+                    "event {name} has two different {what}: {} (line {}) and {value}",
+                    first.term, first.line
+                );
+                self.problem = Some(error_at(line, message));
+                return;
+            }
+            Some(_) => return, // the same time again: nothing new to check
+        }
+        if self.start.is_none() && self.end.is_none() {
+            return; // a point event's timestamp: the usual case, nothing more to check
+        }
+        self.problem = self
+            .disagreement(name, role, time)
+            .map(|m| error_at(line, m));
+    }
+
+    /// Whether the times read so far contradict each other, the one just read in `role`
+    /// being the last.
+    fn disagreement(
+        &self,
+        name: &impl fmt::Display,
+        role: Role,
+        time: &NamedNode,
+    ) -> Option<String> {
+        let spelled = |role: Role, given: &Given| {
+            format!(
+                "{} {}, line {}",
+                role_name(role, time),
+                given.term,
+                given.line
+            )
+        };
+        if let (Some(end), Some(stamp)) = (&self.end, &self.time) {
+            if end.ns != stamp.ns {
+                let (first, second) = match role {
+                    Role::Time => ((Role::End, end), (Role::Time, stamp)),
+                    _ => ((Role::Time, stamp), (Role::End, end)),
+                };
+                return Some(format!(
+                    "event {name} has two different ends: {} and {}",
+                    spelled(first.0, first.1),
+                    spelled(second.0, second.1)
+                ));
+            }
+        }
+        // the end is `prov:endedAtTime` if read, else the time predicate's: a timestamp read
+        // after an end changes nothing more
+        if role == Role::Time && self.end.is_some() {
+            return None;
+        }
+        let (start, (end_role, end)) = match (&self.start, &self.end, &self.time) {
+            (Some(start), Some(end), _) => (start, (Role::End, end)),
+            (Some(start), None, Some(stamp)) => (start, (Role::Time, stamp)),
+            _ => return None,
+        };
+        if is_datetime(&start.term) != is_datetime(&end.term) {
+            return Some(format!(
+                "event {name} has a start and an end of different kinds: {} and {} (both are \
+                 xsd:dateTime, or both numbers of seconds)",
+                spelled(Role::Start, start),
+                spelled(end_role, end)
+            ));
+        }
+        (start.ns > end.ns).then(|| {
+            format!(
+                "event {name} starts ({}) after it ends ({})",
+                spelled(Role::Start, start),
+                spelled(end_role, end)
+            )
+        })
+    }
+
+    /// Whether an end was read (`prov:endedAtTime` or the time predicate's), or a problem.
+    pub fn settled(&self) -> bool {
+        self.problem.is_some() || self.end.is_some() || self.time.is_some()
+    }
+
+    /// The problem with these timestamps, if one was found.
+    pub fn problem(&self) -> Option<&ReplayError> {
+        self.problem.as_ref()
+    }
+
+    /// Whether a start was read.
+    pub fn started(&self) -> bool {
+        self.start.is_some()
+    }
+
+    /// The interval read, once it has an end (the problem aside).
+    pub fn when(&self) -> Option<When> {
+        let end = self.end.as_ref().or(self.time.as_ref())?;
+        Some(When {
+            start_ns: self.start.as_ref().map_or(end.ns, |s| s.ns),
+            time_ns: end.ns,
+            dated: is_datetime(&end.term),
+        })
+    }
+
+    /// What was read, as the stamp of a closed graph.
+    pub fn stamp(self) -> Stamp {
+        let when = self.when();
+        match (self.problem, when) {
+            (Some(problem), _) => Stamp::Bad(problem),
+            (None, Some(when)) => Stamp::At(when),
+            (None, None) if self.start.is_some() => Stamp::Unended,
+            (None, None) => Stamp::Missing,
         }
     }
 }
 
-/// A closed graph's time: none was read, a time (nanoseconds, and whether its first
-/// timestamp was written as an `xsd:dateTime`), or the problem with its timestamps.
+/// When an event occurred: over `[start_ns, time_ns]` (a point when they are equal), its end
+/// written as an `xsd:dateTime` or not (`dated`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct When {
+    pub start_ns: i128,
+    pub time_ns: i128,
+    pub dated: bool,
+}
+
+impl When {
+    /// A point event at `time_ns`.
+    pub fn point(time_ns: i128, dated: bool) -> Self {
+        When {
+            start_ns: time_ns,
+            time_ns,
+            dated,
+        }
+    }
+}
+
+/// A closed graph's time: none was read, a start without an end, its interval, or the
+/// problem with its timestamps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stamp {
     Missing,
-    At(i128, bool),
+    /// `prov:startedAtTime` without `prov:endedAtTime` or the time predicate: judged as a
+    /// missing timestamp (the end may have been past a syntax error).
+    Unended,
+    At(When),
     Bad(ReplayError),
 }
 
@@ -1040,8 +1240,8 @@ impl<T: Hash + Eq> Assembler<T> {
         let name: Term = match quad.graph_name {
             GraphName::DefaultGraph => {
                 self.last_graph = None;
-                if quad.predicate == self.predicate {
-                    self.stamp(quad.subject.into(), quad.object, line);
+                if let Some(role) = Role::of(quad.predicate.as_str(), self.predicate.as_str()) {
+                    self.stamp(role, quad.subject.into(), quad.object, line);
                 }
                 return;
             }
@@ -1064,9 +1264,9 @@ impl<T: Hash + Eq> Assembler<T> {
                 self.named(name, 0);
             }
             Scanned::Same => {}
-            Scanned::Stamp(name, value) => {
+            Scanned::Stamp(role, name, value) => {
                 self.last_graph = None;
-                self.stamp(name, value, 0);
+                self.stamp(role, name, value, 0);
             }
             Scanned::Other => self.last_graph = None,
         }
@@ -1113,32 +1313,28 @@ impl<T: Hash + Eq> Assembler<T> {
         self.slots.remove(&graph.name);
         let index = self.first;
         self.first += 1;
-        let stamp = match (graph.stamps.problem, graph.stamps.first) {
-            (Some(problem), _) => Stamp::Bad(problem),
-            (None, Some((t, value, _))) => Stamp::At(t, is_datetime(&value)),
-            (None, None) => Stamp::Missing,
-        };
         self.closed.push_back(Closed {
             index,
             name: graph.name,
             line: graph.line,
             triples: graph.triples,
-            stamp,
+            stamp: graph.stamps.stamp(),
         });
     }
 
-    fn stamp(&mut self, name: Term, value: Term, line: u64) {
+    fn stamp(&mut self, role: Role, name: Term, value: Term, line: u64) {
+        let time = &self.predicate;
         if let Some(&i) = self.slots.get(&name) {
             let graph = &mut self.open[(i - self.first) as usize];
-            graph.stamps.add(&name, value, line);
+            graph.stamps.add(&name, role, value, line, time);
             return;
         }
         if let Some((_, stamps)) = self.orphans.get_mut(&name) {
-            stamps.add(&name, value, line);
+            stamps.add(&name, role, value, line, time);
             return;
         }
         let mut stamps = Stamps::default();
-        stamps.add(&name, value, line);
+        stamps.add(&name, role, value, line, time);
         self.orphan_count += 1;
         self.orphan_order
             .push_back((self.orphan_count, name.clone()));
@@ -1352,8 +1548,9 @@ pub struct Outcome {
 }
 
 /// The Python reader's error rules, applied to closed graphs in order of first appearance:
-/// a graph with a bad timestamp ends the events; one with none ends them too unless the
-/// file has a syntax error (its timestamp may have been after it: the graph is skipped).
+/// a graph with a bad timestamp ends the events; one with none (or a start and no end) ends
+/// them too unless the file has a syntax error (its timestamp may have been after it: the
+/// graph is skipped).
 /// Events are delivered provisionally until the end of the input decides.
 #[derive(Debug)]
 pub struct Judge {
@@ -1390,7 +1587,7 @@ impl Judge {
             ..running.clone()
         };
         match &graph.stamp {
-            Stamp::At(t, _) => {
+            Stamp::At(When { time_ns: t, .. }) => {
                 let rank = self.running.delivered;
                 self.running.delivered += 1;
                 self.running.max_time = self.running.max_time.max(Some(*t));
@@ -1404,16 +1601,18 @@ impl Judge {
                 self.problem = Some(at_cut(e.clone(), &self.running));
                 None
             }
-            Stamp::Missing => {
+            Stamp::Missing | Stamp::Unended => {
                 if self.missing.is_none() {
-                    let e = error_at(
-                        graph.line,
+                    let message = if graph.stamp == Stamp::Missing {
                         format!(
                             "event {} has no timestamp (expected a <{}> triple on the graph \
                              name in the default graph)",
                             graph.name, self.time_predicate
-                        ),
-                    );
+                        )
+                    } else {
+                        unended(&graph.name, &self.time_predicate)
+                    };
+                    let e = error_at(graph.line, message);
                     self.missing = Some(at_cut(e, &self.running));
                 }
                 None
@@ -1439,8 +1638,13 @@ impl Judge {
     }
 }
 
-/// Every event of a replay file, sorted by time (ties in order of first appearance); the
-/// error the Python reader reports, if any.
+/// What is said of an event with a start but no end (`time`: the time predicate's IRI).
+pub fn unended(name: &impl fmt::Display, time: &str) -> String {
+    format!("event {name} has prov:startedAtTime but no end (prov:endedAtTime or <{time}>)")
+}
+
+/// Every event of a replay file, sorted by time, its end (ties in order of first
+/// appearance); the error the Python reader reports, if any.
 pub fn read_events(
     reader: impl Read,
     format: Format,
@@ -1465,8 +1669,8 @@ pub fn read_events(
         intern,
     );
     for graph in graphs.by_ref() {
-        if let (Some(_), Stamp::At(time_ns, dated)) = (judge.judge(&graph), &graph.stamp) {
-            events.push((*time_ns, *dated, graph.name, graph.triples));
+        if let (Some(_), Stamp::At(when)) = (judge.judge(&graph), &graph.stamp) {
+            events.push((*when, graph.name, graph.triples));
         }
     }
     let read_error = graphs.read_error().cloned();
@@ -1476,9 +1680,10 @@ pub fn read_events(
     }
     let mut out: Vec<Event> = events
         .into_iter()
-        .map(|(time_ns, dated, name, triples)| Event {
-            time_ns,
-            dated,
+        .map(|(when, name, triples)| Event {
+            time_ns: when.time_ns,
+            start_ns: when.start_ns,
+            dated: when.dated,
             graph: dictionary.intern(name),
             triples,
         })
@@ -1644,7 +1849,8 @@ mod tests {
                     (Sketch::Named(name), GraphName::BlankNode(b)) => {
                         assert_eq!(name.term(), Term::from(b.clone()))
                     }
-                    (Sketch::Stamp(name, value), GraphName::DefaultGraph) => {
+                    (Sketch::Stamp(role, name, value), GraphName::DefaultGraph) => {
+                        assert_eq!(role, Role::Time);
                         assert_eq!(quad.predicate, time);
                         assert_eq!(name, Term::from(quad.subject.clone()));
                         assert_eq!(value, quad.object);

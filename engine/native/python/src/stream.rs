@@ -517,6 +517,7 @@ impl PyEventRows {
                     stream: index,
                     seq: seqs[row],
                     time_ns: times[row],
+                    start_ns: times[row], // rows are point events (Spark's columns carry no start)
                     dated: dated[row],
                     graph,
                     triples,

@@ -2,7 +2,7 @@
 //! read and checked there, most of a replay file's first pass, while the caller assembles
 //! graphs and judges the file; what crosses between the two (`Scanned`).
 
-use super::{error, Piece, Quads, ReplayError, Sketch};
+use super::{error, Piece, Quads, ReplayError, Role, Sketch};
 use oxrdf::{NamedNode, Quad, Term};
 use std::io::BufRead;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,7 +16,7 @@ pub(super) enum Scanned {
     Quad(Quad),
     Named(Term),
     Same,
-    Stamp(Term, Term),
+    Stamp(Role, Term, Term),
     Other,
 }
 
@@ -147,9 +147,9 @@ fn own(sketch: Sketch<'_>, last: &mut Option<(bool, String)>) -> Scanned {
             }
             Scanned::Named(piece.term())
         }
-        Sketch::Stamp(name, value) => {
+        Sketch::Stamp(role, name, value) => {
             *last = None;
-            Scanned::Stamp(name, value)
+            Scanned::Stamp(role, name, value)
         }
         Sketch::Other => {
             *last = None;

@@ -4,7 +4,7 @@
 
 use super::prefetch::{Prefetched, BATCH, DEPTH};
 use super::spill::{Record, Sorted, Sorter};
-use crate::replay::{self, Closed, Format, Graphs, Judge, Outcome, ReplayError, Stamp};
+use crate::replay::{self, Closed, Format, Graphs, Judge, Outcome, ReplayError, Stamp, When};
 use oxrdf::{NamedNode, NamedOrBlankNode, Term, Triple};
 use std::cmp::Ordering;
 use std::collections::hash_map::DefaultHasher;
@@ -16,11 +16,13 @@ use std::sync::atomic::{AtomicU8, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 /// An event of one file: `rank` is its graph's rank by first appearance among the file's
-/// delivered events (the Python reader's `seq - first_seq`); `dated`: its timestamp was
-/// written as an `xsd:dateTime` (docs/decisions.md 43).
+/// delivered events (the Python reader's `seq - first_seq`); `time_ns` is its end and
+/// `start_ns` its start (docs/decisions.md 71); `dated`: its end was written as an
+/// `xsd:dateTime` (docs/decisions.md 43).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileEvent {
     pub time_ns: i128,
+    pub start_ns: i128,
     pub rank: u64,
     pub dated: bool,
     pub graph: Term,
@@ -116,11 +118,12 @@ fn to_locate(outcome: &Outcome) -> bool {
     outcome.error.as_ref().is_some_and(|e| e.line.is_some())
 }
 
-fn event(rank: u64, (time_ns, dated): (i128, bool), graph: Closed<Triple>) -> FileEvent {
+fn event(rank: u64, when: When, graph: Closed<Triple>) -> FileEvent {
     FileEvent {
-        time_ns,
+        time_ns: when.time_ns,
+        start_ns: when.start_ns,
         rank,
-        dated,
+        dated: when.dated,
         graph: graph.name,
         triples: graph.triples,
     }
@@ -251,9 +254,9 @@ fn prepare_with(path: &str, s: &Settings, reading: Reading) -> io::Result<Option
     let mut kept = Some(Vec::new());
     while let Some(graph) = graphs.next() {
         note_names(&mut names, Some(&graph.name), &mut graphs)?;
-        if let (Some(rank), Stamp::At(t, dated)) = (judge.judge(&graph), graph.stamp.clone()) {
+        if let (Some(rank), Stamp::At(when)) = (judge.judge(&graph), graph.stamp.clone()) {
             match kept.as_mut() {
-                Some(k) if k.len() < s.window => k.push(event(rank, (t, dated), graph)),
+                Some(k) if k.len() < s.window => k.push(event(rank, when, graph)),
                 Some(_) => {
                     kept = None;
                     graphs.assembler().keep_triples(false);
@@ -345,8 +348,8 @@ impl Iterator for Feeding {
                 return self.refuse("cannot keep the graph names");
             }
             match (self.judge.judge(&graph), graph.stamp.clone()) {
-                (Some(rank), Stamp::At(t, dated)) if self.judge.in_order() => {
-                    return Some(Ok(event(rank, (t, dated), graph)))
+                (Some(rank), Stamp::At(when)) if self.judge.in_order() => {
+                    return Some(Ok(event(rank, when, graph)))
                 }
                 (Some(_), Stamp::At(..)) => return self.refuse("an event out of time order"),
                 _ => return self.refuse("a graph without a usable timestamp"),
@@ -394,8 +397,8 @@ fn read_whole(path: &str, format: Format, s: &Settings, lines: bool) -> (Outcome
     let mut judge = Judge::new(s.predicate_iri);
     let mut events = Vec::new();
     for graph in graphs.by_ref() {
-        if let (Some(rank), Stamp::At(t, dated)) = (judge.judge(&graph), graph.stamp.clone()) {
-            events.push(event(rank, (t, dated), graph));
+        if let (Some(rank), Stamp::At(when)) = (judge.judge(&graph), graph.stamp.clone()) {
+            events.push(event(rank, when, graph));
         }
     }
     (judge.finish(graphs.read_error()), events)
@@ -449,9 +452,9 @@ impl Iterator for Delivery {
     fn next(&mut self) -> Option<FileEvent> {
         while self.rank < self.count {
             let graph = self.graphs.next()?;
-            if let Stamp::At(t, dated) = graph.stamp {
+            if let Stamp::At(when) = graph.stamp {
                 self.rank += 1;
-                return Some(event(self.rank - 1, (t, dated), graph));
+                return Some(event(self.rank - 1, when, graph));
             }
         }
         None
@@ -500,8 +503,9 @@ impl Prepared {
     }
 }
 
-/// A file event ordered by (time, rank) and spilled compactly: the time, the rank, whether
-/// it is dated (a byte), then the graph and each triple's terms as length-prefixed N-Triples.
+/// A file event ordered by (time, rank) and spilled compactly: the time, the start, the rank,
+/// whether it is dated (a byte), then the graph and each triple's terms as length-prefixed
+/// N-Triples.
 #[derive(Debug)]
 pub struct ByTime(FileEvent);
 
@@ -562,6 +566,7 @@ impl Record for ByTime {
     fn write(&self, out: &mut impl Write) -> io::Result<()> {
         let e = &self.0;
         out.write_all(&e.time_ns.to_le_bytes())?;
+        out.write_all(&e.start_ns.to_le_bytes())?;
         out.write_all(&e.rank.to_le_bytes())?;
         out.write_all(&[u8::from(e.dated)])?;
         write_text(out, &e.graph.to_string())?;
@@ -579,6 +584,7 @@ impl Record for ByTime {
             return Ok(None);
         }
         let time_ns = i128::from_le_bytes(read_bytes(input)?);
+        let start_ns = i128::from_le_bytes(read_bytes(input)?);
         let rank = u64::from_le_bytes(read_bytes(input)?);
         let [dated] = read_bytes(input)?;
         let graph = read_term(input)?;
@@ -597,6 +603,7 @@ impl Record for ByTime {
         }
         Ok(Some(ByTime(FileEvent {
             time_ns,
+            start_ns,
             rank,
             dated: dated != 0,
             graph,

@@ -2,12 +2,16 @@
 //! named pipe, one event per named graph, each delivered the moment it is complete.
 //!
 //! Each named graph `g` is one event. Its timestamp is the triple `g <time-predicate> t` in
-//! the default graph, which may come before or after the graph's quads.
+//! the default graph, which may come before or after the graph's quads; an event that lasts
+//! (docs/decisions.md 71) has its start in `g prov:startedAtTime b` and its end in the
+//! timestamp or `g prov:endedAtTime e`, checked as in replay files (`replay::Stamps`).
 //!
 //! When an event is complete (the rule; an event is delivered as soon as it holds, never
 //! later):
 //!
-//! * its timestamp triple has been read (before or after its graph), and
+//! * its end (its timestamp triple, or `prov:endedAtTime`) has been read (before or after its
+//!   graph; its start, if it has one, before its end or its block's end, whichever is
+//!   later: a start read after the event was delivered is another event's), and
 //! * its graph block has ended:
 //!
 //!   - TriG: when the chunk holding `g { ... }` ends. The input is cut into chunks of whole
@@ -24,7 +28,8 @@
 //! * Complete events are delivered in the order their graphs first appeared; a complete
 //!   event waits for an earlier incomplete one. An event whose timestamp never comes
 //!   therefore holds back the events after it until the end of input, where it is reported
-//!   as an error at `FILE:LINE:COLUMN` of where its graph started (N-Quads: its first quad;
+//!   as an error (no timestamp, or a start without an end) at `FILE:LINE:COLUMN` of where
+//!   its graph started (N-Quads: its first quad;
 //!   TriG: the chunk holding its first block, with a column only when that chunk holds
 //!   nothing else), after every earlier event has been delivered; the held-back events are
 //!   dropped.
@@ -39,7 +44,8 @@
 //!   graph written in several blocks is one event as long as it has not been delivered yet.
 //!   Once delivered, the same graph name starts a new event (which needs its own timestamp).
 //! * A timestamp that is not a time, or that differs from an earlier one for the same graph
-//!   not yet delivered, is an error at its line (TriG: the line its chunk starts on).
+//!   not yet delivered, is an error at its line (TriG: the line its chunk starts on); so is
+//!   a start after the end, two different ends, or a start and an end of different kinds.
 //! * A syntax error is `FORMAT syntax error: MESSAGE` at the parser's line and column (an
 //!   N-Quads line, or a TriG chunk after the prefix lines read so far, is parsed alone); an
 //!   input that cannot be read (or is not UTF-8) is an error at the line it stopped on.
@@ -55,8 +61,7 @@
 //!   own, their events merged in arrival order and numbered so.
 
 use super::{StreamError, StreamEvent};
-use crate::replay::{self, os_error, scan_line, Format, IriCache, ReplayError};
-use crate::time::{is_datetime, timestamp_nanos};
+use crate::replay::{self, os_error, scan_line, Format, IriCache, ReplayError, Role, Stamps};
 use oxrdf::{GraphName, NamedNode, NamedOrBlankNode, Quad, Term, Triple};
 use oxttl::{NQuadsParser, TriGParser};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -64,12 +69,14 @@ use std::io::{self, BufRead, BufReader};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
 use std::time::Duration;
 
-/// One complete event of one source: its graph, triples, time and where its graph started.
+/// One complete event of one source: its graph, triples, time (its end), start and where its
+/// graph started.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveEvent {
     pub graph: Term,
     pub triples: Vec<Triple>,
     pub time_ns: i128,
+    pub start_ns: i128,
     pub dated: bool,
     pub line: u64,
 }
@@ -82,13 +89,6 @@ struct Pending {
     seen: HashSet<Triple>,
     /// Its block has ended (it is complete once it has its timestamp).
     closed: bool,
-}
-
-/// A timestamp read for a graph not yet delivered: its time, its literal, its line.
-struct Stamp {
-    time_ns: i128,
-    term: Term,
-    line: u64,
 }
 
 /// A TriG chunk being read: its lines, where it started, its brace depth and the last
@@ -110,7 +110,8 @@ pub struct LiveReader {
     predicate: NamedNode,
     pending: HashMap<NamedOrBlankNode, Pending>,
     order: VecDeque<NamedOrBlankNode>,
-    times: HashMap<NamedOrBlankNode, Stamp>,
+    /// The timestamps read for graphs not yet delivered.
+    times: HashMap<NamedOrBlankNode, Stamps>,
     /// Lines read so far.
     lines: u64,
     /// N-Quads: the graph whose block is being read.
@@ -235,17 +236,19 @@ impl LiveReader {
             }
         }
         while let Some(g) = self.order.front() {
-            if !self.times.contains_key(g) {
+            let stamps = self.times.get(g);
+            if !stamps.is_some_and(Stamps::settled) {
                 let entry = &self.pending[g];
-                return Err(at(
-                    entry.line,
-                    entry.column,
+                let message = if stamps.is_some_and(Stamps::started) {
+                    replay::unended(g, self.predicate.as_str())
+                } else {
                     format!(
                         "event {g} has no timestamp (expected a <{}> triple on the graph name \
                          in the default graph)",
                         self.predicate.as_str()
-                    ),
-                ));
+                    )
+                };
+                return Err(at(entry.line, entry.column, message));
             }
             out.push(self.deliver());
         }
@@ -391,43 +394,18 @@ impl LiveReader {
         })
     }
 
-    /// Record a timestamp triple; false if `q` is not one (other default-graph data).
+    /// Record a timestamp triple (the time predicate's, `prov:startedAtTime` or
+    /// `prov:endedAtTime`); false if `q` is not one (other default-graph data).
     fn timestamp(&mut self, q: Quad, lineno: u64) -> Result<bool, ReplayError> {
-        if q.predicate != self.predicate {
+        let Some(role) = Role::of(q.predicate.as_str(), self.predicate.as_str()) else {
             return Ok(false);
+        };
+        let stamps = self.times.entry(q.subject.clone()).or_default();
+        stamps.add(&q.subject, role, q.object, lineno, &self.predicate);
+        match stamps.problem() {
+            Some(problem) => Err(problem.clone()),
+            None => Ok(true),
         }
-        let subject = q.subject;
-        let time = timestamp_nanos(&q.object).map_err(|m| {
-            at(
-                lineno,
-                None,
-                format!("event {subject} has a timestamp that is not a time: {m}"),
-            )
-        })?;
-        match self.times.get(&subject) {
-            None => {
-                self.times.insert(
-                    subject,
-                    Stamp {
-                        time_ns: time,
-                        term: q.object,
-                        line: lineno,
-                    },
-                );
-            }
-            Some(known) if known.time_ns != time => {
-                return Err(at(
-                    lineno,
-                    None,
-                    format!(
-                        "event {subject} has two different timestamps: {} (line {}) and {}",
-                        known.term, known.line, q.object
-                    ),
-                ))
-            }
-            Some(_) => {}
-        }
-        Ok(true)
     }
 
     fn add(&mut self, graph: NamedOrBlankNode, triple: Triple, line: u64, column: Option<u64>) {
@@ -460,7 +438,7 @@ impl LiveReader {
     /// Complete events, in arrival order (a complete event waits for earlier ones).
     fn ready(&mut self, out: &mut Vec<LiveEvent>) {
         while let Some(g) = self.order.front() {
-            if !self.pending[g].closed || !self.times.contains_key(g) {
+            if !self.pending[g].closed || !self.times.get(g).is_some_and(Stamps::settled) {
                 return;
             }
             out.push(self.deliver());
@@ -471,12 +449,14 @@ impl LiveReader {
     fn deliver(&mut self) -> LiveEvent {
         let g = self.order.pop_front().expect("a pending graph");
         let entry = self.pending.remove(&g).expect("a pending graph's entry");
-        let stamp = self.times.remove(&g).expect("a timestamp");
+        let stamps = self.times.remove(&g).expect("a timestamp");
+        let when = stamps.when().expect("an end");
         LiveEvent {
             graph: g.into(),
             triples: entry.triples,
-            time_ns: stamp.time_ns,
-            dated: is_datetime(&stamp.term),
+            time_ns: when.time_ns,
+            start_ns: when.start_ns,
+            dated: when.dated,
             line: entry.line,
         }
     }
@@ -687,6 +667,7 @@ impl LiveStream {
                         stream: index,
                         seq: self.seq,
                         time_ns: e.time_ns,
+                        start_ns: e.start_ns,
                         dated: e.dated,
                         graph: e.graph,
                         triples: e.triples,

@@ -79,13 +79,15 @@ impl Default for Options {
     }
 }
 
-/// One event of the merged stream: `stream` is the index of its file in the list; `dated`:
-/// its timestamp was written as an `xsd:dateTime`.
+/// One event of the merged stream: `stream` is the index of its file in the list; `time_ns`
+/// is its end (what events are ordered by) and `start_ns` its start, equal for a point event
+/// (docs/decisions.md 71); `dated`: its end was written as an `xsd:dateTime`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamEvent {
     pub stream: usize,
     pub seq: u64,
     pub time_ns: i128,
+    pub start_ns: i128,
     pub dated: bool,
     pub graph: Term,
     pub triples: Vec<Triple>,
@@ -356,6 +358,7 @@ impl Iterator for ReplayStream {
                     stream: i,
                     seq: self.first_seq[i] + e.rank,
                     time_ns: e.time_ns,
+                    start_ns: e.start_ns,
                     dated: e.dated,
                     graph: e.graph,
                     triples: e.triples,
