@@ -1025,13 +1025,14 @@ impl Stamps {
         role: Role,
         time: &NamedNode,
     ) -> Option<String> {
+        // "prov:endedAtTime "5" (line 7)", and without parentheses inside parentheses
         let spelled = |role: Role, given: &Given| {
-            format!(
-                "{} {}, line {}",
-                role_name(role, time),
-                given.term,
-                given.line
-            )
+            let name = role_name(role, time);
+            format!("{name} {} (line {})", given.term, given.line)
+        };
+        let bare = |role: Role, given: &Given| {
+            let name = role_name(role, time);
+            format!("{name} {}, line {}", given.term, given.line)
         };
         if let (Some(end), Some(stamp)) = (&self.end, &self.time) {
             if end.ns != stamp.ns {
@@ -1067,8 +1068,8 @@ impl Stamps {
         (start.ns > end.ns).then(|| {
             format!(
                 "event {name} starts ({}) after it ends ({})",
-                spelled(Role::Start, start),
-                spelled(end_role, end)
+                bare(Role::Start, start),
+                bare(end_role, end)
             )
         })
     }
@@ -1937,5 +1938,268 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.message.contains("has no timestamp"), "{err}");
+    }
+
+    const SECOND: i128 = 1_000_000_000;
+
+    /// (graph's local name, start and end in seconds, dated) of each event read whole.
+    fn spans(text: &str, format: Format) -> Result<Vec<(String, i128, i128, bool)>, ReplayError> {
+        let mut dict = Dictionary::new();
+        let events = read_events(text.as_bytes(), format, GENERATED_AT_TIME, &mut dict)?;
+        Ok(events
+            .iter()
+            .map(|e| {
+                let name = dict.get(e.graph).to_string();
+                let name = name
+                    .trim_start_matches("<http://ex.org/")
+                    .trim_end_matches('>');
+                (
+                    name.to_owned(),
+                    e.start_ns / SECOND,
+                    e.time_ns / SECOND,
+                    e.dated,
+                )
+            })
+            .collect())
+    }
+
+    /// Events that last, each way of writing one, and point events among them.
+    const INTERVALS_TRIG: &str = r#"@prefix : <http://ex.org/> .
+@prefix prov: <http://www.w3.org/ns/prov#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+:g1 { :a :v 1 }
+:g1 prov:startedAtTime 2 ; prov:endedAtTime 10 .
+:g2 prov:startedAtTime 3 ; prov:generatedAtTime 5 .
+:g2 { :b :v 2 . :b prov:startedAtTime 0 }
+:g3 { :c :v 3 }
+:g3 prov:endedAtTime 5 .
+:g4 { :d :v 4 }
+:g4 prov:generatedAtTime 1 .
+:g5 { :e :v 5 }
+:g5 prov:startedAtTime "1970-01-01T00:00:20Z"^^xsd:dateTime .
+:g5 prov:endedAtTime "1970-01-01T00:00:30Z"^^xsd:dateTime ;
+    prov:generatedAtTime "1970-01-01T00:00:30.0Z"^^xsd:dateTime .
+"#;
+
+    /// The same events in N-Quads.
+    const INTERVALS_NQUADS: &str = r#"<http://ex.org/a> <http://ex.org/v> "1"^^<http://www.w3.org/2001/XMLSchema#integer> <http://ex.org/g1> .
+<http://ex.org/g1> <http://www.w3.org/ns/prov#startedAtTime> "2"^^<http://www.w3.org/2001/XMLSchema#integer> .
+<http://ex.org/g1> <http://www.w3.org/ns/prov#endedAtTime> "10"^^<http://www.w3.org/2001/XMLSchema#integer> .
+<http://ex.org/g2> <http://www.w3.org/ns/prov#startedAtTime> "3"^^<http://www.w3.org/2001/XMLSchema#integer> .
+<http://ex.org/g2> <http://www.w3.org/ns/prov#generatedAtTime> "5"^^<http://www.w3.org/2001/XMLSchema#integer> .
+<http://ex.org/b> <http://ex.org/v> "2"^^<http://www.w3.org/2001/XMLSchema#integer> <http://ex.org/g2> .
+<http://ex.org/b> <http://www.w3.org/ns/prov#startedAtTime> "0"^^<http://www.w3.org/2001/XMLSchema#integer> <http://ex.org/g2> .
+<http://ex.org/c> <http://ex.org/v> "3"^^<http://www.w3.org/2001/XMLSchema#integer> <http://ex.org/g3> .
+<http://ex.org/g3> <http://www.w3.org/ns/prov#endedAtTime> "5"^^<http://www.w3.org/2001/XMLSchema#integer> .
+<http://ex.org/d> <http://ex.org/v> "4"^^<http://www.w3.org/2001/XMLSchema#integer> <http://ex.org/g4> .
+<http://ex.org/g4> <http://www.w3.org/ns/prov#generatedAtTime> "1"^^<http://www.w3.org/2001/XMLSchema#integer> .
+<http://ex.org/e> <http://ex.org/v> "5"^^<http://www.w3.org/2001/XMLSchema#integer> <http://ex.org/g5> .
+<http://ex.org/g5> <http://www.w3.org/ns/prov#startedAtTime> "1970-01-01T00:00:20Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> .
+<http://ex.org/g5> <http://www.w3.org/ns/prov#endedAtTime> "1970-01-01T00:00:30Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> .
+<http://ex.org/g5> <http://www.w3.org/ns/prov#generatedAtTime> "1970-01-01T00:00:30.0Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> .
+"#;
+
+    /// Ordered by their ends, ties in order of first appearance (g2 before g3, both ending at
+    /// 5, though g3 starts later); a start or end triple inside a graph is its data.
+    #[test]
+    fn events_that_last_are_read_with_their_start_and_ordered_by_their_end() {
+        let expected = vec![
+            ("g4".to_owned(), 1, 1, false),
+            ("g2".to_owned(), 3, 5, false),
+            ("g3".to_owned(), 5, 5, false),
+            ("g1".to_owned(), 2, 10, false),
+            ("g5".to_owned(), 20, 30, true),
+        ];
+        assert_eq!(spans(INTERVALS_TRIG, Format::TriG).unwrap(), expected);
+        assert_eq!(spans(INTERVALS_NQUADS, Format::NQuads).unwrap(), expected);
+        let mut dict = Dictionary::new();
+        let events = read_events(
+            INTERVALS_NQUADS.as_bytes(),
+            Format::NQuads,
+            GENERATED_AT_TIME,
+            &mut dict,
+        )
+        .unwrap();
+        assert_eq!(
+            events[1].triples.len(),
+            2,
+            "g2's own prov:startedAtTime triple"
+        );
+        // the scanner sketches the two predicates' lines as timestamps
+        let time = NamedNode::new_unchecked(GENERATED_AT_TIME);
+        let roles: Vec<Option<Role>> = INTERVALS_NQUADS
+            .lines()
+            .map(|line| {
+                match scan_terms(line.as_bytes(), None)
+                    .unwrap()
+                    .unwrap()
+                    .sketch(&time)
+                {
+                    Sketch::Stamp(role, ..) => Some(role),
+                    _ => None,
+                }
+            })
+            .collect();
+        assert_eq!(
+            &roles[..5],
+            [
+                None,
+                Some(Role::Start),
+                Some(Role::End),
+                Some(Role::Start),
+                Some(Role::Time)
+            ]
+        );
+        assert_eq!(roles[6], None, "a graph's triple is data");
+    }
+
+    /// Files of point events read as before: each event's start is its time.
+    #[test]
+    fn point_events_start_when_they_end() {
+        let mut dict = Dictionary::new();
+        let events =
+            read_events(TRIG.as_bytes(), Format::TriG, GENERATED_AT_TIME, &mut dict).unwrap();
+        let g = |name: &str| dict.intern(NamedNode::new_unchecked(name).into());
+        let ids = |s: &str, p: &str, o: Term| [g(s), g(p), dict.intern(o)];
+        let int = |v: i64| Term::from(Literal::from(v));
+        let expected = vec![
+            Event {
+                time_ns: 1_704_103_220_100_000_000,
+                start_ns: 1_704_103_220_100_000_000,
+                dated: true,
+                graph: g("http://ex.org/g1"),
+                triples: vec![
+                    ids("http://ex.org/a", "http://ex.org/v", int(1)),
+                    ids(
+                        "http://ex.org/a",
+                        "http://ex.org/w",
+                        Literal::new_simple_literal("x").into(),
+                    ),
+                ],
+            },
+            Event {
+                time_ns: 1_704_103_220_300_000_000,
+                start_ns: 1_704_103_220_300_000_000,
+                dated: true,
+                graph: g("http://ex.org/g2"),
+                triples: vec![ids("http://ex.org/b", "http://ex.org/v", int(2))],
+            },
+        ];
+        assert_eq!(events, expected);
+    }
+
+    /// The error reading `lines` (after the TriG prefixes, so counted from line 4).
+    fn interval_error(lines: &str) -> ReplayError {
+        let text = format!(
+            "@prefix : <http://ex.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n\
+             @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n{lines}"
+        );
+        spans(&text, Format::TriG).unwrap_err()
+    }
+
+    #[test]
+    fn an_interval_s_problems_are_located() {
+        let e =
+            interval_error(":g { :a :v 1 }\n:g prov:startedAtTime 5 .\n:g prov:endedAtTime 4 .\n");
+        assert_eq!(e.line, Some(6), "{e}");
+        assert_eq!(
+            e.message,
+            "event <http://ex.org/g> starts (prov:startedAtTime \
+             \"5\"^^<http://www.w3.org/2001/XMLSchema#integer>, line 5) after it ends \
+             (prov:endedAtTime \"4\"^^<http://www.w3.org/2001/XMLSchema#integer>, line 6)"
+        );
+        // the end first, by the time predicate
+        let e = interval_error(
+            ":g prov:generatedAtTime 4 .\n:g { :a :v 1 }\n:g prov:startedAtTime 5 .\n",
+        );
+        assert_eq!(e.line, Some(6), "{e}");
+        assert!(e.message.contains("starts (prov:startedAtTime"), "{e}");
+        let e = interval_error(":g { :a :v 1 }\n:g prov:startedAtTime 5 .\n");
+        assert_eq!(e.line, Some(4), "at the graph, as a missing timestamp: {e}");
+        assert_eq!(
+            e.message,
+            "event <http://ex.org/g> has prov:startedAtTime but no end (prov:endedAtTime or \
+             <http://www.w3.org/ns/prov#generatedAtTime>)"
+        );
+        let e = interval_error(
+            ":g { :a :v 1 }\n:g prov:endedAtTime 5 .\n:g prov:startedAtTime 1 .\n\
+             :g prov:generatedAtTime 6 .\n",
+        );
+        assert_eq!(e.line, Some(7), "{e}");
+        assert!(
+            e.message
+                .starts_with("event <http://ex.org/g> has two different ends: prov:endedAtTime"),
+            "{e}"
+        );
+        assert!(
+            e.message
+                .contains("line 5) and <http://www.w3.org/ns/prov#generatedAtTime> \"6\""),
+            "{e}"
+        );
+        let e = interval_error(
+            ":g { :a :v 1 }\n:g prov:startedAtTime \"1970-01-01T00:00:01Z\"^^xsd:dateTime .\n\
+             :g prov:endedAtTime 5 .\n",
+        );
+        assert_eq!(e.line, Some(6), "{e}");
+        assert!(
+            e.message
+                .contains("has a start and an end of different kinds"),
+            "{e}"
+        );
+        let e = interval_error(
+            ":g { :a :v 1 }\n:g prov:startedAtTime 1 .\n:g prov:startedAtTime 2 .\n\
+             :g prov:endedAtTime 5 .\n",
+        );
+        assert_eq!(e.line, Some(6), "{e}");
+        assert!(
+            e.message
+                .contains("has two different prov:startedAtTime values: \"1\""),
+            "{e}"
+        );
+        let e = interval_error(":g { :a :v 1 }\n:g prov:endedAtTime 5, 6 .\n");
+        assert_eq!(e.line, Some(5), "{e}");
+        assert!(
+            e.message
+                .contains("has two different prov:endedAtTime values"),
+            "{e}"
+        );
+        let e = interval_error(
+            ":g { :a :v 1 }\n:g prov:startedAtTime \"soon\" ; prov:endedAtTime 5 .\n",
+        );
+        assert_eq!(e.line, Some(5), "{e}");
+        assert!(
+            e.message
+                .contains("has a prov:startedAtTime that is not a time"),
+            "{e}"
+        );
+        // the same time twice, or the same end by both predicates, is no problem
+        let ok = ":g { :a :v 1 }\n:g prov:startedAtTime 1, 1.0 ; prov:endedAtTime 5 ; \
+                  prov:generatedAtTime 5.0 .\n";
+        let text = format!(
+            "@prefix : <http://ex.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n{ok}"
+        );
+        assert_eq!(
+            spans(&text, Format::TriG).unwrap(),
+            [("g".to_owned(), 1, 5, false)]
+        );
+    }
+
+    /// A start without an end is judged as a missing timestamp: the file's error, unless
+    /// the file has a syntax error (its end may have been past it: the graph is skipped).
+    #[test]
+    fn interval_problems_follow_the_timestamps_rules() {
+        let text = "<http://ex.org/a> <http://ex.org/v> \"1\" <http://ex.org/g1> .\n\
+                    <http://ex.org/g1> <http://www.w3.org/ns/prov#startedAtTime> \"1\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n\
+                    <http://ex.org/a> <http://ex.org/v> \"1\" <http://ex.org/g2> .\n\
+                    <http://ex.org/g2> <http://www.w3.org/ns/prov#generatedAtTime> \"2\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n\
+                    oops\n";
+        let e = spans(text, Format::NQuads).unwrap_err();
+        assert!(
+            e.message.contains("syntax error"),
+            "the syntax error, not g1's end: {e}"
+        );
+        let e = spans(text.trim_end_matches("oops\n"), Format::NQuads).unwrap_err();
+        assert_eq!(e.line, Some(1), "{e}");
+        assert!(e.message.contains("no end"), "{e}");
     }
 }

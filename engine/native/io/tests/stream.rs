@@ -426,3 +426,124 @@ fn whether_a_stamp_was_a_datetime_survives_every_mode() {
         assert_eq!(dated, expected, "{name}");
     }
 }
+
+/// N-Quads of events `(graph, start, end)` in seconds, the start and end lines after a
+/// triple of the graph; `end` by `prov:endedAtTime` for odd graphs, the time predicate for
+/// even ones, and a point event written as before when the two are equal.
+fn intervals(events: &[(i64, i64, i64)]) -> String {
+    let int = |v: i64| format!("\"{v}\"^^<http://www.w3.org/2001/XMLSchema#integer>");
+    let prov = |p: &str| format!("<http://www.w3.org/ns/prov#{p}>");
+    let mut out = String::new();
+    for (g, start, end) in events {
+        out += &format!(
+            "<http://ex.org/s> <http://ex.org/v> {} <http://ex.org/g{g}> .\n",
+            int(*g)
+        );
+        if start == end {
+            out += &format!("<http://ex.org/g{g}> {AT} {} .\n", int(*end));
+            continue;
+        }
+        out += &format!(
+            "<http://ex.org/g{g}> {} {} .\n",
+            prov("startedAtTime"),
+            int(*start)
+        );
+        let ended = if g % 2 == 1 {
+            prov("endedAtTime")
+        } else {
+            AT.to_owned()
+        };
+        out += &format!("<http://ex.org/g{g}> {ended} {} .\n", int(*end));
+    }
+    out
+}
+
+/// (graph number, start, end) in seconds of each event.
+fn spans(events: &[StreamEvent]) -> Vec<(i64, i128, i128)> {
+    events
+        .iter()
+        .map(|e| {
+            let g = e.graph.to_string();
+            let n = g
+                .trim_start_matches("<http://ex.org/g")
+                .trim_end_matches('>');
+            (
+                n.parse().unwrap(),
+                e.start_ns / 1_000_000_000,
+                e.time_ns / 1_000_000_000,
+            )
+        })
+        .collect()
+}
+
+/// Events that last keep their start in every mode (the sorted one writes it to disk), in
+/// N-Quads (read by the scanner) and in TriG, ordered by their ends, ties by first
+/// appearance.
+#[test]
+fn events_that_last_keep_their_start_in_every_mode() {
+    let d = dir();
+    let in_order: Vec<(i64, i64, i64)> = (1..=30).map(|i| (i, i - (i % 4), i)).collect();
+    // ends shuffled, with ties (g and g + 15 end together)
+    let shuffled: Vec<(i64, i64, i64)> = (1..=30)
+        .map(|i| (i, (i * 7) % 15 - (i % 3), (i * 7) % 15))
+        .collect();
+    let mut expected_shuffled: Vec<(i64, i128, i128)> = shuffled
+        .iter()
+        .map(|(g, b, e)| (*g, i128::from(*b), i128::from(*e)))
+        .collect();
+    expected_shuffled.sort_by_key(|(_, _, e)| *e); // stable: ties by first appearance
+    for (name, order, memory, mode) in [
+        ("memory.nq", &in_order, 1000, Mode::Memory),
+        ("stream.nq", &in_order, 3, Mode::Stream),
+        ("sorted.nq", &shuffled, 3, Mode::Sorted),
+        ("sorted.nq.gz", &shuffled, 1000, Mode::Memory),
+    ] {
+        let path = write(&d, name, &intervals(order));
+        let (stream, events, error) = read(&[path], memory);
+        assert_eq!(error, None, "{name}");
+        assert_eq!(stream.modes, vec![mode], "{name}");
+        let expected: Vec<(i64, i128, i128)> = if order == &in_order {
+            in_order
+                .iter()
+                .map(|(g, b, e)| (*g, i128::from(*b), i128::from(*e)))
+                .collect()
+        } else {
+            expected_shuffled.clone()
+        };
+        assert_eq!(spans(&events), expected, "{name}");
+    }
+    let trig = "@prefix : <http://ex.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n\
+                :g1 { :s :v 1 } :g1 prov:startedAtTime 2 ; prov:endedAtTime 6 .\n\
+                :g2 { :s :v 2 } :g2 prov:generatedAtTime 5 .\n\
+                :g3 prov:startedAtTime 1 ; prov:generatedAtTime 5 . :g3 { :s :v 3 }\n";
+    let path = write(&d, "x.trig", trig);
+    for memory in [1, 1000] {
+        let (_, events, error) = read(std::slice::from_ref(&path), memory);
+        assert_eq!(error, None);
+        assert_eq!(spans(&events), vec![(2, 5, 5), (3, 1, 5), (1, 2, 6)]);
+    }
+}
+
+/// A bad interval ends a file's events as a bad timestamp does: those before it are
+/// delivered, then its error at its line.
+#[test]
+fn a_bad_interval_comes_after_the_usable_events_and_says_where() {
+    let d = dir();
+    let mut text = intervals(&[(1, 0, 1), (2, 2, 2), (3, 1, 3)]);
+    text += "<http://ex.org/g4> <http://www.w3.org/ns/prov#startedAtTime> \"9\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n\
+             <http://ex.org/s> <http://ex.org/v> \"4\" <http://ex.org/g4> .\n\
+             <http://ex.org/g4> <http://www.w3.org/ns/prov#endedAtTime> \"8\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n";
+    let path = write(&d, "bad.nq", &text);
+    for memory in [1, 1000] {
+        let (_, events, error) = read(std::slice::from_ref(&path), memory);
+        assert_eq!(spans(&events), vec![(1, 0, 1), (2, 2, 2), (3, 1, 3)]);
+        let error = error.expect("an error");
+        assert!(
+            error.starts_with(&format!(
+                "{path}:11: event <http://ex.org/g4> starts (prov:startedAtTime \"9\""
+            )),
+            "{error}"
+        );
+        assert!(error.ends_with("line 11)"), "{error}");
+    }
+}

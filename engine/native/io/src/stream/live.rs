@@ -794,6 +794,69 @@ mod tests {
         );
     }
 
+    /// Live events that last: complete once their end is read (and their block has ended),
+    /// their start from before; a start without an end is the error at the end of input,
+    /// and a start after the end an error at its line.
+    #[test]
+    fn live_events_that_last() {
+        let int = |v: i64| format!("\"{v}\"^^<http://www.w3.org/2001/XMLSchema#integer>");
+        let started = "<http://www.w3.org/ns/prov#startedAtTime>";
+        let ended = "<http://www.w3.org/ns/prov#endedAtTime>";
+        let text = format!(
+            "<http://x/g1> {started} {} .\n\
+             <http://x/a> <http://x/p> \"1\" <http://x/g1> .\n\
+             <http://x/g1> {ended} {} .\n\
+             <http://x/a> <http://x/p> \"2\" <http://x/g2> .\n\
+             <http://x/g2> {PROV} {} .\n",
+            int(1),
+            int(4),
+            int(5)
+        );
+        let mut reader = LiveReader::new(
+            Format::NQuads,
+            NamedNode::new(replay::GENERATED_AT_TIME).unwrap(),
+        );
+        let mut events = Vec::new();
+        read_source(&mut text.as_bytes(), &mut reader, |e| {
+            events.push((e.graph.to_string(), e.start_ns, e.time_ns, e.line));
+            true
+        })
+        .unwrap();
+        let s = 1_000_000_000;
+        assert_eq!(
+            events,
+            vec![
+                ("<http://x/g1>".to_owned(), s, 4 * s, 2),
+                ("<http://x/g2>".to_owned(), 5 * s, 5 * s, 4),
+            ]
+        );
+        let unended = format!(
+            "<http://x/a> <http://x/p> \"1\" <http://x/g1> .\n<http://x/g1> {started} {} .\n",
+            int(1)
+        );
+        let (events, error) = read(Format::NQuads, &unended);
+        assert!(events.is_empty());
+        assert_eq!(
+            error.as_deref(),
+            Some(
+                "1:1: event <http://x/g1> has prov:startedAtTime but no end (prov:endedAtTime \
+                 or <http://www.w3.org/ns/prov#generatedAtTime>)"
+            )
+        );
+        let backwards = format!(
+            "<http://x/g1> {ended} {} .\n<http://x/g1> {started} {} .\n\
+             <http://x/a> <http://x/p> \"1\" <http://x/g1> .\n",
+            int(1),
+            int(2)
+        );
+        let (_, error) = read(Format::NQuads, &backwards);
+        let error = error.expect("an error");
+        assert!(
+            error.starts_with("2: event <http://x/g1> starts ("),
+            "{error}"
+        );
+    }
+
     #[test]
     fn chunk_scanner() {
         assert_eq!(scan(":g { :a :b \"}\" } # }"), (0, Some('}')));
