@@ -90,8 +90,9 @@ class ReplayStream:
     """Replay files, one per stream, merged by time in bounded memory (native core
     ``stream``): what ``spaseq run`` reads (the Python reader per file, ``seq`` numbered as
     the CLI does, ties by file order then first appearance). Iterating yields batches of
-    events ``(stream_iri, seq, time_ns, graph, [(s, p, o)], dated)``, terms in N-Triples
-    (``dated``: the time was written as an ``xsd:dateTime``); after the
+    events ``(stream_iri, seq, time_ns, graph, [(s, p, o)], dated, start_ns)``, terms in
+    N-Triples (``dated``: the time was written as an ``xsd:dateTime``; ``start_ns``: when an
+    event that lasts began, the time for a point event); after the
     usable events, a file's error as ``LocatedError`` ``PATH:LINE:COLUMN: message``. The first
     pass over every file runs in the constructor (ValueError for a bad time predicate), or
     was started ahead by ``reading`` (used only if it has the same paths and options).
@@ -109,7 +110,7 @@ class ReplayStream:
         reading: ReplayReading | None = None,
     ) -> ReplayStream: ...
     def __iter__(self) -> ReplayStream: ...
-    def __next__(self) -> list[tuple[str, int, int, str, list[tuple[str, str, str]], bool]]: ...
+    def __next__(self) -> list[tuple[str, int, int, str, list[tuple[str, str, str]], bool, int]]: ...
     @property
     def notes(self) -> list[str]:
         """For the user (stderr): files sorted on disk, files read whole."""
@@ -127,7 +128,7 @@ class ReplayStream:
 
 def read_batch(
     data: bytes, format: str, label: str, time_predicate: str = ...
-) -> list[tuple[str, int, list[tuple[str, str, str]], bool]]:
+) -> list[tuple[str, int, list[tuple[str, str, str]], bool, int]]:
     """The events of a replay batch held in memory (``format`` ``"trig"`` or ``"nquads"``; a
     request body), read whole by the replay reader's rules, sorted by time (ties in order of
     first appearance): ``(graph, time_ns, [(s, p, o)], dated)``, terms in N-Triples. For any
@@ -136,7 +137,7 @@ def read_batch(
 
 def read_columns(
     data: bytes, format: str, label: str, time_predicate: str = ...
-) -> tuple[tuple[bytes, bytes], list[int], tuple[bytes, bytes], list[bool]]:
+) -> tuple[tuple[bytes, bytes], list[int], tuple[bytes, bytes], list[bool], list[int]]:
     """``read_batch``'s events as columns (what Spark's readers hand to Arrow without a
     Python object per event): graph names and each event's triples as N-Triples text (one
     triple a line) as Arrow string buffers (32-bit offsets, data), times (ns), whether each
@@ -169,7 +170,7 @@ class Router:
         """Per event (stream IRI, triples in N-Triples): its keys, the key variables' terms
         in N-Triples joined by a space, sorted. ValueError for text that is not N-Triples."""
 
-_LiveEvent = tuple[str, int, int, str, list[tuple[str, str, str]], bool, str]
+_LiveEvent = tuple[str, int, int, str, list[tuple[str, str, str]], bool, str, int]
 
 @final
 class LiveStream:
@@ -177,7 +178,7 @@ class LiveStream:
     events merged in the order they complete and numbered so (``seq`` from 1). ``sources``:
     ``(stream_iri, path or "-" for stdin, "trig" or "nquads")``. Iterating yields batches of
     the events that have arrived ``(stream_iri, seq, time_ns, graph, [(s, p, o)], dated,
-    origin)``, terms in N-Triples, waiting (the GIL released) for the first only; after every
+    origin, start_ns)``, terms in N-Triples, waiting (the GIL released) for the first only; after every
     source ended, the first source error as ``LocatedError`` ``FILE:LINE:COLUMN: message``.
     ValueError at once for a bad time predicate or format."""
 

@@ -29,8 +29,8 @@ log = logging.getLogger(__name__)
 #: The time predicate of recorded events unless told otherwise (``prov:generatedAtTime``).
 DEFAULT_TIME_PREDICATE = GENERATED_AT_TIME.value
 
-#: A native event: (stream IRI, seq, time ns, graph, [(s, p, o)], dated[, origin]), terms
-#: in N-Triples (``ReplayStream``'s; ``LiveStream``'s with its origin).
+#: A native event: (stream IRI, seq, time ns, graph, [(s, p, o)], dated[, origin], start ns),
+#: terms in N-Triples (``ReplayStream``'s; ``LiveStream``'s with its origin); the start last.
 NativeItem = tuple
 #: An event's origin, from its native tuple.
 Origin = Callable[[NativeItem], "str | None"]
@@ -117,20 +117,22 @@ def read_batch(data: bytes, format: str, stream: str, label: str,
         native = native_read_batch(data, format, label, checked_time_predicate(time_predicate))
     except ValueError as exc:
         raise stream_error(exc) from None
-    items = [(stream, seq, ns, graph, triples, dated) for seq, (graph, ns, triples, dated) in enumerate(native)]
+    items = [(stream, seq, ns, graph, triples, dated, start)
+             for seq, (graph, ns, triples, dated, start) in enumerate(native)]
     return _events(items, lambda item: None)
 
 
 #: ``read_columns``' columns: graph names and triples as Arrow string buffers (offsets, data),
-#: times in nanoseconds, dated.
-Columns = tuple[tuple[bytes, bytes], list[int], tuple[bytes, bytes], list[bool]]
+#: times in nanoseconds, dated, starts in nanoseconds.
+Columns = tuple[tuple[bytes, bytes], list[int], tuple[bytes, bytes], list[bool], list[int]]
 
 
 def read_columns(data: bytes, format: str, label: str, time_predicate: str | None = None) -> Columns:
     """``read_batch``'s events as columns, no Python object per event (what Spark's readers
     hand to Arrow): graph names and triples (one per line) in N-Triples as Arrow string
     buffers (32-bit offsets, data), times in nanoseconds, whether each time was an
-    xsd:dateTime. A StreamError as ``read_batch``'s."""
+    xsd:dateTime, starts in nanoseconds (the time for a point event). A StreamError as
+    ``read_batch``'s."""
     from spaseq.engine._native import read_columns as native_read_columns
 
     try:
@@ -147,7 +149,9 @@ def _events(native: list[NativeItem], origin: Origin) -> list[Event]:
     for item in native:
         stream, seq, ns, graph, triples, dated = item[:6]
         end = at + len(triples)
-        out.append(Event(stream, from_nanoseconds(ns), tuple(parsed[at:end]), seq, graph_node(graph), origin(item), dated))
+        start = item[-1]  # last: after a live event's origin
+        out.append(Event(stream, from_nanoseconds(ns), tuple(parsed[at:end]), seq, graph_node(graph), origin(item), dated,
+                         None if start == ns else from_nanoseconds(start)))
         at = end
     return out
 

@@ -65,7 +65,11 @@ def file_columns(path: str, data: bytes, given: str, format: str | None,
                 data = gzip.decompress(data)
             except (OSError, EOFError) as exc:
                 raise StreamError(f"cannot read the gzip file: {exc}", Location(label)) from None
-        return read_columns(data, replay_format(label, format), label, time_predicate), None
+        columns = read_columns(data, replay_format(label, format), label, time_predicate)
+        if columns[4] != columns[1]:  # Spark's events are points so far (decision 71)
+            raise StreamError("events that last (prov:startedAtTime) are not read on Spark yet "
+                              "(docs/decisions.md 71)", Location(label))
+        return columns, None
     except SpaseqError as exc:
         return None, StreamError(exc.message, exc.location or Location(label))
 
@@ -171,7 +175,7 @@ def _reader(given: str, stream: str, rank: int, format: str | None,
                     yield pa.RecordBatch.from_pylist([row], schema=schema)
                     continue
                 assert columns is not None
-                graphs, times, triples, dated = columns
+                graphs, times, triples, dated, _ = columns
                 n = len(times)
                 yield pa.RecordBatch.from_arrays([
                     _repeated(stream, n), seconds_column(times), pa.array(dated, pa.bool_()),
@@ -198,7 +202,7 @@ def event_batch(stream: str, columns: Columns, seqs: Iterable[int]) -> pa.Record
     ``seqs``."""
     import pyarrow as pa
 
-    graphs, times, triples, dated = columns
+    graphs, times, triples, dated, _ = columns
     n = len(times)
     return pa.RecordBatch.from_arrays(
         [_repeated(stream, n), seconds_column(times), pa.array(dated, pa.bool_()), pa.array(seqs, pa.int64()),

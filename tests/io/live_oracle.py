@@ -65,6 +65,10 @@ from spaseq.engine.events import Event
 from spaseq.engine.io.parsing import syntax_error_location
 from tests.values.timestamps_oracle import is_datetime, to_seconds
 
+#: The prov predicates of an event that lasts (docs/decisions.md 71).
+STARTED_AT_TIME = "http://www.w3.org/ns/prov#startedAtTime"
+ENDED_AT_TIME = "http://www.w3.org/ns/prov#endedAtTime"
+
 _PREFIX_LINE = re.compile(r"^\s*(@prefix|@base|PREFIX|BASE)\b", re.IGNORECASE)
 _READ_ERRORS = (OSError, UnicodeDecodeError)
 
@@ -99,7 +103,8 @@ class LiveReader:
         self.fmt = fmt
         self.time_predicate = NamedNode(time_predicate)
         self.pending: OrderedDict[NamedNode | BlankNode, _Graph] = OrderedDict()
-        self.times: dict[object, _Stamp] = {}
+        self.times: dict[object, _Stamp] = {}  # an event's end: the time predicate's or prov:endedAtTime
+        self.starts: dict[object, _Stamp] = {}  # prov:startedAtTime (docs/decisions.md 71)
         self.seq = 0
         self.header = ""
 
@@ -212,16 +217,22 @@ class LiveReader:
 
     def _timestamp(self, q: Quad, lineno: int) -> bool:
         """Record a timestamp triple; False if ``q`` is not one (other default-graph data)."""
-        if q.predicate != self.time_predicate or not isinstance(q.subject, NamedNode | BlankNode):
+        if q.predicate == self.time_predicate or q.predicate.value == ENDED_AT_TIME:
+            stamps = self.times
+        elif q.predicate.value == STARTED_AT_TIME:
+            stamps = self.starts
+        else:
+            return False
+        if not isinstance(q.subject, NamedNode | BlankNode):
             return False
         try:
             seconds = to_seconds(q.object)
         except ValueError as exc:
             raise StreamError(f"event {q.subject} has a timestamp that is not a time: {exc}",
                               Location(self.path, lineno)) from None
-        known = self.times.get(q.subject)
+        known = stamps.get(q.subject)
         if known is None:
-            self.times[q.subject] = _Stamp(seconds, q.object, lineno)
+            stamps[q.subject] = _Stamp(seconds, q.object, lineno)
         elif known.seconds != seconds:
             raise StreamError(f"event {q.subject} has two different timestamps: {known.term} "
                               f"(line {known.line}) and {q.object}", Location(self.path, lineno))
@@ -251,6 +262,8 @@ class LiveReader:
             if g not in self.times:
                 entry = pending[g]
                 raise StreamError(
+                    f"event {g} has prov:startedAtTime but no end (prov:endedAtTime or "
+                    f"<{self.time_predicate.value}>)" if g in self.starts else
                     f"event {g} has no timestamp (expected a <{self.time_predicate.value}> triple "
                     "on the graph name in the default graph)",
                     Location(self.path, entry.line, entry.column),
@@ -260,9 +273,11 @@ class LiveReader:
     def _event(self, g, entry: _Graph) -> Event:
         self.seq += 1
         stamp = self.times.pop(g)
+        start = self.starts.pop(g, None)
         return Event(self.stream, stamp.seconds, tuple(entry.triples), self.seq,
                      g if isinstance(g, NamedNode | BlankNode) else None,
-                     f"{self.path}:{entry.line}", is_datetime(stamp.term))
+                     f"{self.path}:{entry.line}", is_datetime(stamp.term),
+                     None if start is None else start.seconds)
 
 
 def _scan(line: str) -> tuple[int, str]:

@@ -52,6 +52,9 @@ from tests.values.timestamps_oracle import is_datetime, to_seconds
 
 PROV_GENERATED_AT = GENERATED_AT_TIME.value
 
+#: The prov predicates giving an event's interval (docs/decisions.md 71), by the time they give.
+_ROLES = {"http://www.w3.org/ns/prov#startedAtTime": "start", "http://www.w3.org/ns/prov#endedAtTime": "end"}
+
 REPLAY_FORMATS: dict[str, RdfFormat] = {
     "trig": RdfFormat.TRIG,
     "nq": RdfFormat.N_QUADS,
@@ -84,10 +87,13 @@ class _Graph:
 
 @dataclass
 class _Stamp:
-    """A time triple in the default graph: its literal and the line it is on."""
+    """A time triple in the default graph: its literal, the line it is on, and which time it
+    gives (``time``: the time predicate's; ``start``/``end``: prov:startedAtTime and
+    prov:endedAtTime, docs/decisions.md 71)."""
 
     value: NamedNode | BlankNode | Literal
     line: int | None
+    role: str = "time"
 
 
 def _replay_format(path: str) -> RdfFormat | None:
@@ -156,8 +162,11 @@ def read_replay(
         for quad, line in _quads(path, fmt, track_lines, data):
             graph_name = quad.graph_name
             if isinstance(graph_name, DefaultGraph):
+                role = _ROLES.get(quad.predicate.value, "")
                 if quad.predicate == time_pred:
-                    stamps.setdefault(quad.subject, []).append(_Stamp(quad.object, line))
+                    role = "time"  # the time predicate wins when it is one of the two
+                if role:
+                    stamps.setdefault(quad.subject, []).append(_Stamp(quad.object, line, role))
                 last_graph = None
                 continue
             graph = graphs.get(graph_name)
@@ -172,7 +181,7 @@ def read_replay(
         read_error = StreamError(f"cannot read the file: {err}", Location(path))
 
     # Build events; remember the first bad graph (by first appearance) to cut the result there.
-    events: list[tuple[_Graph, Decimal, bool]] = []
+    events: list[tuple[_Graph, Decimal, bool, Decimal | None]] = []
     bad_index = len(graphs)
     error = read_error
     if read_error is not None and last_graph is not None:
@@ -180,44 +189,53 @@ def read_replay(
     for graph in graphs.values():
         if graph.index >= bad_index:
             break
-        graph_stamps = stamps.get(graph.name)
+        graph_stamps = stamps.get(graph.name, [])
         problem: StreamError | None = None
-        time = 0.0
+        time = Decimal(0)
+        start: Decimal | None = None
         dated = False
-        if not graph_stamps:
-            if read_error is not None:
-                continue  # its timestamp may come after the syntax error: not an error of its own
-            problem = StreamError(
-                f"event {term_text(graph.name)} has no timestamp (expected a <{time_predicate}>"
-                " triple on the graph name in the default graph)",
-                Location(path, graph.line),
-            )
-        else:
-            seen: list[tuple[Decimal, _Stamp]] = []
-            for stamp in graph_stamps:
-                try:
-                    value = to_seconds(stamp.value)
-                except ValueError as err:
-                    problem = StreamError(
-                        f"event {term_text(graph.name)} has a timestamp that is not a time: {err}",
-                        Location(path, stamp.line),
-                    )
-                    break
-                if seen and value != seen[0][0]:
-                    problem = StreamError(
-                        f"event {term_text(graph.name)} has two different timestamps:"
-                        f" {term_text(seen[0][1].value)} (line {seen[0][1].line}) and {term_text(stamp.value)}",
-                        Location(path, stamp.line),
-                    )
-                    break
-                seen.append((value, stamp))
-            if problem is None:
-                time = seen[0][0]
-                dated = is_datetime(seen[0][1].value)
+        values: dict[str, tuple[Decimal, _Stamp]] = {}
+        for stamp in graph_stamps:
+            try:
+                value = to_seconds(stamp.value)
+            except ValueError as err:
+                problem = StreamError(
+                    f"event {term_text(graph.name)} has a timestamp that is not a time: {err}",
+                    Location(path, stamp.line),
+                )
+                break
+            seen = values.get(stamp.role)
+            if seen is not None and value != seen[0]:
+                problem = StreamError(
+                    f"event {term_text(graph.name)} has two different timestamps:"
+                    f" {term_text(seen[1].value)} (line {seen[1].line}) and {term_text(stamp.value)}",
+                    Location(path, stamp.line),
+                )
+                break
+            values.setdefault(stamp.role, (value, stamp))
+        if problem is None:
+            end = values.get("end") or values.get("time")
+            if end is None:
+                if read_error is not None:
+                    continue  # its timestamp may come after the syntax error: not an error of its own
+                problem = StreamError(
+                    f"event {term_text(graph.name)} has prov:startedAtTime but no end (prov:endedAtTime or"
+                    f" <{time_predicate}>)" if "start" in values else
+                    f"event {term_text(graph.name)} has no timestamp (expected a <{time_predicate}>"
+                    " triple on the graph name in the default graph)",
+                    Location(path, graph.line),
+                )
+            else:
+                time, dated = end[0], is_datetime(end[1].value)
+                if "start" in values:
+                    start = values["start"][0]
+                    if start > time:  # the native reader's other interval errors: its own tests
+                        problem = StreamError(f"event {term_text(graph.name)} starts after it ends",
+                                              Location(path, values["start"][1].line))
         if problem is not None:
             error = problem
             break
-        events.append((graph, time, dated))
+        events.append((graph, time, dated, start))
 
     if error is not None and not track_lines:
         return read_replay(path, stream, time_predicate=time_predicate, first_seq=first_seq,
@@ -231,8 +249,9 @@ def read_replay(
             name=graph.name,
             origin=f"{path}:{graph.line}" if graph.line is not None else path,
             dated=dated,
+            start=start,
         )
-        for rank, (graph, time, dated) in enumerate(events)
+        for rank, (graph, time, dated, start) in enumerate(events)
     ]
     result.sort(key=Event.sort_key)
     return ReplayResult(result, error)

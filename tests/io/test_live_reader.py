@@ -33,7 +33,7 @@ XSD = "http://www.w3.org/2001/XMLSchema#"
 # hypothesis' default count; SPASEQ_DIFF_EXAMPLES=5000 runs more locally
 EXAMPLES = int(os.environ.get("SPASEQ_DIFF_EXAMPLES", "100"))
 
-View = tuple  # (stream, seq, time ns, graph, [(s, p, o)], dated, origin)
+View = tuple  # (stream, seq, time ns, graph, [(s, p, o)], dated, origin, start ns)
 Reading = tuple[list[tuple[int, View]], str | None]  # (lines read, event) each, the error
 
 
@@ -44,7 +44,8 @@ def lines_of(text: str) -> list[str]:
 
 def view(e: Event) -> View:
     return (e.stream, e.seq, to_nanoseconds(e.time), str(e.name),
-            [(str(t.subject), str(t.predicate), str(t.object)) for t in e.triples], e.dated, e.origin)
+            [(str(t.subject), str(t.predicate), str(t.object)) for t in e.triples], e.dated, e.origin,
+            to_nanoseconds(e.start))
 
 
 def python_reads(lines: list[str], fmt: str, predicate: str = PROV_GENERATED_AT) -> Reading:
@@ -85,7 +86,7 @@ def stream_reads(path: Path, fmt: str) -> tuple[list[View], str | None]:
     out: list[View] = []
     try:
         for batch in _native.LiveStream([(STREAM, str(path), fmt)]):
-            out.extend((*e[:6], e[6].replace(str(path), LABEL, 1)) for e in batch)
+            out.extend((*e[:6], e[6].replace(str(path), LABEL, 1), e[7]) for e in batch)
     except ValueError as exc:
         return out, str(exc).replace(str(path), LABEL, 1)
     return out, None

@@ -26,12 +26,13 @@ GOOD = sorted(
 AT = "http://example.org/at"
 
 
-def _python_view(path: Path, predicate: str | None = None) -> list[tuple[str, int, list[tuple[str, str, str]], bool]]:
+def _python_view(path: Path, predicate: str | None = None) -> list[tuple[str, int, list[tuple[str, str, str]], bool, int]]:
     kwargs = {"time_predicate": predicate} if predicate else {}
     result = read_replay(str(path), "http://ex.org/s", **kwargs)
     assert result.error is None
     return [(str(e.name), int(e.time * Decimal(10**9)),
-             [(str(t.subject), str(t.predicate), str(t.object)) for t in e.triples], e.dated)
+             [(str(t.subject), str(t.predicate), str(t.object)) for t in e.triples], e.dated,
+             int(e.start * Decimal(10**9)))
             for e in result.events]
 
 
@@ -50,7 +51,7 @@ def test_gzip_and_a_custom_time_predicate(tmp_path: Path) -> None:
         shutil.copyfileobj(f, g)
     got = _testing.read_replay(str(packed), AT)
     assert got == _python_view(src, AT)
-    assert [time for _, time, _, _ in got] == [3_500_000_000, 5_000_000_000]
+    assert [time for _, time, _, _, _ in got] == [3_500_000_000, 5_000_000_000]
 
 
 @pytest.mark.parametrize(("name", "message"), [

@@ -47,7 +47,8 @@ def python_merge(files: list[tuple[str, str]], time_predicate: str = PROV_GENERA
             inp.errors.append((res.error, max((e.time for e in res.events), default=float("-inf"))))
     events, _ = inp.usable()
     view = [(e.stream, e.seq, int(e.time * Decimal(10**9)), str(e.name),
-             [(str(t.subject), str(t.predicate), str(t.object)) for t in e.triples], e.dated)
+             [(str(t.subject), str(t.predicate), str(t.object)) for t in e.triples], e.dated,
+             int(e.start * Decimal(10**9)))
             for e in sorted(events, key=Event.sort_key)]
     return view, (str(inp.errors[0][0]) if inp.errors else None)
 

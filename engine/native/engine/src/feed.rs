@@ -42,6 +42,7 @@ pub(crate) fn lasting(iri: &str, e: &StreamEvent) -> Option<EngineError> {
         graph: e.graph.to_string(),
         start_ns: e.start_ns,
         time_ns: e.time_ns,
+        dated: e.dated,
     })
 }
 

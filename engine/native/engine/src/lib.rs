@@ -76,6 +76,8 @@ pub enum EngineError {
         graph: String,
         start_ns: i128,
         time_ns: i128,
+        /// its times were written as xsd:dateTime values (the message spells them so)
+        dated: bool,
     },
 }
 
@@ -108,11 +110,21 @@ impl std::fmt::Display for EngineError {
                 graph,
                 start_ns,
                 time_ns,
-            } => write!(
-                f,
-                "event {graph} of stream <{stream}> lasts from {start_ns} ns to {time_ns} ns: \
-                 events that last are not taken by the native engine yet (docs/decisions.md 71)"
-            ),
+                dated,
+            } => {
+                let spell = |ns: i128| {
+                    let mut out = String::new();
+                    spaseq_output::spell::time_value(ns, *dated, &mut out);
+                    out
+                };
+                write!(
+                    f,
+                    "event {graph} of stream <{stream}> lasts from {} to {}: events that last are \
+                     not taken by the native engine yet (docs/decisions.md 71)",
+                    spell(*start_ns),
+                    spell(*time_ns)
+                )
+            }
         }
     }
 }

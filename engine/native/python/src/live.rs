@@ -16,7 +16,7 @@ use spaseq_io::stream::{StreamError, StreamEvent};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// (stream IRI, seq, time in ns, graph, [(s, p, o)], dated, origin), terms in N-Triples.
+/// (stream IRI, seq, time in ns, graph, [(s, p, o)], dated, origin, start in ns), terms in N-Triples.
 type PyLiveEvent = (
     String,
     u64,
@@ -25,6 +25,7 @@ type PyLiveEvent = (
     Vec<(String, String, String)>,
     bool,
     String,
+    i128,
 );
 
 /// How long a wait lasts before Python's signals (Ctrl-C) are looked at.
@@ -121,6 +122,7 @@ impl PyLiveStream {
             triples(&e.triples),
             e.dated,
             format!("{label}:{line}"),
+            e.start_ns,
         )
     }
 }
@@ -215,6 +217,7 @@ impl PyLiveReader {
                     triples(&e.triples),
                     e.dated,
                     format!("{}:{}", self.label, e.line),
+                    e.start_ns,
                 )
             })
             .collect();

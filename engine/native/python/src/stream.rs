@@ -22,7 +22,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-/// An event as Python sees it: (stream IRI, seq, time in ns, graph, [(s, p, o)], dated).
+/// An event as Python sees it: (stream IRI, seq, time in ns, graph, [(s, p, o)], dated,
+/// start in ns: the time for a point event, decision 71).
 type PyEvent = (
     String,
     u64,
@@ -30,6 +31,7 @@ type PyEvent = (
     String,
     Vec<(String, String, String)>,
     bool,
+    i128,
 );
 
 #[pyclass(module = "spaseq.engine._native", name = "ReplayStream")]
@@ -65,6 +67,7 @@ fn nt(stream: &[String], e: StreamEvent) -> PyEvent {
             })
             .collect(),
         e.dated,
+        e.start_ns,
     )
 }
 
@@ -307,8 +310,9 @@ impl PyReplayStream {
     }
 }
 
-/// An event of a batch: (graph, time in ns, [(s, p, o)], dated), terms in N-Triples.
-pub(crate) type BatchEvent = (String, i128, Vec<(String, String, String)>, bool);
+/// An event of a batch: (graph, time in ns, [(s, p, o)], dated, start in ns), terms in
+/// N-Triples.
+pub(crate) type BatchEvent = (String, i128, Vec<(String, String, String)>, bool, i128);
 
 /// The events of a replay batch held in memory (`format` "trig" or "nquads"; a request
 /// body), read whole by the replay reader's rules (core `replay::read_events`): sorted by
@@ -338,18 +342,20 @@ fn read_batch(
 }
 
 /// `read_columns`' columns: graph names (offsets, data), times (ns), triples (offsets,
-/// data), dated.
+/// data), dated, starts (ns).
 type Columns<'py> = (
     (Bound<'py, PyBytes>, Bound<'py, PyBytes>),
     Vec<i128>,
     (Bound<'py, PyBytes>, Bound<'py, PyBytes>),
     Vec<bool>,
+    Vec<i128>,
 );
 
 /// The events of a replay batch as `read_batch` reads them, as columns (what Spark's
 /// readers hand to Arrow without a Python object per event): graph names and each event's
 /// triples in N-Triples (one triple a line) as Arrow string buffers (`arrow::Built`), times
-/// (ns) and whether each was an xsd:dateTime. Errors as `read_batch`'s.
+/// (ns), whether each was an xsd:dateTime, and starts (ns; the time for a point event).
+/// Errors as `read_batch`'s.
 #[pyfunction]
 #[pyo3(signature = (data, format, label, time_predicate = GENERATED_AT_TIME))]
 fn read_columns<'py>(
@@ -371,7 +377,7 @@ fn read_columns<'py>(
             },
         })
     };
-    let (graphs, times, triples, dated) = py.detach(|| {
+    let (graphs, times, triples, dated, starts) = py.detach(|| {
         let mut dictionary = Dictionary::new();
         let events = replay::read_events(data, format, time_predicate, &mut dictionary).map_err(
             |error| {
@@ -383,7 +389,8 @@ fn read_columns<'py>(
         )?;
         let mut graphs = Built::with_capacity(events.len());
         let mut triples = Built::with_capacity(events.len());
-        let (mut times, mut dated) = (
+        let (mut times, mut dated, mut starts) = (
+            Vec::with_capacity(events.len()),
             Vec::with_capacity(events.len()),
             Vec::with_capacity(events.len()),
         );
@@ -408,10 +415,17 @@ fn read_columns<'py>(
                 .map_err(located)?;
             times.push(e.time_ns);
             dated.push(e.dated);
+            starts.push(e.start_ns);
         }
-        Ok::<_, PyErr>((graphs, times, triples, dated))
+        Ok::<_, PyErr>((graphs, times, triples, dated, starts))
     })?;
-    Ok((graphs.into_py(py), times, triples.into_py(py), dated))
+    Ok((
+        graphs.into_py(py),
+        times,
+        triples.into_py(py),
+        dated,
+        starts,
+    ))
 }
 
 /// The triples of each row of a column of N-Triples text, one triple a line (as the
@@ -560,6 +574,7 @@ pub(crate) fn batch_events(events: &[replay::Event], dictionary: &Dictionary) ->
                     .map(|t| (nt(t[0]), nt(t[1]), nt(t[2])))
                     .collect(),
                 e.dated,
+                e.start_ns,
             )
         })
         .collect()
