@@ -2108,12 +2108,6 @@ mod tests {
              \"5\"^^<http://www.w3.org/2001/XMLSchema#integer>, line 5) after it ends \
              (prov:endedAtTime \"4\"^^<http://www.w3.org/2001/XMLSchema#integer>, line 6)"
         );
-        // the end first, by the time predicate
-        let e = interval_error(
-            ":g prov:generatedAtTime 4 .\n:g { :a :v 1 }\n:g prov:startedAtTime 5 .\n",
-        );
-        assert_eq!(e.line, Some(6), "{e}");
-        assert!(e.message.contains("starts (prov:startedAtTime"), "{e}");
         let e = interval_error(":g { :a :v 1 }\n:g prov:startedAtTime 5 .\n");
         assert_eq!(e.line, Some(4), "at the graph, as a missing timestamp: {e}");
         assert_eq!(
@@ -2136,42 +2130,42 @@ mod tests {
                 .contains("line 5) and <http://www.w3.org/ns/prov#generatedAtTime> \"6\""),
             "{e}"
         );
-        let e = interval_error(
-            ":g { :a :v 1 }\n:g prov:startedAtTime \"1970-01-01T00:00:01Z\"^^xsd:dateTime .\n\
-             :g prov:endedAtTime 5 .\n",
-        );
-        assert_eq!(e.line, Some(6), "{e}");
-        assert!(
-            e.message
-                .contains("has a start and an end of different kinds"),
-            "{e}"
-        );
-        let e = interval_error(
-            ":g { :a :v 1 }\n:g prov:startedAtTime 1 .\n:g prov:startedAtTime 2 .\n\
-             :g prov:endedAtTime 5 .\n",
-        );
-        assert_eq!(e.line, Some(6), "{e}");
-        assert!(
-            e.message
-                .contains("has two different prov:startedAtTime values: \"1\""),
-            "{e}"
-        );
-        let e = interval_error(":g { :a :v 1 }\n:g prov:endedAtTime 5, 6 .\n");
-        assert_eq!(e.line, Some(5), "{e}");
-        assert!(
-            e.message
-                .contains("has two different prov:endedAtTime values"),
-            "{e}"
-        );
-        let e = interval_error(
-            ":g { :a :v 1 }\n:g prov:startedAtTime \"soon\" ; prov:endedAtTime 5 .\n",
-        );
-        assert_eq!(e.line, Some(5), "{e}");
-        assert!(
-            e.message
-                .contains("has a prov:startedAtTime that is not a time"),
-            "{e}"
-        );
+        // (the lines, the line the problem is told at, what its message says); the first
+        // has its end first, by the time predicate
+        let located = [
+            (
+                ":g prov:generatedAtTime 4 .\n:g { :a :v 1 }\n:g prov:startedAtTime 5 .\n",
+                6,
+                "starts (prov:startedAtTime",
+            ),
+            (
+                ":g { :a :v 1 }\n:g prov:startedAtTime \"1970-01-01T00:00:01Z\"^^xsd:dateTime .\n\
+                 :g prov:endedAtTime 5 .\n",
+                6,
+                "has a start and an end of different kinds",
+            ),
+            (
+                ":g { :a :v 1 }\n:g prov:startedAtTime 1 .\n:g prov:startedAtTime 2 .\n\
+                 :g prov:endedAtTime 5 .\n",
+                6,
+                "has two different prov:startedAtTime values: \"1\"",
+            ),
+            (
+                ":g { :a :v 1 }\n:g prov:endedAtTime 5, 6 .\n",
+                5,
+                "has two different prov:endedAtTime values",
+            ),
+            (
+                ":g { :a :v 1 }\n:g prov:startedAtTime \"soon\" ; prov:endedAtTime 5 .\n",
+                5,
+                "has a prov:startedAtTime that is not a time",
+            ),
+        ];
+        for (lines, line, says) in located {
+            let e = interval_error(lines);
+            assert_eq!(e.line, Some(line), "{e}");
+            assert!(e.message.contains(says), "{e}");
+        }
         // the same time twice, or the same end by both predicates, is no problem
         let ok = ":g { :a :v 1 }\n:g prov:startedAtTime 1, 1.0 ; prov:endedAtTime 5 ; \
                   prov:generatedAtTime 5.0 .\n";
