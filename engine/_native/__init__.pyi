@@ -6,7 +6,7 @@ from typing import final
 
 from spaseq.engine._native import _testing as _testing
 
-__all__ = ["PLAN_VERSION", "__version__", "_testing", "LateEvent", "UnreadStream", "OutputStream", "LocatedError", "gpm_evaluators", "LiveStream", "LiveReader",
+__all__ = ["PLAN_VERSION", "__version__", "_testing", "LateEvent", "UnreadStream", "OutputStream", "LastingEvent", "LocatedError", "gpm_evaluators", "LiveStream", "LiveReader",
            "NativeWriter", "jsonl_line", "derived_graph", "result_name", "json_time", "json_seconds", "table_time",
            "NativeEngine", "NativeEvent", "NativeMatch", "LateOutput", "ReplayReading", "ReplayStream", "read_batch",
            "timestamp_ns", "read_columns", "EventRows", "Router", "seconds_ns", "datetime_ns", "datetime_text"]
@@ -47,6 +47,10 @@ class LateOutput:
 
 class UnreadStream(ValueError):
     """An event on a stream no registered query reads (the message names the streams read)."""
+
+class LastingEvent(ValueError):
+    """An event that lasts pushed to a stream a query planned for point events reads
+    (``EngineOptions.intervals`` off, docs/decisions.md 71)."""
 
 class OutputStream(ValueError):
     """An event pushed on a registered query's output stream, whose events come from that query."""
@@ -244,9 +248,10 @@ class NativeEngine:
     def term(self, id: int) -> str: ...
     def term_parts(self, id: int) -> tuple[str, str, str | None, str | None]: ...
     def event(self, stream: str, time: int, seq: int, graph: str | None, triples: list[int],
-              dated: bool = False) -> NativeEvent:
+              dated: bool = False, start: int | None = None) -> NativeEvent:
         """Prepare an event: graph name in N-Triples, triples as a flat list of term ids,
-        ``dated``: its timestamp was written as an xsd:dateTime."""
+        ``dated``: its timestamp was written as an xsd:dateTime; ``start``: when an event that
+        lasts began (ns; None: a point event)."""
     def feed(self, stream: ReplayStream | EventRows, max: int) -> tuple[int, int | None, bool, LocatedError | None]:
         """Feed up to ``max`` events of a replay stream to the queries (fewer once 2^14 released
         matches wait to be taken): (events fed, last time ns, ended, the stream's error)."""
@@ -259,8 +264,8 @@ class NativeEngine:
         query written to ``late_output``): (events fed to some query, last time ns, ended, the
         first source error, late events fed to no query, the late event that stopped it under
         "error", located by its ``path`` and ``line``)."""
-    def event_parts(self, uid: int) -> tuple[str, int, bool, int, tuple[str, str, str | None, str | None] | None, list[int]] | None:
-        """(stream, time ns, dated, seq, graph name's parts, triples as ids), or None."""
+    def event_parts(self, uid: int) -> tuple[str, int, bool, int, tuple[str, str, str | None, str | None] | None, list[int], int] | None:
+        """(stream, time ns, dated, seq, graph name's parts, triples as ids, start ns), or None."""
     def forget(self) -> list[int]:
         """uids of the oldest events nothing native holds any more."""
     def configure(self, own_clocks: bool, late: str, compact_min_terms: int | None = None,

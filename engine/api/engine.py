@@ -23,7 +23,7 @@ from spaseq.engine.api.pushed import Pushed
 from spaseq.engine.compile.plan import EngineOptions, Plan
 from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.composition import Composition, query_label
-from spaseq.engine.errors import QueryError, SpaseqError, UsageError
+from spaseq.engine.errors import SpaseqError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs
 from spaseq.engine.kb.reader import KbStore
@@ -34,6 +34,7 @@ from spaseq.engine.output.derived import Derived, QueryOutput
 from spaseq.engine.output.materialize import Materializer
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, check_time_format
 from spaseq.engine.runtime.native import (
+    LastingEvent,
     LateEvent,
     LateOutput,
     NativeEngine,
@@ -130,11 +131,6 @@ class Engine:
         self._check_open()
         plan = query if isinstance(query, Plan) else None  # e.g. read back from `explain --plan`
         q = query.query if isinstance(query, Plan) else parse_query(query, file) if isinstance(query, str) else query
-        timed = next((ev for ev in q.events.values() if ev.timer is not None), None)
-        if timed is not None or q.match.expressions:
-            raise QueryError("relative timers (AFTER/BEFORE ... NOT/COLLECT) and SELECT expressions are "
-                             "evaluated by the reference evaluator only so far (spaseq run --engine reference; "
-                             "docs/decisions.md 71)", timed.timer.location if timed and timed.timer else None)
         if plan is None and q.lateness is None and self._lateness:  # the engine's default LATENESS
             q = dataclasses.replace(q, lateness=self._lateness)
         iri = output or f"urn:spaseq:query:{len(self.composition) + 1}"
@@ -329,7 +325,7 @@ class Engine:
             raise LateEventError(str(exc)) from None
         except UnreadStream as exc:  # no registered query reads its stream (decision 44)
             raise UnreadStreamError(str(exc)) from None
-        except OutputStream as exc:  # a query's output stream: its events come from the query
+        except (OutputStream, LastingEvent) as exc:  # a query's output stream; a query of points
             raise UsageError(str(exc)) from None
         pushed = Pushed(fed, self._handles_of(late_for)) if late_for else (_FED if fed else _NOT_FED)
         if not fed:  # late for every reader, or unread: dropped
@@ -399,7 +395,7 @@ class Engine:
         native = self._native
         try:
             return None if native is None else native.engine.late(stream, to_nanoseconds(seconds), dated)
-        except OutputStream as exc:  # a query's output stream: its events come from the query
+        except (OutputStream, LastingEvent) as exc:  # a query's output stream; a query of points
             raise UsageError(str(exc)) from None
 
     def query(self, output: str) -> QueryHandle | None:

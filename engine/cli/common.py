@@ -27,6 +27,10 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
                         help="evaluate conjunction operands once their timestamp is complete, cheapest "
                              "first (same matches; a --kb-store stays at the version the run "
                              "started on)")
+    parser.add_argument("--intervals", action="store_true",
+                        help="plan for events that last (prov:startedAtTime/prov:endedAtTime): runs wait "
+                             "until their window ends; without it an event that lasts is refused (a query "
+                             "with a timer is planned so anyway)")
 
 
 def add_lateness_option(parser: argparse.ArgumentParser) -> None:
@@ -65,7 +69,8 @@ def engine_options(args: argparse.Namespace) -> EngineOptions:
     """The engine's optimisations: the defaults, plus the opt-in ones asked for."""
     from spaseq.engine.compile.plan import EngineOptions
 
-    return EngineOptions(lazy_chain=args.lazy_chain, lazy_conjunction=args.lazy_conjunction)
+    return EngineOptions(lazy_chain=args.lazy_chain, lazy_conjunction=args.lazy_conjunction,
+                         intervals=args.intervals)
 
 
 log = logging.getLogger(__name__)

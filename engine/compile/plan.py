@@ -18,7 +18,7 @@ from spaseq.engine.compile.nfa import Automaton
 from spaseq.engine.compile.range_keys import StepRange
 from spaseq.engine.compile.splitting import SplitPlan
 
-PLAN_VERSION = 3  # 3: GpmPlan.evaluator and Plan.explain; 2: no solver, direct_solver, row_slots
+PLAN_VERSION = 4  # 4: EngineOptions.intervals and GPM timers; 3: GpmPlan.evaluator and Plan.explain; 2: no solver, direct_solver, row_slots
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,10 @@ class EngineOptions:
     lazy_conjunction: bool = False
     compiled_gpm: bool = True
     lazy_chain: bool = False
+    #: events may last (docs/decisions.md 71): runs wait until their window ends, since an event
+    #: beginning before the clock may still extend them; off, runs die as soon as no point event
+    #: could extend them and an event that lasts is refused (a query with a timer turns it on)
+    intervals: bool = False
 
 
 COMPILED = "compiled"  # GpmPlan.path: generated join and FILTER code over the event's index

@@ -39,6 +39,12 @@ def plan_query(query: A.Query, options: EngineOptions | None = None) -> Plan:
         # a policy chooses among every extension an event offers, as it is offered: the lazy
         # forms, which build extensions later, do not apply (docs/decisions.md 65)
         options = dataclasses.replace(options, lazy_conjunction=False, lazy_chain=False)
+    if any(ev.timer is not None for ev in query.events.values()):
+        options = dataclasses.replace(options, intervals=True)  # a timer's interval lasts
+    if options.intervals:
+        # the lazy forms evaluate an instant's events once it is complete, and an instant of an
+        # event that lasts is no longer where its extensions are decided (docs/decisions.md 71)
+        options = dataclasses.replace(options, lazy_conjunction=False, lazy_chain=False)
     automaton = compile_query(query)
     gpms = {name: plan_gpm(ev, query, options) for name, ev in query.events.items()}
     indexes = tuple(_run_index(step, gpms, options) for step in automaton.steps)

@@ -75,7 +75,7 @@ class Partial:
     pending: tuple[Pending, ...] = ()
     #: the results COLLECT timers gathered (each with the mapping it was evaluated in)
     collected: tuple[Solution, ...] = ()
-    #: the latest end of an AFTER timer: the match is released once the clock passes it
+    #: the latest end of a timer: the match is released once the clock passes it
     waits: Decimal | None = None
 
     @property
@@ -460,7 +460,8 @@ class ReferenceEvaluator:
         span = Span(min(s.start, lo), max(s.end, hi), s.first_pos, s.last_pos)
         if not self._valid(span):
             return None
-        waits = hi if timer.side == A.AFTER else p.waits
+        # judged once the clock passes the timer's end: every event lying in it has come
+        waits = hi if p.waits is None else max(p.waits, hi)
         return Partial(p.mu, p.taken, span, p.pending, p.collected + tuple(found), waits)
 
     def _select_all(self, level: tuple[int, int], frontier: list[tuple[Partial, Step]]) -> list[tuple[Partial, Step]]:
@@ -536,7 +537,8 @@ class ReferenceEvaluator:
                 continue
             order = 1
             completion = span.last_pos
-            if p.waits is not None:  # an AFTER timer: released when the clock passes its end
+            if p.waits is not None and self.events[span.last_pos].time <= p.waits:
+                # a timer the clock has not passed at the last event: released when it does
                 after = next((i for i in range(span.last_pos + 1, len(self.events))
                               if self.events[i].time > p.waits), None)
                 if after is None and not self.end_of_input:

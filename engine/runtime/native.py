@@ -22,7 +22,6 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from spaseq.engine.compile.plan import Plan
 from spaseq.engine.compile.plan_json import plan_to_json
-from spaseq.engine.errors import UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.functions.run_functions import RunContext
 from spaseq.engine.gpm_eval.matcher import EventContext, EventGraphs, GpmMatcher
@@ -39,6 +38,7 @@ LateOutput = _native.LateOutput  # the late-event output, a TriG file the core w
 LateEvent = _native.LateEvent  # an event that breaks a promise about time (the core's message)
 UnreadStream = _native.UnreadStream  # an event on a stream no registered query reads
 OutputStream = _native.OutputStream  # an event pushed on a query's output stream
+LastingEvent = _native.LastingEvent  # an event that lasts, for a query planned for point events
 
 
 def _term(kind: str, value: str, datatype: str | None, language: str | None) -> Term:
@@ -172,17 +172,14 @@ class NativeSession:
         if current is not None and current[0] is ctx:
             return current[1]
         e = ctx.event
-        if e.start != e.time:
-            raise UsageError(f"an event lasting from {e.start} to {e.time}: the native engine takes point events "
-                             "only so far; the reference evaluator (reference.evaluate) takes events that last "
-                             "(docs/decisions.md 71)")
         term_id = self.term_id
         ids = [term_id(x) for t in e.triples for x in (t.subject, t.predicate, t.object)]
         if ns is None:
             ns = nanoseconds(e.time)
         # the name travels as text: names are usually unique, so neither side keeps it by id
         graph = str(e.name) if e.name is not None else None
-        prepared = self.engine.event(e.stream, ns, e.seq, graph, ids, e.dated)
+        start = None if e.start == e.time else nanoseconds(e.start)
+        prepared = self.engine.event(e.stream, ns, e.seq, graph, ids, e.dated, start)
         self._current = (ctx, prepared)
         self._remember(prepared.uid, ctx, ns)
         return prepared
@@ -195,14 +192,16 @@ class NativeSession:
             parts = self.engine.event_parts(uid)
             if parts is None:
                 raise KeyError(f"event {uid} is no longer held")
-            stream, ns, dated, seq, graph, ids = parts
+            stream, ns, dated, seq, graph, ids, start_ns = parts
             term = self.term
             # as the engine holds them: a subject is an IRI or a blank node, a predicate an IRI,
             # a graph name an IRI or a blank node (the readers and Engine.push make them so)
             triples = tuple(Triple(term(ids[i]), term(ids[i + 1]), term(ids[i + 2]))  # type: ignore[arg-type]
                             for i in range(0, len(ids), 3))
             name = _term(*graph) if graph is not None else None
-            ctx = EventContext(Event(stream, self.seconds(ns), triples, seq, name, dated=dated))  # type: ignore[arg-type]
+            start = None if start_ns == ns else self.seconds(start_ns)
+            ctx = EventContext(Event(stream, self.seconds(ns), triples, seq, name, dated=dated,  # type: ignore[arg-type]
+                                     start=start))
             self._remember(uid, ctx, ns)
         return ctx
 

@@ -4,8 +4,8 @@ its interval (section 4.2: ``fire{area{a}}[65,80]``, ``burnt_down{sensor{s}}[70,
 ``avg_temp{sensor{s},value{40}}[10,80]``; the second measurement is outside the
 aggregation's window, so the average is 40, not 40.5), and none other. The stream is the
 chapter's, built here as events that last and read from ``fixtures/cera/chapter.trig``
-(``prov:startedAtTime``, ``prov:endedAtTime``); the reference evaluator runs them
-(docs/decisions.md 71)."""
+(``prov:startedAtTime``, ``prov:endedAtTime``); the reference evaluator and the native
+engine (planned for events that last) run them (docs/decisions.md 71)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from pathlib import Path
 import pyoxigraph
 import pytest
 
+from spaseq.engine.api import evaluate as native_evaluate
+from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.events import Event
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.reference.evaluator import evaluate
@@ -38,12 +40,14 @@ def chapter_stream() -> list[Event]:
     return out
 
 
-def derived(name: str) -> list[tuple[dict[str, str], str, str]]:
-    """The events rule ``name`` derives: its projected bindings (local names, values as
-    written) and its interval."""
+def derived(name: str, engine: str = "reference") -> list[tuple[dict[str, str], str, str]]:
+    """The events rule ``name`` derives (by the reference evaluator or the native engine):
+    its projected bindings (local names, values as written) and its interval."""
     q = parse_query((FIXTURES / f"{name}.rq").read_text(encoding="utf-8"), str(FIXTURES / f"{name}.rq"))
     out = []
-    for m in evaluate(q, chapter_stream()):
+    found = (evaluate(q, chapter_stream()) if engine == "reference"
+             else native_evaluate(q, chapter_stream(), options=EngineOptions(intervals=True)))
+    for m in found:
         bound = dict(m.bindings)
         row = {v: bound[v].value.removeprefix(EX) for v in q.match.variables or () if v in bound}
         out.append((row, str(m.start), str(m.time)))
@@ -55,8 +59,9 @@ def derived(name: str) -> list[tuple[dict[str, str], str, str]]:
     ("burnt_down", [({"sensor": "s"}, "70", "92")]),
     ("avg_temp", [({"sensor": "s", "avg": "40"}, "10", "80")]),
 ])
-def test_program_p_derives_the_chapters_events(rule: str, expected: list) -> None:
-    assert derived(rule) == expected
+@pytest.mark.parametrize("engine", ["reference", "native"])
+def test_program_p_derives_the_chapters_events(rule: str, expected: list, engine: str) -> None:
+    assert derived(rule, engine) == expected
 
 
 def test_with_point_timestamps_the_from_end_timer_holds_its_own_anchor() -> None:
@@ -67,36 +72,54 @@ def test_with_point_timestamps_the_from_end_timer_holds_its_own_anchor() -> None
     assert evaluate(q, points) == []
 
 
-def test_the_native_engine_refuses_timers_until_it_takes_them() -> None:
-    """Never a wrong answer: the native core has no relative timers yet (decision 71); the
-    refusal is located at the timer."""
-    from spaseq.engine.api import Engine
-    from spaseq.engine.errors import QueryError
+def test_a_timer_plans_its_query_for_events_that_last() -> None:
+    """A timer's interval lasts: the planner turns ``intervals`` on for its query, so that the
+    native engine takes the chapter's events without being asked; a query without one takes
+    them when registered with it, and refuses them with a message saying so otherwise."""
+    from spaseq.engine.compile.planner import plan_query
+    from spaseq.engine.errors import UsageError
 
-    text = (FIXTURES / "burnt_down.rq").read_text(encoding="utf-8")
-    with pytest.raises(QueryError, match="reference evaluator only so far") as err:
-        Engine().register(text, file="burnt_down.rq")
-    assert str(err.value).startswith("burnt_down.rq:9:32: ")
-    Engine().register((FIXTURES / "fire.rq").read_text(encoding="utf-8"))  # no timer: fine
+    assert plan_query(parse_query((FIXTURES / "burnt_down.rq").read_text(encoding="utf-8"))).options.intervals
+    q = parse_query((FIXTURES / "fire.rq").read_text(encoding="utf-8"))
+    assert not plan_query(q).options.intervals
+    with pytest.raises(UsageError, match="planned for point events: register it with intervals on"):
+        native_evaluate(q, chapter_stream())
 
 
+@pytest.mark.parametrize("engine", [["--engine", "reference"], ["--intervals"]])
 @pytest.mark.parametrize(("rule", "expected"), [
     ("fire", [(80, 65, {"area": "http://example.org/sensors#a"})]),
     ("burnt_down", [(92, 70, {"sensor": "http://example.org/sensors#s"})]),
     ("avg_temp", [(80, 10, {"sensor": "http://example.org/sensors#s", "avg": "40"})]),
 ])
-def test_the_cli_runs_program_p_on_the_chapters_file(rule: str, expected: list, tmp_path: Path) -> None:
+def test_the_cli_runs_program_p_on_the_chapters_file(rule: str, expected: list, engine: list[str],
+                                                     tmp_path: Path) -> None:
     """``fixtures/cera/chapter.trig`` states the chapter's stream with ``prov:startedAtTime``
-    and ``prov:endedAtTime``; the readers take them and ``--engine reference`` evaluates
-    (the native engine refuses events that last, located at their event, until it takes them)."""
+    and ``prov:endedAtTime``; the readers take them, and the reference evaluator and the native
+    engine under ``--intervals`` evaluate (without it, the native engine refuses the first
+    event that lasts, located at its line, exit status 2)."""
     import json
 
     from spaseq.engine.cli.main import main
 
     out = tmp_path / "out.jsonl"
     status = main(["run", str(FIXTURES / f"{rule}.rq"), "--stream", f"S={FIXTURES / 'chapter.trig'}",
-                   "--engine", "reference", "--format", "jsonl", "--output", str(out)])
+                   *engine, "--format", "jsonl", "--output", str(out)])
     assert status == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["time"], r["start"], {v: b["value"] for v, b in r["bindings"].items()}) for r in rows] == expected
     assert main(["run", str(FIXTURES / "fire.rq"), "--stream", f"S={FIXTURES / 'chapter.trig'}"]) == 2
+
+
+def test_the_readme_s_interval_example_prints_what_it_shows(capsys) -> None:
+    """README "Events that last": the command as written, its table as shown."""
+    from spaseq.engine.cli.main import main
+
+    readme = (FIXTURES.parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ spaseq run fixtures/cera/avg_temp.rq", 1)[1].split("```", 1)[0]
+    command, shown = block.split("\n", 1)
+    root = FIXTURES.parents[1]
+    args = ["run", str(root / "fixtures/cera/avg_temp.rq"),
+            *[a.replace("S=fixtures", f"S={root}/fixtures") for a in command.split()]]
+    assert main(args) == 0
+    assert capsys.readouterr().out == shown

@@ -100,7 +100,7 @@ def test_explain_plan_prints_the_plan_as_json() -> None:
     out = subprocess.run([sys.executable, "-m", "spaseq.engine.cli", "explain", "--plan", str(path)],
                          capture_output=True, text=True, timeout=120, check=True).stdout
     data = json.loads(out)
-    assert data["@type"] == "Plan" and data["version"] == 3
+    assert data["@type"] == "Plan" and data["version"] == 4
     assert plan_from_json(out) == plan_query(load_query(str(path)))
     lazy = subprocess.run([sys.executable, "-m", "spaseq.engine.cli", "explain", "--plan", "--lazy-chain",
                            str(path)], capture_output=True, text=True, timeout=120, check=True).stdout
@@ -232,7 +232,7 @@ def test_a_plan_of_another_version_is_refused_by_its_version() -> None:
     old = {**json.loads(json.dumps(data)), "version": 1}
     for g in old["gpms"].values():
         g.update(solver=True, direct_solver=True)
-    with pytest.raises(ValueError, match="plan version 1, this spaseq reads version 3"):
+    with pytest.raises(ValueError, match="plan version 1, this spaseq reads version 4"):
         plan_from_json(json.dumps(old))
     with pytest.raises(ValueError, match="plan version 1"):
         _testing.plan_summary(json.dumps(old))

@@ -44,6 +44,14 @@ row: {'s': 'http://ex.org/h1', 'l1': '70', 'p2': '70', 'l2': '80'}
 row: {'s': 'http://ex.org/h1', 'l1': '70', 'p2': '55', 'l2': '80'}
 """
 
+# program P's derived events with their intervals, as the chapter states them (the burnt-down
+# sensor is released when the clock passes its timer: at the end of the input)
+PROGRAM_P = """\
+fire{'area': 'a'} over [65, 80]
+avg_temp{'avg': '40', 'sensor': 's'} over [10, 80]
+burnt_down{'sensor': 's'} over [70, 92]
+"""
+
 # the six matches of fixtures/smartgrid/expected.md, in completion order
 KB_WITH_SPARK = """\
 loaded 14 quads into version 1, graphs {'http://smartgrid.org/db': 14}, rejected 0
@@ -60,6 +68,7 @@ EXPECTED = {
     "rdflib_dataset.py": RDFLIB_DATASET,
     "composition.py": COMPOSITION,
     "kb_with_spark.py": KB_WITH_SPARK,
+    "program_p.py": PROGRAM_P,
 }
 
 

@@ -89,15 +89,30 @@ def test_an_event_cannot_end_before_it_starts() -> None:
         Event(EX + "u1", 1, (), start=2)
 
 
-def test_the_native_engine_refuses_events_that_last_until_it_takes_them() -> None:
-    """Never a wrong answer: the native core reads points only so far (decision 71)."""
+def test_a_query_planned_for_point_events_refuses_events_that_last() -> None:
+    """Never a wrong answer: the native engine takes events that last for a query planned with
+    ``intervals`` (decision 71) and refuses them, saying so, for one planned for points."""
     from spaseq.engine.api import evaluate as engine_evaluate
+    from spaseq.engine.compile.plan import EngineOptions
     from spaseq.engine.errors import UsageError
 
     q = parse_query(query_text("A ; B", DEFINES, streams=("u1",)))
     assert engine_evaluate(q, stream("a1@1", "b1@2")) != []
-    with pytest.raises(UsageError, match="lasting from 1 to 3"):
+    with pytest.raises(UsageError, match="lasts from 1 to 3, and query 0 was planned for point events"):
         engine_evaluate(q, stream("a1@1-3", "b1@4-5"))
+    assert len(engine_evaluate(q, stream("a1@1-3", "b1@4-5"), options=EngineOptions(intervals=True))) == 1
+
+
+@pytest.mark.parametrize(("seq", "within", "evs", "expected"), CASES)
+def test_the_native_engine_finds_each_row(seq: str, within: str, evs: list[str], expected: list) -> None:
+    """Each row of the table, by the native engine planned for events that last."""
+    from spaseq.engine.api import evaluate as engine_evaluate
+    from spaseq.engine.compile.plan import EngineOptions
+
+    q = parse_query(query_text(seq, DEFINES, within=within, streams=("u1",)))
+    got = engine_evaluate(q, stream(*evs), options=EngineOptions(intervals=True))
+    assert [(" ".join(t.event.name.value.removeprefix(EX) for t in m.taken), str(m.start), str(m.time))
+            for m in got] == expected
 
 
 @settings(max_examples=EXAMPLES, deadline=None)

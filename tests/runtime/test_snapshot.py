@@ -5,6 +5,7 @@ buffers, output numbering and DISTINCT survive; bad bytes are refused with a cle
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import subprocess
@@ -22,6 +23,7 @@ from spaseq.engine.api import Engine, SnapshotError
 from spaseq.engine.events import Event
 from spaseq.engine.runtime.snapshot import MAGIC
 from tests.properties.test_differential import EXAMPLES, _identity, events, kb, options, queries
+from tests.properties.test_interval_differential import lasting_events, timer_queries
 from tests.util import EX, QUERY_PREFIXES, ev
 
 
@@ -66,6 +68,17 @@ def _split_run(text, evs, opts, cuts: list[int], end_of_input: bool) -> list[tup
 @settings(max_examples=EXAMPLES)
 @given(queries(), events(), options, st.booleans(), st.data())
 def test_a_restored_engine_continues_exactly(text, evs, opts, end_of_input, data) -> None:
+    expected = _uninterrupted(text, evs, opts, end_of_input)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(evs)), max_size=2), label="cuts"))
+    assert _split_run(text, evs, opts, cuts, end_of_input) == expected, (text, cuts)
+
+
+@settings(max_examples=max(EXAMPLES // 3, 20), deadline=None)
+@given(st.one_of(queries(), timer_queries()), lasting_events(), options, st.booleans(), st.data())
+def test_a_restored_engine_continues_exactly_over_events_that_last(text, evs, opts, end_of_input, data) -> None:
+    """Planned for events that last, with relative timers too (docs/decisions.md 71): the gaps'
+    recent events, the runs waiting for their timers and what COLLECT gathered survive."""
+    opts = dataclasses.replace(opts, intervals=True)
     expected = _uninterrupted(text, evs, opts, end_of_input)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(evs)), max_size=2), label="cuts"))
     assert _split_run(text, evs, opts, cuts, end_of_input) == expected, (text, cuts)

@@ -8,8 +8,9 @@ use std::rc::Rc;
 
 pub type StreamId = u32;
 
-/// One event: a named graph on a stream at a time (nanoseconds); `seq` orders events of
-/// one time (the Python `Event.seq`), `uid` tells events apart within one engine; `dated`:
+/// One event: a named graph on a stream over `[start, time]` (nanoseconds; a point event's
+/// `start` is its `time`, docs/decisions.md 71); `seq` orders events of one end time (the
+/// Python `Event.seq`), `uid` tells events apart within one engine; `dated`:
 /// its timestamp was written as an `xsd:dateTime` (the Python `Event.dated`; it fits in the
 /// padding after `stream`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +19,8 @@ pub struct EventData {
     pub stream: StreamId,
     pub dated: bool,
     pub time: i128,
+    /// When the event began (its end is `time`, by which events are ordered).
+    pub start: i128,
     pub seq: u64,
     /// The graph's name, kept with the event rather than interned: event names are usually
     /// unique, and the dictionary would otherwise grow with every event.
@@ -26,6 +29,11 @@ pub struct EventData {
 }
 
 impl EventData {
+    /// Whether the event lasts (began before it ended).
+    pub fn lasts(&self) -> bool {
+        self.start != self.time
+    }
+
     /// Where the event stands among events (time, then arrival): `Event.sort_key`.
     pub fn order(&self) -> (i128, u64) {
         (self.time, self.seq)

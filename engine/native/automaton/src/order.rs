@@ -240,6 +240,7 @@ mod tests {
             stream: 0,
             dated: false,
             time,
+            start: time,
             seq,
             graph: None,
             triples: Vec::new(),

@@ -26,6 +26,7 @@ use super::order::{sort_batch, MatchRecord};
 use super::range_index::{KeyCache, Line, Partition, Request};
 use super::window::Span;
 use smallvec::{smallvec, SmallVec};
+use spaseq_gpm::aggregate::SelectExpressions;
 use spaseq_gpm::vars::{Row, Slot, VarTable};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::plan::{Modifier, Plan, Strategy};
@@ -128,9 +129,11 @@ struct Run {
     conj: HashMap<usize, ConjBuffer>,
     select: Transitions,
     last: bool,
-    /// Under head negation: held by every run started at the same time (and their
-    /// descendants), so that the events a match may be checked against are kept.
+    /// Under head negation or a timer: held by every run started at the same time (and
+    /// their descendants), so that the events a match may be checked against are kept.
     head: Option<Rc<()>>,
+    /// The results COLLECT timers gathered so far (each row the mapping it was found in).
+    collected: Option<Rc<Vec<Row>>>,
 }
 
 type RunRef = Rc<RefCell<Run>>;
@@ -172,6 +175,7 @@ impl Run {
             select: Transitions::NONE,
             last: false,
             head: None,
+            collected: None,
         }
     }
 
@@ -218,6 +222,30 @@ struct StepInfo {
     streams: Vec<StreamId>,
     partition: Option<Vec<Slot>>,
     range: Option<RangeInfo>,
+    /// A relative timer's step: no run waits for an event there (docs/decisions.md 71).
+    timer: Option<TimerStep>,
+}
+
+/// A relative timer as the runtime uses it: its GPM, its anchor's GPM, which side of the
+/// anchor it lies on, its duration (ns) and whether it gathers results (or forbids them).
+#[derive(Debug, Clone, Copy)]
+struct TimerStep {
+    gpm: usize,
+    anchor: usize,
+    after: bool,
+    duration: i128,
+    collect: bool,
+}
+
+impl TimerStep {
+    /// The timer's interval for an anchor over `[start, end]`.
+    fn interval(&self, start: i128, end: i128) -> (i128, i128) {
+        if self.after {
+            (end, end + self.duration)
+        } else {
+            (start - self.duration, start)
+        }
+    }
 }
 
 /// How runs waiting at a step are sorted within a partition: by `run_var`, which GPMs of
@@ -286,6 +314,9 @@ struct Switches {
     index_streams: bool,
     lazy_conjunction: bool,
     cost_ordered_disjunction: bool,
+    /// Events may last (docs/decisions.md 71): runs wait until their window ends, and what
+    /// `,` `;` and absences allow is judged on each result's begin.
+    intervals: bool,
 }
 
 pub struct QueryRuntime<G: GpmEval> {
@@ -353,6 +384,26 @@ pub struct QueryRuntime<G: GpmEval> {
     head_starts: VecDeque<(i128, Weak<()>)>,
     /// SELECTION and CONSUMPTION (docs/decisions.md 65).
     policy: Policy,
+    /// Events that last: the (end, start) of the streamset's recent events, in arrival (end)
+    /// order, back one window: what `,` asks of the gap before a result.
+    recent: VecDeque<(i128, i128)>,
+    /// Runs waiting for the clock to pass their timer's end, earliest first.
+    timers: BinaryHeap<Reverse<Due>>,
+    /// How far before a match's start a BEFORE timer may reach (ns; 0 without one).
+    reach: i128,
+    /// Whether the query keeps its recent events to look back at (head negation, timers).
+    looks_back: bool,
+    /// The SELECT expressions over what COLLECT timers gathered, the slots they read (the
+    /// rows' columns) and bind, and the last COLLECT timer's step (where they are evaluated).
+    expressions: Option<Expressions>,
+}
+
+/// SELECT expressions as the runtime evaluates them (`spaseq_gpm::aggregate`).
+struct Expressions {
+    select: SelectExpressions,
+    columns: Vec<Slot>,
+    outputs: Vec<Slot>,
+    at: usize,
 }
 
 /// Counts of the runtime's work that grows with its input: what tests check the cost of a
@@ -435,6 +486,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 streams: step.streams.iter().map(|s| streams.id(s)).collect(),
                 partition,
                 range,
+                timer: None,
             });
         }
         let mut probes = HashMap::default();
@@ -457,6 +509,80 @@ impl<G: GpmEval> QueryRuntime<G> {
             probes.insert(streams.id(stream), list);
         }
         let gpm_streams: Vec<StreamId> = plan.gpms.iter().map(|g| streams.id(&g.stream)).collect();
+        let mut reach = 0;
+        let mut last_collect = None;
+        for (i, info) in steps.iter_mut().enumerate() {
+            let Op::Gpm(g) = *info.op else { continue };
+            let Some(timer) = plan.query.timers.get(&plan.gpms[g].name) else {
+                continue;
+            };
+            let anchor = gpm_index(&timer.anchor)
+                .ok_or_else(|| Unsupported(format!("no GPM {}", timer.anchor)))?;
+            let duration = timer.duration as i128;
+            if !timer.after {
+                reach = reach.max(duration);
+            }
+            if timer.collect {
+                last_collect = Some(i);
+            }
+            info.timer = Some(TimerStep {
+                gpm: g,
+                anchor,
+                after: timer.after,
+                duration,
+                collect: timer.collect,
+            });
+        }
+        let timed = steps.iter().any(|s| s.timer.is_some());
+        if timed && !plan.options.enabled("intervals") {
+            return Err(Unsupported("a timer planned for point events".into()));
+        }
+        let expressions = match (last_collect, plan.query.expressions.is_empty()) {
+            (Some(at), false) => {
+                let outputs: Vec<&str> = plan
+                    .query
+                    .expressions
+                    .iter()
+                    .map(|(v, _)| v.as_str())
+                    .collect();
+                let columns: Vec<Slot> = (0..vars.len())
+                    .filter(|&s| !outputs.contains(&vars.name(s)))
+                    .collect();
+                let names: Vec<String> = columns.iter().map(|&s| vars.name(s).to_owned()).collect();
+                let prefixes: Vec<(String, String)> = plan
+                    .query
+                    .prefixes
+                    .iter()
+                    .map(|(p, iri)| (p.clone(), iri.clone()))
+                    .collect();
+                let select = SelectExpressions::new(
+                    plan.query.base.as_deref(),
+                    &prefixes,
+                    &plan.query.expressions,
+                    &names,
+                )
+                .map_err(|e| Unsupported(e.to_string()))?;
+                let outputs = outputs
+                    .iter()
+                    .map(|v| {
+                        vars.get(v)
+                            .ok_or_else(|| Unsupported(format!("?{v} is no variable")))
+                    })
+                    .collect::<Result<_, _>>()?;
+                Some(Expressions {
+                    select,
+                    columns,
+                    outputs,
+                    at,
+                })
+            }
+            (None, false) => {
+                return Err(Unsupported(
+                    "SELECT expressions without a COLLECT timer".into(),
+                ))
+            }
+            _ => None,
+        };
         let span = Span {
             window: plan.query.window,
         };
@@ -529,6 +655,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 return Err(Unsupported("a lazy chain after a head negation".into()));
             }
         }
+        let looks_back = timed || !head.is_empty();
         let start_run = Rc::new(RefCell::new(Run::new(
             head_steps,
             Rc::new(vars.empty_row()),
@@ -542,6 +669,12 @@ impl<G: GpmEval> QueryRuntime<G> {
         )));
         start_run.borrow_mut().id = 1;
         let policy = Policy::of(plan)?;
+        if options.enabled("intervals") && (prefix.is_some() || options.enabled("lazy_conjunction"))
+        {
+            return Err(Unsupported(
+                "a lazy chain or lazy conjunction over events that last".into(),
+            ));
+        }
         if policy.selection != Selection::Unrestricted || policy.consumes() {
             if prefix.is_some() {
                 return Err(Unsupported(
@@ -567,6 +700,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 index_streams: options.enabled("index_streams"),
                 lazy_conjunction: options.enabled("lazy_conjunction"),
                 cost_ordered_disjunction: options.enabled("cost_ordered_disjunction"),
+                intervals: options.enabled("intervals"),
             },
             streams: plan
                 .query
@@ -609,6 +743,11 @@ impl<G: GpmEval> QueryRuntime<G> {
             head_events: VecDeque::new(),
             head_starts: VecDeque::new(),
             policy,
+            recent: VecDeque::new(),
+            timers: BinaryHeap::new(),
+            reach,
+            looks_back,
+            expressions,
         })
     }
 
@@ -634,6 +773,11 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// they must be evaluated on the knowledge base version they arrived under.
     pub fn defers_instants(&self) -> bool {
         self.switches.lazy_conjunction
+    }
+
+    /// Whether the query was planned for events that last (`EngineOptions.intervals`).
+    pub fn takes_lasting(&self) -> bool {
+        self.switches.intervals
     }
 
     pub fn reads(&self, stream: StreamId) -> bool {
@@ -761,6 +905,46 @@ impl<G: GpmEval> QueryRuntime<G> {
         self.span.expired(deadline, tau, pos)
     }
 
+    // ------------------------------------------------------------------ events that last
+
+    /// Whether a result beginning at `begin` may extend `r` (docs/decisions.md 71): no
+    /// absence lies whole between the prefix and it (`limit`: the earliest end of one), and
+    /// nothing `r`'s strategy forbids does either: an event of the streamset (`,`) or an
+    /// earlier result (`;`, `commit`: the first result's end).
+    fn admits(&self, r: &Run, begin: i128) -> bool {
+        let end = r.end.unwrap_or(NEG_INF);
+        begin <= r.limit
+            && r.commit.is_none_or(|c| begin <= c)
+            && (!r.select.strict || self.gap_clear(end, begin))
+    }
+
+    /// Whether no event of the streamset lies whole in the gap `(end, begin)`.
+    fn gap_clear(&self, end: i128, begin: i128) -> bool {
+        let from = self.recent.partition_point(|&(e, _)| e <= end);
+        let to = self.recent.partition_point(|&(e, _)| e < begin);
+        (from..to.max(from)).all(|i| self.recent[i].1 <= end)
+    }
+
+    /// Remember an event of the streamset for `gap_clear`, after forgetting those no run's
+    /// gap can hold any more: ended a window before the clock (a live run began after).
+    fn note_recent(&mut self, event: &EventRef) {
+        match self.span.window.span {
+            spaseq_plan::algebra::WindowSpan::Nanoseconds(ns) => {
+                let horizon = event.time - ns as i128;
+                while self.recent.front().is_some_and(|&(e, _)| e < horizon) {
+                    self.recent.pop_front();
+                }
+            }
+            spaseq_plan::algebra::WindowSpan::Events(n) => {
+                while self.recent.len() >= n as usize {
+                    self.recent.pop_front();
+                }
+            }
+            spaseq_plan::algebra::WindowSpan::Unbounded => {}
+        }
+        self.recent.push_back((event.time, event.start));
+    }
+
     // ------------------------------------------------------------------ clock
 
     /// Move the engine clock (an event of any stream, or a heartbeat) to `tau`.
@@ -781,6 +965,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                     self.kill(&run);
                 }
             }
+            self.fire_timers(tau, dict);
         }
         self.expire(tau, pos.unwrap_or(self.position), dict);
     }
@@ -834,6 +1019,7 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// End of input: every window closes; trailing-negation matches are emitted.
     pub fn close(&mut self, dict: &Dictionary) {
         self.flush_lazy(INF, dict);
+        self.fire_timers(INF, dict);
         let mut closing: Vec<Due> = std::mem::take(&mut self.closing)
             .into_iter()
             .map(|Reverse(d)| d)
@@ -915,7 +1101,7 @@ impl<G: GpmEval> QueryRuntime<G> {
     pub fn on_event(&mut self, event: &EventRef, index: &Rc<G::Index>, dict: &Dictionary) {
         let tau = event.time;
         if self.t0.is_none() {
-            self.t0 = Some(tau);
+            self.t0 = Some(event.start); // tumbling windows start at the first event's start
         }
         if tau > self.clock {
             self.flush_lazy(tau, dict);
@@ -928,10 +1114,13 @@ impl<G: GpmEval> QueryRuntime<G> {
                 }
             }
         }
+        if self.switches.intervals {
+            self.note_recent(event);
+        }
         self.position += 1;
         let pos = self.position;
         self.positions.insert(event.uid, pos);
-        if !self.head.is_empty() {
+        if self.looks_back {
             self.keep_head_event(event, index);
         }
         self.advance_time(tau, Some(pos), dict);
@@ -1139,7 +1328,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             }
             let pending = run.borrow().pending.clone();
             for p in pending {
-                if event.stream != self.gpm_streams[p.gpm] || tau <= p.after {
+                // an absence lies whole after the prefix that began it
+                if event.stream != self.gpm_streams[p.gpm] || event.start <= p.after {
                     continue;
                 }
                 let (last, start, first_pos) = {
@@ -1161,7 +1351,9 @@ impl<G: GpmEval> QueryRuntime<G> {
                         self.kill(&run); // a trailing absence was violated
                     } else if tau < run.borrow().limit {
                         run.borrow_mut().limit = tau;
-                        self.death.entry(tau).or_default().push(run.clone());
+                        if !self.switches.intervals {
+                            self.death.entry(tau).or_default().push(run.clone());
+                        }
                     }
                     break;
                 }
@@ -1181,16 +1373,28 @@ impl<G: GpmEval> QueryRuntime<G> {
         dict: &Dictionary,
     ) {
         let tau = event.time;
+        let intervals = self.switches.intervals;
         let (step, commit) = {
             let r = run.borrow();
             if let Some(end) = r.end {
-                if tau <= end || tau > r.limit {
+                // after the prefix: begun after its end (point events: at a later time)
+                if event.start <= end {
                     return;
                 }
-                if r.select.strict && !(end == self.prev_clock && tau == self.clock) {
-                    return;
-                }
-                if r.commit.is_some_and(|c| c != tau) {
+                if !intervals {
+                    if tau > r.limit {
+                        return;
+                    }
+                    if r.select.strict && !(end == self.prev_clock && tau == self.clock) {
+                        return;
+                    }
+                    if r.commit.is_some_and(|c| c != tau) {
+                        return;
+                    }
+                } else if !matches!(*self.steps[r.step].op, Op::And { .. })
+                    && !self.admits(&r, event.start)
+                {
+                    // a conjunction's result begins with its earliest event: judged below
                     return;
                 }
                 if !self.switches.push_windows
@@ -1232,7 +1436,13 @@ impl<G: GpmEval> QueryRuntime<G> {
         }
         if commit && run.borrow().commit.is_none() {
             run.borrow_mut().commit = Some(tau);
-            self.death.entry(tau).or_default().push(run.clone());
+            if !intervals {
+                self.death.entry(tau).or_default().push(run.clone());
+            }
+        }
+        if intervals && run.borrow().end.is_some() {
+            let r = run.borrow();
+            results.retain(|(_, taken)| self.admits(&r, begin(taken)));
         }
         for (mu, taken) in results {
             if self.policy.selects() {
@@ -1488,7 +1698,9 @@ impl<G: GpmEval> QueryRuntime<G> {
                 *positions.iter().max().unwrap_or(&pos),
             )
         };
-        let start = r.start.unwrap_or(tau);
+        // the hull: its earliest begin (a point event's is its time)
+        let first = begin(taken);
+        let start = r.start.map_or(first, |s| s.min(first));
         let fits = match self.span.sliding_time() {
             Some(omega) => tau - start <= omega,
             None => self.fits(start, first_pos, tau, last_pos),
@@ -1507,6 +1719,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         dict: &Dictionary,
     ) {
         let tau = event.time;
+        let collected = run.borrow().collected.clone();
         let (step, run_start, run_node, run_context, iterations) = {
             let r = run.borrow();
             let ctx = if r.looping {
@@ -1530,8 +1743,8 @@ impl<G: GpmEval> QueryRuntime<G> {
         }
         let mu = Rc::new(mu);
         let head = match run_start {
-            _ if self.head.is_empty() => None,
-            None => Some(self.head_token(tau)), // the start run: a match starts here
+            _ if !self.looks_back => None,
+            None => Some(self.head_token(start)), // the start run: a match starts here
             Some(_) => run.borrow().head.clone(),
         };
         let info = &self.steps[step];
@@ -1553,6 +1766,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 );
                 looped.iterations = iterations;
                 looped.head = head.clone();
+                looped.collected = collected.clone();
                 self.enter_wait(Rc::new(RefCell::new(looped)), wait, dict);
             }
             if iterations < min {
@@ -1574,6 +1788,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             false,
         );
         next.head = head;
+        next.collected = collected;
         self.enter(step + 1, Rc::new(RefCell::new(next)), dict);
     }
 
@@ -1598,6 +1813,10 @@ impl<G: GpmEval> QueryRuntime<G> {
             return;
         }
         run.borrow_mut().step = index;
+        if let Some(timer) = self.steps[index].timer {
+            self.start_timer(timer, run, dict);
+            return;
+        }
         // what the step says, not the step: cloning it copied its streams, partition and
         // range tables for every run entering it
         let (op, modifier, wait) = {
@@ -1642,6 +1861,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                         false,
                     );
                     skip.head = r.head.clone();
+                    skip.collected = r.collected.clone();
                     skip
                 };
                 self.enter_wait(run, wait, dict);
@@ -1660,7 +1880,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         }
         self.runs_created += 1;
         self.wait(&run, dict);
-        if wait.strict {
+        if wait.strict && !self.switches.intervals {
             self.strict_new.push(run.clone());
         }
         if self.switches.push_windows {
@@ -1742,17 +1962,34 @@ impl<G: GpmEval> QueryRuntime<G> {
         {
             self.head_starts.pop_front();
         }
-        let oldest = self.head_starts.front().map_or(event.time, |(s, _)| *s);
+        let oldest = if self.switches.intervals {
+            // events that last start matches out of order: the earliest start still live
+            self.head_starts
+                .iter()
+                .filter(|(_, w)| w.strong_count() > 0)
+                .map(|(s, _)| *s)
+                .min()
+        } else {
+            self.head_starts.front().map(|(s, _)| *s)
+        }
+        .unwrap_or(event.start);
+        let heads = !self.head.is_empty();
+        let timed = self.looks_back && (!heads || self.steps.iter().any(|s| s.timer.is_some()));
         while let Some((e, _)) = self.head_events.front() {
-            if e.time >= oldest || self.fits(e.time, 0, oldest, 0) {
+            // a head negation looks a window back from a match's end, a timer `reach`
+            // before its start (an AFTER timer from its anchor's end, after the start)
+            let for_head = heads && (e.time >= oldest || self.fits(e.start, 0, oldest, 0));
+            if for_head || (timed && e.time >= oldest - self.reach) {
                 break;
             }
             self.head_events.pop_front();
         }
-        if self
-            .head
-            .iter()
-            .any(|&g| self.gpm_streams[g] == event.stream)
+        let on = |g: usize| self.gpm_streams[g] == event.stream;
+        if self.head.iter().any(|&g| on(g))
+            || self
+                .steps
+                .iter()
+                .any(|s| s.timer.is_some_and(|t| on(t.gpm)))
         {
             self.head_events.push_back((event.clone(), index.clone()));
         }
@@ -1766,7 +2003,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             if e.time >= m.start {
                 break;
             }
-            if !self.fits(e.time, 0, m.time, 0) {
+            // it lies whole in [time - window, start)
+            if !self.fits(e.start, 0, m.time, 0) {
                 continue;
             }
             for &g in &self.head {
@@ -1785,6 +2023,146 @@ impl<G: GpmEval> QueryRuntime<G> {
     }
 }
 
+impl<G: GpmEval> QueryRuntime<G> {
+    // ------------------------------------------------------------------ relative timers
+
+    /// A run arrives at a timer's step (docs/decisions.md 71): judged once the clock has
+    /// passed the timer's end (every event lying in it has come), now if it has.
+    fn start_timer(&mut self, timer: TimerStep, run: RunRef, dict: &Dictionary) {
+        let Some(hi) = self.timer_interval(timer, &run.borrow()).map(|(_, hi)| hi) else {
+            return; // the anchor always precedes the timer (language.checks)
+        };
+        if hi < self.time {
+            self.judge_timer(timer, &run, dict);
+            return;
+        }
+        let id = self.new_id();
+        run.borrow_mut().id = id;
+        self.timers.push(Reverse(Due(hi, id, run)));
+    }
+
+    /// The interval of `timer` for run `r`: from its anchor's event.
+    fn timer_interval(&self, timer: TimerStep, r: &Run) -> Option<(i128, i128)> {
+        let mut at = r.node.as_deref();
+        while let Some(n) = at {
+            if n.taken.gpm == timer.anchor {
+                return Some(timer.interval(n.taken.event.start, n.taken.event.time));
+            }
+            at = n.parent.as_deref();
+        }
+        None
+    }
+
+    /// Judge the runs whose timers end before `tau`, earliest first.
+    fn fire_timers(&mut self, tau: i128, dict: &Dictionary) {
+        while let Some(Reverse(Due(hi, _, _))) = self.timers.peek() {
+            if *hi >= tau {
+                break;
+            }
+            let Reverse(Due(_, _, run)) = self.timers.pop().expect("peeked");
+            let step = run.borrow().step;
+            if let Some(timer) = self.steps[step].timer {
+                self.judge_timer(timer, &run, dict);
+            }
+        }
+    }
+
+    /// A timer whose end the clock passed: NOT holds when no event of its stream lying in
+    /// it has a result in the run's mapping, COLLECT when one does (gathering them all).
+    /// The run goes on with its hull grown by the timer, if that fits its window.
+    fn judge_timer(&mut self, timer: TimerStep, run: &RunRef, dict: &Dictionary) {
+        let r = run.borrow();
+        if r.dead {
+            return;
+        }
+        let Some((lo, hi)) = self.timer_interval(timer, &r) else {
+            return;
+        };
+        let stream = self.gpm_streams[timer.gpm];
+        let view = RunView {
+            start: r.start,
+            node: r.node.as_ref(),
+        };
+        let mut found = Vec::new();
+        let mut rows = Vec::new();
+        for (e, index) in &self.head_events {
+            if e.stream != stream || e.start < lo || e.time > hi {
+                continue;
+            }
+            rows.clear();
+            self.gpms
+                .results(timer.gpm, index, &r.mu, view, dict, &mut rows);
+            found.append(&mut rows);
+            if !timer.collect && !found.is_empty() {
+                break;
+            }
+        }
+        if timer.collect == found.is_empty() {
+            return;
+        }
+        let start = r.start.map_or(lo, |s| s.min(lo));
+        let end = r.end.map_or(hi, |e| e.max(hi));
+        let first_pos = r.first_pos.unwrap_or(self.position);
+        if !self.fits(start, first_pos, end, first_pos) {
+            return;
+        }
+        let mut collected = r.collected.clone();
+        let mut mu = r.mu.clone();
+        if timer.collect {
+            let mut all = collected.as_deref().cloned().unwrap_or_default();
+            all.extend(found);
+            if let Some(x) = self.expressions.as_ref().filter(|x| x.at == r.step) {
+                mu = Rc::new(x.bind(&mu, &all, dict));
+            }
+            collected = Some(Rc::new(all));
+        }
+        let step = r.step;
+        let mut next = Run::new(
+            step + 1,
+            mu,
+            r.node.clone(),
+            Some(start),
+            Some(end),
+            Some(first_pos),
+            r.pending.clone(),
+            None,
+            false,
+        );
+        next.head = r.head.clone();
+        next.collected = collected;
+        drop(r);
+        self.kill(run);
+        if step + 1 == self.steps.len() && next.pending.is_empty() {
+            self.emit(next.mu, next.node, start, end);
+        } else {
+            self.enter(step + 1, Rc::new(RefCell::new(next)), dict);
+        }
+    }
+}
+
+impl Expressions {
+    /// `mu` with the expressions' values over `rows` bound (an expression that errs leaves
+    /// its variable unbound, as SPARQL does).
+    fn bind(&self, mu: &Row, rows: &[Row], dict: &Dictionary) -> Row {
+        let table: Vec<Vec<Option<oxrdf::Term>>> = rows
+            .iter()
+            .map(|row| {
+                self.columns
+                    .iter()
+                    .map(|&c| row[c].map(|id| dict.get(id).clone()))
+                    .collect()
+            })
+            .collect();
+        let mut out = mu.clone();
+        if let Ok(values) = self.select.evaluate(&table) {
+            for (&slot, value) in self.outputs.iter().zip(values) {
+                out[slot] = value.map(|t| dict.intern(t));
+            }
+        }
+        out
+    }
+}
+
 fn remove<K: std::hash::Hash + Eq>(
     table: &mut HashMap<K, BTreeMap<u64, RunRef>>,
     key: &K,
@@ -1796,6 +2174,11 @@ fn remove<K: std::hash::Hash + Eq>(
             table.remove(key);
         }
     }
+}
+
+/// When a result's events began: the earliest start among them.
+fn begin(taken: &Takens) -> i128 {
+    taken.iter().map(|t| t.event.start).min().unwrap_or(NEG_INF)
 }
 
 /// The union of two compatible mappings, or None when they disagree on a variable.

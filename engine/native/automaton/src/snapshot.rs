@@ -32,7 +32,9 @@ use std::str::FromStr;
 /// 8: the latest time seen on each stream (`ComposedState::seen`, LATENESS watermarks).
 /// 9: the selection and consumption policies' state (`QueryState::consumed`, `latest`).
 /// 10: each query's count of the late events it dropped (`EngineState::late`).
-pub const SNAPSHOT_VERSION: u32 = 10;
+/// 11: events that last and relative timers (`EventState::start`, `QueryState::recent`,
+/// `QueryState::timers`, `RunState::collected`; docs/decisions.md 71).
+pub const SNAPSHOT_VERSION: u32 = 11;
 /// The format's magic (named after the crate that first wrote it: kept, snapshots' bytes
 /// do not change with the crates' names).
 const MAGIC: &[u8; 12] = b"spaseq-core\n";
@@ -100,6 +102,8 @@ pub struct EventState {
     pub stream: u32,
     pub dated: bool,
     pub time: i128,
+    /// When the event began (a point event: `time`).
+    pub start: i128,
     pub seq: u64,
     pub graph: Option<TermState>,
     pub triples: Vec<[TermId; 3]>,
@@ -162,6 +166,7 @@ impl EventState {
             stream: e.stream,
             dated: e.dated,
             time: e.time,
+            start: e.start,
             seq: e.seq,
             graph: e.graph.as_ref().map(TermState::of),
             triples: e.triples.clone(),
@@ -175,6 +180,7 @@ impl EventState {
             stream: self.stream,
             dated: self.dated,
             time: self.time,
+            start: self.start,
             seq: self.seq,
             graph,
             triples: self.triples.clone(),

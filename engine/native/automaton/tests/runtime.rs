@@ -48,6 +48,7 @@ fn event_of(
         stream,
         dated: false,
         time: time * 1_000_000_000,
+        start: time * 1_000_000_000,
         seq: uid,
         graph: None,
         triples: vec![triple],

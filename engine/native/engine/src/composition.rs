@@ -486,7 +486,15 @@ impl<H: Host> Engine<H> {
                 ]
             })
             .collect();
-        self.prepare(&out.iri, (m.time, dated), seq, Some(name.into()), ids)
+        // a point at the match's time: a consumer's plan does not say yet that its input lasts
+        // (issue 28 left: derived events keep their hull)
+        self.prepare(
+            &out.iri,
+            (m.time, m.time, dated),
+            seq,
+            Some(name.into()),
+            ids,
+        )
     }
 
     /// An input event for the gated queries reading its stream but those it is late for

@@ -5,6 +5,7 @@
 //! they are written and dropped.
 
 use crate::{Engine, EngineError, Host, HostFailed, Judged, Late, LatePolicy};
+use spaseq_automaton::event::StreamId;
 use spaseq_io::replay::ReplayError;
 use spaseq_io::stream::live::Next;
 use spaseq_io::stream::{StreamError, StreamEvent};
@@ -34,16 +35,36 @@ impl std::fmt::Display for FeedError {
 
 impl std::error::Error for FeedError {}
 
-/// Why the engine does not take event `e` of stream `iri`, if it does not: it lasts (its
-/// start is not its end), and the runtime would treat it as a point (docs/decisions.md 71).
-pub(crate) fn lasting(iri: &str, e: &StreamEvent) -> Option<EngineError> {
-    (e.start_ns != e.time_ns).then(|| EngineError::Lasting {
-        stream: iri.to_owned(),
-        graph: e.graph.to_string(),
-        start_ns: e.start_ns,
-        time_ns: e.time_ns,
-        dated: e.dated,
-    })
+impl<H: Host> Engine<H> {
+    /// Why the engine does not take event `e` of stream `iri`, if it does not: it lasts and
+    /// a query reading its stream takes point events only (`Engine::point_reader`).
+    pub(crate) fn lasting(&self, iri: &str, e: &StreamEvent) -> Option<EngineError> {
+        if e.start_ns == e.time_ns {
+            return None;
+        }
+        let stream = self.streams.borrow().get(iri)?;
+        let query = self.point_reader(stream)?;
+        Some(EngineError::Lasting {
+            query,
+            stream: iri.to_owned(),
+            graph: e.graph.to_string(),
+            start_ns: e.start_ns,
+            time_ns: e.time_ns,
+            dated: e.dated,
+        })
+    }
+
+    /// The first registered query reading `stream` that was planned for point events only
+    /// (`EngineOptions.intervals` off): fed an event that lasts, it would answer wrongly
+    /// (docs/decisions.md 71).
+    pub(crate) fn point_reader(&self, stream: StreamId) -> Option<usize> {
+        let retired = self.retired.borrow();
+        self.queries
+            .borrow()
+            .iter()
+            .enumerate()
+            .position(|(q, rt)| !retired[q] && rt.reads(stream) && !rt.takes_lasting())
+    }
 }
 
 /// A feed stopped by an event the engine refused: the stream's error, so that the caller
@@ -161,7 +182,7 @@ impl<H: Host> Engine<H> {
                 Next::Event(e, line) => (e, line),
             };
             let stream = iri(e.stream);
-            if let Some(why) = lasting(stream, &e) {
+            if let Some(why) = self.lasting(stream, &e) {
                 return Ok(refused(done, why));
             }
             let judged = if e.time_ns <= self.clocks.get().clock {

@@ -69,9 +69,11 @@ pub enum EngineError {
     Snapshot(SnapshotError),
     /// Queries that would read each other's output in a cycle (their numbers).
     Cycle(Vec<usize>),
-    /// An event that lasts (its start before its end, docs/decisions.md 71): the runtime
-    /// orders and relates point events only, and fed one would answer wrongly.
+    /// An event that lasts (its start before its end, docs/decisions.md 71) for a query
+    /// planned for point events only (`EngineOptions.intervals` off), which fed one would
+    /// answer wrongly.
     Lasting {
+        query: usize,
         stream: String,
         graph: String,
         start_ns: i128,
@@ -106,6 +108,7 @@ impl std::fmt::Display for EngineError {
                 write!(f, "queries {queries:?} read each other's output in a cycle")
             }
             EngineError::Lasting {
+                query,
                 stream,
                 graph,
                 start_ns,
@@ -119,8 +122,9 @@ impl std::fmt::Display for EngineError {
                 };
                 write!(
                     f,
-                    "event {graph} of stream <{stream}> lasts from {} to {}: events that last are \
-                     not taken by the native engine yet (docs/decisions.md 71)",
+                    "event {graph} of stream <{stream}> lasts from {} to {}, and query {query} \
+                     was planned for point events: register it with intervals on \
+                     (--intervals, EngineOptions(intervals=True); docs/decisions.md 71)",
                     spell(*start_ns),
                     spell(*time_ns)
                 )
@@ -169,6 +173,8 @@ pub enum Pushed {
 #[derive(Debug)]
 pub enum Stop<E> {
     Late(Late),
+    /// An event the engine does not take (one that lasts, for a query of point events).
+    Refused(EngineError),
     Host(HostFailed),
     Instant(E),
 }
@@ -329,11 +335,12 @@ impl<H: Host> Engine<H> {
     }
 
     /// An event made for the engine: numbered, indexed for joins, and remembered (weakly)
-    /// so that its host side can be forgotten once nothing refers to it.
+    /// so that its host side can be forgotten once nothing refers to it. It lasts over
+    /// `[start, time]` (a point event: `start == time`).
     pub fn prepare(
         &self,
         stream: &str,
-        (time, dated): (i128, bool),
+        (start, time, dated): (i128, i128, bool),
         seq: u64,
         graph: Option<oxrdf::Term>,
         triples: Vec<[TermId; 3]>,
@@ -350,6 +357,7 @@ impl<H: Host> Engine<H> {
             stream: self.streams.borrow_mut().id(stream),
             dated,
             time,
+            start,
             seq,
             graph,
             triples,
@@ -409,7 +417,7 @@ impl<H: Host> Engine<H> {
         e: StreamEvent,
         late_for: &[usize],
     ) -> Result<(), FeedError> {
-        if let Some(why) = feed::lasting(iri, &e) {
+        if let Some(why) = self.lasting(iri, &e) {
             return Err(FeedError::Refused(why));
         }
         let mut disposal = self.disposal.borrow_mut();
@@ -432,7 +440,13 @@ impl<H: Host> Engine<H> {
             })
             .collect();
         drop(disposal);
-        let prepared = self.prepare(iri, (e.time_ns, e.dated), e.seq, Some(e.graph), triples);
+        let prepared = self.prepare(
+            iri,
+            (e.start_ns, e.time_ns, e.dated),
+            e.seq,
+            Some(e.graph),
+            triples,
+        );
         self.tick(e.time_ns);
         let fan = self.fan(prepared.event.stream);
         self.fan_out(&prepared, &fan, false, late_for)?;
@@ -464,6 +478,21 @@ impl<H: Host> Engine<H> {
         on_instant: impl FnOnce(i128) -> Result<(), E>,
     ) -> Result<Pushed, Stop<E>> {
         let e = &event.event;
+        if e.lasts() {
+            if let Some(query) = self.point_reader(e.stream) {
+                return Err(Stop::Refused(EngineError::Lasting {
+                    query,
+                    stream: self.streams.borrow().iri(e.stream).to_owned(),
+                    graph: e
+                        .graph
+                        .as_ref()
+                        .map_or("(unnamed)".into(), ToString::to_string),
+                    start_ns: e.start,
+                    time_ns: e.time,
+                    dated: e.dated,
+                }));
+            }
+        }
         let queries = self.fan(e.stream);
         let queries = &queries[..];
         let mut late_for = Vec::new();

@@ -275,8 +275,9 @@ fn the_feed_loop_stops_at_max_and_at_the_end_and_lateness_is_judged_by_the_clock
     assert_eq!(engine.clock(q), Ok(Some(70 * SECOND)));
 }
 
-/// An event that lasts is refused whole, never fed as a point (docs/decisions.md 71): by
-/// `feed_event`, and by the feed loops as the stream's error after the events before it.
+/// An event that lasts is refused whole when a query planned for point events reads its
+/// stream, never fed as a point (docs/decisions.md 71): by `feed_event`, and by the feed
+/// loops as the stream's error after the events before it.
 #[test]
 fn events_that_last_are_refused_with_the_stream_s_error() {
     let engine = Engine::new();
@@ -301,9 +302,8 @@ fn events_that_last_are_refused_with_the_stream_s_error() {
     assert_eq!((fed.fed, fed.last, fed.ended), (1, Some(SECOND), true));
     let error = fed.error.expect("the refusal").to_string();
     assert!(
-        error.contains(
-            "events that last are not taken by the native engine yet (docs/decisions.md 71)"
-        ) && error.contains("<http://ex.org/g9>"),
+        error.contains("and query 0 was planned for point events: register it with intervals on")
+            && error.contains("<http://ex.org/g9>"),
         "{error}"
     );
     assert_eq!(input.len(), 1, "nothing read after the refused event");
@@ -406,7 +406,7 @@ fn a_pushed_late_event_stops_or_is_dropped_and_counted_and_a_new_instant_is_anno
     });
     let q = engine.register(VSHAPE, TestHost::default()).unwrap();
     let push = |engine: &Engine<TestHost>, n: u64, t: i128, instants: &RefCell<Vec<i128>>| {
-        let e = engine.prepare(TRADES, (t * SECOND, false), n, None, Vec::new());
+        let e = engine.prepare(TRADES, (t * SECOND, t * SECOND, false), n, None, Vec::new());
         engine.push(&e, |time| {
             instants.borrow_mut().push(time);
             Ok::<(), ()>(())
@@ -439,7 +439,7 @@ fn a_pushed_late_event_stops_or_is_dropped_and_counted_and_a_new_instant_is_anno
     assert_eq!(engine.clocks().dropped_late, 1);
     assert_eq!(engine.late_count(q), Ok(1));
     // the host's hook failing stops the push before the event is fed
-    let e = engine.prepare(TRADES, (6 * SECOND, false), 5, None, Vec::new());
+    let e = engine.prepare(TRADES, (6 * SECOND, 6 * SECOND, false), 5, None, Vec::new());
     assert!(matches!(
         engine.push(&e, |_| Err("no KB")),
         Err(Stop::Instant("no KB"))

@@ -8,6 +8,7 @@
 //! A crate of its own above `spaseq-plan` and `spaseq-io` (the GPMs' plans, the events'
 //! terms); `vars` (variables as slots, rows) lives here, the lowest crate that needs it.
 
+pub mod aggregate;
 pub mod algebra_parts;
 pub mod error;
 pub mod event_index;

@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The plan format this crate reads (`compile/plan.py`, PLAN_VERSION).
-pub const PLAN_VERSION: usize = 3;
+pub const PLAN_VERSION: usize = 4;
 
 /// The engine's switches (EngineOptions), by name: each optimisation can be turned off.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,7 +19,7 @@ pub struct Options(pub BTreeMap<String, bool>);
 
 impl Options {
     /// The switches a plan must have (those of EngineOptions; any others are kept too).
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 11] = [
         "push_windows",
         "index_streams",
         "partition_runs",
@@ -30,6 +30,7 @@ impl Options {
         "lazy_conjunction",
         "compiled_gpm",
         "lazy_chain",
+        "intervals",
     ];
 
     pub fn enabled(&self, name: &str) -> bool {
@@ -361,6 +362,59 @@ pub struct QueryInfo {
     pub prefixes: BTreeMap<String, String>,
     /// Each GPM's body as written (for the SPARQL path).
     pub bodies: BTreeMap<String, String>,
+    /// The relative timers, by the GPM they modify (docs/decisions.md 71).
+    pub timers: BTreeMap<String, Timer>,
+    /// SELECT `(expression AS ?v)`: (v, the expression's text), over what COLLECT timers
+    /// gathered.
+    pub expressions: Vec<(String, String)>,
+}
+
+/// A relative timer (`DEFINE GPM I ON S AFTER A FOR d NOT {...}`, docs/decisions.md 71):
+/// the interval `[end(A), end(A) + d]` (`after`) or `[start(A) - d, start(A)]`, in which no
+/// event of the GPM's stream has a result (`collect` false) or whose results it gathers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timer {
+    pub anchor: String,
+    pub after: bool,
+    /// `d`, in nanoseconds.
+    pub duration: u128,
+    pub collect: bool,
+}
+
+/// A timer as written: `{"@type": "Timer", "side": "after"|"before", "anchor": ...,
+/// "seconds": {"@decimal": ...}, "mode": "not"|"collect"}`.
+#[derive(Deserialize)]
+#[serde(remote = "Self")]
+struct TimerJson {
+    side: String,
+    anchor: String,
+    seconds: Value,
+    mode: String,
+}
+
+impl TimerJson {
+    fn timer(&self) -> std::result::Result<Timer, String> {
+        let duration = self.seconds["@decimal"]
+            .as_str()
+            .and_then(crate::algebra::nanoseconds)
+            .ok_or("a timer's duration: a non-negative number of seconds to the nanosecond")?;
+        let after = match self.side.as_str() {
+            "after" => true,
+            "before" => false,
+            other => return Err(format!("unknown timer side {other:?}")),
+        };
+        let collect = match self.mode.as_str() {
+            "not" => false,
+            "collect" => true,
+            other => return Err(format!("unknown timer mode {other:?}")),
+        };
+        Ok(Timer {
+            anchor: self.anchor.clone(),
+            after,
+            duration,
+            collect,
+        })
+    }
 }
 
 /// LATENESS as written: `{"@decimal": seconds}`, or null (or absent: a plan of an earlier
@@ -433,12 +487,16 @@ struct MatchSpec {
     distinct: bool,
     form: String,
     template: Vec<TriplePattern>,
+    #[serde(default)]
+    expressions: Vec<(String, String)>,
 }
 
 #[derive(Deserialize)]
 #[serde(remote = "Self")]
 struct EventPattern {
     pattern: GroupPattern,
+    #[serde(default, deserialize_with = "nullable")]
+    timer: Option<TimerJson>,
 }
 
 #[derive(Deserialize)]
@@ -473,6 +531,7 @@ dataclass!(
     Query = "Query",
     MatchSpec = "MatchSpec",
     EventPattern = "EventPattern",
+    TimerJson = "Timer",
     GroupPattern = "GroupPattern",
     Automaton = "Automaton",
     PlanJson = "Plan",
@@ -528,6 +587,16 @@ impl Plan {
                 ),
             });
         }
+        let mut timers = BTreeMap::new();
+        for (name, event) in &query.events {
+            if let Some(timer) = &event.timer {
+                let timer = timer.timer().map_err(|message| PlanError {
+                    path: format!("plan.query.events.{name}.timer"),
+                    message,
+                })?;
+                timers.insert(name.clone(), timer);
+            }
+        }
         Ok(Plan {
             version: plan.version,
             query: QueryInfo {
@@ -543,9 +612,11 @@ impl Plan {
                 partition_by: query.partition_by,
                 base: query.base,
                 prefixes: query.prefixes,
-                bodies: (query.events.into_iter())
-                    .map(|(name, event)| (name, event.pattern.text))
+                bodies: (query.events.iter())
+                    .map(|(name, event)| (name.clone(), event.pattern.text.clone()))
                     .collect(),
+                timers,
+                expressions: query.spec.expressions,
             },
             options: plan.options,
             steps: plan.automaton.steps,

@@ -38,18 +38,18 @@ fn errors_name_the_field() {
     let err = Plan::from_json(&broken).unwrap_err();
     assert_eq!(err.path, "plan.gpms.A.path");
     assert!(err.message.contains("magic"), "{err}");
-    let newer = VSHAPE.replace("\"version\": 3", "\"version\": 4");
+    let newer = VSHAPE.replace("\"version\": 4", "\"version\": 5");
     assert!(Plan::from_json(&newer)
         .unwrap_err()
         .to_string()
-        .contains("plan version 4"));
+        .contains("plan version 5"));
     // the version is checked before any field (version 1 had other fields)
     let old = VSHAPE
-        .replace("\"version\": 3", "\"version\": 1")
+        .replace("\"version\": 4", "\"version\": 1")
         .replace("\"evaluator\": \"native\",", "");
     let err = Plan::from_json(&old).unwrap_err();
     assert_eq!(err.path, "plan.version");
-    assert_eq!(err.message, "plan version 1, this core reads version 3");
+    assert_eq!(err.message, "plan version 1, this core reads version 4");
     assert!(Plan::from_json("{")
         .unwrap_err()
         .message

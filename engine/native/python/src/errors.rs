@@ -39,6 +39,14 @@ pyo3::create_exception!(
 
 pyo3::create_exception!(
     spaseq.engine._native,
+    LastingEvent,
+    PyValueError,
+    "An event that lasts pushed to a stream a query planned for point events reads \
+     (`EngineOptions.intervals` off, docs/decisions.md 71)."
+);
+
+pyo3::create_exception!(
+    spaseq.engine._native,
     OutputStream,
     PyValueError,
     "An event pushed on a registered query's output stream, whose events come from that query."
@@ -106,5 +114,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LocatedError", m.py().get_type::<LocatedError>())?;
     m.add("LateEvent", m.py().get_type::<LateEvent>())?;
     m.add("UnreadStream", m.py().get_type::<UnreadStream>())?;
+    m.add("LastingEvent", m.py().get_type::<LastingEvent>())?;
     m.add("OutputStream", m.py().get_type::<OutputStream>())
 }

@@ -3,7 +3,7 @@
 //! and for the knowledge base's rows; events, matches and terms are converted here, and
 //! nothing else is decided here.
 
-use crate::errors::{late_event, late_exception, located_exception, refused};
+use crate::errors::{late_event, late_exception, located_exception, refused, LastingEvent};
 use crate::late::LateOutput;
 use crate::live::PyLiveStream;
 use crate::stream::{PyEventRows, PyReplayStream};
@@ -216,7 +216,17 @@ impl NativeEngine {
 /// A term as (kind, value, datatype, language), what Python builds its terms from.
 type TermParts = (&'static str, String, Option<String>, Option<String>);
 /// An event's parts (`NativeEngine.event_parts`).
-type EventParts = (String, i128, bool, u64, Option<TermParts>, Vec<TermId>);
+/// An event's parts, as Python reads them: (stream, time ns, dated, seq, graph name, triples
+/// as ids, start ns).
+type EventParts = (
+    String,
+    i128,
+    bool,
+    u64,
+    Option<TermParts>,
+    Vec<TermId>,
+    i128,
+);
 /// What `push` did: (fed to some query, a new instant, the queries it was late for).
 type PushedParts = (bool, bool, Vec<usize>);
 /// A live feed's result, as Python reads it.
@@ -382,8 +392,10 @@ impl NativeEngine {
 
     /// Prepare an event: its stream IRI, time (ns), seq (order among events of one time),
     /// graph name in N-Triples, triples as a flat list of ids (s, p, o, s, p, o, ...) and
-    /// whether its timestamp was written as an xsd:dateTime (`Event.dated`).
-    #[pyo3(signature = (stream, time, seq, graph, triples, dated = false))]
+    /// whether its timestamp was written as an xsd:dateTime (`Event.dated`); `start`: when
+    /// an event that lasts began (None: a point event).
+    #[pyo3(signature = (stream, time, seq, graph, triples, dated = false, start = None))]
+    #[allow(clippy::too_many_arguments)]
     fn event(
         &self,
         stream: &str,
@@ -392,6 +404,7 @@ impl NativeEngine {
         graph: Option<&str>,
         triples: Vec<TermId>,
         dated: bool,
+        start: Option<i128>,
     ) -> PyResult<NativeEvent> {
         if !triples.len().is_multiple_of(3) {
             return Err(PyValueError::new_err("triples: a multiple of 3 ids"));
@@ -403,7 +416,7 @@ impl NativeEngine {
         let graph = graph.map(parse_term).transpose()?;
         Ok(NativeEvent(self.core.prepare(
             stream,
-            (time, dated),
+            (start.unwrap_or(time), time, dated),
             seq,
             graph,
             triples,
@@ -499,6 +512,7 @@ impl NativeEngine {
             e.seq,
             e.graph.as_ref().map(term_parts),
             e.triples.iter().flatten().copied().collect(),
+            e.start,
         ))
     }
 
@@ -628,6 +642,7 @@ impl NativeEngine {
             }) => (true, new_instant, late_for),
             Ok(Pushed::Dropped { late_for }) => (false, false, late_for),
             Err(Stop::Late(late)) => return Err(late_event(&late)),
+            Err(Stop::Refused(why)) => return Err(PyErr::new::<LastingEvent, _>(why.to_string())),
             Err(Stop::Host(failed)) => return Err(self.raised(failed)),
             Err(Stop::Instant(err)) => return Err(err),
         };

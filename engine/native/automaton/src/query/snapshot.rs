@@ -83,6 +83,8 @@ pub struct RunState {
     last: bool,
     /// Under head negation: the run holds its start's token (decision 62).
     head: bool,
+    /// The results COLLECT timers gathered so far (decision 71).
+    collected: Option<Vec<Row>>,
 }
 
 /// A heap entry: deadline, the id it was pushed with, the run (its place in the table).
@@ -125,6 +127,10 @@ pub struct QueryState {
     consumed: Vec<(u64, Vec<[TermId; 3]>)>,
     /// SELECTION LATEST: per GPM, the latest time it had a solution in the empty context.
     latest: Vec<Option<i128>>,
+    /// Events that last: the streamset's recent (end, start) pairs (`,` gaps).
+    recent: Vec<(i128, i128)>,
+    /// Runs waiting for the clock to pass their timer's end.
+    timers: Vec<DueState>,
 }
 
 impl QueryState {
@@ -140,6 +146,9 @@ impl QueryState {
             row(&mut run.mu, f);
             if let Some(ctx) = &mut run.ctx {
                 row(ctx, f);
+            }
+            for r in run.collected.iter_mut().flatten() {
+                row(r, f);
             }
             for p in &mut run.pending {
                 row(&mut p.mu, f);
@@ -312,6 +321,7 @@ impl Writer {
             strategy: strategy_code(r.select.strategy),
             head: r.head.is_some(),
             last: r.last,
+            collected: r.collected.as_ref().map(|c| (**c).clone()),
         });
         let i = self.runs.len() - 1;
         self.run_at.insert(Rc::as_ptr(run), i);
@@ -409,6 +419,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             .collect();
         let expiry = w.dues(&self.expiry);
         let closing = w.dues(&self.closing);
+        let timers = w.dues(&self.timers);
         let lazy = self
             .lazy
             .iter()
@@ -452,6 +463,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             head_events: self.head_events.iter().map(|(e, _)| e.uid).collect(),
             consumed: Vec::new(),
             latest: self.policy.latest.clone(),
+            recent: self.recent.iter().copied().collect(),
+            timers,
         };
         state.consumed = self.policy.consumed_state(&state.events());
         Ok(state)
@@ -557,6 +570,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             run.conj = conj;
             run.select = Transitions::compile(strategy_of(s.strategy)?);
             run.last = s.last;
+            run.collected = s.collected.clone().map(Rc::new);
             if s.head {
                 // the runs started at one time share a token again, registered by start
                 let start = s.start.unwrap_or(super::NEG_INF);
@@ -605,6 +619,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             };
         let expiry = dues(&state.expiry)?;
         let closing = dues(&state.closing)?;
+        let timers = dues(&state.timers)?;
         let lazy = state
             .lazy
             .iter()
@@ -651,6 +666,8 @@ impl<G: GpmEval> QueryRuntime<G> {
         self.death = death;
         self.expiry = expiry;
         self.closing = closing;
+        self.timers = timers;
+        self.recent = state.recent.iter().copied().collect();
         self.lazy = lazy;
         self.lazy_ids = state.lazy_ids.into_iter().collect();
         self.positions = state.positions.into_iter().collect();

@@ -59,6 +59,7 @@ fn run(plan: &str, events: &[(i128, &str, &str)]) -> Vec<Found> {
             stream,
             dated: false,
             time: time * 1_000_000_000,
+            start: time * 1_000_000_000,
             seq: uid as u64,
             graph: None,
             triples: vec![triple],
