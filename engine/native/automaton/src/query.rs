@@ -391,8 +391,11 @@ pub struct QueryRuntime<G: GpmEval> {
     timers: BinaryHeap<Reverse<Due>>,
     /// How far before a match's start a BEFORE timer may reach (ns; 0 without one).
     reach: i128,
-    /// Whether the query keeps its recent events to look back at (head negation, timers).
-    looks_back: bool,
+    /// Whether the query has a timer (its runs then hold a start token, as under head
+    /// negation, so that the events its timers look at are kept).
+    timed: bool,
+    /// The streams whose events are kept to look back at (head negation's, timers').
+    kept_streams: Vec<StreamId>,
     /// The SELECT expressions over what COLLECT timers gathered, the slots they read (the
     /// rows' columns) and bind, and the last COLLECT timer's step (where they are evaluated).
     expressions: Option<Expressions>,
@@ -549,15 +552,9 @@ impl<G: GpmEval> QueryRuntime<G> {
                     .filter(|&s| !outputs.contains(&vars.name(s)))
                     .collect();
                 let names: Vec<String> = columns.iter().map(|&s| vars.name(s).to_owned()).collect();
-                let prefixes: Vec<(String, String)> = plan
-                    .query
-                    .prefixes
-                    .iter()
-                    .map(|(p, iri)| (p.clone(), iri.clone()))
-                    .collect();
                 let select = SelectExpressions::new(
                     plan.query.base.as_deref(),
-                    &prefixes,
+                    &plan.query.prefixes,
                     &plan.query.expressions,
                     &names,
                 )
@@ -655,7 +652,12 @@ impl<G: GpmEval> QueryRuntime<G> {
                 return Err(Unsupported("a lazy chain after a head negation".into()));
             }
         }
-        let looks_back = timed || !head.is_empty();
+        let mut kept_streams: Vec<StreamId> = head.iter().map(|&g| gpm_streams[g]).collect();
+        kept_streams.extend(
+            steps
+                .iter()
+                .filter_map(|s| s.timer.map(|t| gpm_streams[t.gpm])),
+        );
         let start_run = Rc::new(RefCell::new(Run::new(
             head_steps,
             Rc::new(vars.empty_row()),
@@ -746,7 +748,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             recent: VecDeque::new(),
             timers: BinaryHeap::new(),
             reach,
-            looks_back,
+            timed,
+            kept_streams,
             expressions,
         })
     }
@@ -773,6 +776,11 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// they must be evaluated on the knowledge base version they arrived under.
     pub fn defers_instants(&self) -> bool {
         self.switches.lazy_conjunction
+    }
+
+    /// Whether the query keeps recent events to look back at (head negation, timers).
+    fn looks_back(&self) -> bool {
+        self.timed || !self.head.is_empty()
     }
 
     /// Whether the query was planned for events that last (`EngineOptions.intervals`).
@@ -1120,7 +1128,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         self.position += 1;
         let pos = self.position;
         self.positions.insert(event.uid, pos);
-        if self.looks_back {
+        if self.looks_back() {
             self.keep_head_event(event, index);
         }
         self.advance_time(tau, Some(pos), dict);
@@ -1743,7 +1751,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         }
         let mu = Rc::new(mu);
         let head = match run_start {
-            _ if !self.looks_back => None,
+            _ if !self.looks_back() => None,
             None => Some(self.head_token(start)), // the start run: a match starts here
             Some(_) => run.borrow().head.clone(),
         };
@@ -1974,23 +1982,16 @@ impl<G: GpmEval> QueryRuntime<G> {
         }
         .unwrap_or(event.start);
         let heads = !self.head.is_empty();
-        let timed = self.looks_back && (!heads || self.steps.iter().any(|s| s.timer.is_some()));
         while let Some((e, _)) = self.head_events.front() {
             // a head negation looks a window back from a match's end, a timer `reach`
             // before its start (an AFTER timer from its anchor's end, after the start)
             let for_head = heads && (e.time >= oldest || self.fits(e.start, 0, oldest, 0));
-            if for_head || (timed && e.time >= oldest - self.reach) {
+            if for_head || (self.timed && e.time >= oldest - self.reach) {
                 break;
             }
             self.head_events.pop_front();
         }
-        let on = |g: usize| self.gpm_streams[g] == event.stream;
-        if self.head.iter().any(|&g| on(g))
-            || self
-                .steps
-                .iter()
-                .any(|s| s.timer.is_some_and(|t| on(t.gpm)))
-        {
+        if self.kept_streams.contains(&event.stream) {
             self.head_events.push_back((event.clone(), index.clone()));
         }
     }
@@ -2132,11 +2133,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         next.collected = collected;
         drop(r);
         self.kill(run);
-        if step + 1 == self.steps.len() && next.pending.is_empty() {
-            self.emit(next.mu, next.node, start, end);
-        } else {
-            self.enter(step + 1, Rc::new(RefCell::new(next)), dict);
-        }
+        self.enter(step + 1, Rc::new(RefCell::new(next)), dict);
     }
 }
 

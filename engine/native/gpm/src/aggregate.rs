@@ -38,7 +38,7 @@ impl SelectExpressions {
     /// values are those of `columns` (variable names).
     pub fn new(
         base: Option<&str>,
-        prefixes: &[(String, String)],
+        prefixes: &std::collections::BTreeMap<String, String>,
         expressions: &[(String, String)],
         columns: &[String],
     ) -> Result<Self, ExpressionError> {
@@ -147,7 +147,7 @@ mod tests {
         let columns = ["s".to_owned(), "t".to_owned()];
         let e = SelectExpressions::new(
             None,
-            &[],
+            &Default::default(),
             &[
                 ("avg".into(), "AVG(?t)".into()),
                 ("n".into(), "COUNT(*)".into()),
@@ -178,7 +178,12 @@ mod tests {
 
     #[test]
     fn a_bad_expression_is_an_error() {
-        let err = SelectExpressions::new(None, &[], &[("x".into(), "AVG(".into())], &[]);
+        let err = SelectExpressions::new(
+            None,
+            &Default::default(),
+            &[("x".into(), "AVG(".into())],
+            &[],
+        );
         assert!(err.is_err());
     }
 }

@@ -74,20 +74,25 @@ fn read(
     (stream, events, error)
 }
 
+/// An event's graph name after `prefix` (an IRI's).
+fn local(e: &StreamEvent, prefix: &str) -> String {
+    let g = e.graph.to_string();
+    g.trim_start_matches('<')
+        .trim_start_matches(prefix)
+        .trim_end_matches('>')
+        .to_owned()
+}
+
 /// (stream, seq, seconds, graph local name, triple count) of each event.
 fn view(events: &[StreamEvent]) -> Vec<(usize, u64, i128, String, usize)> {
     events
         .iter()
         .map(|e| {
-            let g = e.graph.to_string();
-            let name = g
-                .trim_start_matches("<http://ex.org/")
-                .trim_end_matches('>');
             (
                 e.stream,
                 e.seq,
                 e.time_ns / 1_000_000_000,
-                name.to_owned(),
+                local(e, "http://ex.org/"),
                 e.triples.len(),
             )
         })
@@ -463,12 +468,8 @@ fn spans(events: &[StreamEvent]) -> Vec<(i64, i128, i128)> {
     events
         .iter()
         .map(|e| {
-            let g = e.graph.to_string();
-            let n = g
-                .trim_start_matches("<http://ex.org/g")
-                .trim_end_matches('>');
             (
-                n.parse().unwrap(),
+                local(e, "http://ex.org/g").parse().unwrap(),
                 e.start_ns / 1_000_000_000,
                 e.time_ns / 1_000_000_000,
             )
