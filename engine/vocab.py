@@ -14,9 +14,12 @@ XSD_NS = "http://www.w3.org/2001/XMLSchema#"
 #: RDF (prefix ``rdf:``).
 RDF_NS = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 
-#: PROV-O, whose ``prov:generatedAtTime`` stamps recorded events (replay files, Datasets).
+#: PROV-O, whose ``prov:generatedAtTime`` stamps recorded events (replay files, Datasets);
+#: an event that lasts also has ``prov:startedAtTime`` and ``prov:endedAtTime`` (decision 71).
 PROV_NS = "http://www.w3.org/ns/prov#"
 GENERATED_AT_TIME = NamedNode(PROV_NS + "generatedAtTime")
+STARTED_AT_TIME = NamedNode(PROV_NS + "startedAtTime")
+ENDED_AT_TIME = NamedNode(PROV_NS + "endedAtTime")
 
 
 def spaseq(local: str) -> NamedNode:

@@ -29,8 +29,9 @@ def on_repeat(match):
 
 
 # alerts.rq (CONSTRUCT): a reading above 50, then the house's next higher reading -> an alert
-# graph on the output stream ALERTS. repeated.rq (SELECT) reads FROM STREAM <ALERTS>: an
-# alert, then the same house's next alert within 30 seconds.
+# graph on the output stream ALERTS, an event over its match's interval (from the first reading
+# to the second). repeated.rq (SELECT) reads FROM STREAM <ALERTS>: an alert, then the same
+# house's next alert that begins after it ended, within 30 seconds.
 engine.register((FIXTURES / "alerts.rq").read_text(), output=ALERTS, on_output=on_alert)
 repeated = engine.register((FIXTURES / "repeated.rq").read_text(), on_match=on_repeat)
 

@@ -316,9 +316,10 @@ class NativeEngine:
         """The late events query ``query`` dropped (late for it, under "drop")."""
     def unregister(self, query: int) -> None:
         """Query ``query`` takes no more events and makes none late."""
-    def late(self, stream: str, time: int, dated: bool) -> str | None:
+    def late(self, stream: str, time: int, dated: bool, start: int | None = None) -> str | None:
         """Why an event at ``time`` ns on ``stream`` would be late (``LateEvent``'s message);
-        ``OutputStream`` for a query's output stream."""
+        ``OutputStream`` for a query's output stream, ``LastingEvent`` for one lasting from
+        ``start`` ns that a query reading the stream takes only as a point."""
     def check_input(self, stream: str) -> None:
         """``OutputStream`` when ``stream`` is a query's output stream (never input)."""
     def release_order(self) -> list[int]:

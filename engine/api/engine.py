@@ -143,6 +143,8 @@ class Engine:
         if self.materializer is not None and not self._resuming:
             self.materializer.check_query(iri)
         handle = QueryHandle(q, None, callback=on_match, keep=keep, plan=plan)  # type: ignore[arg-type]
+        for reader in self.composition.consumers(iri):  # registered first, planned for points
+            self._plan_for_results(self._by_iri[reader])
         self._build(handle)
         native = self._session().engine
         try:  # never input; a query reading it is fed its results by the core (composition.rs)
@@ -178,8 +180,22 @@ class Engine:
     def _build(self, handle: QueryHandle) -> None:
         """Give the handle a runtime, from its plan (made now, under the engine's options,
         unless it was registered as a plan)."""
-        plan = handle.plan = handle.plan or plan_query(handle.query, self.options)
+        plan = handle.plan = _results_plan(handle.plan or plan_query(handle.query, self.options),
+                                           bool(self.composition.upstream(handle.query)))
         handle.runtime = QueryRuntime(plan, self._session(), handle._emit, self.graphs)
+
+    def _plan_for_results(self, handle: QueryHandle) -> None:
+        """Plan again, for events that last, a registered query that was planned for points
+        and now reads a query's results (registered after it, before the first event)."""
+        if handle.plan is None or handle.plan.options.intervals or handle.output is None:
+            return
+        native = self._session().engine
+        native.unregister(handle.runtime.number)
+        native.unregister_output(handle.output.iri)
+        handle.plan = _results_plan(handle.plan, True)
+        handle.runtime = QueryRuntime(handle.plan, self._session(), handle._emit, self.graphs)
+        native.set_output(handle.runtime.number, handle.output.iri,
+                          query_label(handle.query, handle.output.iri))
 
     def _session(self, native: NativeEngine | None = None) -> NativeSession:
         """The engine's native side, made on first use (or around ``native``, a restored
@@ -290,24 +306,41 @@ class Engine:
         ns = native.engine.engine_clock() if native is not None else None
         return -INFINITY if ns is None else native.seconds(ns)  # type: ignore[union-attr]
 
-    def push(self, stream: str, time: float | int | Decimal | str | datetime | object,
-             graph: Iterable[Triple | Quad] | str | bytes | object,
-             name: NamedNode | BlankNode | str | None = None, format: str = "trig") -> Pushed:
+    def push(self, stream: str, time: float | int | Decimal | str | datetime | object = None,
+             graph: Iterable[Triple | Quad] | str | bytes | object = None,
+             name: NamedNode | BlankNode | str | None = None, format: str = "trig", *,
+             start: float | int | Decimal | str | datetime | object = None,
+             end: float | int | Decimal | str | datetime | object = None) -> Pushed:
         """Push one event: ``graph`` is an rdflib Graph, pyoxigraph triples/quads, or
         serialized TriG/N-Quads/Turtle text (``format``). ``time`` is in seconds, kept exactly
         (a float as the decimal it prints as, to the nanosecond: ``values.timestamps``), or an
         aware ``datetime`` or a timestamp literal (pyoxigraph or rdflib; an xsd:dateTime or a
         number), as a replay file stamps events: a dateTime makes the event's results give
-        their times as xsd:dateTime (docs/decisions.md 43). Text that does not parse raises
-        ``EventSyntaxError`` with its line and column; an event on a stream no registered query
-        reads raises ``UnreadStreamError`` (see ``drop_unread``). Returns what was done with
-        it (``Pushed``: whether a query took it, the queries it was late for, see
-        ``late_policy``)."""
+        their times as xsd:dateTime (docs/decisions.md 43). An event that lasts gives its
+        ``start`` too (and its end as ``time`` or ``end``, in the same form: docs/decisions.md
+        71). Text that does not parse raises ``EventSyntaxError`` with its line and column; an
+        event on a stream no registered query reads raises ``UnreadStreamError`` (see
+        ``drop_unread``). Returns what was done with it (``Pushed``: whether a query took it,
+        the queries it was late for, see ``late_policy``)."""
+        if end is not None:
+            if time is not None:
+                raise UsageError("give an event's end as time or as end, not both")
+            time = end
+        if time is None or graph is None:
+            raise UsageError("push(stream, time, graph): an event needs its time (or end) and its graph")
         if isinstance(name, str):
             name = NamedNode(name)
         triples = event_triples(graph, format)
         seconds, dated = event_time(time)
-        return self.push_event(Event(stream, seconds, triples, self._seq, name, dated=dated))
+        begin = seconds
+        if start is not None:
+            begin, start_dated = event_time(start)
+            if start_dated != dated:
+                raise UsageError(f"bad time: the start ({start}) and the end ({time}) are of different "
+                                 "kinds (both xsd:dateTime, or both numbers of seconds)")
+            if begin > seconds:
+                raise UsageError(f"bad time: the event starts ({start}) after it ends ({time})")
+        return self.push_event(Event(stream, seconds, triples, self._seq, name, dated=dated, start=begin))
 
     def push_event(self, event: Event) -> Pushed:
         """Push an already-built Event (in time order per query, or within its LATENESS; a
@@ -386,15 +419,18 @@ class Engine:
         """The same between a native run's batches (``instants.poll_kb_between_batches``)."""
         instants.poll_kb_between_batches(self)
 
-    def late(self, stream: str, time: float | int | Decimal | str | datetime | object) -> str | None:
+    def late(self, stream: str, time: float | int | Decimal | str | datetime | object,
+             start: float | int | Decimal | str | datetime | object = None) -> str | None:
         """Why an event at ``time`` on ``stream`` pushed now would be late for some query (the
         message ``push`` would raise ``LateEventError`` with under ``late="error"``), or None:
         lets a caller refuse a whole batch before pushing any of it. UsageError for a query's
-        output stream."""
+        output stream, and for an event lasting from ``start`` that a query reading the stream
+        was planned to take as a point only (``push`` would refuse it)."""
         seconds, dated = event_time(time)
+        begin = None if start is None else to_nanoseconds(event_time(start)[0])
         native = self._native
         try:
-            return None if native is None else native.engine.late(stream, to_nanoseconds(seconds), dated)
+            return None if native is None else native.engine.late(stream, to_nanoseconds(seconds), dated, begin)
         except (OutputStream, LastingEvent) as exc:  # a query's output stream; a query of points
             raise UsageError(str(exc)) from None
 
@@ -634,6 +670,14 @@ def _lateness(value: float | int | Decimal | str | None, what: str = "lateness")
     if seconds < 0:
         raise UsageError(f"{what} {value}: a negative duration; give 0 or more")
     return seconds
+
+
+def _results_plan(plan: Plan, reads_results: bool) -> Plan:
+    """``plan``, or, for a query reading other queries' results (events that last: a result
+    spans its events), the same query planned with ``intervals`` on (docs/decisions.md 71)."""
+    if not reads_results or plan.options.intervals:
+        return plan
+    return plan_query(plan.query, dataclasses.replace(plan.options, intervals=True))
 
 
 def _late_policy(late: str | None, drop_late: bool | None) -> str:

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from pyoxigraph import Literal, NamedNode, Triple
+from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, Triple
 
 from spaseq.engine.values.timestamps import datetime_literal, exact_seconds, seconds_literal
-from spaseq.engine.vocab import RDF_TYPE, spaseq
+from spaseq.engine.vocab import ENDED_AT_TIME, GENERATED_AT_TIME, RDF_TYPE, STARTED_AT_TIME, spaseq
 
 MATCH = spaseq("Match")
 QUERY_CLASS = spaseq("Query")
@@ -51,6 +51,20 @@ def stamp_literal(value: Decimal) -> Literal:
     if abs(value) < EPOCH_LIKE:
         return seconds_literal(value)
     return datetime_literal(exact_seconds(value))
+
+
+def stamp_quads(name: NamedNode, start: Decimal, time: Decimal) -> list[Quad]:
+    """The default-graph stamp of a derived event named ``name`` (a CONSTRUCT graph, a
+    materialised or logged result): ``prov:generatedAtTime`` its time and, when it lasts
+    (``start`` before ``time``, decision 71), ``prov:startedAtTime`` and ``prov:endedAtTime``,
+    both in the form its time takes, so that it reads back as the same interval."""
+    quads = [Quad(name, GENERATED_AT_TIME, stamp_literal(time), DefaultGraph())]
+    if start != time:
+        dated = abs(time) >= EPOCH_LIKE
+        spell = (lambda t: datetime_literal(exact_seconds(t))) if dated else seconds_literal
+        quads += [Quad(name, STARTED_AT_TIME, spell(start), DefaultGraph()),
+                  Quad(name, ENDED_AT_TIME, spell(time), DefaultGraph())]
+    return quads
 
 
 def describe_query(query_iri: NamedNode, text: str, form: str) -> list[Triple]:

@@ -17,9 +17,8 @@ from pyoxigraph import DefaultGraph, NamedNode, Quad, Store, Triple
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import UsageError
 from spaseq.engine.output.derived import Derived, result_graph
-from spaseq.engine.output.match_rdf import FORM, QUERY, TEXT, describe_query, stamp_literal
+from spaseq.engine.output.match_rdf import FORM, QUERY, TEXT, describe_query, stamp_quads
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, check_time_format
-from spaseq.engine.vocab import GENERATED_AT_TIME
 
 DEFAULT = DefaultGraph()
 
@@ -78,7 +77,7 @@ class Materializer:
                                              self.time_format))
         if derived.query.match.is_construct:
             self._pending += _quads(derived.triples, derived.name)
-            self._pending.append(Quad(derived.name, GENERATED_AT_TIME, stamp_literal(derived.time)))
+            self._pending += stamp_quads(derived.name, derived.start, derived.time)
         if len(self._pending) >= self.BATCH:
             self.flush()
 

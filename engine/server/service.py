@@ -21,20 +21,21 @@ from decimal import Decimal
 from time import time as wall_time
 from typing import Any, TypeVar
 
-from pyoxigraph import DefaultGraph, Quad, RdfFormat, Store, serialize
+from pyoxigraph import DefaultGraph, Literal, Quad, RdfFormat, Store, serialize
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.api import Engine, QueryHandle
+from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.errors import SpaseqError, UsageError
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Row
 from spaseq.engine.output.construct import template_variables
 from spaseq.engine.output.derived import Derived
-from spaseq.engine.output.match_rdf import QUERY, stamp_literal
+from spaseq.engine.output.match_rdf import QUERY, stamp_quads
 from spaseq.engine.output.materialize import Materializer
 from spaseq.engine.output.native import jsonl_line
 from spaseq.engine.values.timestamps import datetime_literal, datetime_text, seconds_literal
-from spaseq.engine.vocab import GENERATED_AT_TIME, PROV_NS, SPASEQ_NS, XSD_NS
+from spaseq.engine.vocab import PROV_NS, SPASEQ_NS, XSD_NS
 
 from .bodies import BodyError, IncomingEvent, check_iri, located, parse_time, read_batch, read_single
 from .config import ServerConfig
@@ -157,7 +158,7 @@ class EngineService:
             self._mirror.sync(force=True)
             # events of a stream no query reads (yet) are accepted and counted, not refused:
             # producers need not follow which queries are registered (decision 44)
-            self._engine = Engine(self._kb, query_clocks=True, drop_unread=True,
+            self._engine = Engine(self._kb, self._options(), query_clocks=True, drop_unread=True,
                                   lateness=self.config.lateness, idle_timeout=self.config.idle_timeout,
                                   clock=self._processing_time, late=self.config.late)
             return
@@ -170,7 +171,8 @@ class EngineService:
         self._mirror = KbMirror(self._kb, self.store, os.path.join(data, "kb-graphs.json"))
         self._mirror.sync(force=True)
         self._engine = (Engine.restore(found.snapshot, kb=self._kb, clock=self._processing_time) if found.snapshot
-                        else Engine(self._kb, query_clocks=True, clock=self._processing_time))
+                        else Engine(self._kb, self._options(), query_clocks=True, clock=self._processing_time))
+        self._engine.options = self._options()  # for queries registered from now on
         self._engine.drop_unread = True  # as above (a snapshot of an older spaseq lacks it)
         self._engine.lateness = self.config.lateness  # for queries registered from now on
         self._engine.idle_timeout = self.config.idle_timeout
@@ -286,7 +288,7 @@ class EngineService:
             trig = None
             if variables is not None:
                 row = Row({v: row.bindings[v] for v in variables if v in row.bindings}, row.match)
-                quads = [Quad(derived.name, GENERATED_AT_TIME, stamp_literal(derived.time), DefaultGraph())]
+                quads = stamp_quads(derived.name, derived.start, derived.time)
                 quads += [Quad(t.subject, t.predicate, t.object, derived.name) for t in derived.triples]
                 trig = serialize(quads, format=RdfFormat.TRIG, prefixes=prefixes).decode()  # type: ignore[union-attr]  # pyoxigraph's stubs: bytes, not None, without an output
             reg.log.append(jsonl_line(row, self.config.time_format), trig)
@@ -367,26 +369,30 @@ class EngineService:
     # ------------------------------------------------------------------ events
 
     async def push(self, stream: str, body: bytes, media: str, time: str | None = None,
-                   name: str | None = None, key: str | None = None) -> tuple[int, bool, list[Late]]:
+                   name: str | None = None, key: str | None = None,
+                   start: str | None = None) -> tuple[int, bool, list[Late]]:
         """Read a body of events and apply all of them or none: the number accepted, whether
         ``key`` named a batch accepted before (then nothing is applied again), and the late
         events the queries dropped (under ``--late drop``; ``--late error`` refuses a batch
         with a late event, 409)."""
-        return await self._run(self._push, stream, body, media, time, name, key)
+        return await self._run(self._push, stream, body, media, time, name, key, start)
 
     def _push(self, stream: str, body: bytes, media: str, time: str | None, name: str | None,
-              key: str | None) -> tuple[int, bool, list[Late]]:
-        digest = _digest(stream, body, media, time, name)
+              key: str | None, start: str | None = None) -> tuple[int, bool, list[Late]]:
+        digest = _digest(stream, body, media, time, name, start)
         if key is not None and key in self._batches:
             seen, accepted, *late = self._batches[key]
             if seen != digest:
                 raise ServiceError(422, f"idempotency key {key!r} was used for a different batch")
             return accepted, True, late[0] if late else []
-        events = self._read(stream, body, media, time, name)
+        events = self._read(stream, body, media, time, name, start)
         if events:
             assert self._engine is not None
+            lasting = next((e for e in events if e.start is not None), None)
             try:
                 refused = self._engine.late(stream, events[0].time)
+                if lasting is not None:  # a query of point events would refuse it mid-batch
+                    self._engine.late(stream, lasting.time, start=lasting.start)
             except SpaseqError as exc:
                 raise ServiceError(400, str(exc)) from None
             if refused is not None and self.config.late == "error":
@@ -395,7 +401,7 @@ class EngineService:
         if self._journal is not None:
             self._journal.append({"op": "events", "stream": stream, "media": media,
                                   "body": body.decode("utf-8"), "time": time, "name": name, "key": key,
-                                  "now": self._now})
+                                  "now": self._now, "start": start})
         try:
             late = self._apply_events(events)
         finally:
@@ -414,7 +420,7 @@ class EngineService:
             self._batches.popitem(last=False)
 
     def _read(self, stream: str, body: bytes, media: str, time: str | None,
-              name: str | None) -> list[IncomingEvent]:
+              name: str | None, start: str | None = None) -> list[IncomingEvent]:
         try:
             check_iri(stream, "stream")
             body.decode("utf-8")
@@ -428,9 +434,13 @@ class EngineService:
                 if not events and time is not None:  # an empty batch with a time: a heartbeat
                     self._apply_heartbeat(time)
                 return events
-            return [read_single(body, media, stream, time, name)]
+            return [read_single(body, media, stream, time, name, start)]
         except BodyError as exc:
             raise ServiceError(400, str(exc)) from None
+
+    def _options(self) -> EngineOptions:
+        """How queries registered here are planned: for events that last with --intervals."""
+        return EngineOptions(intervals=self.config.intervals)
 
     def _processing_time(self) -> float:
         """The engine's processing time (seconds): the accepted batch's, journaled with it, so
@@ -446,8 +456,8 @@ class EngineService:
         self._looked = now
         for e in events:
             self._arrived[e.stream] = now
-            pushed = self._engine.push(e.stream, datetime_literal(e.time) if e.dated else e.time, e.triples,
-                                       name=e.name)
+            pushed = self._engine.push(e.stream, _as_sent(e.time, e.dated), e.triples, name=e.name,
+                                       start=None if e.start is None else _as_sent(e.start, e.dated))
             if pushed.late_for:
                 late.append(self._late(e, pushed.late_for))
             self.clock = e.time if self.clock is None else max(self.clock, e.time)
@@ -569,14 +579,16 @@ class EngineService:
                 self._apply_update(record["text"])
             elif op == "events":
                 body = record["body"].encode()
-                events = self._read(record["stream"], body, record["media"], record["time"], record["name"])
+                events = self._read(record["stream"], body, record["media"], record["time"], record["name"],
+                                    record.get("start"))
                 self._now = record.get("now")  # when it was accepted (stream idleness, decision 63)
                 try:
                     late = self._apply_events(events)
                 finally:
                     self._now = None
-                self._remember(record.get("key"), _digest(record["stream"], body, record["media"],
-                                                          record["time"], record["name"]), len(events), late)
+                self._remember(record.get("key"), _digest(record["stream"], body, record["media"], record["time"],
+                                                          record["name"], record.get("start")),
+                               len(events), late)
         except (ServiceError, SpaseqError) as exc:  # it was accepted once: say so, go on
             log.warning("journal record %s not applied again: %s", op, exc)
 
@@ -610,10 +622,17 @@ class EngineService:
                 "durable": self.config.data is not None}
 
 
-def _digest(stream: str, body: bytes, media: str, time: str | None, name: str | None) -> str:
+def _as_sent(time: Decimal, dated: bool) -> Decimal | Literal:
+    """A time read from a request as the engine is given it: an xsd:dateTime literal when the
+    request wrote one (results then give their times so, decision 43), else seconds."""
+    return datetime_literal(time) if dated else time
+
+
+def _digest(stream: str, body: bytes, media: str, time: str | None, name: str | None,
+            start: str | None = None) -> str:
     """What identifies a batch's request, so a key reused for another batch is refused."""
     h = hashlib.sha256()
-    for part in (stream, media, time or "", name or ""):
+    for part in (stream, media, time or "", name or "", start or ""):
         h.update(part.encode() + b"\0")
     h.update(body)
     return h.hexdigest()

@@ -38,9 +38,7 @@ COMPOSITION = """\
 10:00:04 http://ex.org/alerts#match-2: http://ex.org/h2 90 -> 95 (3 triples)
 10:00:05 http://ex.org/alerts#match-3: http://ex.org/h1 70 -> 80 (3 triples)
 10:00:05 http://ex.org/alerts#match-4: http://ex.org/h1 55 -> 80 (3 triples)
-10:00:05 repeated alert: {'l1': '70', 'l2': '80', 'p2': '70', 's': 'http://ex.org/h1'}
 10:00:05 repeated alert: {'l1': '70', 'l2': '80', 'p2': '55', 's': 'http://ex.org/h1'}
-row: {'s': 'http://ex.org/h1', 'l1': '70', 'p2': '70', 'l2': '80'}
 row: {'s': 'http://ex.org/h1', 'l1': '70', 'p2': '55', 'l2': '80'}
 """
 

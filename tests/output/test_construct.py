@@ -80,13 +80,17 @@ def test_construct_trig_output_is_the_hand_computed_graphs(capsys):
 def test_trig_output_round_trips_as_a_replay_file(capsys, tmp_path):
     _, out, _ = run(capsys, "run", str(FIX / "alerts.rq"), "--stream", f"S={FIX / 'readings.trig'}")
     (tmp_path / "alerts.trig").write_text(out)
-    code, rows, _ = run(capsys, "run", str(FIX / "repeated.rq"), "--stream",
-                        f"AL={tmp_path / 'alerts.trig'}", "--format", "jsonl")
+    # each alert is written over its match's interval (decision 71): as a composed query
+    # reads it, match-3 [3, 5] shares its first reading with match-1 [2, 3]
+    assert out.count("prov:startedAtTime") == len(ALERTS)
+    args = ("run", str(FIX / "repeated.rq"), "--stream", f"AL={tmp_path / 'alerts.trig'}", "--format", "jsonl")
+    code, _, err = run(capsys, *args)
+    assert code == 2 and "was planned for point events" in err and "--intervals" in err
+    code, rows, _ = run(capsys, *args, "--intervals")
     assert code == 0
     got = [(r["time"] - BASE, r["start"] - BASE, {k: v["value"] for k, v in r["bindings"].items()})
            for r in map(json.loads, rows.splitlines())]
-    assert got == [(5, 3, {"s": EX + "h1", "l1": "70", "p2": "70", "l2": "80"}),
-                   (5, 3, {"s": EX + "h1", "l1": "70", "p2": "55", "l2": "80"})]
+    assert got == [(5, 2, {"s": EX + "h1", "l1": "70", "p2": "55", "l2": "80"})]
 
 
 def test_reference_engine_constructs_the_same_graphs(capsys):

@@ -32,7 +32,7 @@ from spaseq.engine.output.derived import Derived
 from spaseq.engine.output.match_rdf import stamp_literal
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT, dated, time_literal
 from spaseq.engine.values.lexical import canonical_decimal
-from spaseq.engine.values.timestamps import datetime_text
+from spaseq.engine.values.timestamps import datetime_literal, datetime_text, exact_seconds, seconds_literal
 from spaseq.engine.vocab import GENERATED_AT_TIME, PROV_NS, RDF_LANGSTRING, SPASEQ_NS, XSD_NS, XSD_STRING
 from tests.output.derive_oracle import graph_of
 
@@ -315,6 +315,11 @@ class TrigWriter:
 
     def event(self, derived: Derived) -> None:
         quads = [Quad(derived.name, GENERATED_AT_TIME, stamp_literal(derived.time), DefaultGraph())]
+        if derived.start != derived.time:  # an event that lasts: its interval, in the time's form
+            wall = abs(derived.time) >= 10 ** 8  # a dateTime, as the time's stamp is
+            for predicate, t in (("startedAtTime", derived.start), ("endedAtTime", derived.time)):
+                value = datetime_literal(exact_seconds(t)) if wall else seconds_literal(t)
+                quads.append(Quad(derived.name, NamedNode(PROV_NS + predicate), value, DefaultGraph()))
         quads += [Quad(t.subject, t.predicate, t.object, derived.name) for t in graph_of(derived)]
         text = serialize(quads, format=RdfFormat.TRIG, prefixes=self.prefixes).decode("utf-8")  # type: ignore[union-attr]  # pyoxigraph's stubs: bytes, not None, without an output
         lines = text.splitlines(keepends=True)

@@ -189,8 +189,9 @@ def test_restoring_in_a_fresh_process_gives_the_uninterrupted_rows(tmp_path) -> 
 
 
 # upstream: DISTINCT rows (its output's seen set) and a trailing negation (deferred matches
-# that hold the consumer's buffer back)
-COMPOSED_UP = f"""{QUERY_PREFIXES}SELECT DISTINCT ?c ?p2 WITHIN 7 SECONDS
+# that hold the consumer's buffer back); its results last over their matches (decision 71),
+# and a window short enough keeps two of one company apart for the consumer's ';'
+COMPOSED_UP = f"""{QUERY_PREFIXES}SELECT DISTINCT ?c ?p2 WITHIN 5 SECONDS
 FROM STREAM S <{EX}s>
 WHERE {{ SEQ(A : B ; N!)
   DEFINE GPM A ON S {{ ?e :co ?c ; :price ?p1 }}

@@ -1067,10 +1067,14 @@ impl<G: GpmEval> QueryRuntime<G> {
             .filter_map(|Reverse(d)| d.2.borrow().end)
             .min();
         let lazy = self.lazy.iter().map(|(_, (e, _, _))| e.time).min();
-        match (closing, lazy) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        // a run waiting for its timer's end: judged, it ends no earlier than that
+        let timed = self
+            .timers
+            .iter()
+            .filter(|Reverse(Due(_, _, r))| !r.borrow().dead)
+            .map(|Reverse(Due(hi, _, r))| r.borrow().end.map_or(*hi, |e| e.max(*hi)))
+            .min();
+        [closing, lazy, timed].into_iter().flatten().min()
     }
 
     /// How much state the query holds (bounded memory, SEMANTICS.md section 8).
@@ -1961,7 +1965,8 @@ impl<G: GpmEval> QueryRuntime<G> {
 
     /// Keep an event of a head-negated GPM's stream, after dropping the events no match
     /// can be checked against any more: those a window before the oldest run still alive
-    /// (or before this event, when none is).
+    /// (or before this event, when none is; under intervals, before the earliest start of
+    /// a match still to come, as an event that lasts may begin long before it ends).
     fn keep_head_event(&mut self, event: &EventRef, index: &Rc<G::Index>) {
         while self
             .head_starts
@@ -1971,22 +1976,26 @@ impl<G: GpmEval> QueryRuntime<G> {
             self.head_starts.pop_front();
         }
         let oldest = if self.switches.intervals {
-            // events that last start matches out of order: the earliest start still live
+            // events that last start matches out of order: the earliest start still live,
+            // or of a match holding an event still to come (none without a time window)
+            let coming = self
+                .span
+                .earliest_start(self.t0.unwrap_or(0), event.time)
+                .unwrap_or(i128::MIN);
             self.head_starts
                 .iter()
                 .filter(|(_, w)| w.strong_count() > 0)
                 .map(|(s, _)| *s)
-                .min()
+                .fold(coming, i128::min)
         } else {
-            self.head_starts.front().map(|(s, _)| *s)
-        }
-        .unwrap_or(event.start);
+            self.head_starts.front().map_or(event.start, |(s, _)| *s)
+        };
         let heads = !self.head.is_empty();
         while let Some((e, _)) = self.head_events.front() {
             // a head negation looks a window back from a match's end, a timer `reach`
             // before its start (an AFTER timer from its anchor's end, after the start)
             let for_head = heads && (e.time >= oldest || self.fits(e.start, 0, oldest, 0));
-            if for_head || (self.timed && e.time >= oldest - self.reach) {
+            if for_head || (self.timed && e.time >= oldest.saturating_sub(self.reach)) {
                 break;
             }
             self.head_events.pop_front();

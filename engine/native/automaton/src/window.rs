@@ -54,6 +54,18 @@ impl Span {
         }
     }
 
+    /// The earliest start of a match with an event ending at `tau` or later (None: any,
+    /// the window being of events or none): what events that last may still begin at.
+    pub fn earliest_start(&self, t0: i128, tau: i128) -> Option<i128> {
+        match self.window.span {
+            WindowSpan::Nanoseconds(ns) if self.window.tumbling => {
+                Some(t0 + self.index(t0, tau, 0) * ns as i128)
+            }
+            WindowSpan::Nanoseconds(ns) => Some(tau - ns as i128),
+            _ => None,
+        }
+    }
+
     /// Is a deadline passed at (tau, pos)?
     pub fn expired(&self, deadline: i128, tau: i128, pos: i64) -> bool {
         let now = match self.window.span {

@@ -307,6 +307,12 @@ impl<H: Host> Engine<H> {
                     None => raw[q].push(s),
                 }
             }
+            if let Some(&p) = upstream[q].first().filter(|_| !runtimes[q].takes_lasting()) {
+                return Err(EngineError::ReadsResults {
+                    query: q,
+                    producer: p,
+                });
+            }
         }
         // dependency order, level by level (registration order within a level)
         let mut done = vec![false; n];
@@ -429,8 +435,8 @@ impl<H: Host> Engine<H> {
     }
 
     /// The result `m` of query `query` as an event of its output stream (arrival `seq`): its
-    /// graph, named `<output#match-k>`, stamped with the match's time, dated when every event
-    /// it took was (as the input wrote them).
+    /// graph, named `<output#match-k>`, over the match's hull (`start`, `time`), dated when
+    /// every event it took was (as the input wrote them).
     fn derived_event(
         &self,
         c: &Composition,
@@ -486,11 +492,10 @@ impl<H: Host> Engine<H> {
                 ]
             })
             .collect();
-        // a point at the match's time: a consumer's plan does not say yet that its input lasts
-        // (issue 28 left: derived events keep their hull)
+        // the match's hull: its readers are planned for events that last (`recompose`)
         self.prepare(
             &out.iri,
-            (m.time, m.time, dated),
+            (m.start, m.time, dated),
             seq,
             Some(name.into()),
             ids,

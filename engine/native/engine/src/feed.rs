@@ -39,7 +39,18 @@ impl<H: Host> Engine<H> {
     /// Why the engine does not take event `e` of stream `iri`, if it does not: it lasts and
     /// a query reading its stream takes point events only (`Engine::point_reader`).
     pub(crate) fn lasting(&self, iri: &str, e: &StreamEvent) -> Option<EngineError> {
-        if e.start_ns == e.time_ns {
+        self.lasting_refusal(iri, &e.graph.to_string(), (e.start_ns, e.time_ns, e.dated))
+    }
+
+    /// Why the engine would not take an event named `graph` of stream `iri` over `(start,
+    /// time, dated)`, if it would not (`lasting`; asked before a batch is applied).
+    pub fn lasting_refusal(
+        &self,
+        iri: &str,
+        graph: &str,
+        (start_ns, time_ns, dated): (i128, i128, bool),
+    ) -> Option<EngineError> {
+        if start_ns == time_ns {
             return None;
         }
         let stream = self.streams.borrow().get(iri)?;
@@ -47,10 +58,10 @@ impl<H: Host> Engine<H> {
         Some(EngineError::Lasting {
             query,
             stream: iri.to_owned(),
-            graph: e.graph.to_string(),
-            start_ns: e.start_ns,
-            time_ns: e.time_ns,
-            dated: e.dated,
+            graph: graph.to_owned(),
+            start_ns,
+            time_ns,
+            dated,
         })
     }
 

@@ -69,6 +69,9 @@ pub enum EngineError {
     Snapshot(SnapshotError),
     /// Queries that would read each other's output in a cycle (their numbers).
     Cycle(Vec<usize>),
+    /// A query reading another query's results (`producer`'s), which span their events'
+    /// hull, planned for point events only (`EngineOptions.intervals` off).
+    ReadsResults { query: usize, producer: usize },
     /// An event that lasts (its start before its end, docs/decisions.md 71) for a query
     /// planned for point events only (`EngineOptions.intervals` off), which fed one would
     /// answer wrongly.
@@ -107,6 +110,12 @@ impl std::fmt::Display for EngineError {
             EngineError::Cycle(queries) => {
                 write!(f, "queries {queries:?} read each other's output in a cycle")
             }
+            EngineError::ReadsResults { query, producer } => write!(
+                f,
+                "query {query} reads the results of query {producer}, which last (a result spans \
+                 its events), and was planned for point events: plan it with intervals on \
+                 (EngineOptions(intervals=True); docs/decisions.md 71)"
+            ),
             EngineError::Lasting {
                 query,
                 stream,

@@ -11,6 +11,8 @@ use oxrdf::{GraphNameRef, Literal, NamedNodeRef, QuadRef, Term};
 use oxttl::TriGSerializer;
 
 const PROV_GENERATED_AT_TIME: &str = "http://www.w3.org/ns/prov#generatedAtTime";
+const PROV_STARTED_AT_TIME: &str = "http://www.w3.org/ns/prov#startedAtTime";
+const PROV_ENDED_AT_TIME: &str = "http://www.w3.org/ns/prov#endedAtTime";
 
 /// Times below this (in nanoseconds: 1e8 seconds) are stamped as `xsd:decimal` seconds,
 /// others as `xsd:dateTime`s (`match_rdf.stamp_literal`).
@@ -69,20 +71,30 @@ impl Trig {
     ) {
         let name = self.derive.match_name(k);
         let triples = self.derive.graph(&name, times, values, bindings, taken);
-        let (time, _, _) = times;
-        let mut stamp = String::new();
+        let (time, start, _) = times;
         let dated = time.abs() >= EPOCH_LIKE;
-        time_value(time, dated, &mut stamp);
-        let stamp =
-            Literal::new_typed_literal(stamp, NamedNodeRef::new_unchecked(time_datatype(dated)));
+        let stamp = |ns: i128| {
+            let mut value = String::new();
+            time_value(ns, dated, &mut value);
+            Literal::new_typed_literal(value, NamedNodeRef::new_unchecked(time_datatype(dated)))
+        };
+        // the time, and for a result that lasts its interval (docs/decisions.md 71)
+        let mut stamps = vec![(PROV_GENERATED_AT_TIME, stamp(time))];
+        if start != time {
+            stamps.push((PROV_STARTED_AT_TIME, stamp(start)));
+            stamps.push((PROV_ENDED_AT_TIME, stamp(time)));
+        }
         let mut serializer = self.serializer.clone().low_level();
         let mut text = Vec::new();
-        let generated = NamedNodeRef::new_unchecked(PROV_GENERATED_AT_TIME);
-        let written = serializer
-            .serialize_quad(
-                QuadRef::new(&name, generated, &stamp, GraphNameRef::DefaultGraph),
-                &mut text,
-            )
+        let written = stamps
+            .iter()
+            .try_for_each(|(predicate, value)| {
+                let predicate = NamedNodeRef::new_unchecked(predicate);
+                serializer.serialize_quad(
+                    QuadRef::new(&name, predicate, value, GraphNameRef::DefaultGraph),
+                    &mut text,
+                )
+            })
             .and_then(|()| {
                 for t in &triples {
                     serializer.serialize_quad(t.as_ref().in_graph(&name), &mut text)?;
@@ -151,7 +163,7 @@ mod tests {
         let one: Term = Literal::new_typed_literal("1.0", xsd::DECIMAL).into();
         trig.result(
             1,
-            (2_500_000_000, 0, false),
+            (2_500_000_000, 2_500_000_000, false),
             &[Some(&one)],
             &[],
             &[],
@@ -159,7 +171,7 @@ mod tests {
         );
         trig.result(
             2,
-            (1_704_103_220_100_000_000, 0, true),
+            (1_704_103_220_100_000_000, 1_704_103_219_000_000_000, true),
             &[None],
             &[],
             &[],
@@ -173,7 +185,9 @@ mod tests {
              @prefix ex: <http://ex.org/> .\n\
              ex:out\\#match-1 prov:generatedAtTime 2.5 .\n\
              ex:out\\#match-1 {\n\tex:a ex:p \"x\" , 1.0 .\n}\n\
-             ex:out\\#match-2 prov:generatedAtTime \"2024-01-01T10:00:20.1Z\"^^xsd:dateTime .\n\
+             ex:out\\#match-2 prov:generatedAtTime \"2024-01-01T10:00:20.1Z\"^^xsd:dateTime ;\n\
+             \tprov:startedAtTime \"2024-01-01T10:00:19Z\"^^xsd:dateTime ;\n\
+             \tprov:endedAtTime \"2024-01-01T10:00:20.1Z\"^^xsd:dateTime .\n\
              ex:out\\#match-2 {\n\tex:a ex:p \"x\" .\n}\n"
         );
     }

@@ -685,10 +685,22 @@ impl NativeEngine {
     }
 
     /// Why an event at `time` (ns) on `stream` would be late, as `LateEvent`'s message, or
-    /// None; raises `OutputStream` for a query's output stream.
-    fn late(&self, stream: &str, time: i128, dated: bool) -> PyResult<Option<String>> {
+    /// None; raises `OutputStream` for a query's output stream, and `LastingEvent` for one
+    /// lasting from `start` (ns) that a query reading the stream takes only as a point.
+    #[pyo3(signature = (stream, time, dated, start=None))]
+    fn late(
+        &self,
+        stream: &str,
+        time: i128,
+        dated: bool,
+        start: Option<i128>,
+    ) -> PyResult<Option<String>> {
         if let Some(why) = self.core.output_refusal(stream) {
             return Err(refused(&why));
+        }
+        let when = (start.unwrap_or(time), time, dated);
+        if let Some(why) = self.core.lasting_refusal(stream, "an event", when) {
+            return Err(PyErr::new::<LastingEvent, _>(why.to_string()));
         }
         Ok(self.core.late(stream, time, dated).map(|l| l.to_string()))
     }
