@@ -18,6 +18,11 @@ four datasets model the paper's Section 8 (synthetic stand-ins for its real data
   knowledge base of houses (location city, neighbours, owner).
 * ``traffic`` (TD): three road-segment streams (the paper's Query 5) reporting two observed
   properties each every ``TRAFFIC_TICK`` seconds, all at the same instants.
+* ``sensors``: program P's stream (cera-xchangeeq-two-semantics.txt, ``fixtures/cera``) scaled
+  up: temperature readings ``{ ?e a ex:Temp ; ex:area ?a ; ex:sensor ?s ; ex:value ?v }`` and
+  smoke ``{ ?e a ex:Smoke ; ex:area ?a }``, one ending per second, each lasting 0 to 3 s (an
+  event that lasts has ``prov:startedAtTime`` and ``prov:endedAtTime`` instead of the
+  timestamp, decision 71); some sensors fall silent for a while after a hot reading.
 
 ``generate(kind, size, out_dir)`` writes the files once per (kind, size, seed) and caches them
 with a manifest; sizes are total event counts over all streams.
@@ -35,6 +40,8 @@ from io import TextIOWrapper
 from pathlib import Path
 
 PROV_GENERATED_AT = "http://www.w3.org/ns/prov#generatedAtTime"
+PROV_STARTED_AT = "http://www.w3.org/ns/prov#startedAtTime"
+PROV_ENDED_AT = "http://www.w3.org/ns/prov#endedAtTime"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 BASE_TIME = int(datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp())
 DEFAULT_SEED = 42
@@ -73,7 +80,14 @@ TRAFFIC_STREAMS = (
 TRAFFIC_PROPERTIES = (CT + "CongestionLevel", CT + "AverageSpeed")
 TRAFFIC_TICK = 5
 
-KINDS = ("stock", "creditcard", "smartgrid", "traffic")
+SENSORS = "http://example.org/sensors#"
+SENSORS_STREAM = "http://example.org/sensors"
+SENSORS_AREAS = 20
+SENSORS_PER_AREA = 5
+SENSORS_SMOKE_PROBABILITY = 0.02
+SENSORS_SILENCE_PROBABILITY = 0.3  # after a hot reading, the sensor stays silent for 15-40 s
+
+KINDS = ("stock", "creditcard", "smartgrid", "traffic", "sensors")
 
 Triple = tuple[str, str, str]
 """A triple as three N-Triples term strings."""
@@ -149,15 +163,23 @@ class ReplayWriter:
             open(p, "w", encoding="utf-8", newline="\n") for p in paths
         ]
         self.events = 0
+        self.lasting = 0
         self.triples = 0
         self.first_time: int | None = None
         self.last_time = 0
 
-    def event(self, stream: int, graph: str, seconds: int, triples: list[Triple]) -> None:
-        """Write one event: its timestamp triple, then its graph's triples."""
+    def event(self, stream: int, graph: str, seconds: int, triples: list[Triple],
+              start: int | None = None) -> None:
+        """Write one event: its timestamp triple (or, lasting from ``start``, its start and end
+        triples), then its graph's triples."""
         g = iri(graph)
         out = self.files[stream]
-        lines = [f"{g} <{PROV_GENERATED_AT}> {datetime_literal(seconds)} .\n"]
+        if start is None or start == seconds:
+            lines = [f"{g} <{PROV_GENERATED_AT}> {datetime_literal(seconds)} .\n"]
+        else:
+            lines = [f"{g} <{PROV_STARTED_AT}> {datetime_literal(start)} .\n",
+                     f"{g} <{PROV_ENDED_AT}> {datetime_literal(seconds)} .\n"]
+            self.lasting += 1
         lines.extend(f"{s} {p} {o} {g} .\n" for s, p, o in triples)
         out.write("".join(lines))
         self.events += 1
@@ -330,15 +352,45 @@ def traffic_events(size: int, rng: random.Random) -> Iterator[tuple[int, int, st
         tick += 1
 
 
+# ---------------------------------------------------------------------------------- sensors
+
+
+def sensors_events(size: int, rng: random.Random) -> Iterator[tuple[int, int, str, list[Triple], int]]:
+    """Program P's readings and smoke, one event ending per second, each lasting 0-3 s."""
+    type_p, area_p, sensor_p, value_p = (iri("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"),
+                                         iri(SENSORS + "area"), iri(SENSORS + "sensor"), iri(SENSORS + "value"))
+    temp, smoke = iri(SENSORS + "Temp"), iri(SENSORS + "Smoke")
+    sensors = SENSORS_AREAS * SENSORS_PER_AREA
+    values = [rng.randint(20, 40) for _ in range(sensors)]
+    silent_until = [0] * sensors
+    for i in range(size):
+        start = i - rng.randint(0, 3)
+        e = iri(f"{SENSORS}e{i}")
+        if rng.random() < SENSORS_SMOKE_PROBABILITY:
+            area = iri(f"{SENSORS}a{rng.randrange(SENSORS_AREAS)}")
+            yield 0, i, f"{SENSORS_STREAM}/event/{i}", [(e, type_p, smoke), (e, area_p, area)], start
+            continue
+        awake = [s for s in range(sensors) if silent_until[s] <= i] or [rng.randrange(sensors)]
+        s = rng.choice(awake)
+        values[s] = min(50, max(15, values[s] + rng.randint(-3, 3)))
+        if values[s] > 40 and rng.random() < SENSORS_SILENCE_PROBABILITY:
+            silent_until[s] = i + rng.randint(15, 40)
+        triples = [(e, type_p, temp), (e, area_p, iri(f"{SENSORS}a{s // SENSORS_PER_AREA}")),
+                   (e, sensor_p, iri(f"{SENSORS}s{s}")), (e, value_p, integer(values[s]))]
+        yield 0, i, f"{SENSORS_STREAM}/event/{i}", triples, start
+
+
 # ---------------------------------------------------------------------------------- driver
 
-EventSource = Callable[[int, random.Random], Iterator[tuple[int, int, str, list[Triple]]]]
+EventSource = Callable[[int, random.Random], Iterator[tuple]]
+"""Events as (stream index, seconds, graph IRI, triples[, start seconds])."""
 
 _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...], EventSource]] = {
     "stock": ((STOCK_STREAM,), ("stocks",), stock_events),
     "creditcard": ((CC_STREAM,), ("transactions",), creditcard_events),
     "smartgrid": (SG_STREAMS, ("power", "weather", "storage"), smartgrid_events),
     "traffic": (TRAFFIC_STREAMS, ("segment1", "segment2", "segment3"), traffic_events),
+    "sensors": ((SENSORS_STREAM,), ("sensors",), sensors_events),
 }
 
 
@@ -374,8 +426,8 @@ def generate(
     rng = random.Random(f"{kind}:{seed}")
     writer = ReplayWriter(paths)
     try:
-        for stream, seconds, graph, triples in source(size, rng):
-            writer.event(stream, graph, seconds, triples)
+        for stream, seconds, graph, triples, *start in source(size, rng):
+            writer.event(stream, graph, seconds, triples, *start)
     finally:
         writer.close()
     kb_path: str | None = None
@@ -398,6 +450,7 @@ def generate(
         kb_triples=kb_triples,
         first_time=float(BASE_TIME + (writer.first_time or 0)),
         last_time=float(BASE_TIME + writer.last_time),
+        extra={"lasting": writer.lasting} if writer.lasting else {},
     )
     manifest.write_text(json.dumps(dataset.to_json(), indent=2) + "\n", encoding="utf-8")
     return dataset

@@ -171,10 +171,14 @@ def _run_engine(spec: dict, setup_start: float) -> dict:
     if api is None:
         return {"status": "n/a", "reason": f"{ENGINE_API} not available"}
     dataset = Dataset.from_json(spec["dataset"])
-    text = WORKLOADS[spec["workload"]].query_text(spec["window_minutes"])
+    workload = WORKLOADS[spec["workload"]]
+    text = workload.query_text(spec["window_minutes"])
     kwargs: dict[str, Any] = {"kb": load_kb(dataset)}
+    options = {"intervals": True} if workload.intervals else {}
     if spec.get("option"):
-        kwargs["options"] = api.EngineOptions(**{spec["option"]: spec["option_value"]})
+        options[spec["option"]] = spec["option_value"]
+    if options:
+        kwargs["options"] = api.EngineOptions(**options)
     engine = api.Engine(**kwargs)
     counter = _Counter()
     register_kwargs: dict[str, Any] = {"on_match": counter}
@@ -197,7 +201,8 @@ def _run_engine(spec: dict, setup_start: float) -> dict:
     events = triples = 0
     capped = False
     for event in iter_events(dataset, spec.get("max_events")):
-        engine.push(event.stream, event.time, event.triples, name=event.name)
+        engine.push(event.stream, event.time, event.triples, name=event.name,
+                    start=event.start if event.start != event.time else None)
         events += 1
         triples += len(event.triples)
         if events % CHECK_EVERY == 0 and time.perf_counter() > deadline:
@@ -290,14 +295,15 @@ def _run_cli(spec: dict, setup_start: float) -> dict:
     from benchmarks.workloads import WORKLOADS
 
     dataset = Dataset.from_json(spec["dataset"])
-    text = WORKLOADS[spec["workload"]].query_text(spec["window_minutes"])
+    workload = WORKLOADS[spec["workload"]]
+    text = workload.query_text(spec["window_minutes"])
+    extra = (*spec.get("cli_args", ()), *(("--intervals",) if workload.intervals else ()))
     with tempfile.TemporaryDirectory(prefix="spaseq-bench-", dir=spec.get("scratch_dir")) as tmp:
         query, out = Path(tmp) / "query.rq", Path(tmp) / "out.jsonl"
         query.write_text(text, encoding="utf-8")
 
         def command(streams: dict[str, str]) -> list[str]:
-            return spaseq_run_command(sys.executable, query, dataset, streams, out,
-                                      spec.get("cli_args", ()))
+            return spaseq_run_command(sys.executable, query, dataset, streams, out, extra)
 
         # the query was run before: filled in first, untimed
         env = warm_query_cache(sys.executable, query, Path(tmp) / "queries",

@@ -240,6 +240,8 @@ def applicable_options(workload: Workload) -> dict[str, str | None]:
         out["index_streams"] = "the query reads one stream"
     if not _lazy_chain_applies(query):
         out["lazy_chain"] = "the query has no lazily evaluable 'X : Y ...' prefix"
+    if workload.intervals:
+        out["intervals"] = "the query reads events that last: always planned for them"
     return out
 
 
@@ -430,7 +432,10 @@ def _measure_group(
                              value if problem is None else None))
     if "pyflink" in config.systems:
         rows.extend(_measure_pyflink(config, run_one, base, workload, window, size))
-    if "baseline" in config.systems:
+    if "baseline" in config.systems and workload.name not in BASELINE_QUERIES:
+        rows.append(_row(workload, window, size, "baseline", "baseline",
+                         _na("no SPARQL baseline for timers and events that last")))
+    elif "baseline" in config.systems:
         bkey = (workload.dataset, size, window, tuple(sorted(BASELINE_QUERIES[workload.name].items())))
         if bkey in baseline_cache:
             first, result = baseline_cache[bkey]

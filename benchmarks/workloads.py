@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pyoxigraph import BlankNode, DefaultGraph, NamedNode, RdfFormat, Store, Triple, parse
 
-from benchmarks.generators import PROV_GENERATED_AT, Dataset
+from benchmarks.generators import PROV_ENDED_AT, PROV_GENERATED_AT, PROV_STARTED_AT, Dataset
 from spaseq.engine.events import Event
 from spaseq.engine.values.timestamps import to_seconds
 
@@ -31,6 +31,7 @@ class Workload:
     quick_window: int
     full_windows: tuple[int, ...]
     note: str = ""
+    intervals: bool = False  # planned for events that last (its data has them: decision 71)
 
     def query_text(self, window_minutes: float) -> str:
         """The workload's SPAseq query with its WITHIN clause set to ``window_minutes``."""
@@ -58,6 +59,15 @@ WORKLOADS: dict[str, Workload] = {
                  "SEQ(A; B+, C) over 3 streams, KB join"),
         Workload("traffic", "traffic", "traffic.rq", (1, 60), 10, (1, 10, 30, 60),
                  "SEQ(A; (B & C)) over 3 streams"),
+        Workload("fire", "sensors", "program_p_fire.rq", (1, 10), 1, (1, 10, 30),
+                 "program P rule 1: smoke then a hot reading in the area, ':', events that last",
+                 intervals=True),
+        Workload("burnt-down", "sensors", "program_p_burnt_down.rq", (1, 10), 1, (1, 10, 30),
+                 "program P rule 2: a hot reading, then no reading of its sensor for 12 s (AFTER timer NOT)",
+                 intervals=True),
+        Workload("avg-temp", "sensors", "program_p_avg_temp.rq", (2, 10), 2, (2, 10, 30),
+                 "program P rule 3: each reading with the average of its sensor's minute before "
+                 "(BEFORE timer COLLECT, AVG)", intervals=True),
     )
 }
 
@@ -81,38 +91,44 @@ def load_kb(dataset: Dataset) -> Store | None:
     return store
 
 
-def _file_events(path: str, stream: str) -> Iterator[tuple[float, NamedNode | BlankNode, list[Triple]]]:
-    """The events of one generated N-Quads file, streamed: (time, graph name, triples).
+def _file_events(path: str, stream: str) -> Iterator[tuple[float, NamedNode | BlankNode, list[Triple], float]]:
+    """The events of one generated N-Quads file, streamed: (time, graph name, triples, start).
 
-    Relies on the generators' layout (each graph's timestamp triple before its triples, graphs
-    written in one block, in time order); the smoke test checks it against ``read_replay``.
+    Relies on the generators' layout (each graph's timestamp triple, or its start and end,
+    before its triples, graphs written in one block, in time order); the smoke test checks it
+    against ``read_replay``.
     """
-    time_pred = NamedNode(PROV_GENERATED_AT)
+    time_preds = (NamedNode(PROV_GENERATED_AT), NamedNode(PROV_ENDED_AT))
+    start_pred = NamedNode(PROV_STARTED_AT)
     times: dict[NamedNode | BlankNode, float] = {}
+    starts: dict[NamedNode | BlankNode, float] = {}
     triple_of = attrgetter("triple")
     # consecutive quads of one graph: grouped and unpacked at C speed (groupby, attrgetter)
     for graph, quads in groupby(parse(path=path, format=RdfFormat.N_QUADS), key=attrgetter("graph_name")):
         if isinstance(graph, DefaultGraph):
             for quad in quads:
-                if quad.predicate == time_pred:
+                if quad.predicate in time_preds:
                     times[quad.subject] = to_seconds(quad.object)
+                elif quad.predicate == start_pred:
+                    starts[quad.subject] = to_seconds(quad.object)
             continue
         try:
             time = times.pop(graph)
         except KeyError:
             raise ValueError(f"{path}: graph {graph} has no timestamp before its triples") from None
-        yield time, graph, list(map(triple_of, quads))
+        yield time, graph, list(map(triple_of, quads)), starts.pop(graph, time)
 
 
 def iter_events(dataset: Dataset, limit: int | None = None) -> Iterator[Event]:
     """The dataset's events in streamset order (time, then stream order, then file order), streamed."""
 
-    def tagged(index: int, stream: str, path: str) -> Iterator[tuple[float, int, int, str, NamedNode | BlankNode, list[Triple]]]:
-        for k, (time, name, triples) in enumerate(_file_events(path, stream)):
-            yield time, index, k, stream, name, triples
+    def tagged(index: int, stream: str, path: str) -> Iterator[
+            tuple[float, int, int, str, NamedNode | BlankNode, list[Triple], float]]:
+        for k, (time, name, triples, start) in enumerate(_file_events(path, stream)):
+            yield time, index, k, stream, name, triples, start
 
     sources = [tagged(i, s, p) for i, (s, p) in enumerate(dataset.streams.items())]
-    for seq, (time, _index, _k, stream, name, triples) in enumerate(heapq.merge(*sources)):
+    for seq, (time, _index, _k, stream, name, triples, start) in enumerate(heapq.merge(*sources)):
         if limit is not None and seq >= limit:
             return
-        yield Event(stream=stream, time=time, triples=tuple(triples), seq=seq, name=name)
+        yield Event(stream=stream, time=time, triples=tuple(triples), seq=seq, name=name, start=start)

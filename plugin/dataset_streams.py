@@ -5,6 +5,8 @@ The convention (README "rdflib", docs/decisions.md), the same as the replay file
 
 * an **event** is a named graph ``g`` with a timestamp ``g prov:generatedAtTime "..."`` in the
   default graph (``xsd:dateTime`` or a number of seconds, read by ``engine.io.timestamps``);
+  an event that lasts has ``prov:startedAtTime`` and ``prov:endedAtTime`` (its end, instead of
+  or besides the timestamp), as in replay files (docs/decisions.md 71);
 * its **stream** is given by ``g spaseq:stream <stream-iri>`` in the default graph; an event
   without one belongs to the query's stream when the query reads a single stream, and is an
   error otherwise; events of streams the query does not read are not part of its input;
@@ -38,10 +40,12 @@ from spaseq.engine.events import Event
 from spaseq.engine.io.native_events import read_replay_files
 from spaseq.engine.io.rdflib_terms import TermCache, to_oxigraph, to_rdflib
 from spaseq.engine.values.timestamps import datetime_literal, is_datetime, seconds_literal, to_seconds
-from spaseq.engine.vocab import GENERATED_AT_TIME, SPASEQ_NS
+from spaseq.engine.vocab import ENDED_AT_TIME, GENERATED_AT_TIME, SPASEQ_NS, STARTED_AT_TIME
 
 STREAM_PREDICATE = URIRef(SPASEQ_NS + "stream")
 TIME_PREDICATE = URIRef(GENERATED_AT_TIME.value)
+STARTED_PREDICATE = URIRef(STARTED_AT_TIME.value)
+ENDED_PREDICATE = URIRef(ENDED_AT_TIME.value)
 
 GraphName = IdentifiedNode  # a URIRef or a BNode
 
@@ -85,19 +89,45 @@ def _name(term: object) -> str:
     return term.n3() if hasattr(term, "n3") else repr(term)
 
 
-def _timestamp(graph: GraphName, values: list[object]) -> tuple[Decimal, bool]:
-    """The one timestamp of an event graph and whether it was first written as an
-    xsd:dateTime; StreamError when it is not a time or not one."""
+def _timestamp(graph: GraphName, values: list[object], what: str = "timestamp") -> tuple[Decimal, bool]:
+    """The one timestamp (or start, or end: ``what``) of an event graph and whether it was
+    first written as an xsd:dateTime; StreamError when it is not a time or not one."""
     times: dict[Decimal, object] = {}
     for value in values:
         try:
             times.setdefault(to_seconds(to_oxigraph(value)), value)  # type: ignore[arg-type]
         except ValueError as err:
-            raise StreamError(f"event {_name(graph)} has a timestamp that is not a time: {err}") from None
+            raise StreamError(f"event {_name(graph)} has a {what} that is not a time: {err}") from None
     if len(times) > 1:
         shown = " and ".join(_name(v) for v in times.values())
-        raise StreamError(f"event {_name(graph)} has two different timestamps: {shown}")
+        raise StreamError(f"event {_name(graph)} has two different {what}s: {shown}")
     return next(iter(times)), is_datetime(to_oxigraph(values[0]))  # type: ignore[arg-type]
+
+
+def _interval(graph: GraphName, stamps: list[object], starts: list[object],
+              ends: list[object]) -> tuple[Decimal, Decimal, bool]:
+    """An event graph's (start, end, dated) by the replay files' rules (decision 71): the end
+    is ``prov:endedAtTime``'s, else the timestamp's (both given: equal), the start
+    ``prov:startedAtTime``'s, else the end; StreamError for a start without an end, a start
+    after the end, or a start and an end of different kinds."""
+    if not ends and not stamps:
+        raise StreamError(f"event {_name(graph)} has a prov:startedAtTime but no end "
+                          "(prov:endedAtTime or its timestamp)")
+    end, dated = _timestamp(graph, ends or stamps, "end" if ends else "timestamp")
+    if ends and stamps and _timestamp(graph, stamps)[0] != end:
+        raise StreamError(f"event {_name(graph)} has two different ends: its prov:endedAtTime "
+                          f"{_name(ends[0])} and its timestamp {_name(stamps[0])}")
+    if not starts:
+        return end, end, dated
+    start, start_dated = _timestamp(graph, starts, "start")
+    if start_dated != dated:
+        raise StreamError(f"event {_name(graph)} has a start and an end of different kinds: "
+                          f"{_name(starts[0])} and {_name((ends or stamps)[0])} (both xsd:dateTime, "
+                          "or both numbers of seconds)")
+    if start > end:
+        raise StreamError(f"event {_name(graph)} starts ({_name(starts[0])}) after it ends "
+                          f"({_name((ends or stamps)[0])})")
+    return start, end, dated
 
 
 def _stream(graph: GraphName, values: list[object], query: A.Query) -> str:
@@ -127,25 +157,27 @@ def read_dataset(dataset: Graph, query: A.Query, time_predicate: str | None = No
     predicate = URIRef(time_predicate) if time_predicate else TIME_PREDICATE
     default, graphs = _named_graphs(dataset)
     stamps = _by_subject(default, predicate)
+    starts = _by_subject(default, STARTED_PREDICATE)
+    ends = _by_subject(default, ENDED_PREDICATE)
     stream_of = _by_subject(default, STREAM_PREDICATE)
     wanted = set(query.stream_iris)
-    found: list[tuple[Decimal, str, Graph, str, bool]] = []
+    found: list[tuple[Decimal, str, Graph, str, bool, Decimal]] = []
     kb_graphs: list[Graph] = []
     for graph in graphs:
         name = graph.identifier
-        if name not in stamps:
+        if name not in stamps and name not in ends and name not in starts:
             kb_graphs.append(graph)
             continue
-        time, dated = _timestamp(name, stamps[name])
+        start, time, dated = _interval(name, stamps.get(name, []), starts.get(name, []), ends.get(name, []))
         stream = _stream(name, stream_of.get(name, []), query)
         if stream in wanted:
-            found.append((time, _name(name), graph, stream, dated))
+            found.append((time, _name(name), graph, stream, dated, start))
     found.sort(key=lambda item: (item[0], item[1]))
     terms = TermCache()
     events = [
         Event(stream, time, _triples(graph, terms), seq, terms[graph.identifier],
-              dated=dated)
-        for seq, (time, _, graph, stream, dated) in enumerate(found)
+              dated=dated, start=start)
+        for seq, (time, _, graph, stream, dated, start) in enumerate(found)
     ]
     kb = _kb_store(kb_graphs, terms) if kb_graphs else None
     names = [g.identifier for g in kb_graphs]
@@ -179,8 +211,9 @@ def load_streams(dataset: Dataset, streams: Mapping[str, str | os.PathLike[str]]
     gzipped), so that ``dataset.query(text, processor="spaseq")`` reads what ``spaseq run
     --stream NAME=PATH`` reads: each event as its named graph, with ``prov:generatedAtTime``
     (its time as the file stamped it: an ``xsd:dateTime`` in UTC, or ``xsd:decimal``
-    seconds, so results give times in the same form, decision 43) and ``spaseq:stream`` in
-    the default graph.
+    seconds, so results give times in the same form, decision 43), for an event that lasts
+    ``prov:startedAtTime`` and ``prov:endedAtTime`` too, and ``spaseq:stream`` in the
+    default graph.
     ``time_predicate`` is the files' timestamp predicate. Every file is read before the
     Dataset changes: a file's error (StreamError, located) or an event graph name already an
     event of the Dataset (or of another file) leaves it as it was. Returns ``dataset``."""
@@ -191,7 +224,8 @@ def load_streams(dataset: Dataset, streams: Mapping[str, str | os.PathLike[str]]
             raise error
         read.append((stream, os.fspath(path), events))
     default, _ = _named_graphs(dataset)
-    taken: dict[object, str] = {s: "the Dataset" for s in default.subjects(TIME_PREDICATE, None)}
+    taken: dict[object, str] = {s: "the Dataset" for p in (TIME_PREDICATE, ENDED_PREDICATE)
+                                for s in default.subjects(p, None)}
     cache: dict[object, Identifier] = {}  # each term converted once
 
     def term(t: object) -> Identifier:
@@ -213,8 +247,11 @@ def load_streams(dataset: Dataset, streams: Mapping[str, str | os.PathLike[str]]
             name = term(event.name)
             graph = dataset.graph(name)
             dataset.addN((term(t.subject), term(t.predicate), term(t.object), graph) for t in event.triples)
-            stamp = datetime_literal(event.time) if event.dated else seconds_literal(event.time)
-            dataset.add((name, TIME_PREDICATE, to_rdflib(stamp)))
+            spell = datetime_literal if event.dated else seconds_literal
+            dataset.add((name, TIME_PREDICATE, to_rdflib(spell(event.time))))
+            if event.start != event.time:
+                dataset.add((name, STARTED_PREDICATE, to_rdflib(spell(event.start))))
+                dataset.add((name, ENDED_PREDICATE, to_rdflib(spell(event.time))))
             dataset.add((name, STREAM_PREDICATE, iri))
     return dataset
 

@@ -31,6 +31,7 @@ from rdflib.query import Processor
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.api import Engine
+from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.errors import UsageError
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Row, project
@@ -78,7 +79,9 @@ def results(query: A.Query, recording: Recording, engine: str = "nfa") -> list[R
     if engine == "reference":
         matches = reference_evaluate(query, recording.events, recording.kb, end_of_input=True)
         return list(project(matches, query.match.variables, query.match.distinct))
-    spaseq_engine = Engine(recording.kb)
+    # the whole recording is read first: a query over events that last is planned for them
+    lasting = any(e.start != e.time for e in recording.events)
+    spaseq_engine = Engine(recording.kb, EngineOptions(intervals=lasting))
     handle = spaseq_engine.register(query)
     spaseq_engine.run(recording.events)
     return handle.rows()

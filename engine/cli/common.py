@@ -27,10 +27,15 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
                         help="evaluate conjunction operands once their timestamp is complete, cheapest "
                              "first (same matches; a --kb-store stays at the version the run "
                              "started on)")
+    add_intervals_option(parser)
+
+
+def add_intervals_option(parser: argparse.ArgumentParser) -> None:
+    """``--intervals``: plan queries for events that last (``run``, ``explain``, ``serve``)."""
     parser.add_argument("--intervals", action="store_true",
                         help="plan for events that last (prov:startedAtTime/prov:endedAtTime): runs wait "
                              "until their window ends; without it an event that lasts is refused (a query "
-                             "with a timer is planned so anyway)")
+                             "with a timer, or reading another query's results, is planned so anyway)")
 
 
 def add_lateness_option(parser: argparse.ArgumentParser) -> None:

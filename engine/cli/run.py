@@ -166,6 +166,8 @@ def run_run(args: argparse.Namespace) -> int:
                 if progress is not None:
                     progress.tick(len(events), max((e.time for e in events), default=None))
         else:
+            # the input is read whole: a query over events that last is planned for them
+            args.intervals = args.intervals or any(e.start != e.time for e in events)
             engine = _engine(args, query, withs, kb, write, writer=writer)
             ordered = sorted(events, key=Event.sort_key)
             with _watch(args, _probe(engine, args), engine) as progress:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from spaseq.engine.cli.common import add_late_options, add_lateness_option
+from spaseq.engine.cli.common import add_intervals_option, add_late_options, add_lateness_option
 from spaseq.engine.errors import require_extra
 from spaseq.engine.output.times import TIME_FORMATS
 from spaseq.engine.server.config import DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT, ServerConfig
@@ -52,6 +52,7 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
                        help="with --data: snapshot the engine every N journal records (default 1000)")
     add_lateness_option(serve)
     add_late_options(serve)
+    add_intervals_option(serve)
     serve.add_argument("--time-format", choices=TIME_FORMATS, default="input",
                        help="how results write times (SPARQL results' _time/_start, the match log's "
                             "time_iso/start_iso, spaseq:time in the store): input (default): "
@@ -70,5 +71,6 @@ def run_serve(args: argparse.Namespace) -> int:
                           max_clients=args.max_clients, keep_matches=args.keep_matches,
                           follower_lag=args.follower_lag, idempotency_keys=args.idempotency_keys,
                           snapshot_every=args.snapshot_every, time_format=args.time_format,
-                          lateness=args.lateness, idle_timeout=args.idle_timeout, late=args.late)
+                          lateness=args.lateness, idle_timeout=args.idle_timeout, late=args.late,
+                          intervals=args.intervals)
     return serve(config)

@@ -8,7 +8,10 @@ last one possibly shorter. Decisions:
 * A triple whose predicate IRI ends with ``occursat`` (any letter case) gives its event's time in
   seconds (its object's lexical value as a number, or an ``xsd:dateTime``) and is removed from the
   event. An event without one is stamped by arrival: the k-th arrival (k = 1, 2, ... over all
-  streams, dropped late events included) gets time ``k / 1000`` seconds.
+  streams, dropped late events included) gets time ``k / 1000`` seconds. An event that lasts
+  (docs/decisions.md 71) has a ``prov:startedAtTime`` triple and its end (``prov:endedAtTime``,
+  or the occursat time; both: equal), removed likewise; a start without an end, after it or of
+  another kind (a dateTime and a number) is an error.
 * Streams are interleaved round-robin in description order (event 1 of each stream, then event 2
   of each, ...; a stream that has run out is skipped). ``seq`` is the 0-based arrival index.
 * An event whose time is smaller than the largest time already seen on its stream is late: an
@@ -34,7 +37,7 @@ from spaseq.engine.errors import Location, StreamError
 from spaseq.engine.events import Event
 from spaseq.engine.io.parsing import READ_ERRORS, LineTrackingReader, open_rdf, syntax_error_location
 from spaseq.engine.values.timestamps import is_datetime, number_from_lexical, to_seconds
-from spaseq.engine.vocab import XSD_DATETIME, XSD_DATETIMESTAMP
+from spaseq.engine.vocab import ENDED_AT_TIME, STARTED_AT_TIME, XSD_DATETIME, XSD_DATETIMESTAMP
 
 _LINE_RE = re.compile(r"(<[^<>]*>|[^\s<>]+)\s+(<[^<>]*>|[^\s<>]+)\s+(\S+)")
 _EXPECTED = "expected `<stream-IRI> <data-file> N` (N = number of triples per event)"
@@ -69,6 +72,7 @@ class _Chunk:
     time: Decimal | None
     line: int
     dated: bool = False
+    start: Decimal | None = None  # prov:startedAtTime's, for an event that lasts
 
 
 def _unbracket(text: str) -> str:
@@ -140,31 +144,46 @@ def _occursat_seconds(triple: Triple) -> Decimal:
 
 
 def _make_chunk(items: list[tuple[Triple, int]], data_path: str) -> _Chunk:
-    """An event's chunk from its triples and their lines, taking out the occursat triples."""
-    time: Decimal | None = None
-    time_line = 0
-    dated = False
+    """An event's chunk from its triples and their lines, taking out the occursat triples (and
+    the prov:startedAtTime/endedAtTime of an event that lasts)."""
+    found: dict[str, tuple[Decimal, bool, int]] = {}  # occursat, start, end: (value, dated, line)
     kept: dict[Triple, None] = {}
     for triple, line in items:
-        if not _is_occursat(triple):
+        role = ("start" if triple.predicate == STARTED_AT_TIME else "end" if triple.predicate == ENDED_AT_TIME
+                else "occursat" if _is_occursat(triple) else None)
+        if role is None:
             kept[triple] = None
             continue
         try:
             value = _occursat_seconds(triple)
         except ValueError as err:
             raise StreamError(
-                f"the occursat value {triple.object} is not a time (a number of seconds): {err}",
+                f"the {role} value {triple.object} is not a time (a number of seconds): {err}",
                 Location(data_path, line),
             ) from None
-        if time is not None and value != time:
+        if role in found and value != found[role][0]:
             raise StreamError(
-                f"event has two different occursat times, {time} (line {time_line}) and {value}",
+                f"event has two different {role} times, {found[role][0]} (line {found[role][2]}) and {value}",
                 Location(data_path, line),
             )
-        if time is None:
-            dated = is_datetime(triple.object)
-        time, time_line = value, line
-    return _Chunk(tuple(kept), time, items[0][1], dated)
+        found.setdefault(role, (value, is_datetime(triple.object), line))
+    start, end = found.get("start"), found.get("end") or found.get("occursat")
+    if "end" in found and "occursat" in found and found["end"][0] != found["occursat"][0]:
+        raise StreamError(f"event has two different ends, {found['occursat'][0]} (occursat, line "
+                          f"{found['occursat'][2]}) and {found['end'][0]} (prov:endedAtTime)",
+                          Location(data_path, found["end"][2]))
+    if start is not None:
+        if end is None:
+            raise StreamError("event has a prov:startedAtTime but no end (prov:endedAtTime or occursat)",
+                              Location(data_path, start[2]))
+        if start[1] != end[1]:
+            raise StreamError("event has a start and an end of different kinds (both xsd:dateTime, "
+                              "or both numbers of seconds)", Location(data_path, start[2]))
+        if start[0] > end[0]:
+            raise StreamError(f"event starts ({start[0]}) after it ends ({end[0]})",
+                              Location(data_path, start[2]))
+    return _Chunk(tuple(kept), None if end is None else end[0], items[0][1], end is not None and end[1],
+                  None if start is None else start[0])
 
 
 def _chunks(source: StreamSource) -> Generator[_Chunk, None, None]:
@@ -238,6 +257,7 @@ def read_stream_description(path: str, *, drop_late: bool = False) -> StreamFile
                         name=None,
                         origin=f"{source.data_path}:{chunk.line}",
                         dated=chunk.dated,
+                        start=chunk.start,
                     )
                 )
             active = still_active

@@ -240,7 +240,8 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     @app.post("/events", summary="Push events on a stream (all or nothing)", openapi_extra=_EVENTS_BODY)
     async def post_events(request: Request, response: Response, stream: str, time: str | None = None,
-                          name: str | None = None, batch: str | None = None) -> dict:
+                          name: str | None = None, batch: str | None = None,
+                          start: str | None = None) -> dict:
         require_token(request, config)
         media = mt.media_type(request.headers.get("content-type"))
         if media not in EVENT_MEDIA_TYPES:
@@ -249,7 +250,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         body = await read_body(request, config.max_body)
         # a client that may send a batch again (no answer before a crash) names it once
         key = request.headers.get("idempotency-key") or batch
-        accepted, repeated, late = await service.push(stream, body, media, time, name, key)
+        accepted, repeated, late = await service.push(stream, body, media, time, name, key, start)
         if repeated:
             response.headers["Idempotent-Replayed"] = "true"
         # the late events the queries dropped (--late drop), each with the queries it was late for

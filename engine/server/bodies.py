@@ -1,6 +1,7 @@
 """Request bodies to events: a TriG/N-Quads batch read by the native replay reader (one named
-graph per event, timestamped by its ``prov:generatedAtTime`` triple, exactly as replay files), or a
-Turtle graph as one event at ``time``. Nothing here touches the engine: a batch is read whole
+graph per event, timestamped by its ``prov:generatedAtTime`` triple, or lasting from its
+``prov:startedAtTime`` to its ``prov:endedAtTime``, exactly as replay files), or a Turtle graph as
+one event at ``time`` (from ``start``, for one that lasts) Nothing here touches the engine: a batch is read whole
 and checked before any of it is applied (all-or-nothing)."""
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class IncomingEvent:
     triples: tuple[Triple, ...]
     name: NamedNode | BlankNode | None
     dated: bool = False
+    start: Decimal | None = None  # when it began, for an event that lasts (decision 71)
 
 
 def located(error: SpaseqError) -> str:
@@ -51,14 +53,15 @@ def located(error: SpaseqError) -> str:
     return f"{Location('', loc.line, loc.column)}: {error.message}".lstrip(":")
 
 
-def parse_time(text: str) -> Decimal:
-    """A ``time=`` parameter: an ``xsd:dateTime`` (with a time zone) or a number of seconds."""
+def parse_time(text: str, parameter: str = "time") -> Decimal:
+    """A ``time=`` (or ``start=``) parameter: an ``xsd:dateTime`` (with a time zone) or a
+    number of seconds."""
     try:
         if "T" in text:
             return datetime_to_seconds(text, require_timezone=True)
         return exact_seconds(text)
     except ValueError as exc:
-        raise BodyError(f"time={text}: not a time ({exc}); give an xsd:dateTime with its time "
+        raise BodyError(f"{parameter}={text}: not a time ({exc}); give an xsd:dateTime with its time "
                         "zone or a number of seconds") from None
 
 
@@ -78,15 +81,25 @@ def read_batch(body: bytes, media: str, stream: str) -> list[IncomingEvent]:
         events = native_events.read_batch(body, BATCH_FORMATS[media], stream, BODY)
     except SpaseqError as err:
         raise BodyError(located(err)) from None
-    return [IncomingEvent(stream, e.time, e.triples, e.name, e.dated) for e in events]
+    return [IncomingEvent(stream, e.time, e.triples, e.name, e.dated, e.start if e.start != e.time else None)
+            for e in events]
 
 
 def read_single(body: bytes, media: str, stream: str, time: str | None,
-                name: str | None) -> IncomingEvent:
-    """A Turtle/N-Triples body as one event at ``time`` (required), named ``name`` if given."""
+                name: str | None, start: str | None = None) -> IncomingEvent:
+    """A Turtle/N-Triples body as one event at ``time`` (required; its end, for one lasting
+    from ``start``), named ``name`` if given."""
     if time is None:
         raise BodyError(f"a {media} body is one event: give its time with &time=")
     seconds = parse_time(time)
+    begin = None
+    if start is not None:
+        begin = parse_time(start, "start")
+        if ("T" in start) != ("T" in time):
+            raise BodyError(f"start={start} and time={time} are of different kinds (both "
+                            "xsd:dateTime, or both numbers of seconds)")
+        if begin > seconds:
+            raise BodyError(f"start={start} is after time={time}: an event ends after it starts")
     node = NamedNode(check_iri(name, "name")) if name is not None else None
     try:
         triples = tuple(q.triple for q in pyoxigraph.parse(body, SINGLE_FORMATS[media]))
@@ -96,4 +109,4 @@ def read_single(body: bytes, media: str, stream: str, time: str | None,
                                             location))) from None
     except UnicodeDecodeError as err:
         raise BodyError(f"the body is not UTF-8: {err}") from None
-    return IncomingEvent(stream, seconds, triples, node, "T" in time)
+    return IncomingEvent(stream, seconds, triples, node, "T" in time, begin)

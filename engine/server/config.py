@@ -37,6 +37,7 @@ class ServerConfig:
     lateness: Decimal | None = None      # the LATENESS of queries without one (seconds)
     idle_timeout: Decimal | None = None  # a silent stream stops holding it back (default: it)
     late: str = "drop"                   # a late event: "drop" (answered) or "error" (409)
+    intervals: bool = False              # queries planned for events that last (decision 71)
 
     def check(self) -> None:
         """Refuse settings that would expose the engine or cannot work (UsageError)."""

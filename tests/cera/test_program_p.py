@@ -9,6 +9,7 @@ engine (planned for events that last) run them (docs/decisions.md 71)."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
 
@@ -123,3 +124,23 @@ def test_the_readme_s_interval_example_prints_what_it_shows(capsys) -> None:
             *[a.replace("S=fixtures", f"S={root}/fixtures") for a in command.split()]]
     assert main(args) == 0
     assert capsys.readouterr().out == shown
+
+
+def test_the_api_pushes_events_that_last() -> None:
+    """``Engine.push(..., start=, end=)``: the chapter's stream pushed event by event gives
+    burnt_down's [70, 92] (released at the end of input); a start after the end, a start and
+    an end of different kinds, an end given twice, are refused before anything is pushed."""
+    from spaseq.engine.api import Engine
+    from spaseq.engine.errors import UsageError
+
+    engine = Engine()
+    burnt = engine.register((FIXTURES / "burnt_down.rq").read_text(encoding="utf-8"))
+    for e in chapter_stream():
+        engine.push(STREAM, graph=e.triples, name=e.name, start=e.start, end=e.time)
+    for kwargs, message in [({"time": 90, "start": 91}, "starts"),
+                            ({"time": 90, "start": datetime(2026, 1, 1, tzinfo=timezone.utc)}, "different kinds"),
+                            ({"time": 90, "end": 90}, "not both")]:
+        with pytest.raises(UsageError, match=message):
+            engine.push(STREAM, graph=(), **kwargs)
+    engine.close()
+    assert [(r.start, r.time, r.bindings["sensor"].value) for r in burnt.rows()] == [(70, 92, EX + "s")]

@@ -63,7 +63,9 @@ def test_generator_files_replay_as_generated(kind: str, data_dir: Path) -> None:
     if ds.kb is not None:
         kb = workloads.load_kb(ds)
         assert kb is not None and len(kb) == ds.kb_triples
-    assert baselines.parse_ceiling(ds) == ds.triples + ds.events  # event triples + one timestamp each
+    # event triples + one timestamp each (a start and an end for each event that lasts)
+    assert baselines.parse_ceiling(ds) == ds.triples + ds.events + ds.extra.get("lasting", 0)
+    assert (ds.extra.get("lasting", 0) > 0) == (kind == "sensors")
 
 
 def test_every_workload_query_parses_at_each_window() -> None:

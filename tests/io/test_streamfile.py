@@ -222,3 +222,40 @@ def test_reference_credit_card_size() -> None:
     assert result.error is None
     assert len(result.events) == 20001
     assert result.events[-1].time == Decimal("20.001")
+
+
+def test_events_that_last_and_their_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Decision 71 in a stream file: an event's prov:startedAtTime and its end (endedAtTime or
+    occursat) are taken out as its interval; ``spaseq run --stream-file`` plans the query for
+    them (program P's fire over [65, 80]); a start without an end, after it, of another kind,
+    or an end given twice with two values, is an error at its line."""
+    from spaseq.engine.cli.main import main
+
+    ex, prov = "http://example.org/sensors#", "http://www.w3.org/ns/prov#"
+    events = [(60, 63, "Temp", 40), (65, 68, "Smoke", None), (70, 80, "Temp", 41)]
+    lines = []
+    for i, (start, end, kind, value) in enumerate(events):
+        e = f"<{ex}x{i}>"
+        lines += [f"{e} <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <{ex}{kind}> .",
+                  f"{e} <{ex}area> <{ex}a> .",
+                  f"{e} <{ex}value> \"{value or 0}\"^^<http://www.w3.org/2001/XMLSchema#integer> .",
+                  f"{e} <{prov}startedAtTime> \"{start}\"^^<http://www.w3.org/2001/XMLSchema#decimal> .",
+                  f"{e} <{prov}endedAtTime> \"{end}\"^^<http://www.w3.org/2001/XMLSchema#decimal> ."]
+    (tmp_path / "chapter.nt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "s.txt").write_text("<http://example.org/sensors> chapter.nt 5\n")
+    result = read_stream_description(str(tmp_path / "s.txt"))
+    assert result.error is None
+    assert [(e.start, e.time, len(e.triples)) for e in result.events] == [(60, 63, 3), (65, 68, 3), (70, 80, 3)]
+    fire = Path(__file__).resolve().parents[2] / "fixtures" / "cera" / "fire.rq"
+    assert main(["run", str(fire), "--stream-file", str(tmp_path / "s.txt"), "--format", "csv", "--with-time"]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [f"80,65,{ex}a"]
+    for bad, message in [(lines[3], "no end"), (lines[3].replace('"60"', '"64"') + "\n" + lines[4], "after it ends"),
+                         (lines[3].replace('"60"^^<http://www.w3.org/2001/XMLSchema#decimal>',
+                                           '"2026-01-01T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>')
+                          + "\n" + lines[4], "different kinds"),
+                         (lines[4] + "\n" + lines[4].replace("endedAtTime", "occursAt").replace('"63"', '"62"'),
+                          "two different ends")]:
+        (tmp_path / "bad.nt").write_text(bad + "\n")
+        (tmp_path / "bad.txt").write_text("<http://example.org/sensors> bad.nt 5\n")
+        error = read_stream_description(str(tmp_path / "bad.txt")).error
+        assert error is not None and message in error.message and error.location.line is not None, (bad, error)

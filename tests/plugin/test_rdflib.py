@@ -403,3 +403,25 @@ def test_oxrdflib_store_needs_use_store_provided_false(sg_result):
     assert len(res) == 6
     assert_same_matches(res, sg_result)
 
+
+
+def test_events_that_last_from_a_dataset_and_back():
+    """Decision 71 from rdflib: ``load_streams`` keeps each event's interval
+    (prov:startedAtTime/endedAtTime), the processor reads it back and plans the query for
+    events that last (program P's fire derives the chapter's [65, 80]); a Dataset's interval
+    errors are the replay files', naming the graph."""
+    cera = ROOT / "fixtures" / "cera"
+    ds = load_streams(Dataset(), {"http://example.org/sensors": cera / "chapter.trig"})
+    prov = "http://www.w3.org/ns/prov#"
+    e3 = URIRef("http://example.org/sensors#e3")
+    assert {p.removeprefix(prov): o.toPython() for p, o in ds.default_graph.predicate_objects(e3)
+            if p.startswith(prov)} == {"generatedAtTime": 80, "startedAtTime": 70, "endedAtTime": 80}
+    result = ds.query((cera / "fire.rq").read_text(encoding="utf-8"), processor="spaseq")
+    assert [(b.start, b.time, str(b[Variable("area")])) for b in result.bindings] == [
+        (65, 80, "http://example.org/sensors#a")]
+    for extra, message in [(":e9 prov:startedAtTime 5 . :e9 { :x :y :z . }", "has a prov:startedAtTime but no end"),
+                           (":e9 prov:startedAtTime 5 ; prov:endedAtTime 4 . :e9 { :x :y :z . }", "starts"),
+                           (":e1 prov:endedAtTime 3 .", "has two different ends"),
+                           (':e3 prov:startedAtTime "2026-01-01T00:00:00Z"^^xsd:dateTime .', "different kinds")]:
+        with pytest.raises(StreamError, match=f"event <http://ex.org/e[139]> .*{message}"):
+            trades(extra).query(SEQ_AB, processor="spaseq")

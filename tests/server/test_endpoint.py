@@ -268,3 +268,43 @@ def test_events_of_a_stream_no_query_reads_are_accepted_and_counted(server: Serv
     after = httpx.get(server.url + "/").json()
     assert after["events_unread"] == before["events_unread"] + 1
     assert after["events"] == before["events"] + 1
+
+
+def test_events_that_last_over_http(server: Server) -> None:
+    """Decision 71 over HTTP: a batch's events that last (prov:startedAtTime/endedAtTime) and a
+    Turtle event's ``&start=`` reach a query planned for them (a timer's: burnt_down derives
+    the chapter's [70, 92]); while a query of point events reads the stream, such a batch is
+    refused whole (400, nothing applied), as is a start after the end."""
+    from tests.cera.test_program_p import FIXTURES
+
+    sensors, chapter = "http://example.org/sensors", (FIXTURES / "chapter.trig").read_bytes()
+
+    def register(name: str) -> str:
+        r = httpx.post(f"{server.url}/queries", content=(FIXTURES / f"{name}.rq").read_text(),
+                       headers={"Content-Type": "application/sparql-query"})
+        assert r.status_code == 201, r.text
+        return r.json()["id"]
+
+    def events() -> int:
+        return httpx.get(server.url + "/").json()["events"]
+
+    def post(body: bytes, media: str = "application/trig", **params: str) -> httpx.Response:
+        return httpx.post(f"{server.url}/events", params={"stream": sensors, **params}, content=body,
+                          headers={"Content-Type": media})
+
+    fire = register("fire")  # no timer: planned for point events (serve without --intervals)
+    before = events()
+    refused = post(chapter)
+    assert refused.status_code == 400 and "was planned for point events" in refused.json()["error"]
+    assert events() == before
+    assert httpx.delete(f"{server.url}/queries/{fire}").status_code == 204
+    burnt = register("burnt_down")
+    assert post(chapter).json() == {"accepted": 3}
+    smoke = b"<http://example.org/sensors#s2> a <http://example.org/sensors#Smoke> ."
+    assert post(smoke, "text/turtle", time="100", start="101").status_code == 400  # starts after it ends
+    assert post(smoke, "text/turtle", time="100", start="99").json() == {"accepted": 1}  # the clock passes 92
+    rows = httpx.get(f"{server.url}/queries/{burnt}/matches",
+                     headers={"Accept": "application/sparql-results+json"}).json()["results"]["bindings"]
+    assert [(r["_start"]["value"], r["_time"]["value"], r["sensor"]["value"]) for r in rows] == [
+        ("70", "92", "http://example.org/sensors#s")]
+    assert httpx.delete(f"{server.url}/queries/{burnt}").status_code == 204
