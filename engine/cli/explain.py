@@ -30,5 +30,5 @@ def run_explain(args: argparse.Namespace) -> int:
     if args.plan:
         print(plan_to_json(plan_query(query, engine_options(args))))
     else:
-        print(explain_dot(query) if args.dot else explain_text(query))
+        print(explain_dot(query) if args.dot else explain_text(query, engine_options(args)))
     return 0

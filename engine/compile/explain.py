@@ -43,8 +43,9 @@ _POLICY = {
 _CONSUMED = "; a released match uses up the event triples it took"
 
 
-def explain_text(query: A.Query) -> str:
-    """MATCH / WINDOW / SEQ / EVENT as an indented tree, with each GPM's body."""
+def explain_text(query: A.Query, options: EngineOptions | None = None) -> str:
+    """MATCH / WINDOW / SEQ / EVENT as an indented tree, with each GPM's body, the automaton
+    and the plan (under ``options``, as ``spaseq run`` with them would plan it)."""
     proj = "*" if query.match.variables is None else " ".join(f"?{v}" for v in query.match.variables)
     lines = [f"MATCH {'DISTINCT ' if query.match.distinct else ''}{proj}"]
     if query.partition_by:
@@ -64,7 +65,7 @@ def explain_text(query: A.Query) -> str:
         elif timer is not None:
             how = (f"relative timer {'after the end' if timer.side == A.AFTER else 'before the start'} of "
                    f"{timer.anchor}: {'no such event' if timer.mode == A.ABSENT else 'every such event'} "
-                   "(reference evaluator only so far)")
+                   f"in {format(timer.seconds.normalize(), 'f')} s, judged when the clock passes its end")
         else:
             how = "first" if atom.strategy is None else _STRATEGY[atom.strategy]
             how += f" {modifier_words(atom)}" if atom.modifier else ""
@@ -79,7 +80,7 @@ def explain_text(query: A.Query) -> str:
     lines.append("")
     lines.append(automaton_text(query))
     lines.append("")
-    lines.extend(plan_lines(plan_query(query)))
+    lines.extend(plan_lines(plan_query(query, options)))
     return "\n".join(lines)
 
 
@@ -92,6 +93,12 @@ def plan_lines(plan: Plan) -> list[str]:
         streams = "{" + ",".join(sorted(_short(s, query) for s in step.streams)) + "}"
         if step.modifier == A.NEGATION:
             lines.append(f"  x{i}: absence of {operand_text(step.operand)} watched on {streams}")
+            continue
+        t = query.events[step.operand.name].timer if isinstance(step.operand, A.GpmRef) else None
+        if t is not None:
+            lines.append(f"  x{i}: runs waiting for the end of {operand_text(step.operand)}'s timer "
+                         f"({t.side.upper()} {t.anchor} FOR {format(t.seconds.normalize(), 'f')} SECONDS), "
+                         f"then judged on the events of {streams} kept back")
             continue
         how = [f"indexed by stream {streams}"]
         if i and plan.options.index_streams and all(plan.gpms[g].join_shaped for g in step.gpms):
@@ -115,6 +122,9 @@ def plan_lines(plan: Plan) -> list[str]:
         lines.append(f"  lazy chain: possible over x0..x{lazy_prefix}, not chosen (it pays only when {trigger} "
                      f"is rarer than the atoms before it, which the planner cannot know: decision 49); "
                      f"--lazy-chain turns it on")
+    if plan.options.intervals:
+        lines.append("  events that last (intervals): runs wait until their window ends, each result "
+                     "judged on its begin; no lazy chain or lazy conjunction")
     lines.append(f"  split: {plan.split.why}")
     why_not = plan.explain.evaluators
     for name, g in plan.gpms.items():

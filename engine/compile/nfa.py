@@ -102,17 +102,23 @@ def compile_query(query: A.Query) -> Automaton:
     return Automaton(tuple(steps), frozenset(query.streams.values()))
 
 
-def automaton_edges(auto: Automaton) -> tuple[Edge, ...]:
-    """The paper's graph view of the automaton (Figures 4-10): each state's edges."""
+def automaton_edges(auto: Automaton, query: A.Query | None = None) -> tuple[Edge, ...]:
+    """The paper's graph view of the automaton (Figures 4-10): each state's edges (a timer's
+    step, known from ``query``, one edge judged at the timer's end)."""
+    timers = {n: e.timer for n, e in (query.events.items() if query else ()) if e.timer is not None}
     return tuple(e for step in auto.steps
-                 for e in _edges(step.index, step, step.streams, step.gpms, auto.all_streams))
+                 for e in _edges(step.index, step, step.streams, step.gpms, auto.all_streams, timers))
 
 
 def _edges(i: int, atom: Step, streams: frozenset[str], gpms: tuple[str, ...],
-           all_streams: frozenset[str]) -> list[Edge]:
+           all_streams: frozenset[str], timers: dict[str, A.Timer]) -> list[Edge]:
     out: list[Edge] = []
     op = atom.operand
     strategy = atom.strategy or ""
+    timer = timers.get(op.name) if isinstance(op, A.GpmRef) else None
+    if timer is not None:  # no event is waited for: the run is judged at the timer's end
+        side = "after" if timer.side == A.AFTER else "before"
+        return [Edge(i, i + 1, streams, f"{side} {timer.anchor}", gpms, timer.mode.lower())]
     if atom.strategy in (A.SKIP_TILL_NEXT, A.SKIP_TILL_ANY):
         # Figure 7: a self-loop that skips irrelevant events.
         out.append(Edge(i, i, all_streams, atom.strategy, (), "skip"))
@@ -138,7 +144,7 @@ def automaton_text(auto: A.Query | Automaton, query: A.Query | None = None) -> s
     if isinstance(auto, A.Query):
         query, auto = auto, compile_query(auto)
     lines = [f"NFA_scep: states x0..x{auto.final} (x0 initial, x{auto.final} final)"]
-    for e in automaton_edges(auto):
+    for e in automaton_edges(auto, query):
         streams = ",".join(sorted(_short(s, query) for s in e.streams))
         gpms = ",".join(e.gpms) or "-"
         lines.append(f"  x{e.source} -> x{e.target}  [{e.label}]  ({{{streams}}}, {e.op or 'ø'}, {gpms})")
@@ -151,7 +157,7 @@ def automaton_dot(auto: Automaton, query: A.Query) -> list[str]:
     for i in range(auto.final + 1):
         shape = "doublecircle" if i == auto.final else "circle"
         out.append(f'    x{i} [shape={shape}, label="x{i}"];')
-    for e in automaton_edges(auto):
+    for e in automaton_edges(auto, query):
         streams = ",".join(sorted(_short(s, query) for s in e.streams))
         label = f"{{{streams}}}, {e.op or 'ø'}, {','.join(e.gpms) or '-'}"
         out.append(f'    x{e.source} -> x{e.target} [label="{label}"];')

@@ -144,3 +144,20 @@ def test_the_api_pushes_events_that_last() -> None:
             engine.push(STREAM, graph=(), **kwargs)
     engine.close()
     assert [(r.start, r.time, r.bindings["sensor"].value) for r in burnt.rows()] == [(70, 92, EX + "s")]
+
+
+def test_explain_shows_timers_and_events_that_last(capsys) -> None:
+    """``spaseq explain``: a timer's step is one edge judged at the timer's end (no event
+    waited for), its plan says so, and a query planned for events that last (a timer's, or
+    any with --intervals) says that too."""
+    from spaseq.engine.cli.main import main
+
+    assert main(["explain", str(FIXTURES / "burnt_down.rq")]) == 0
+    out = capsys.readouterr().out
+    assert "  x1 -> x2  [not]  ({S}, after HOT, SILENT)" in out and "x1 -> x1" not in out
+    assert "x1: runs waiting for the end of SILENT's timer (AFTER HOT FOR 12 SECONDS)" in out
+    assert "events that last (intervals)" in out
+    assert main(["explain", str(FIXTURES / "fire.rq")]) == 0
+    assert "events that last" not in capsys.readouterr().out
+    assert main(["explain", str(FIXTURES / "fire.rq"), "--intervals"]) == 0
+    assert "events that last (intervals)" in capsys.readouterr().out

@@ -98,7 +98,7 @@ def test_a_query_planned_for_point_events_refuses_events_that_last() -> None:
 
     q = parse_query(query_text("A ; B", DEFINES, streams=("u1",)))
     assert engine_evaluate(q, stream("a1@1", "b1@2")) != []
-    with pytest.raises(UsageError, match="lasts from 1 to 3, and query 0 was planned for point events"):
+    with pytest.raises(UsageError, match="lasts from 1 to 3, and query <urn:spaseq:query:1> was planned for point events"):
         engine_evaluate(q, stream("a1@1-3", "b1@4-5"))
     assert len(engine_evaluate(q, stream("a1@1-3", "b1@4-5"), options=EngineOptions(intervals=True))) == 1
 

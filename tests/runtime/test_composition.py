@@ -293,3 +293,25 @@ def test_a_waiting_timer_holds_its_readers_back_on_their_own_clocks():
     engine.push(EX + "s1", 30, f"<{EX}h2> <{EX}value> 10 .", format="turtle")  # the timer ends
     assert values(hot.rows()) == [(13, 1, EX + "h1")]
     assert values(after.rows()) == [(20, 1, EX + "h1", "7")]
+
+
+def test_a_plan_for_points_reading_results_is_planned_again_for_intervals():
+    """A query registered as a plan made for point events (explain --plan, say) that reads
+    another query's results is planned again for events that last, as the core requires;
+    registered first, it is planned again when its producer comes."""
+    from spaseq.engine.compile.planner import plan_query
+    from spaseq.engine.language.query import parse_query
+
+    points = plan_query(parse_query((FIX / "repeated.rq").read_text()))
+    assert not points.options.intervals
+    for producer_first in (True, False):
+        engine = Engine()
+        if producer_first:
+            engine.register((FIX / "alerts.rq").read_text(), output=ALERTS)
+        reader = engine.register(points, output=EX + "repeated")
+        if not producer_first:
+            engine.register((FIX / "alerts.rq").read_text(), output=ALERTS)
+        assert reader.plan is not None and reader.plan.options.intervals
+        push_readings(engine, READINGS)
+        engine.close()
+        assert values(reader.rows()) == [(5, 2, EX + "h1", "70", "55", "80")]

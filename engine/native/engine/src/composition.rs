@@ -258,6 +258,14 @@ impl<H: Host> Engine<H> {
         c.outputs.get(query)?.as_ref().map(|o| o.iri.clone())
     }
 
+    /// How messages name query `query`: the label its output was set with (its file and
+    /// output IRI), else its number.
+    pub fn query_label(&self, query: usize) -> String {
+        self.output_iri(query)
+            .and_then(|iri| self.outputs.borrow().get(&iri).cloned())
+            .unwrap_or_else(|| query.to_string())
+    }
+
     /// The registered queries in the order their results are released to the host: those
     /// composition does not feed, in registration order, then the gated ones in dependency
     /// order (a producer's results before those of the queries reading them).
@@ -307,13 +315,16 @@ impl<H: Host> Engine<H> {
                     None => raw[q].push(s),
                 }
             }
-            if let Some(&p) = upstream[q].first().filter(|_| !runtimes[q].takes_lasting()) {
-                return Err(EngineError::ReadsResults {
-                    query: q,
-                    producer: p,
-                });
-            }
         }
+        // a reader of results takes events that last (told once no cycle is the first error)
+        let points = (0..n).find_map(|q| {
+            let p = *upstream[q].first()?;
+            let refused = EngineError::ReadsResults {
+                query: q,
+                producer: p,
+            };
+            (!runtimes[q].takes_lasting()).then_some(refused)
+        });
         // dependency order, level by level (registration order within a level)
         let mut done = vec![false; n];
         let mut order: Vec<usize> = Vec::new();
@@ -332,6 +343,9 @@ impl<H: Host> Engine<H> {
             }
             left.retain(|q| !done[*q]);
             order.extend(ready);
+        }
+        if let Some(refused) = points {
+            return Err(refused);
         }
         let mut old: HashMap<usize, Gate> = c.gates.drain(..).map(|g| (g.query, g)).collect();
         let mut gates = Vec::new();

@@ -57,6 +57,7 @@ impl<H: Host> Engine<H> {
         let query = self.point_reader(stream)?;
         Some(EngineError::Lasting {
             query,
+            label: self.query_label(query),
             stream: iri.to_owned(),
             graph: graph.to_owned(),
             start_ns,

@@ -77,6 +77,8 @@ pub enum EngineError {
     /// answer wrongly.
     Lasting {
         query: usize,
+        /// how messages name the query (its file and output IRI, `set_output`'s label)
+        label: String,
         stream: String,
         graph: String,
         start_ns: i128,
@@ -117,12 +119,13 @@ impl std::fmt::Display for EngineError {
                  (EngineOptions(intervals=True); docs/decisions.md 71)"
             ),
             EngineError::Lasting {
-                query,
+                label,
                 stream,
                 graph,
                 start_ns,
                 time_ns,
                 dated,
+                ..
             } => {
                 let spell = |ns: i128| {
                     let mut out = String::new();
@@ -131,7 +134,7 @@ impl std::fmt::Display for EngineError {
                 };
                 write!(
                     f,
-                    "event {graph} of stream <{stream}> lasts from {} to {}, and query {query} \
+                    "event {graph} of stream <{stream}> lasts from {} to {}, and query {label} \
                      was planned for point events: register it with intervals on \
                      (--intervals, EngineOptions(intervals=True); docs/decisions.md 71)",
                     spell(*start_ns),
@@ -488,18 +491,13 @@ impl<H: Host> Engine<H> {
     ) -> Result<Pushed, Stop<E>> {
         let e = &event.event;
         if e.lasts() {
-            if let Some(query) = self.point_reader(e.stream) {
-                return Err(Stop::Refused(EngineError::Lasting {
-                    query,
-                    stream: self.streams.borrow().iri(e.stream).to_owned(),
-                    graph: e
-                        .graph
-                        .as_ref()
-                        .map_or("(unnamed)".into(), ToString::to_string),
-                    start_ns: e.start,
-                    time_ns: e.time,
-                    dated: e.dated,
-                }));
+            let stream = self.streams.borrow().iri(e.stream).to_owned();
+            let graph = e
+                .graph
+                .as_ref()
+                .map_or("(unnamed)".into(), ToString::to_string);
+            if let Some(why) = self.lasting_refusal(&stream, &graph, (e.start, e.time, e.dated)) {
+                return Err(Stop::Refused(why));
             }
         }
         let queries = self.fan(e.stream);
