@@ -4,7 +4,7 @@
 //! is on time for). Both return early once `PENDING_MATCHES` released matches wait, so that
 //! they are written and dropped.
 
-use crate::{Engine, EngineError, Host, HostFailed, Judged, Late, LatePolicy};
+use crate::{Engine, EngineError, Host, HostFailed, Judged, LastingEvent, Late, LatePolicy};
 use spaseq_automaton::event::StreamId;
 use spaseq_io::replay::ReplayError;
 use spaseq_io::stream::live::Next;
@@ -55,7 +55,7 @@ impl<H: Host> Engine<H> {
         }
         let stream = self.streams.borrow().get(iri)?;
         let query = self.point_reader(stream)?;
-        Some(EngineError::Lasting {
+        Some(EngineError::Lasting(Box::new(LastingEvent {
             query,
             label: self.query_label(query),
             stream: iri.to_owned(),
@@ -63,7 +63,7 @@ impl<H: Host> Engine<H> {
             start_ns,
             time_ns,
             dated,
-        })
+        })))
     }
 
     /// The first registered query reading `stream` that was planned for point events only

@@ -72,20 +72,24 @@ pub enum EngineError {
     /// A query reading another query's results (`producer`'s), which span their events'
     /// hull, planned for point events only (`EngineOptions.intervals` off).
     ReadsResults { query: usize, producer: usize },
-    /// An event that lasts (its start before its end, docs/decisions.md 71) for a query
-    /// planned for point events only (`EngineOptions.intervals` off), which fed one would
-    /// answer wrongly.
-    Lasting {
-        query: usize,
-        /// how messages name the query (its file and output IRI, `set_output`'s label)
-        label: String,
-        stream: String,
-        graph: String,
-        start_ns: i128,
-        time_ns: i128,
-        /// its times were written as xsd:dateTime values (the message spells them so)
-        dated: bool,
-    },
+    /// An event that lasts for a query planned for point events only (boxed: errors travel
+    /// in every feed's `Result`).
+    Lasting(Box<LastingEvent>),
+}
+
+/// An event that lasts (its start before its end, docs/decisions.md 71) for a query planned
+/// for point events only (`EngineOptions.intervals` off), which fed one would answer wrongly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastingEvent {
+    pub query: usize,
+    /// how messages name the query (its file and output IRI, `set_output`'s label)
+    pub label: String,
+    pub stream: String,
+    pub graph: String,
+    pub start_ns: i128,
+    pub time_ns: i128,
+    /// its times were written as xsd:dateTime values (the message spells them so)
+    pub dated: bool,
 }
 
 impl std::fmt::Display for EngineError {
@@ -118,30 +122,29 @@ impl std::fmt::Display for EngineError {
                  its events), and was planned for point events: plan it with intervals on \
                  (EngineOptions(intervals=True); docs/decisions.md 71)"
             ),
-            EngineError::Lasting {
-                label,
-                stream,
-                graph,
-                start_ns,
-                time_ns,
-                dated,
-                ..
-            } => {
-                let spell = |ns: i128| {
-                    let mut out = String::new();
-                    spaseq_output::spell::time_value(ns, *dated, &mut out);
-                    out
-                };
-                write!(
-                    f,
-                    "event {graph} of stream <{stream}> lasts from {} to {}, and query {label} \
-                     was planned for point events: register it with intervals on \
-                     (--intervals, EngineOptions(intervals=True); docs/decisions.md 71)",
-                    spell(*start_ns),
-                    spell(*time_ns)
-                )
-            }
+            EngineError::Lasting(lasting) => lasting.fmt(f),
         }
+    }
+}
+
+impl std::fmt::Display for LastingEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let spell = |ns: i128| {
+            let mut out = String::new();
+            spaseq_output::spell::time_value(ns, self.dated, &mut out);
+            out
+        };
+        write!(
+            f,
+            "event {} of stream <{}> lasts from {} to {}, and query {} was planned for point \
+             events: register it with intervals on (--intervals, EngineOptions(intervals=True); \
+             docs/decisions.md 71)",
+            self.graph,
+            self.stream,
+            spell(self.start_ns),
+            spell(self.time_ns),
+            self.label
+        )
     }
 }
 

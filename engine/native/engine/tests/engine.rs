@@ -286,7 +286,7 @@ fn events_that_last_are_refused_with_the_stream_s_error() {
     lasting.start_ns = 4 * SECOND;
     let refused = engine.feed_event(TRADES, lasting.clone()).unwrap_err();
     assert!(
-        matches!(&refused, FeedError::Refused(EngineError::Lasting { start_ns, .. }) if *start_ns == 4 * SECOND),
+        matches!(&refused, FeedError::Refused(EngineError::Lasting(e)) if e.start_ns == 4 * SECOND),
         "{refused:?}"
     );
     assert_eq!(engine.clock(q), Ok(None), "fed to no query");
