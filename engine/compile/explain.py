@@ -94,10 +94,11 @@ def plan_lines(plan: Plan) -> list[str]:
         if step.modifier == A.NEGATION:
             lines.append(f"  x{i}: absence of {operand_text(step.operand)} watched on {streams}")
             continue
-        t = query.events[step.operand.name].timer if isinstance(step.operand, A.GpmRef) else None
-        if t is not None:
+        timer = query.events[step.operand.name].timer if isinstance(step.operand, A.GpmRef) else None
+        if timer is not None:
             lines.append(f"  x{i}: runs waiting for the end of {operand_text(step.operand)}'s timer "
-                         f"({t.side.upper()} {t.anchor} FOR {format(t.seconds.normalize(), 'f')} SECONDS), "
+                         f"({timer.side.upper()} {timer.anchor} FOR {format(timer.seconds.normalize(), 'f')} "
+                         "SECONDS), "
                          f"then judged on the events of {streams} kept back")
             continue
         how = [f"indexed by stream {streams}"]
