@@ -36,6 +36,7 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from fractions import Fraction
 from io import TextIOWrapper
 from pathlib import Path
 
@@ -51,6 +52,8 @@ PRED = "http://example/"
 STOCK_STREAM = "http://stockmarket.org/stocks"
 STOCK_COMPANIES = 4
 STOCK_STICKINESS = 0.75
+STOCKMANY_COMPANIES = 40  # the many-key stock stream (issue 29): 40 companies, 10 trades a second
+STOCKMANY_RATE = 10
 
 CC_STREAM = "http://creditcard.org/transactions"
 CC_KB_GRAPH = "http://creditcard.org/db"
@@ -87,7 +90,7 @@ SENSORS_PER_AREA = 5
 SENSORS_SMOKE_PROBABILITY = 0.02
 SENSORS_SILENCE_PROBABILITY = 0.3  # after a hot reading, the sensor stays silent for 15-40 s
 
-KINDS = ("stock", "creditcard", "smartgrid", "traffic", "sensors")
+KINDS = ("stock", "stockmany", "creditcard", "smartgrid", "traffic", "sensors")
 
 Triple = tuple[str, str, str]
 """A triple as three N-Triples term strings."""
@@ -147,10 +150,13 @@ def decimal_cents(cents: int) -> str:
     return lit(f"{sign}{cents // 100}.{cents % 100:02d}", XSD + "decimal")
 
 
-def datetime_literal(seconds: int) -> str:
-    """The xsd:dateTime literal of ``BASE_TIME + seconds`` (UTC)."""
-    stamp = datetime.fromtimestamp(BASE_TIME + seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return lit(stamp, XSD + "dateTime")
+def datetime_literal(seconds: int | Fraction) -> str:
+    """The xsd:dateTime literal of ``BASE_TIME + seconds`` (UTC; a fraction of a second in
+    tenths, for streams of several events a second)."""
+    whole = int(seconds)
+    stamp = datetime.fromtimestamp(BASE_TIME + whole, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    tenths = int((seconds - whole) * 10)
+    return lit(f"{stamp}.{tenths}Z" if tenths else f"{stamp}Z", XSD + "dateTime")
 
 
 class ReplayWriter:
@@ -165,10 +171,10 @@ class ReplayWriter:
         self.events = 0
         self.lasting = 0
         self.triples = 0
-        self.first_time: int | None = None
-        self.last_time = 0
+        self.first_time: int | Fraction | None = None
+        self.last_time: int | Fraction = 0
 
-    def event(self, stream: int, graph: str, seconds: int, triples: list[Triple],
+    def event(self, stream: int, graph: str, seconds: int | Fraction, triples: list[Triple],
               start: int | None = None) -> None:
         """Write one event: its timestamp triple (or, lasting from ``start``, its start and end
         triples), then its graph's triples."""
@@ -222,6 +228,20 @@ def stock_events(size: int, rng: random.Random, companies: int = STOCK_COMPANIES
             (company, volume, integer(rng.randint(100, 5000))),
         ]
         yield 0, i, f"http://stockmarket.org/event/{i}", triples
+
+
+def stockmany_events(size: int, rng: random.Random) -> Iterator[tuple[int, Fraction, str, list[Triple]]]:
+    """Many-key stock trades: ``STOCKMANY_COMPANIES`` companies trading at random (no
+    stickiness), ``STOCKMANY_RATE`` trades a second (times in tenths), random-walk prices:
+    many partitions of a few events each in a window, as a real ticker has."""
+    names = [iri(f"http://stockmarket.org/company/M{i}") for i in range(STOCKMANY_COMPANIES)]
+    cents = [10000 + 500 * i for i in range(STOCKMANY_COMPANIES)]
+    price, volume = iri(PRED + "price"), iri(PRED + "volume")
+    for i in range(size):
+        k = rng.randrange(STOCKMANY_COMPANIES)
+        cents[k] = max(100, cents[k] + round(rng.gauss(0.0, 55.0)))
+        triples = [(names[k], price, decimal_cents(cents[k])), (names[k], volume, integer(rng.randint(100, 5000)))]
+        yield 0, Fraction(i, STOCKMANY_RATE), f"http://stockmarket.org/many/{i}", triples
 
 
 # ---------------------------------------------------------------------------------- credit card
@@ -387,6 +407,7 @@ EventSource = Callable[[int, random.Random], Iterator[tuple]]
 
 _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...], EventSource]] = {
     "stock": ((STOCK_STREAM,), ("stocks",), stock_events),
+    "stockmany": ((STOCK_STREAM,), ("stocks",), stockmany_events),
     "creditcard": ((CC_STREAM,), ("transactions",), creditcard_events),
     "smartgrid": (SG_STREAMS, ("power", "weather", "storage"), smartgrid_events),
     "traffic": (TRAFFIC_STREAMS, ("segment1", "segment2", "segment3"), traffic_events),

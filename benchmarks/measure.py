@@ -465,7 +465,51 @@ def _run_write_floor(spec: dict, setup_start: float) -> dict:
     return result
 
 
+PROTOTYPE = Path(__file__).resolve().parent / "prototype"
+
+
+def build_prototype() -> Path:
+    """The purpose-built V-shape matcher (``benchmarks/prototype``, std-only Rust), built in
+    release mode if it is not (cargo says so quickly when it is)."""
+    import subprocess
+
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--manifest-path", str(PROTOTYPE / "Cargo.toml")],
+                   check=True)
+    return PROTOTYPE / "target" / "release" / "vshape-prototype"
+
+
+def _run_prototype(spec: dict, setup_start: float) -> dict:
+    """The prototype row (issue 29): a program written for this one query, computing the same
+    matches as ``spaseq run`` over the same file and writing each (its three graph IRIs) to a
+    file, timed as a whole process: how far the engine is from what the hardware does."""
+    import json
+    import subprocess
+    import tempfile
+
+    from benchmarks.generators import Dataset
+    from benchmarks.workloads import WORKLOADS
+
+    dataset = Dataset.from_json(spec["dataset"])
+    workload = WORKLOADS[spec["workload"]]
+    binary = build_prototype()
+    (path,) = dataset.files()
+    setup_s = time.perf_counter() - setup_start
+    with tempfile.TemporaryDirectory(prefix="spaseq-proto-", dir=spec.get("scratch_dir")) as tmp:
+        command = [str(binary), "--query", str(workload.prototype), "--window-seconds",
+                   str(round(spec["window_minutes"] * 60)), "--out", str(Path(tmp) / "out.txt"), path]
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        elapsed = time.perf_counter() - start
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    counts = json.loads(done.stdout)
+    result = _result(counts["events"], dataset.triples, counts["matches"], elapsed,
+                     usage.ru_utime + usage.ru_stime, setup_s, None, False)
+    result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    return result
+
+
 RUNNERS = {
+    "prototype": _run_prototype,
     "cli": _run_cli,
     "engine": _run_engine,
     "reference": _run_reference,

@@ -32,10 +32,12 @@ from benchmarks.workloads import WORKLOADS, Workload
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "results"
 DEFAULT_DATA = HERE / "data"
-SYSTEMS = ("spaseq", "api", "ablations", "reference", "baseline", "ceiling", "pyflink", "floor")
+SYSTEMS = ("spaseq", "api", "ablations", "reference", "baseline", "ceiling", "pyflink", "floor", "prototype")
 #: the row of writing spaseq run's output alone (``--systems ...,floor``)
 FLOOR_LABEL = "write floor (output only)"
-DEFAULT_SYSTEMS = ("spaseq", "api", "ablations", "baseline", "ceiling")
+DEFAULT_SYSTEMS = ("spaseq", "api", "ablations", "baseline", "ceiling", "prototype")
+PROTOTYPE_LABEL = "prototype (purpose-built)"
+"""The purpose-built matcher of a workload that has one (``benchmarks/prototype``)."""
 API_LABEL = "spaseq api (in-process)"
 """The label of the ``api`` rows: the engine API in the measuring process, matches counted by a
 callback (the ``spaseq`` rows are whole ``spaseq run --format jsonl`` processes)."""
@@ -45,7 +47,8 @@ SCHEMA = "spaseq-bench/1"
 RUN_KEYS = (
     "workload", "dataset", "window_minutes", "size", "system", "label", "option", "option_value", "status",
     "reason", "events", "triples", "matches", "elapsed_s", "cpu_s", "setup_s", "events_per_s",
-    "triples_per_s", "peak_rss_mb", "setup_rss_mb", "capped", "vs_baseline", "vs_ceiling", "matches_agree",
+    "triples_per_s", "peak_rss_mb", "setup_rss_mb", "capped", "vs_baseline", "vs_ceiling", "vs_prototype",
+    "matches_agree",
 )
 
 
@@ -446,6 +449,9 @@ def _measure_group(
             result = run_one("baseline", spec, config.baseline_budget_s + 60)
             baseline_cache[bkey] = (workload.name, result)
         rows.append(_row(workload, window, size, "baseline", "baseline", result))
+    if "prototype" in config.systems and workload.prototype is not None:
+        spec = {**base, "kind": "prototype"}
+        rows.append(_row(workload, window, size, "prototype", PROTOTYPE_LABEL, run_one(PROTOTYPE_LABEL, spec, 600)))
     if "ceiling" in config.systems:
         ckey = (workload.dataset, size)
         if ckey not in ceiling_cache:
@@ -503,7 +509,8 @@ def _add_ratios(group: list[dict]) -> None:
                 return r["events_per_s"]
         return None
 
-    baseline, ceiling = rate("baseline"), rate("ceiling")
+    baseline, ceiling, prototype = rate("baseline"), rate("ceiling"), rate("prototype")
+    proto_row = next((r for r in group if r["system"] == "prototype" and r["status"] == "ok"), None)
     base_row = next((r for r in group if r["system"] == "baseline" and r["status"] == "ok"), None)
     engine_row = next((r for r in group if r["system"] in ("spaseq", "reference") and r["status"] == "ok"), None)
     for r in group:
@@ -517,10 +524,15 @@ def _add_ratios(group: list[dict]) -> None:
                     r["matches_agree"] = r["matches"] == other["matches"]
                     r["matches_checked_against"] = other["label"]
                     break
+        if (proto_row is not None and r["system"] in ("spaseq", "api", "ablation") and r["status"] == "ok"
+                and r["events"] == proto_row["events"]):
+            r["matches_agree"] = r["matches"] == proto_row["matches"]
+            r["matches_checked_against"] = PROTOTYPE_LABEL
         if r["status"] != "ok" or not r["events_per_s"]:
             continue
         r["vs_baseline"] = r["events_per_s"] / baseline if baseline else None
         r["vs_ceiling"] = r["events_per_s"] / ceiling if ceiling else None
+        r["vs_prototype"] = r["events_per_s"] / prototype if prototype else None
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -537,7 +549,7 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 def format_table(rows: Sequence[dict]) -> str:
     """The compact results table: one line per measurement, n/a ablations folded per reason."""
     header = ("workload", "win", "size", "system", "events", "matches", "ev/s", "triples/s",
-              "MB", "xbase", "xceil", "note")
+              "MB", "xbase", "xceil", "xproto", "note")
     lines: list[tuple[str, ...]] = [header]
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
@@ -559,7 +571,7 @@ def format_table(rows: Sequence[dict]) -> str:
     widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
     out = []
     for line in lines:
-        cells = [c.rjust(w) if 4 <= i <= 10 else c.ljust(w)
+        cells = [c.rjust(w) if 4 <= i <= 11 else c.ljust(w)
                  for i, (c, w) in enumerate(zip(line[:-1], widths, strict=True))]
         out.append(("  ".join(cells) + ("  " + line[-1] if line[-1] else "")).rstrip())
     return "\n".join(out)
@@ -574,7 +586,7 @@ def _folded_line(workload: str, window: int, size: int, folded: dict[str, list[s
     else:
         note = ", ".join(f"{label} ({reason.removeprefix('not applicable: the query ')})"
                          for reason, labels in folded.items() for label in labels)
-    return (workload, f"{window}m", str(size), f"n/a ablations ({count})", "", "", "", "", "", "", "", note)
+    return (workload, f"{window}m", str(size), f"n/a ablations ({count})", "", "", "", "", "", "", "", "", note)
 
 
 def _ratio(value: float | None) -> str:
@@ -609,7 +621,7 @@ def _table_row(workload: str, window: int, size: int, r: dict) -> tuple[str, ...
         _fmt(r["events_per_s"]) if ok else "-",
         _fmt(r["triples_per_s"]) if ok else "-",
         f"{r['peak_rss_mb']:.0f}" if r.get("peak_rss_mb") else "-",
-        _ratio(r["vs_baseline"]), _ratio(r["vs_ceiling"]), note,
+        _ratio(r["vs_baseline"]), _ratio(r["vs_ceiling"]), _ratio(r.get("vs_prototype")), note,
     )
 
 

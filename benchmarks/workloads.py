@@ -32,6 +32,7 @@ class Workload:
     full_windows: tuple[int, ...]
     note: str = ""
     intervals: bool = False  # planned for events that last (its data has them: decision 71)
+    prototype: str | None = None  # the purpose-built matcher's --query for it (benchmarks/prototype)
 
     def query_text(self, window_minutes: float) -> str:
         """The workload's SPAseq query with its WITHIN clause set to ``window_minutes``."""
@@ -46,7 +47,11 @@ WORKLOADS: dict[str, Workload] = {
         Workload("vshape-next", "stock", "vshape_next.rq", (1, 60), 10, (1, 10, 30, 60),
                  "V-shape, skip-till-next ';'"),
         Workload("vshape-any", "stock", "vshape_any.rq", (1,), 1, (1, 5),
-                 "V-shape, skip-till-any ':' (matches grow with the window cubed: small windows only)"),
+                 "V-shape, skip-till-any ':' (matches grow with the window cubed: small windows only)",
+                 prototype="vshape-any"),
+        Workload("vshape-many", "stockmany", "vshape_many.rq", (2,), 2, (1, 2, 5),
+                 "many-key V-shape, ':', 40 companies, 10 trades/s (0.03, 0.45, 13 matches/event at 1, 2, 5 min)",
+                 prototype="vshape-many"),
         Workload("vshape-any-matched", "stock", "vshape_any_matched.rq", (1, 60), 10, (1, 10, 30, 60),
                  "V-shape, ':' with CONSUMPTION MATCHED: each trade in one match at most"),
         Workload("spike-any", "stock", "spike_any.rq", (1, 10), 10, (1, 10, 30, 60),

@@ -319,3 +319,24 @@ def test_spark_batch_input_and_workloads_are_what_it_says(tmp_path: Path) -> Non
     for w in spark_batch.WORKLOADS.values():
         text = (ROOT / "benchmarks" / "queries" / w.query_file).read_text(encoding="utf-8")
         assert plan_query(parse_query(text)).split.kind == w.split, w.name
+
+
+@pytest.mark.parametrize(("workload", "size"), [("vshape-any", TINY), ("vshape-many", TINY * 10)])
+def test_the_prototype_finds_the_reference_matches(workload: str, size: int, data_dir: Path,
+                                                   tmp_path: Path) -> None:
+    """The prototype row's purpose-built matcher (benchmarks/prototype, std-only Rust) computes
+    exactly the reference evaluator's matches, each as its three events' graphs."""
+    import subprocess
+
+    w = workloads.WORKLOADS[workload]
+    ds = generators.generate(w.dataset, size, data_dir)
+    minutes = max(w.full_windows)  # the many-key stream has few V-shapes of a company in a short one
+    reference = evaluate(parse_query(w.query_text(minutes)), list(workloads.iter_events(ds)))
+    assert reference, "the workload should have matches at this size"
+    out = tmp_path / "matches.txt"
+    done = subprocess.run([str(measure.build_prototype()), "--query", str(w.prototype), "--window-seconds",
+                           str(minutes * 60), "--out", str(out), *ds.files()],
+                          capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == {"events": ds.events, "matches": len(reference)}
+    assert sorted(out.read_text().splitlines()) == sorted(
+        " ".join(t.event.name.value for t in m.taken) for m in reference)
