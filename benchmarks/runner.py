@@ -32,7 +32,10 @@ from benchmarks.workloads import WORKLOADS, Workload
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "results"
 DEFAULT_DATA = HERE / "data"
-SYSTEMS = ("spaseq", "api", "ablations", "reference", "baseline", "ceiling", "pyflink", "floor", "prototype")
+SYSTEMS = ("spaseq", "api", "ablations", "reference", "baseline", "ceiling", "pyflink", "floor", "prototype",
+           "events")
+#: the cheaper jsonl forms measured with ``--systems ...,events`` (``spaseq run --events FORM``)
+EVENT_FORMS = ("ids", "none")
 #: the row of writing spaseq run's output alone (``--systems ...,floor``)
 FLOOR_LABEL = "write floor (output only)"
 DEFAULT_SYSTEMS = ("spaseq", "api", "ablations", "baseline", "ceiling", "prototype")
@@ -403,11 +406,20 @@ def _measure_group(
             spec = {**base, "kind": "reference", "max_events": config.reference_max_events}
             result = run_one("reference", spec, config.reference_timeout_s)
         rows.append(_row(workload, window, size, engine_label, engine_label, result))
-        if "floor" in config.systems and result.get("output_bytes"):
-            # writing the run's output alone, its size as measured (``_run_write_floor``)
-            spec = {**base, "kind": "write_floor", "bytes": result["output_bytes"]}
-            rows.append(_row(workload, window, size, "floor", FLOOR_LABEL,
-                             run_one(FLOOR_LABEL, spec, 600)))
+        forms = [(engine_label, result)]
+        if "events" in config.systems and probe.available:
+            for form in EVENT_FORMS:  # the same run writing less per match (--events)
+                label = f"spaseq --events {form}"
+                spec = {**base, "kind": "cli", "budget_s": config.budget_s, "cli_args": ("--events", form)}
+                cheaper = run_one(label, spec, config.budget_s + 240)
+                rows.append(_row(workload, window, size, "spaseq", label, cheaper))
+                forms.append((label, cheaper))
+        for label, written in forms:
+            if "floor" in config.systems and written.get("output_bytes"):
+                # writing the run's output alone, its size as measured (``_run_write_floor``)
+                spec = {**base, "kind": "write_floor", "bytes": written["output_bytes"]}
+                floor = FLOOR_LABEL if label == engine_label else f"{FLOOR_LABEL}, {label.removeprefix('spaseq ')}"
+                rows.append(_row(workload, window, size, "floor", floor, run_one(floor, spec, 600)))
     if "api" in config.systems and probe.available:
         spec = {**base, "kind": "engine", "budget_s": config.budget_s, "max_events": None}
         rows.append(_row(workload, window, size, "api", API_LABEL,

@@ -379,7 +379,8 @@ class NativeWriter:
                  columns: list[str], with_time: bool, binary: bool = False,
                  time_format: str = "input", thread: bool = False,
                  prefixes: list[tuple[str, str]] | None = None, output: str | None = None,
-                 template: list[tuple[tuple[str, str], ...]] | None = None) -> NativeWriter:
+                 template: list[tuple[tuple[str, str], ...]] | None = None,
+                 events: str = "full") -> NativeWriter:
         """Rows of ``select`` (None: every bound variable, by name; a match the engine's
         DISTINCT dropped, with no ``number``, is not written);
         ``columns`` the header's variables; ``with_time`` adds ``_time`` and ``_start`` (a

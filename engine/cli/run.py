@@ -71,6 +71,10 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--output", metavar="FILE", help="write results here instead of stdout")
     run.add_argument("--with-time", action="store_true",
                      help="json/csv/tsv: add _time and _start columns")
+    run.add_argument("--events", choices=("full", "ids", "none"), default="full",
+                     help="jsonl: each match's events as the contract says (full, the default), "
+                          "their graph names only (ids), or no events member (none: cheaper for "
+                          "many matches)")
     run.add_argument("--time-format", choices=TIME_FORMATS, default="input",
                      help="how results write times (_time/_start, jsonl's time_iso/start_iso, "
                           "--materialize's spaseq:time): input (default): xsd:dateTime in UTC for "
@@ -233,8 +237,10 @@ def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], python_rows: b
     function that writes one (a ``Derived``); None when they go straight from the native
     runtime to the writer."""
     fmt = args.format or ("trig" if query.match.is_construct else "table")
+    if args.events != "full" and fmt != "jsonl":
+        raise UsageError(f"--events {args.events} is for --format jsonl (the other formats list no events)")
     writer = native_writer(fmt, query, _variables(query), args.with_time, out, args.time_format,
-                           thread, _output_iri(args))
+                           thread, _output_iri(args), args.events)
     if not python_rows:
         log.debug("results written natively (--format %s)", fmt)
         return writer, None

@@ -55,13 +55,14 @@ RowValues = tuple[int, int, list[tuple[str, str]], list[TakenValues]]
 
 def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: bool,
                   out: IO[str], time_format: str = DEFAULT_TIME_FORMAT,
-                  thread: bool = False, output: str | None = None) -> NativeWriter:
+                  thread: bool = False, output: str | None = None, events: str = "full") -> NativeWriter:
     """The writer of ``query``'s rows in ``fmt`` (one of ``FORMATS``) to ``out`` (a text
     file), with ``columns`` the header's variables (a CONSTRUCT query's: its template's) and
     times as ``time_format`` says. With ``thread``, the rows are written on a thread of their
     own when ``out`` is a file with a descriptor taking UTF-8 (``out`` is then left alone
     until ``finish`` or ``close``). TriG needs ``output``, the query's output stream IRI (its
-    results' graph names)."""
+    results' graph names). ``events`` (jsonl): ``full``, each taken event as the contract
+    says; ``ids``, its graph name only; ``none``, no ``events`` member."""
     if query.match.is_construct:  # solutions of the template's variables (the columns)
         select: list[str] | None = list(columns)
     elif query.match.variables is None:  # SELECT *: every bound variable, by name
@@ -77,7 +78,7 @@ def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: b
     binary = _binary(out)
     return NativeWriter(fmt, out if binary is None else binary, select, list(columns), with_time,
                         binary is not None, time_format, thread, list(prefixes.items()), output,
-                        template)
+                        template, events)
 
 
 def ntriples(term: object) -> str:

@@ -348,3 +348,25 @@ def test_a_full_disk_is_a_message_not_a_traceback(tmp_path) -> None:
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 1, proc.stderr
         assert proc.stderr == "spaseq: No space left on device\n", proc.stderr
+
+
+@pytest.mark.parametrize("case", ["smartgrid (replay files read natively, KB)", "composition/repeated (--with)",
+                                  "original/kleeneplus --engine reference"])
+def test_events_ids_and_none_are_the_full_records_cut(case, tmp_path, capsys) -> None:
+    """``--events ids`` (issue 29) lists each match's events by graph name, ``--events none``
+    leaves the member out; the rest of each record is the contract's, byte for byte, whether
+    the rows come from the native runtime or through Python; another format refuses them."""
+    args = [*CASES[case], "--format", "jsonl"]
+    status, full, err = cli(args, tmp_path, "native", capsys)
+    assert status == 0, err
+    records = [json.loads(line) for line in full.splitlines()]
+    assert records and all(r["events"] for r in records)
+    status, ids, _ = cli([*args, "--events", "ids"], tmp_path, "native", capsys)
+    assert status == 0
+    assert [json.loads(line) for line in ids.splitlines()] == [
+        {**r, "events": [e["graph"] for e in r["events"]]} for r in records]
+    status, none, _ = cli([*args, "--events", "none"], tmp_path, "native", capsys)
+    assert status == 0
+    assert none.splitlines() == [re.sub(rb', "events": \[.*\]}$', b"}", line) for line in full.splitlines()]
+    assert main(["run", *CASES[case], "--format", "csv", "--events", "none"]) == 2
+    assert "--events none is for --format jsonl" in capsys.readouterr().err

@@ -3,7 +3,7 @@
 //! terms, events and streams the `Formatter` has not been sent yet. A `Batch` holds no
 //! reference into the runtime, so it can be spelled on another thread (`background.rs`).
 
-use super::{Format, Scope, TimeFormat};
+use super::{EventList, Format, Scope, TimeFormat};
 use oxrdf::Term;
 use spaseq_automaton::event::StreamId;
 use spaseq_automaton::MatchRecord;
@@ -117,6 +117,8 @@ pub struct Collector {
     /// The next batch tells the formatter to forget its terms.
     forget_pending: bool,
     rows: u64,
+    /// Whether jsonl rows list their events (`EventList::None`: none collected).
+    events: bool,
 }
 
 impl Collector {
@@ -139,7 +141,15 @@ impl Collector {
             sent_streams: 0,
             forget_pending: false,
             rows: 0,
+            events: true,
         }
+    }
+
+    /// The collector of a formatter writing jsonl events as `event_list` says: none are
+    /// collected for `EventList::None`.
+    pub fn with_events(mut self, event_list: EventList) -> Collector {
+        self.events = event_list != EventList::None;
+        self
     }
 
     /// Forget what was sent by term id (the engine's dictionary was compacted).
@@ -161,8 +171,8 @@ impl Collector {
         self.open(batch);
         for (i, m) in matches.iter().enumerate() {
             self.collect(m, scope, batch);
-            if batch.taken.len() >= TAKEN_PER_BATCH {
-                return i + 1;
+            if batch.taken.len() >= TAKEN_PER_BATCH || batch.rows.len() >= TAKEN_PER_BATCH {
+                return i + 1; // its text stays around megabytes, events listed or not
             }
         }
         matches.len()
@@ -248,7 +258,7 @@ impl Collector {
             }
             batch.values.push(id);
         }
-        if matches!(self.format, Format::Jsonl | Format::Trig) {
+        if self.format == Format::Trig || (self.format == Format::Jsonl && self.events) {
             let first = batch.taken.len();
             let mut at = m.node.as_deref();
             while let Some(n) = at {

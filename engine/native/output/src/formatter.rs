@@ -10,7 +10,7 @@ use super::spell::{
     tsv_value,
 };
 use super::trig::{Taken, Trig};
-use super::Format;
+use super::{EventList, Format};
 use oxrdf::Term;
 use spaseq_io::dictionary::TermId;
 use std::collections::HashMap;
@@ -96,6 +96,8 @@ pub struct Formatter {
     rdf_terms: Vec<Option<Term>>,
     stream_iris: Vec<String>,
     rdf_events: HashMap<u64, EventInfo, foldhash::fast::RandomState>,
+    /// What jsonl records say of their events (`with_events`).
+    event_list: EventList,
 }
 
 impl Formatter {
@@ -126,7 +128,14 @@ impl Formatter {
             rdf_terms: Vec::new(),
             stream_iris: Vec::new(),
             rdf_events: HashMap::default(),
+            event_list: EventList::Full,
         }
+    }
+
+    /// The formatter writing jsonl records' events as `event_list` says.
+    pub fn with_events(mut self, event_list: EventList) -> Formatter {
+        self.event_list = event_list;
+        self
     }
 
     /// The formatter writing TriG as `trig` says (for `Format::Trig`).
@@ -316,16 +325,20 @@ impl Formatter {
         }
         for e in &batch.events {
             let mut s = String::with_capacity(96);
-            s.push_str(&self.streams[e.stream as usize]);
-            self.times.push(e.time, TimeSpelling::Seconds, &mut s);
-            s.push_str(", \"graph\": ");
+            if self.event_list == EventList::Full {
+                s.push_str(&self.streams[e.stream as usize]);
+                self.times.push(e.time, TimeSpelling::Seconds, &mut s);
+                s.push_str(", \"graph\": ");
+            }
             match &e.graph {
                 None => s.push_str("null"),
                 Some(Term::BlankNode(b)) => json_string(&format!("_:{}", b.as_str()), &mut s),
                 Some(Term::NamedNode(n)) => json_string(n.as_str(), &mut s),
                 Some(other) => json_string(&other.to_string(), &mut s),
             }
-            s.push('}');
+            if self.event_list == EventList::Full {
+                s.push('}');
+            }
             self.events.insert(e.uid, s.into_boxed_str());
         }
     }
@@ -389,12 +402,18 @@ impl Formatter {
         }
         out.push_str(", \"bindings\": {");
         self.bindings(values, resolved, out);
+        if self.event_list == EventList::None {
+            out.push_str("}}\n");
+            return;
+        }
         out.push_str("}, \"events\": [");
         for (i, (gpm, uid)) in taken.iter().enumerate() {
             if i > 0 {
                 out.push_str(", ");
             }
-            out.push_str(&resolved.atoms[*gpm as usize]);
+            if self.event_list == EventList::Full {
+                out.push_str(&resolved.atoms[*gpm as usize]);
+            }
             out.push_str(
                 self.events
                     .get(uid)

@@ -69,6 +69,28 @@ impl Format {
     }
 }
 
+/// What a jsonl record says of the events its match took (`--events`, issue 29): each as
+/// `{"atom", "stream", "time", "graph"}` (the contract's default), its graph name only, or
+/// nothing (the `events` member left out; nothing about the events is collected).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EventList {
+    #[default]
+    Full,
+    Ids,
+    None,
+}
+
+impl EventList {
+    pub fn parse(name: &str) -> Option<EventList> {
+        match name {
+            "full" => Some(EventList::Full),
+            "ids" => Some(EventList::Ids),
+            "none" => Some(EventList::None),
+            _ => None,
+        }
+    }
+}
+
 /// How results write times (`output/times.py`, docs/decisions.md 43).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeFormat {

@@ -14,8 +14,8 @@ use pyo3::prelude::*;
 use spaseq_output::derive::Derive;
 use spaseq_output::trig::{Taken, TemplateTerm, Trig};
 use spaseq_output::{
-    Background, Batch, Collector, Format, Formatter, PlainRow, PlainTaken, RowCollector, Scope,
-    TimeFormat,
+    Background, Batch, Collector, EventList, Format, Formatter, PlainRow, PlainTaken, RowCollector,
+    Scope, TimeFormat,
 };
 use std::convert::Infallible;
 
@@ -243,7 +243,7 @@ impl NativeWriter {
     /// `("fresh", label)` (a blank node, fresh per result) or `("term", N-Triples)`.
     /// ValueError for another format or time format, or a TriG writer without its output.
     #[new]
-    #[pyo3(signature = (format, out, select, columns, with_time, binary = false, time_format = "input", thread = false, prefixes = None, output = None, template = None))]
+    #[pyo3(signature = (format, out, select, columns, with_time, binary = false, time_format = "input", thread = false, prefixes = None, output = None, template = None, events = "full"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -258,13 +258,17 @@ impl NativeWriter {
         prefixes: Option<Vec<(String, String)>>,
         output: Option<String>,
         template: Option<Vec<[(String, String); 3]>>,
+        events: &str,
     ) -> PyResult<Self> {
         let format = Format::parse(format)
             .ok_or_else(|| PyValueError::new_err(format!("no native writer for {format:?}")))?;
         let times = TimeFormat::parse(time_format)
             .ok_or_else(|| PyValueError::new_err(format!("no time format {time_format:?}")))?;
+        let event_list = EventList::parse(events)
+            .ok_or_else(|| PyValueError::new_err(format!("no event list {events:?}")))?;
         let prefixes = prefixes.unwrap_or_default();
-        let mut formatter = Formatter::new(format, columns.clone(), with_time);
+        let mut formatter =
+            Formatter::new(format, columns.clone(), with_time).with_events(event_list);
         if format == Format::Trig {
             let output = output
                 .ok_or_else(|| PyValueError::new_err("a TriG writer needs its output stream"))?;
@@ -277,7 +281,7 @@ impl NativeWriter {
             formatter = formatter.with_prefixes(prefixes);
         }
         let plain = RowCollector::new(format, select.clone(), columns.clone(), times);
-        let collector = Collector::new(format, select, columns, times);
+        let collector = Collector::new(format, select, columns, times).with_events(event_list);
         let sink = if thread && binary {
             match Self::thread(py, &out, formatter)? {
                 Ok(background) => Sink::Thread(background),
