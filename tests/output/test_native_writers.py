@@ -117,7 +117,8 @@ def run(query: A.Query | str, evs: list[Event], fmt: str, with_time: bool, write
     thread of their own."""
     if isinstance(query, str):
         query = parse_query(query)
-    args = argparse.Namespace(format=fmt, with_time=with_time, time_format=time_format, query="q.rq")
+    args = argparse.Namespace(format=fmt, with_time=with_time, time_format=time_format, query="q.rq",
+                              events="full")
     with tempfile.TemporaryDirectory() as tmp:
         out: IO[str] = (open(Path(tmp) / "out", "w+", encoding="utf-8", newline="") if threaded
                         else io.StringIO())
