@@ -86,6 +86,52 @@ pub enum Node {
     Regex(Option<Arc<Regex>>, Box<Node>),
     /// A `spaseq:` run function (reads `Env::run`)
     Run(RunFn),
+    /// `operand * c` for an `xsd:decimal` constant `c` (`ScaledProduct`): one multiplication
+    /// and one remainder of integers instead of the decimal product's cancellation loop.
+    ScaledMul(Box<Node>, ScaledProduct),
+}
+
+/// Multiplying by an `xsd:decimal` constant `c = num / pow` (`pow` a power of ten, `num`
+/// with no trailing zero): a decimal or an integer `x` (its 18-digit fixed-point `raw`)
+/// times `c` is `raw * num / pow` when `pow` divides `raw * num`, and an error otherwise,
+/// exactly as `Decimal::checked_mul` decides; anything else (other types, an intermediate
+/// overflow) is left to `functions::arithmetic` with `constant`.
+#[derive(Debug, Clone)]
+pub struct ScaledProduct {
+    constant: Value,
+    num: i128,
+    pow: i128,
+}
+
+impl ScaledProduct {
+    fn of(c: oxsdatatypes::Decimal) -> ScaledProduct {
+        let (mut num, mut pow) = (i128::from_be_bytes(c.to_be_bytes()), 10_i128.pow(18));
+        while pow > 1 && num % 10 == 0 {
+            num /= 10;
+            pow /= 10;
+        }
+        ScaledProduct {
+            constant: Value::Decimal(c),
+            num,
+            pow,
+        }
+    }
+
+    fn times(&self, x: &Value) -> Option<Value> {
+        let raw = match x {
+            Value::Decimal(d) => i128::from_be_bytes(d.to_be_bytes()),
+            Value::Integer(i) => i128::from_be_bytes(oxsdatatypes::Decimal::from(*i).to_be_bytes()),
+            _ => return f::arithmetic(Arith::Mul, x, &self.constant),
+        };
+        let Some(product) = raw.checked_mul(self.num) else {
+            return f::arithmetic(Arith::Mul, x, &self.constant); // the exact product may still fit
+        };
+        if product % self.pow != 0 {
+            return None; // more than 18 fraction digits: the decimal product is an error
+        }
+        let value = oxsdatatypes::Decimal::from_be_bytes((product / self.pow).to_be_bytes());
+        Some(Value::Decimal(value))
+    }
 }
 
 /// A unary operator or function (opaque outside this module).
@@ -232,7 +278,17 @@ impl Compiler<'_> {
             ">=" => binary(self, Binary::Cmp(Ordering::Greater, true)),
             "+" => binary(self, Binary::Arith(Arith::Add)),
             "-" => binary(self, Binary::Arith(Arith::Sub)),
-            "*" => binary(self, Binary::Arith(Arith::Mul)),
+            "*" => {
+                let [a, b] = self.args::<2>(op, args)?;
+                Ok(match (a, b) {
+                    (Node::Const(Value::Decimal(c)), x) | (x, Node::Const(Value::Decimal(c)))
+                        if !matches!(x, Node::Const(_)) =>
+                    {
+                        Node::ScaledMul(Box::new(x), ScaledProduct::of(c))
+                    }
+                    (a, b) => Node::Binary(BinaryOp(Binary::Arith(Arith::Mul)), Box::new([a, b])),
+                })
+            }
             "/" => binary(self, Binary::Arith(Arith::Div)),
             "IN" | "NOT IN" => {
                 let Some((lhs, items)) = args.split_first() else {
@@ -370,6 +426,7 @@ impl Node {
                 f::regex_match(regex, &text.eval(env)?)
             }
             Node::Run(call) => call.eval(env.run, env.dict),
+            Node::ScaledMul(x, by) => by.times(&x.eval(env)?),
         }
     }
 }
@@ -455,4 +512,75 @@ fn binary(op: Binary, a: &Value, b: &Value, dict: &Dictionary) -> Option<Value> 
         Binary::StrTest(test) => return f::string_test(test, a, b),
         Binary::LangMatches => return f::langmatches(a, b),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxsdatatypes::{Decimal, Integer};
+
+    /// The scaled product is the decimal product (`functions::arithmetic`), value for value
+    /// and error for error, over decimals with few and many fraction digits, integers, zero,
+    /// negative factors and products that overflow the intermediate or the result.
+    #[test]
+    fn the_scaled_product_is_the_decimal_product() {
+        let decimal = |raw: i128| Decimal::from_be_bytes(raw.to_be_bytes());
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let p18 = 10_i128.pow(18);
+        let mut factors = vec![
+            decimal(98 * p18 / 100),
+            decimal(975 * p18 / 1000),
+            decimal(0),
+            decimal(-3 * p18 / 2),
+            decimal(1),
+            decimal(123_456_789),
+            decimal(i128::MAX / 7),
+        ];
+        let mut xs = vec![
+            Value::Decimal(decimal(0)),
+            Value::Decimal(decimal(i128::MAX)),
+            Value::Decimal(decimal(i128::MIN + 1)),
+            Value::Integer(Integer::from(i64::MAX)),
+            Value::Integer(Integer::from(-7)),
+            Value::Double(2.5.into()),
+        ];
+        for _ in 0..2000 {
+            let digits = next() % 19;
+            let raw = (next() % 10_000_000) as i128 * 10_i128.pow(digits as u32);
+            let sign = if next() % 3 == 0 { -1 } else { 1 };
+            xs.push(Value::Decimal(decimal(sign * raw)));
+            if next() % 50 == 0 {
+                factors.push(decimal(
+                    sign * (next() % 100_000) as i128 * 10_i128.pow((next() % 19) as u32),
+                ));
+            }
+        }
+        let (mut values, mut errors) = (0, 0);
+        for c in factors {
+            let scaled = ScaledProduct::of(c);
+            for x in &xs {
+                let expected = f::arithmetic(Arith::Mul, x, &Value::Decimal(c));
+                if expected.is_some() {
+                    values += 1;
+                } else {
+                    errors += 1;
+                }
+                assert_eq!(
+                    format!("{:?}", scaled.times(x)),
+                    format!("{expected:?}"),
+                    "{x:?} * {c}"
+                );
+            }
+        }
+        assert!(
+            values > 1000 && errors > 1000,
+            "{values} values, {errors} errors"
+        );
+    }
 }
