@@ -39,6 +39,9 @@ impl<H: Host> Engine<H> {
     /// Why the engine does not take event `e` of stream `iri`, if it does not: it lasts and
     /// a query reading its stream takes point events only (`Engine::point_reader`).
     pub(crate) fn lasting(&self, iri: &str, e: &StreamEvent) -> Option<EngineError> {
+        if e.start_ns == e.time_ns {
+            return None; // a point: no name spelled per event
+        }
         self.lasting_refusal(iri, &e.graph.to_string(), (e.start_ns, e.time_ns, e.dated))
     }
 
