@@ -39,7 +39,13 @@ from spaseq.engine.errors import Location, StreamError, UsageError
 from spaseq.engine.events import Event
 from spaseq.engine.io.native_events import read_replay_files
 from spaseq.engine.io.rdflib_terms import TermCache, to_oxigraph, to_rdflib
-from spaseq.engine.values.timestamps import datetime_literal, is_datetime, seconds_literal, to_seconds
+from spaseq.engine.values.timestamps import (
+    datetime_literal,
+    interval_problem,
+    is_datetime,
+    seconds_literal,
+    to_seconds,
+)
 from spaseq.engine.vocab import ENDED_AT_TIME, GENERATED_AT_TIME, SPASEQ_NS, STARTED_AT_TIME
 
 STREAM_PREDICATE = URIRef(SPASEQ_NS + "stream")
@@ -120,13 +126,9 @@ def _interval(graph: GraphName, stamps: list[object], starts: list[object],
     if not starts:
         return end, end, dated
     start, start_dated = _timestamp(graph, starts, "start")
-    if start_dated != dated:
-        raise StreamError(f"event {_name(graph)} has a start and an end of different kinds: "
-                          f"{_name(starts[0])} and {_name((ends or stamps)[0])} (both xsd:dateTime, "
-                          "or both numbers of seconds)")
-    if start > end:
-        raise StreamError(f"event {_name(graph)} starts ({_name(starts[0])}) after it ends "
-                          f"({_name((ends or stamps)[0])})")
+    problem = interval_problem(start, start_dated, end, dated, (_name(starts[0]), _name((ends or stamps)[0])))
+    if problem is not None:
+        raise StreamError(f"event {_name(graph)} {problem}")
     return start, end, dated
 
 

@@ -43,7 +43,8 @@ from spaseq.engine.runtime.native import (
     QueryRuntime,
     UnreadStream,
 )
-from spaseq.engine.values.timestamps import INFINITY, exact_seconds, to_nanoseconds
+from spaseq.engine.runtime.snapshot import SnapshotError
+from spaseq.engine.values.timestamps import INFINITY, exact_seconds, interval_problem, to_nanoseconds
 
 if TYPE_CHECKING:
     from spaseq.engine._native import EventRows, ReplayReading
@@ -180,8 +181,12 @@ class Engine:
     def _build(self, handle: QueryHandle) -> None:
         """Give the handle a runtime, from its plan (made now, under the engine's options,
         unless it was registered as a plan)."""
-        plan = handle.plan = _results_plan(handle.plan or plan_query(handle.query, self.options),
-                                           bool(self.composition.upstream(handle.query)))
+        made = handle.plan or plan_query(handle.query, self.options)
+        plan = handle.plan = _results_plan(made, bool(self.composition.upstream(handle.query)))
+        if self._resuming and plan is not made:  # its state was saved by a runtime of points
+            raise SnapshotError(f"the query of {handle.query.file} reads another query's results and "
+                                "was planned for point events by an older spaseq: its state cannot go on "
+                                "under a plan for events that last; register the queries again")
         handle.runtime = QueryRuntime(plan, self._session(), handle._emit, self.graphs)
 
     def _plan_for_results(self, handle: QueryHandle) -> None:
@@ -335,11 +340,9 @@ class Engine:
         begin = seconds
         if start is not None:
             begin, start_dated = event_time(start)
-            if start_dated != dated:
-                raise UsageError(f"bad time: the start ({start}) and the end ({time}) are of different "
-                                 "kinds (both xsd:dateTime, or both numbers of seconds)")
-            if begin > seconds:
-                raise UsageError(f"bad time: the event starts ({start}) after it ends ({time})")
+            problem = interval_problem(begin, start_dated, seconds, dated, (start, time))
+            if problem is not None:
+                raise UsageError(f"bad time: the event {problem}")
         return self.push_event(Event(stream, seconds, triples, self._seq, name, dated=dated, start=begin))
 
     def push_event(self, event: Event) -> Pushed:

@@ -45,7 +45,8 @@ _CONSUMED = "; a released match uses up the event triples it took"
 
 def explain_text(query: A.Query, options: EngineOptions | None = None) -> str:
     """MATCH / WINDOW / SEQ / EVENT as an indented tree, with each GPM's body, the automaton
-    and the plan (under ``options``, as ``spaseq run`` with them would plan it)."""
+    and the plan (under ``options``; a query reading another query's results, run with
+    ``--with``, is planned for events that last whatever they say)."""
     proj = "*" if query.match.variables is None else " ".join(f"?{v}" for v in query.match.variables)
     lines = [f"MATCH {'DISTINCT ' if query.match.distinct else ''}{proj}"]
     if query.partition_by:

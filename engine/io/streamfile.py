@@ -36,7 +36,7 @@ from pyoxigraph import Literal, NamedNode, RdfFormat, Triple, parse
 from spaseq.engine.errors import Location, StreamError
 from spaseq.engine.events import Event
 from spaseq.engine.io.parsing import READ_ERRORS, LineTrackingReader, open_rdf, syntax_error_location
-from spaseq.engine.values.timestamps import is_datetime, number_from_lexical, to_seconds
+from spaseq.engine.values.timestamps import interval_problem, is_datetime, number_from_lexical, to_seconds
 from spaseq.engine.vocab import ENDED_AT_TIME, STARTED_AT_TIME, XSD_DATETIME, XSD_DATETIMESTAMP
 
 _LINE_RE = re.compile(r"(<[^<>]*>|[^\s<>]+)\s+(<[^<>]*>|[^\s<>]+)\s+(\S+)")
@@ -176,12 +176,9 @@ def _make_chunk(items: list[tuple[Triple, int]], data_path: str) -> _Chunk:
         if end is None:
             raise StreamError("event has a prov:startedAtTime but no end (prov:endedAtTime or occursat)",
                               Location(data_path, start[2]))
-        if start[1] != end[1]:
-            raise StreamError("event has a start and an end of different kinds (both xsd:dateTime, "
-                              "or both numbers of seconds)", Location(data_path, start[2]))
-        if start[0] > end[0]:
-            raise StreamError(f"event starts ({start[0]}) after it ends ({end[0]})",
-                              Location(data_path, start[2]))
+        problem = interval_problem(start[0], start[1], end[0], end[1])
+        if problem is not None:
+            raise StreamError(f"event {problem}", Location(data_path, start[2]))
     return _Chunk(tuple(kept), None if end is None else end[0], items[0][1], end is not None and end[1],
                   None if start is None else start[0])
 

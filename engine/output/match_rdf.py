@@ -44,11 +44,12 @@ VALUE = spaseq("value")
 EPOCH_LIKE = 1e8
 
 
-def stamp_literal(value: Decimal) -> Literal:
+def stamp_literal(value: Decimal, like: Decimal | None = None) -> Literal:
     """An event timestamp for ``prov:generatedAtTime``: an xsd:dateTime (UTC, the exact
     fraction kept) for wall-clock times, xsd:decimal seconds for small relative times; both
-    read back to the same number of seconds."""
-    if abs(value) < EPOCH_LIKE:
+    read back to the same number of seconds. ``like``: the time whose size picks the form
+    (an interval's start is written as its end is)."""
+    if abs(value if like is None else like) < EPOCH_LIKE:
         return seconds_literal(value)
     return datetime_literal(exact_seconds(value))
 
@@ -60,10 +61,8 @@ def stamp_quads(name: NamedNode, start: Decimal, time: Decimal) -> list[Quad]:
     both in the form its time takes, so that it reads back as the same interval."""
     quads = [Quad(name, GENERATED_AT_TIME, stamp_literal(time), DefaultGraph())]
     if start != time:
-        dated = abs(time) >= EPOCH_LIKE
-        spell = (lambda t: datetime_literal(exact_seconds(t))) if dated else seconds_literal
-        quads += [Quad(name, STARTED_AT_TIME, spell(start), DefaultGraph()),
-                  Quad(name, ENDED_AT_TIME, spell(time), DefaultGraph())]
+        quads += [Quad(name, STARTED_AT_TIME, stamp_literal(start, like=time), DefaultGraph()),
+                  Quad(name, ENDED_AT_TIME, stamp_literal(time), DefaultGraph())]
     return quads
 
 

@@ -15,7 +15,7 @@ from pyoxigraph import BlankNode, NamedNode, RdfFormat, Triple
 from spaseq.engine.errors import Location, SpaseqError
 from spaseq.engine.io import native_events
 from spaseq.engine.io.parsing import syntax_error_location
-from spaseq.engine.values.timestamps import datetime_to_seconds, exact_seconds
+from spaseq.engine.values.timestamps import datetime_to_seconds, exact_seconds, interval_problem
 
 from . import negotiation as mt
 
@@ -95,11 +95,9 @@ def read_single(body: bytes, media: str, stream: str, time: str | None,
     begin = None
     if start is not None:
         begin = parse_time(start, "start")
-        if ("T" in start) != ("T" in time):
-            raise BodyError(f"start={start} and time={time} are of different kinds (both "
-                            "xsd:dateTime, or both numbers of seconds)")
-        if begin > seconds:
-            raise BodyError(f"start={start} is after time={time}: an event ends after it starts")
+        problem = interval_problem(begin, "T" in start, seconds, "T" in time, (f"start={start}", f"time={time}"))
+        if problem is not None:
+            raise BodyError(f"the event {problem}")
     node = NamedNode(check_iri(name, "name")) if name is not None else None
     try:
         triples = tuple(q.triple for q in pyoxigraph.parse(body, SINGLE_FORMATS[media]))

@@ -26,6 +26,7 @@ from pyoxigraph import DefaultGraph, Literal, Quad, RdfFormat, Store, serialize
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.api import Engine, QueryHandle
 from spaseq.engine.compile.plan import EngineOptions
+from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.errors import SpaseqError, UsageError
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Row
@@ -317,21 +318,29 @@ class EngineService:
         qid = f"q{self._next_id}"
         reg = self._apply_register(qid, text, query, output or f"urn:spaseq:query:{qid}")
         if self._journal is not None:
-            # the lateness it runs with (its own, or --lateness): a restart replays it so
+            # the lateness it runs with (its own, or --lateness), and whether it was planned for
+            # events that last (--intervals): a restart replays it so
             lateness = reg.handle.query.lateness if reg.handle is not None else None
+            plan = reg.handle.plan if reg.handle is not None else None
             self._journal.append({"op": "register", "id": qid, "text": text, "output": reg.output,
-                                  "lateness": None if lateness is None else str(lateness)})
+                                  "lateness": None if lateness is None else str(lateness),
+                                  "intervals": bool(plan is not None and plan.options.intervals)})
             self._after_write()
         return reg
 
-    def _apply_register(self, qid: str, text: str, query: A.Query, output: str) -> Registered:
+    def _apply_register(self, qid: str, text: str, query: A.Query, output: str,
+                        intervals: bool = False) -> Registered:
+        """Register ``query`` (planned for events that last with ``intervals``, as it was
+        when a journal record says so, whatever --intervals says now)."""
         assert self._engine is not None and self._materializer is not None
         if any(r.output == output for r in self.queries.values()):
             raise ServiceError(409, f"<{output}> is already the output stream of a registered query")
         try:
             if not self._replaying:
                 self._materializer.check_query(output)
-            handle = self._engine.register(query, keep=False, output=output)
+            planned = (plan_query(query, dataclasses.replace(self._engine.options, intervals=True))
+                       if intervals else query)
+            handle = self._engine.register(planned, keep=False, output=output)
         except SpaseqError as exc:
             raise ServiceError(409, str(exc)) from None
         self._materializer.add_query(output, query, resume=True)
@@ -391,8 +400,9 @@ class EngineService:
             lasting = next((e for e in events if e.start is not None), None)
             try:
                 refused = self._engine.late(stream, events[0].time)
-                if lasting is not None:  # a query of point events would refuse it mid-batch
-                    self._engine.late(stream, lasting.time, start=lasting.start)
+                if lasting is not None and lasting.start is not None:  # refused by a query of points
+                    self._engine.late(stream, _as_sent(lasting.time, lasting.dated),
+                                      start=_as_sent(lasting.start, lasting.dated))
             except SpaseqError as exc:
                 raise ServiceError(400, str(exc)) from None
             if refused is not None and self.config.late == "error":
@@ -568,7 +578,8 @@ class EngineService:
                 query = parse_query(record["text"])
                 if record.get("lateness") is not None and query.lateness is None:  # as accepted
                     query = dataclasses.replace(query, lateness=Decimal(record["lateness"]))
-                self._apply_register(record["id"], record["text"], query, record["output"])
+                self._apply_register(record["id"], record["text"], query, record["output"],
+                                     record.get("intervals", False))
             elif op == "delete":
                 self._apply_delete(record["id"])
             elif op == "heartbeat":
@@ -632,7 +643,7 @@ def _digest(stream: str, body: bytes, media: str, time: str | None, name: str | 
             start: str | None = None) -> str:
     """What identifies a batch's request, so a key reused for another batch is refused."""
     h = hashlib.sha256()
-    for part in (stream, media, time or "", name or "", start or ""):
+    for part in (stream, media, time or "", name or "", *((start,) if start else ())):
         h.update(part.encode() + b"\0")
     h.update(body)
     return h.hexdigest()

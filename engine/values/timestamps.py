@@ -146,3 +146,18 @@ def datetime_text(seconds: Decimal) -> str:
 def datetime_literal(seconds: Decimal) -> Literal:
     """A time (seconds since the epoch) as an ``xsd:dateTime`` literal (``datetime_text``)."""
     return Literal(datetime_text(seconds), datatype=XSD_DATETIME)
+
+
+def interval_problem(start: Decimal, start_dated: bool, end: Decimal, end_dated: bool,
+                     shown: tuple[object, object] | None = None) -> str | None:
+    """What is wrong with an event lasting from ``start`` to ``end`` (each written as an
+    ``xsd:dateTime`` or not), as the readers say it (docs/decisions.md 71), or None: a start
+    and an end of different kinds, or a start after the end. ``shown``: how the message
+    spells the two (default: the numbers); the words follow "event NAME" in a message."""
+    first, second = shown or (start, end)
+    if start_dated != end_dated:
+        return (f"has a start and an end of different kinds: {first} and {second} (both "
+                "xsd:dateTime, or both numbers of seconds)")
+    if start > end:
+        return f"starts ({first}) after it ends ({second})"
+    return None

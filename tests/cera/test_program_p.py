@@ -161,3 +161,25 @@ def test_explain_shows_timers_and_events_that_last(capsys) -> None:
     assert "events that last" not in capsys.readouterr().out
     assert main(["explain", str(FIXTURES / "fire.rq"), "--intervals"]) == 0
     assert "events that last (intervals)" in capsys.readouterr().out
+
+
+def test_timers_keep_a_bounded_number_of_events() -> None:
+    """The events a timer query keeps to look back at (``kept_events``) follow its runs, not
+    the stream: burnt_down's AFTER timer (no window) needs none from before its anchor, and
+    avg_temp's BEFORE timer within 2 minutes keeps its window and the timer's minute before it
+    of readings (an event still to come may begin that early)."""
+    from spaseq.engine.api import Engine
+
+    bounded = (FIXTURES / "avg_temp.rq").read_text(encoding="utf-8").replace(
+        "FROM STREAM", "WITHIN 2 MINUTES\nFROM STREAM")
+    for text, most in [((FIXTURES / "burnt_down.rq").read_text(encoding="utf-8"), 30), (bounded, 190)]:
+        engine = Engine()
+        handle = engine.register(text)
+        kept = []
+        for t in range(1, 1500):
+            sensor = f"s{t % 7}"
+            engine.push(STREAM, t, f"@prefix ex: <{EX}> . ex:r{t} a ex:Temp ; ex:area ex:a ; "
+                                   f"ex:sensor ex:{sensor} ; ex:value {30 + t % 15} .",
+                        format="turtle", start=t - t % 3)
+            kept.append(handle.runtime.footprint()["kept_events"])
+        assert 0 < max(kept) <= most, (text[:40], max(kept))

@@ -24,7 +24,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pyoxigraph import BlankNode, Literal
+from pyoxigraph import BlankNode, Literal, NamedNode
 
 from spaseq.engine._native import _testing
 from spaseq.engine.compile.plan_json import encode
@@ -275,3 +275,17 @@ def test_larger_join_on_shared_objects():
     triples += [(s, q, typed(str(i % 3), "integer")) for i, s in enumerate(subjects)]
     body = f"{{ ?s <{EX}p> ?v . ?s <{EX}q> ?w . ?t <{EX}q> ?w FILTER(?v < 6) }}"
     assert len(_solutions(body, triples)) == 2 * 14 + 4 * 13  # ?w = 0 has 14 subjects, 1 and 2 have 13
+
+
+@pytest.mark.parametrize("text", ["?s * 0.98", "0.98 * ?s", "?o <= ?s * 0.975", "?s * -1.5 > ?o",
+                                  "?s * 0.0", "0.5 * 2.0", "?s * 2"])
+@pytest.mark.parametrize(("value", "datatype"), [
+    ("188.11", "decimal"), ("-3.2", "decimal"), ("0", "integer"), ("7", "integer"),
+    ("0.123456789012345678", "decimal"), ("99999999999999999999.5", "decimal"), ("1e3", "double")])
+def test_products_by_a_decimal_constant_are_pyoxigraph_s(text, value, datatype):
+    """``x * c`` for an xsd:decimal constant runs natively as an integer product on the
+    fixed point (``ScaledProduct``): the same value, or error, as pyoxigraph's, with the
+    constant on either side, decimals of up to 18 fraction digits, integers and doubles."""
+    mu = {"s": Literal(value, datatype=NamedNode(XSD + datatype)),
+          "o": Literal("150", datatype=NamedNode(XSD + "decimal"))}
+    assert native_value(text, mu) == pyoxigraph_value(text, mu), (text, value)

@@ -315,3 +315,25 @@ def test_a_plan_for_points_reading_results_is_planned_again_for_intervals():
         push_readings(engine, READINGS)
         engine.close()
         assert values(reader.rows()) == [(5, 2, EX + "h1", "70", "55", "80")]
+
+
+def test_a_snapshot_of_a_reader_planned_for_points_is_refused_whole():
+    """A snapshot from before results lasted holds a reader of results planned for point
+    events: its state cannot go on under a plan for events that last, so restoring it is
+    refused (SnapshotError), never continued wrongly."""
+    import json as _json
+
+    from spaseq.engine.runtime.snapshot import Snapshot, SnapshotError
+
+    engine = Engine()
+    engine.register((FIX / "alerts.rq").read_text(), output=ALERTS)
+    engine.register((FIX / "repeated.rq").read_text(), output=EX + "repeated")
+    push_readings(engine, READINGS[:3])
+    snap = Snapshot.decode(engine.snapshot())
+    Engine.restore(snap.encode())  # as saved: restored
+    for q in snap.state["queries"]:
+        plan = _json.loads(q["plan"])
+        plan["options"]["intervals"] = False
+        q["plan"] = _json.dumps(plan)
+    with pytest.raises(SnapshotError, match="planned for point events by an older spaseq"):
+        Engine.restore(snap.encode())

@@ -1104,6 +1104,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 "buffered_events",
                 self.prefix.as_ref().map_or(0, |p| p.entries.len()),
             ),
+            ("kept_events", self.head_events.len()),
         ])
     }
 
@@ -1977,11 +1978,16 @@ impl<G: GpmEval> QueryRuntime<G> {
         }
         let oldest = if self.switches.intervals {
             // events that last start matches out of order: the earliest start still live,
-            // or of a match holding an event still to come (none without a time window)
-            let coming = self
-                .span
-                .earliest_start(self.t0.unwrap_or(0), event.time)
-                .unwrap_or(i128::MIN);
+            // or of a match holding an event still to come (any, without a time window);
+            // AFTER timers alone look at events after their anchor's end, which no event
+            // still to come has before the clock
+            let coming = if self.reach == 0 && self.head.is_empty() {
+                event.start
+            } else {
+                self.span
+                    .earliest_start(self.t0.unwrap_or(0), event.time)
+                    .unwrap_or(i128::MIN)
+            };
             self.head_starts
                 .iter()
                 .filter(|(_, w)| w.strong_count() > 0)

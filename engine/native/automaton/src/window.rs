@@ -83,3 +83,33 @@ impl Span {
         matches!(self.window.span, WindowSpan::Events(_))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use spaseq_plan::algebra::{Window, WindowSpan};
+
+    fn span(span: WindowSpan, tumbling: bool) -> Span {
+        Span {
+            window: Window { span, tumbling },
+        }
+    }
+
+    /// The earliest start of a match holding an event that ends at 25 or later: a sliding
+    /// window's length back, a tumbling window's start, or any time without a time window.
+    #[test]
+    fn the_earliest_start_of_a_match_still_to_come() {
+        let ten = WindowSpan::Nanoseconds(10);
+        assert_eq!(span(ten, false).earliest_start(0, 25), Some(15));
+        assert_eq!(span(ten, true).earliest_start(0, 25), Some(20));
+        assert_eq!(span(ten, true).earliest_start(3, 25), Some(23));
+        assert_eq!(
+            span(WindowSpan::Events(4), false).earliest_start(0, 25),
+            None
+        );
+        assert_eq!(
+            span(WindowSpan::Unbounded, false).earliest_start(0, 25),
+            None
+        );
+    }
+}

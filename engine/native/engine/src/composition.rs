@@ -12,8 +12,9 @@
 //! that query can carry. A query with a LATENESS is gated too (decision 63): its input
 //! events wait until its watermark, the latest time seen on each stream it reads minus the
 //! lateness (the least over its streams), passes them, so that input out of order by up to
-//! the lateness is evaluated in time order. A derived event is stamped with its match's time, which for a
-//! deferred match (trailing negation, lazy conjunction) is earlier than the clock; holding
+//! the lateness is evaluated in time order. A derived event lasts over its match's hull (a reader
+//! is planned for events that last) and ends at its match's time, which for a deferred match
+//! (trailing negation, lazy conjunction, a timer) is earlier than the clock; holding
 //! the reader back makes it see its events in time order anyway, so a derived event is never
 //! late and nothing is dropped. Gated queries run in dependency order, producers first, ties
 //! in registration order.

@@ -134,12 +134,16 @@ impl std::fmt::Display for LastingEvent {
             spaseq_output::spell::time_value(ns, self.dated, &mut out);
             out
         };
+        let event = if self.graph.is_empty() {
+            "an event".to_owned() // asked of before it is pushed (`Engine::late`)
+        } else {
+            format!("event {}", self.graph)
+        };
         write!(
             f,
-            "event {} of stream <{}> lasts from {} to {}, and query {} was planned for point \
+            "{event} of stream <{}> lasts from {} to {}, and query {} was planned for point \
              events: register it with intervals on (--intervals, EngineOptions(intervals=True); \
              docs/decisions.md 71)",
-            self.graph,
             self.stream,
             spell(self.start_ns),
             spell(self.time_ns),
@@ -294,8 +298,14 @@ impl<H: Host> Engine<H> {
         };
         self.retired.borrow_mut().push(false);
         self.late.borrow_mut().push(0);
-        // it may read registered queries' output: gated then
-        self.recompose()?;
+        // it may read registered queries' output: gated then; refused (a reader of results
+        // planned for points), it stays retired, so nothing is half-registered
+        if let Err(refused) = self.recompose() {
+            self.retired.borrow_mut()[number] = true;
+            self.recompose()
+                .expect("the composition was whole before this query");
+            return Err(refused);
+        }
         Ok(number)
     }
 

@@ -538,6 +538,28 @@ fn rises(engine: &Engine<TestHost>, query: usize) -> Vec<(u64, i128, String)> {
 }
 
 #[test]
+fn a_reader_of_results_planned_for_points_is_refused_and_not_half_registered() {
+    // a result lasts over its match: its reader must be planned for events that last
+    let engine = Engine::new();
+    let v = engine.register(VSHAPE, TestHost::default()).unwrap();
+    engine.set_output(v, RISES_OUT, "<rises>").unwrap();
+    let points = RISES.replace("\"intervals\": true", "\"intervals\": false");
+    assert_ne!(points, RISES, "the fixture is planned for intervals");
+    assert!(matches!(
+        engine.register(&points, TestHost::default()),
+        Err(EngineError::ReadsResults { producer, .. }) if producer == v
+    ));
+    assert_eq!(
+        engine.release_order(),
+        [v],
+        "the refused reader is not registered"
+    );
+    let r = engine.register(RISES, TestHost::default()).unwrap();
+    assert_eq!(engine.release_order(), [v, r]);
+    engine.unregister_output(RISES_OUT); // the refused one left nothing to trip over
+}
+
+#[test]
 fn a_query_reading_another_s_output_gets_its_numbered_results_as_events_across_a_snapshot() {
     // the V-shape query's output read by a query matching every result it describes
     let engine = Engine::new();
