@@ -39,30 +39,42 @@ impl<H: Host> Engine<H> {
     /// Why the engine does not take event `e` of stream `iri`, if it does not: it lasts and
     /// a query reading its stream takes point events only (`Engine::point_reader`).
     pub(crate) fn lasting(&self, iri: &str, e: &StreamEvent) -> Option<EngineError> {
-        if e.start_ns == e.time_ns {
-            return None; // a point: no name spelled per event
-        }
-        self.lasting_refusal(iri, &e.graph.to_string(), (e.start_ns, e.time_ns, e.dated))
+        self.lasting_refusal(
+            iri,
+            || e.graph.to_string(),
+            (e.start_ns, e.time_ns, e.dated),
+        )
     }
 
-    /// Why the engine would not take an event named `graph` of stream `iri` over `(start,
-    /// time, dated)`, if it would not (`lasting`; asked before a batch is applied).
+    /// Why the engine would not take an event of stream `iri` over `(start, time, dated)`,
+    /// if it would not (`lasting`; asked before a batch is applied); `graph` names the event
+    /// in the message, spelled only for a refusal.
     pub fn lasting_refusal(
         &self,
         iri: &str,
-        graph: &str,
-        (start_ns, time_ns, dated): (i128, i128, bool),
+        graph: impl FnOnce() -> String,
+        when: (i128, i128, bool),
     ) -> Option<EngineError> {
-        if start_ns == time_ns {
-            return None;
+        if when.0 == when.1 {
+            return None; // a point: no stream looked up, no name spelled
         }
         let stream = self.streams.borrow().get(iri)?;
+        self.lasting_at(stream, graph, when)
+    }
+
+    /// `lasting_refusal` for an event that lasts, its stream known by id.
+    pub(crate) fn lasting_at(
+        &self,
+        stream: StreamId,
+        graph: impl FnOnce() -> String,
+        (start_ns, time_ns, dated): (i128, i128, bool),
+    ) -> Option<EngineError> {
         let query = self.point_reader(stream)?;
         Some(EngineError::Lasting(Box::new(LastingEvent {
             query,
             label: self.query_label(query),
-            stream: iri.to_owned(),
-            graph: graph.to_owned(),
+            stream: self.streams.borrow().iri(stream).to_owned(),
+            graph: graph(),
             start_ns,
             time_ns,
             dated,

@@ -504,12 +504,12 @@ impl<H: Host> Engine<H> {
     ) -> Result<Pushed, Stop<E>> {
         let e = &event.event;
         if e.lasts() {
-            let stream = self.streams.borrow().iri(e.stream).to_owned();
-            let graph = e
-                .graph
-                .as_ref()
-                .map_or("(unnamed)".into(), ToString::to_string);
-            if let Some(why) = self.lasting_refusal(&stream, &graph, (e.start, e.time, e.dated)) {
+            let graph = || {
+                e.graph
+                    .as_ref()
+                    .map_or("(unnamed)".into(), ToString::to_string)
+            };
+            if let Some(why) = self.lasting_at(e.stream, graph, (e.start, e.time, e.dated)) {
                 return Err(Stop::Refused(why));
             }
         }

@@ -699,7 +699,7 @@ impl NativeEngine {
             return Err(refused(&why));
         }
         let when = (start.unwrap_or(time), time, dated);
-        if let Some(why) = self.core.lasting_refusal(stream, "", when) {
+        if let Some(why) = self.core.lasting_refusal(stream, String::new, when) {
             return Err(PyErr::new::<LastingEvent, _>(why.to_string()));
         }
         Ok(self.core.late(stream, time, dated).map(|l| l.to_string()))
