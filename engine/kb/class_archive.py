@@ -125,4 +125,31 @@ def install(recorded: Path, key: ArchiveKey) -> Path:
     tmp_meta.write_text(json.dumps({"size": final.stat().st_size, "key": asdict(key)}, sort_keys=True),
                         encoding="utf-8")
     os.replace(tmp_meta, meta)
+    prune_stale(final.parent)
     return final
+
+
+def _stale(meta: Path) -> bool:
+    """Whether the archive ``meta`` describes can never be mapped again: the java binary or
+    PySpark's jars directory it was recorded with is gone (a deleted venv or JDK). An archive of
+    another live environment (another venv, other JVM options) is kept."""
+    try:
+        key = json.loads(meta.read_text(encoding="utf-8"))["key"]
+        jars = str(key["jars"]).rsplit(" ", 2)[0]
+        return not (os.path.isfile(key["java"]) and os.path.isdir(jars))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False  # not ours to judge: left alone
+
+
+def prune_stale(folder: Path) -> list[Path]:
+    """Delete the archives in ``folder`` recorded for environments that no longer exist (each
+    ~160 MB: a venv made again per clone would otherwise leave one behind each time); the
+    archives deleted. A JVM still mapping one keeps its pages (POSIX unlink)."""
+    pruned = []
+    for meta in sorted(folder.glob("spark-classes-*.json")):
+        if _stale(meta):
+            archive = meta.with_suffix(".jsa")
+            meta.unlink(missing_ok=True)  # first: a half-pruned archive is never handed out
+            archive.unlink(missing_ok=True)
+            pruned.append(archive)
+    return pruned

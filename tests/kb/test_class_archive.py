@@ -10,7 +10,7 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -144,18 +144,44 @@ def test_a_load_with_a_mismatched_archive_works_and_keeps_stderr_empty(cache, tm
     assert json.loads(proc.stdout)["loaded"] == 15
 
 
-def test_prepare_records_an_archive_that_small_loads_map(cache, tmp_path):
-    """The one real recording (about 30 s alone): installed whole, found again, mapped."""
+def test_prepare_installs_an_archive_that_small_loads_map(tmp_path, monkeypatch):
+    """``kb prepare`` on the user's own cache, as ``make kb-prepare`` left it (it records there
+    first, so this finds it; alone, this records it, about 30 s): installed whole, found again
+    without recording, mapped by a small load."""
+    monkeypatch.delenv(user_cache.CACHE_ENV, raising=False)
     proc = _spaseq("kb", "prepare", "--json", timeout=600)
     assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
     done = json.loads(proc.stdout)
-    assert done["recorded"] and class_archive.ready_archive(SMALL_INPUT_JAVA_OPTIONS) == Path(done["archive"])
-    assert sorted(p.name for p in cache.iterdir() if not p.name.startswith(".")) == sorted(
-        [Path(done["archive"]).name, Path(done["archive"]).with_suffix(".json").name])  # no recording left
+    archive = Path(done["archive"])
+    assert class_archive.ready_archive(SMALL_INPUT_JAVA_OPTIONS) == archive
+    assert archive.parent == user_cache.cache_dir() and archive.with_suffix(".json").is_file()
+    assert not list(archive.parent.glob(".recording-*"))  # no recording left
     again = _spaseq("kb", "prepare", "--json")
-    assert not json.loads(again.stdout)["recorded"]
+    assert json.loads(again.stdout) | {"seconds": 0} == done | {"recorded": False, "seconds": 0}
     log = tmp_path / "cds.log"
     proc = _load_15(tmp_path, "--conf", f"spark.driver.extraJavaOptions=-Xlog:cds=info:file={log}")
     assert (proc.returncode, proc.stderr) == (0, "")
     assert json.loads(proc.stdout)["loaded"] == 15
     assert "Mapped dynamic region" in log.read_text(encoding="utf-8")
+
+
+def test_an_install_deletes_the_archives_of_environments_gone(cache, tmp_path):
+    """Each venv has its own key: one made again per clone would leave a ~160 MB archive behind
+    every time. Installing deletes those whose java or jars are gone, and nothing else."""
+    live = _install(cache, b"a" * 4096)
+    key = class_archive.archive_key(SMALL_INPUT_JAVA_OPTIONS)
+    gone_venv = tmp_path / "gone venv" / "pyspark" / "jars"
+    stale = [replace(key, jars=f"{gone_venv} 4096 1"), replace(key, java=str(tmp_path / "no-jdk" / "java"))]
+    for other in stale:
+        recorded = cache / "r.jsa"
+        recorded.write_bytes(b"s" * 4096)
+        os.replace(recorded, class_archive.archive_path(other))
+        class_archive.archive_path(other).with_suffix(".json").write_text(
+            json.dumps({"size": 4096, "key": asdict(other)}), encoding="utf-8")
+    foreign = cache / "spark-classes-foreign.json"
+    foreign.write_text("{not json", encoding="utf-8")
+    assert len(list(cache.glob("*.jsa"))) == 3
+    assert _install(cache, b"b" * 4096) == live
+    assert sorted(p.name for p in cache.glob("spark-classes-*")) == sorted(
+        [live.name, live.with_suffix(".json").name, foreign.name])
+    assert class_archive.ready_archive(SMALL_INPUT_JAVA_OPTIONS) == live
