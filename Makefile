@@ -23,7 +23,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 # pip builds the native core (setuptools-rust, release mode) into the editable install
 $(STAMP): pyproject.toml $(NATIVE_SRC) | $(BIN)/python check-rust
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,spark,server,rdflib]'
+	$(BIN)/python -m pip install --quiet -e '.[test,spark,server,rdflib,arrow]'
 	touch $(STAMP)
 
 check-rust:
@@ -65,7 +65,7 @@ test-rust: $(STAMP)
 # The benchmark suite (benchmarks/README.md): JSON and a PNG chart in benchmarks/results/.
 BENCH_STAMP := $(VENV)/.bench-stamp
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,spark,server,rdflib,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,spark,server,rdflib,arrow,bench]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)

@@ -195,7 +195,7 @@ def _run_engine(spec: dict, setup_start: float) -> dict:
         if error is not None:
             return {"status": "error", "reason": str(error)}
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
-        return _result(dataset.events, dataset.triples, counter.count, elapsed, cpu, setup_s,
+        return result_of(dataset.events, dataset.triples, counter.count, elapsed, cpu, setup_s,
                        setup_rss, False)
     deadline = start + budget
     events = triples = 0
@@ -210,7 +210,7 @@ def _run_engine(spec: dict, setup_start: float) -> dict:
             break
     engine.close()
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
-    return _result(events, triples, counter.count, elapsed, cpu, setup_s, setup_rss,
+    return result_of(events, triples, counter.count, elapsed, cpu, setup_s, setup_rss,
                    capped or events < dataset.events)
 
 
@@ -328,16 +328,56 @@ def _run_cli(spec: dict, setup_start: float) -> dict:
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         peak = after.ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
         output_bytes = out.stat().st_size
-        matches = count_lines(out)
+        binary = _binary_format(extra)
+        floor = {}
+        if binary is None:
+            matches = count_lines(out)
+        else:  # its rows; and writing them alone, read back into memory (the format's floor)
+            matches, floor = _arrow_floor(binary, out, Path(tmp) / "floor")
         out.unlink()
         t0 = time.perf_counter()
         subprocess.run(command(empty_streams(dataset, Path(tmp))), capture_output=True, env=env,
                        timeout=timeout, check=False)
         startup_s = time.perf_counter() - t0
-    result = _result(dataset.events, dataset.triples, matches, elapsed, cpu, setup_s, None, False)
+    result = result_of(dataset.events, dataset.triples, matches, elapsed, cpu, setup_s, None, False)
     result.update({"peak_rss_mb": peak, "startup_s": startup_s, "output_bytes": output_bytes,
-                   "stderr": proc.stderr.strip()[-300:] or None})
+                   "stderr": proc.stderr.strip()[-300:] or None, **floor})
     return result
+
+
+def _binary_format(args: Sequence[str]) -> str | None:
+    """The Arrow format a ``spaseq run`` command line's last ``--format`` names, if any."""
+    from spaseq.engine.output.arrow import ARROW_FORMATS
+
+    formats = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--format"]
+    return formats[-1] if formats and formats[-1] in ARROW_FORMATS else None
+
+
+def _arrow_floor(fmt: str, path: Path, scratch: Path) -> tuple[int, dict]:
+    """The rows of ``spaseq run``'s Arrow or Parquet output at ``path``, and the time and CPU
+    pyarrow takes to write them alone again, from memory, as the run's writer does (the same
+    ``open_writer``, the same record batches): ``floor_s``, ``floor_cpu_s``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from spaseq.engine.output.arrow import open_writer
+
+    if fmt == "parquet":
+        source = pq.ParquetFile(path)
+        batches = [source.read_row_group(i).combine_chunks().to_batches()[0]
+                   for i in range(source.num_row_groups)]
+        schema = source.schema_arrow
+    else:
+        with pa.ipc.open_stream(path) as reader:
+            schema, batches = reader.schema, list(reader)
+    start, cpu0 = time.perf_counter(), time.process_time()
+    writer = open_writer(fmt, str(scratch), schema)
+    for batch in batches:
+        writer.write_batch(batch)
+    writer.close()
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
+    scratch.unlink()
+    return sum(b.num_rows for b in batches), {"floor_s": elapsed, "floor_cpu_s": cpu}
 
 
 def count_lines(path) -> int:
@@ -366,7 +406,7 @@ def _run_reference(spec: dict, setup_start: float) -> dict:
     matches = evaluate(query, events, kb)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
     triples = sum(len(e.triples) for e in events)
-    return _result(len(events), triples, len(matches), elapsed, cpu, setup_s, setup_rss,
+    return result_of(len(events), triples, len(matches), elapsed, cpu, setup_s, setup_rss,
                    len(events) < dataset.events)
 
 
@@ -392,7 +432,7 @@ def _run_baseline(spec: dict, setup_start: float) -> dict:
             capped = True
             break
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
-    return _result(events, triples, baseline.matches, elapsed, cpu, setup_s, setup_rss,
+    return result_of(events, triples, baseline.matches, elapsed, cpu, setup_s, setup_rss,
                    capped or events < dataset.events)
 
 
@@ -407,12 +447,12 @@ def _run_ceiling(spec: dict, setup_start: float) -> dict:
     start, cpu0 = time.perf_counter(), time.process_time()
     quads = parse_ceiling(dataset)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
-    result = _result(dataset.events, dataset.triples, None, elapsed, cpu, setup_s, setup_rss, False)
+    result = result_of(dataset.events, dataset.triples, None, elapsed, cpu, setup_s, setup_rss, False)
     result["quads"] = quads
     return result
 
 
-def _result(
+def result_of(
     events: int, triples: int, matches: int | None, elapsed: float, cpu: float,
     setup_s: float, setup_rss: float, capped: bool,
 ) -> dict:
@@ -460,7 +500,7 @@ def _run_write_floor(spec: dict, setup_start: float) -> dict:
             while left > 0:
                 left -= out.write(block[: min(left, len(block))])
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
-    result = _result(dataset.events, dataset.triples, None, elapsed, cpu, setup_s, None, False)
+    result = result_of(dataset.events, dataset.triples, None, elapsed, cpu, setup_s, None, False)
     result["output_bytes"] = size
     return result
 
@@ -502,7 +542,7 @@ def _run_prototype(spec: dict, setup_start: float) -> dict:
         elapsed = time.perf_counter() - start
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     counts = json.loads(done.stdout)
-    result = _result(counts["events"], dataset.triples, counts["matches"], elapsed,
+    result = result_of(counts["events"], dataset.triples, counts["matches"], elapsed,
                      usage.ru_utime + usage.ru_stime, setup_s, None, False)
     result["peak_rss_mb"] = usage.ru_maxrss / 1024
     return result

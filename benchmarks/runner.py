@@ -33,9 +33,11 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = HERE / "results"
 DEFAULT_DATA = HERE / "data"
 SYSTEMS = ("spaseq", "api", "ablations", "reference", "baseline", "ceiling", "pyflink", "floor", "prototype",
-           "events")
+           "events", "arrow")
 #: the cheaper jsonl forms measured with ``--systems ...,events`` (``spaseq run --events FORM``)
 EVENT_FORMS = ("ids", "none")
+#: the bulk formats measured with ``--systems ...,arrow`` (``spaseq run --format FORM``)
+ARROW_FORMS = ("arrow", "parquet")
 #: the row of writing spaseq run's output alone (``--systems ...,floor``)
 FLOOR_LABEL = "write floor (output only)"
 DEFAULT_SYSTEMS = ("spaseq", "api", "ablations", "baseline", "ceiling", "prototype")
@@ -127,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--systems", help=f"comma-separated subset of: {', '.join(SYSTEMS)} "
                    f"(default: {','.join(DEFAULT_SYSTEMS)}; 'spaseq' is the reference when the engine API is missing; "
                    f"'pyflink' needs {pyflink_stock.INSTALL_HINT}; 'floor', with 'spaseq': writing that "
-                   "run's output alone, the speed limit its output sets)")
+                   "run's output alone, the speed limit its output sets; 'events': the run with --events "
+                   "ids and none; 'arrow': the run with --format arrow and parquet)")
     p.add_argument("--budget", type=float, help="seconds per engine measurement before it stops early")
     p.add_argument("--baseline-budget", type=float, help="seconds per baseline measurement")
     p.add_argument("--baseline-max-events", type=int, help="events the baseline is given at most (default 10^4)")
@@ -414,6 +417,17 @@ def _measure_group(
                 cheaper = run_one(label, spec, config.budget_s + 240)
                 rows.append(_row(workload, window, size, "spaseq", label, cheaper))
                 forms.append((label, cheaper))
+        if "arrow" in config.systems and probe.available:
+            for form in ARROW_FORMS:  # the same run in a bulk format, its floor measured by it
+                label = f"spaseq --format {form}"
+                spec = {**base, "kind": "cli", "budget_s": config.budget_s, "cli_args": ("--format", form)}
+                bulk = run_one(label, spec, config.budget_s + 240)
+                rows.append(_row(workload, window, size, "spaseq", label, bulk))
+                if "floor" in config.systems and bulk.get("floor_s"):
+                    floor = measure.result_of(bulk["events"], bulk["triples"], bulk["matches"], bulk["floor_s"],
+                                    bulk["floor_cpu_s"], 0.0, None, False)
+                    rows.append(_row(workload, window, size, "floor", f"{FLOOR_LABEL}, --format {form}",
+                                     {**floor, "output_bytes": bulk["output_bytes"]}))
         for label, written in forms:
             if "floor" in config.systems and written.get("output_bytes"):
                 # writing the run's output alone, its size as measured (``_run_write_floor``)

@@ -260,7 +260,7 @@ def _jvm_peak_rss_mb(pids: list[int]) -> float | None:
 
 def measure_spec(spec: dict, setup_start: float) -> dict[str, Any]:
     """The runner's ``pyflink`` measurement: flatten (timed apart), set up, warm up, count matches."""
-    from benchmarks.measure import _result, peak_rss_mb
+    from benchmarks.measure import peak_rss_mb, result_of
 
     if spec["workload"] != WORKLOAD:
         return {"status": "n/a", "reason": f"the PyFlink peer implements {WORKLOAD} only"}
@@ -287,7 +287,7 @@ def measure_spec(spec: dict, setup_start: float) -> dict[str, Any]:
         elapsed = time.perf_counter() - start
         cpu = time.process_time() - cpu0 + _jvm_cpu_s(jvms) - jvm_cpu0
         jvm_rss = _jvm_peak_rss_mb(jvms)
-    result = _result(flat.events, flat.triples, matches, elapsed, cpu, setup_s, setup_rss,
+    result = result_of(flat.events, flat.triples, matches, elapsed, cpu, setup_s, setup_rss,
                      flat.events < dataset.events)
     py_rss = peak_rss_mb()
     result.update({

@@ -372,8 +372,11 @@ def gpm_evaluators(plan_json: str) -> list[tuple[str, str, str | None]]:
 class NativeWriter:
     """One query's results written natively (``spaseq_output``), the one implementation of
     every output format: ``jsonl``, ``json``, ``csv``, ``tsv``, ``table`` or ``trig``, to the
-    text file ``out`` (``write(str)``, ``flush()``); the runtime's matches without a Python
-    object per match (``write_matches``), or rows given as values (``write_row``), not both."""
+    text file ``out`` (``write(str)``, ``flush()``); or ``arrow``: built as Arrow record
+    batches handed to ``out``, a sink (``write_batch(buffers)``, ``finish()``:
+    ``spaseq.engine.output.arrow.ArrowSink``; ``thread`` does not apply). The runtime's
+    matches without a Python object per match (``write_matches``), or rows given as values
+    (``write_row``), not both."""
 
     def __new__(cls, format: str, out: object, select: list[str] | None,
                  columns: list[str], with_time: bool, binary: bool = False,
@@ -419,7 +422,8 @@ class NativeWriter:
         """Write what follows the rows, flush, and wait for the writing thread to be done."""
     def close(self) -> None:
         """Wait for the writing thread to write the rows handed to it, and stop it (nothing
-        written after them); the writing's OSError, if any."""
+        written after them); the writing's OSError, if any. An ``arrow`` writer hands over
+        the rows it holds and finishes the file (readable only then)."""
 
 def timestamp_ns(value: str, datatype: str, language: str | None = None, direction: str | None = None) -> int:
     """The time a timestamp literal denotes, in nanoseconds (since the epoch for an

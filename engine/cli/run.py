@@ -31,6 +31,7 @@ from spaseq.engine.cli.common import (
 )
 from spaseq.engine.cli.progress import Probe, Progress, progress_wanted
 from spaseq.engine.errors import Location, SpaseqError, StreamError, UsageError
+from spaseq.engine.output.arrow import ARROW_FORMATS, require_pyarrow
 from spaseq.engine.output.native import FORMATS, native_writer, row_writer
 from spaseq.engine.output.times import TIME_FORMATS
 
@@ -60,7 +61,9 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
                           "'spaseq kb load' (opened read-only; a newer version is picked up)")
     run.add_argument("--format", choices=FORMATS, default=None,
                      help="table (default for SELECT), trig (default for CONSTRUCT: each result "
-                          "as a timestamped graph, a replay file), jsonl, json, csv, tsv")
+                          "as a timestamped graph, a replay file), jsonl, json, csv, tsv; for bulk "
+                          "output, arrow (an Arrow IPC stream) or parquet (a file: needs --output), "
+                          "one row per result with the columns of --spark-output (needs pyarrow)")
     run.add_argument("--with", dest="with_queries", action="append", default=[],
                      metavar="QUERY=IRI",
                      help="also run QUERY, whose results form the stream IRI that the main query "
@@ -72,9 +75,9 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--with-time", action="store_true",
                      help="json/csv/tsv: add _time and _start columns")
     run.add_argument("--events", choices=("full", "ids", "none"), default="full",
-                     help="jsonl: each match's events as the contract says (full, the default), "
-                          "their graph names only (ids), or no events member (none: cheaper for "
-                          "many matches)")
+                     help="jsonl, arrow, parquet: each match's events as the contract says (full, "
+                          "the default), their graph names only (ids), or no events member or "
+                          "column (none: cheaper for many matches)")
     run.add_argument("--time-format", choices=TIME_FORMATS, default="input",
                      help="how results write times (_time/_start, jsonl's time_iso/start_iso, "
                           "--materialize's spaseq:time): input (default): xsd:dateTime in UTC for "
@@ -146,6 +149,7 @@ def run_run(args: argparse.Namespace) -> int:
                          "input in time order and judges no event late")
     withs = _load_with(args)
     _check_composition(args, query, withs)
+    _output_format(args, query)
     inputs = _input_view(query, withs)
     if args.spark is not None or args.spark_output:
         return _run_spark(args, query, withs, inputs)
@@ -236,9 +240,7 @@ def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], python_rows: b
     when ``out`` allows it) and, when the results come through Python (``python_rows``), the
     function that writes one (a ``Derived``); None when they go straight from the native
     runtime to the writer."""
-    fmt = args.format or ("trig" if query.match.is_construct else "table")
-    if args.events != "full" and fmt != "jsonl":
-        raise UsageError(f"--events {args.events} is for --format jsonl (the other formats list no events)")
+    fmt = _output_format(args, query)
     writer = native_writer(fmt, query, _variables(query), args.with_time, out, args.time_format,
                            thread, _output_iri(args), args.events)
     if not python_rows:
@@ -251,6 +253,21 @@ def _sink(args: argparse.Namespace, query: A.Query, out: IO[str], python_rows: b
         write_row(derived.row)
 
     return writer, write
+
+
+def _output_format(args: argparse.Namespace, query: A.Query) -> str:
+    """The run's ``--format`` (its default: the table, TriG for CONSTRUCT), checked with the
+    options that depend on it before any output is opened (UsageError)."""
+    fmt = args.format or ("trig" if query.match.is_construct else "table")
+    if args.events != "full" and fmt not in ("jsonl", *ARROW_FORMATS):
+        raise UsageError(f"--events {args.events} is for --format jsonl, arrow or parquet (the other formats "
+                         "list no events)")
+    if fmt in ARROW_FORMATS:
+        require_pyarrow(fmt)
+        if args.output is None and (fmt == "parquet" or sys.stdout.isatty()):
+            raise UsageError(f"--format {fmt} writes binary " + (
+                "to a file: give --output FILE" if fmt == "parquet" else "data: give --output FILE or a pipe"))
+    return fmt
 
 
 def _variables(query: A.Query) -> list[str]:

@@ -33,6 +33,7 @@ from pyoxigraph import Triple
 
 from spaseq.engine import _native
 from spaseq.engine._native import NativeWriter
+from spaseq.engine.output.arrow import ARROW_FORMATS
 from spaseq.engine.output.times import DEFAULT_TIME_FORMAT
 from spaseq.engine.values.timestamps import exact_seconds, to_nanoseconds
 from spaseq.engine.vocab import PROV_NS, SPASEQ_NS, XSD_NS
@@ -42,8 +43,11 @@ if TYPE_CHECKING:  # the query's front end is imported when a run starts (cli/ru
     from spaseq.engine.events import Event
     from spaseq.engine.matches import Row
 
-#: the formats results are written in (``spaseq run --format``)
-FORMATS = ("table", "jsonl", "json", "csv", "tsv", "trig")
+#: the text formats results are written in, spelled natively
+TEXT_FORMATS = ("table", "jsonl", "json", "csv", "tsv", "trig")
+#: the formats results are written in (``spaseq run --format``): the text formats, then the
+#: Arrow ones (``output.arrow``: built natively, written by pyarrow)
+FORMATS = (*TEXT_FORMATS, *ARROW_FORMATS)
 
 #: a taken event as ``NativeWriter.write_row`` takes it: (atom, stream IRI, time in ns,
 #: stamped with an xsd:dateTime, graph name in N-Triples or None)
@@ -61,8 +65,9 @@ def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: b
     times as ``time_format`` says. With ``thread``, the rows are written on a thread of their
     own when ``out`` is a file with a descriptor taking UTF-8 (``out`` is then left alone
     until ``finish`` or ``close``). TriG needs ``output``, the query's output stream IRI (its
-    results' graph names). ``events`` (jsonl): ``full``, each taken event as the contract
-    says; ``ids``, its graph name only; ``none``, no ``events`` member."""
+    results' graph names). ``events`` (jsonl, Arrow): ``full``, each taken event as the
+    contract says; ``ids``, its graph name only; ``none``, no ``events`` member. The Arrow
+    formats write to ``out``'s binary file (``output.arrow``: ``close`` finishes it too)."""
     if query.match.is_construct:  # solutions of the template's variables (the columns)
         select: list[str] | None = list(columns)
     elif query.match.variables is None:  # SELECT *: every bound variable, by name
@@ -76,6 +81,12 @@ def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: b
         if query.match.is_construct:
             template = template_terms(query.match.template)
     binary = _binary(out)
+    if fmt in ARROW_FORMATS:  # record batches handed to pyarrow, written to the binary file
+        from spaseq.engine.output.arrow import ArrowSink
+
+        sink = ArrowSink(fmt, _bytes_under(out), columns, events)
+        return NativeWriter("arrow", sink, select, list(columns), with_time, True, time_format,
+                            events=events)
     return NativeWriter(fmt, out if binary is None else binary, select, list(columns), with_time,
                         binary is not None, time_format, thread, list(prefixes.items()), output,
                         template, events)
@@ -115,6 +126,16 @@ def _binary(out: IO[str]) -> IO[bytes] | None:
             return None
     except LookupError:
         return None
+    out.flush()
+    return buffer
+
+
+def _bytes_under(out: IO[str]) -> IO[bytes]:
+    """The binary file under the text file ``out``, flushed so that nothing written earlier
+    as text comes after (the Arrow formats write bytes, whatever ``out``'s encoding)."""
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        raise ValueError("the Arrow formats write bytes: the output has no binary file under it")
     out.flush()
     return buffer
 

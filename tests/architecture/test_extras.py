@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SG = ROOT / "fixtures" / "smartgrid"
 #: the top-level modules of the server and rdflib extras (and of the test extra's client)
 EXTRA_MODULES = {"server": ("fastapi", "uvicorn", "sse_starlette", "starlette"), "rdflib": ("rdflib",),
-                 "test": ("SPARQLWrapper", "httpx")}
+                 "test": ("SPARQLWrapper", "httpx"), "arrow": ("pyarrow",)}
 BLOCKED = [m for modules in EXTRA_MODULES.values() for m in modules]
 
 
@@ -78,6 +78,16 @@ def test_serve_says_to_install_the_server_extra(no_extras) -> None:
     assert proc.stderr == "spaseq: spaseq serve needs fastapi: pip install 'spaseq[server]'\n"
 
 
+def test_arrow_output_says_to_install_the_arrow_extra(no_extras, tmp_path) -> None:
+    out = tmp_path / "rows.parquet"
+    proc = subprocess.run([sys.executable, "-m", "spaseq.engine.cli", "run", str(SG / "query.rq"),
+                           "--stream", f"S1={SG / 'power.trig'}", "--format", "parquet", "--output", str(out)],
+                          env=no_extras, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.endswith("spaseq: --format parquet needs pyarrow: pip install 'spaseq[arrow]'\n"), proc.stderr
+    assert not out.exists()  # refused before the output was opened
+
+
 def test_the_rdflib_plugin_says_to_install_the_rdflib_extra(no_extras) -> None:
     script = """
 import json
@@ -111,6 +121,7 @@ def test_pyproject_lists_the_extras() -> None:
               for name, deps in project["optional-dependencies"].items()}
     assert extras["server"] == {"fastapi", "uvicorn", "sse-starlette"}
     assert extras["rdflib"] == {"rdflib"}
+    assert extras["arrow"] == {"pyarrow"}
     assert "sparqlwrapper" in extras["test"]
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert "-e '.[test,spark,server,rdflib]'" in makefile
+    assert "-e '.[test,spark,server,rdflib,arrow]'" in makefile

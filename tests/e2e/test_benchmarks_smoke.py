@@ -156,9 +156,11 @@ def test_runner_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_write_floor_writes_the_size_of_the_run_s_output(tmp_path: Path) -> None:
     """`--systems spaseq,floor`: a row writing as many bytes as the `spaseq run` process wrote,
-    rated over the same events and against the same ceiling."""
+    rated over the same events and against the same ceiling; with `arrow`, the run in each
+    Arrow format (the same matches, its rows counted in the file) and pyarrow writing them
+    alone."""
     report = _run(tmp_path, "--quick", "--workloads", "vshape-any", "--sizes", str(TINY), "--in-process",
-                  "--systems", "spaseq,floor,ceiling", "--budget", "2")
+                  "--systems", "spaseq,floor,arrow,ceiling", "--budget", "2")
     _check_report(report)
     rows = {row["label"]: row for row in report["runs"]}
     main, floor = rows[report["engine"]["label"]], rows[runner.FLOOR_LABEL]
@@ -166,6 +168,12 @@ def test_write_floor_writes_the_size_of_the_run_s_output(tmp_path: Path) -> None
     assert floor["system"] == "floor" and floor["events"] == main["events"] == TINY
     assert floor["output_bytes"] == main["output_bytes"] > 0
     assert floor["events_per_s"] > 0 and floor["vs_ceiling"] is not None
+    for form in runner.ARROW_FORMS:
+        bulk, written = rows[f"spaseq --format {form}"], rows[f"{runner.FLOOR_LABEL}, --format {form}"]
+        assert bulk["status"] == written["status"] == "ok", bulk
+        assert bulk["matches"] == written["matches"] == main["matches"] > 0
+        assert 0 < bulk["output_bytes"] == written["output_bytes"] < main["output_bytes"]
+        assert written["events_per_s"] > 0
 
 
 def test_runner_falls_back_to_the_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

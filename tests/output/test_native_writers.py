@@ -42,7 +42,7 @@ from spaseq.engine.cli.run import _output_iri, _sink
 from spaseq.engine.compile.plan import EngineOptions
 from spaseq.engine.events import Event
 from spaseq.engine.language.query import parse_query
-from spaseq.engine.output.native import FORMATS
+from spaseq.engine.output.native import TEXT_FORMATS
 from spaseq.engine.output.times import TIME_FORMATS
 from tests.output import writers_oracle
 from tests.properties.test_differential import event_parts, kb, queries
@@ -152,7 +152,7 @@ def relabel(text: str) -> str:
 
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(queries(), st.sampled_from(HEADS), st.sampled_from(RENAMES), st.booleans(), events(),
-       st.sampled_from(FORMATS), st.booleans(), st.booleans(), st.booleans(),
+       st.sampled_from(TEXT_FORMATS), st.booleans(), st.booleans(), st.booleans(),
        st.sampled_from(TIME_FORMATS))
 def test_native_writers_write_the_oracles_bytes(text, head, names, distinct, evs, fmt, with_time,
                                                 lazy, end, time_format) -> None:
@@ -206,7 +206,7 @@ def test_what_the_python_writers_alone_wrote_is_written_natively() -> None:
         # ?a ?b: (1, 1) at 2 s, again at 3 s (dropped), (1, 2) at 4 s, which writes the same row
         assert run(construct, evs, "csv", True, writer) == (
             "_time,_start,s,a\r\n2,1,http://ex.org/x,1\r\n4,3,http://ex.org/x,1\r\n")
-    for fmt in FORMATS:
+    for fmt in TEXT_FORMATS:
         expected = run(construct, evs, fmt, True, "oracle")
         assert run(construct, evs, fmt, True, "runtime") == expected
         assert run(construct, evs, fmt, True, "rows") == expected
@@ -219,7 +219,7 @@ def test_what_the_python_writers_alone_wrote_is_written_natively() -> None:
             {"_time": {"type": "literal", "value": "1", "datatype": "http://www.w3.org/2001/XMLSchema#decimal"},
              "s": {"type": "uri", "value": f"{EX}x"},
              "_start": {"type": "literal", "value": "1", "datatype": "http://www.w3.org/2001/XMLSchema#decimal"}}]
-        for fmt in FORMATS:
+        for fmt in TEXT_FORMATS:
             assert run(select, _events(7, 8), fmt, True, writer) == run(select, _events(7, 8), fmt, True, "oracle")
 
 
@@ -270,7 +270,7 @@ def cli(args: list[str], tmp_path: Path, writer: str, capsys) -> tuple[int, byte
     return status, text, capsys.readouterr().err
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", TEXT_FORMATS)
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_spaseq_run_writes_the_oracles_bytes(case, fmt, tmp_path, capsys) -> None:
     for with_time in ([], ["--with-time"], ["--with-time", "--time-format", "dateTime"],
@@ -295,7 +295,7 @@ def test_input_error_keeps_the_contract(tmp_path, capsys) -> None:
         ":e2 { :x :b 5 . }\n:e3 prov:generatedAtTime 3 .\n:e3 { :y :c 0 . }\n"
         ":e4 prov:generatedAtTime 4 .\n:e4 { :x :b @@ . }\n")
     os.chdir(tmp_path)
-    for fmt in FORMATS:
+    for fmt in TEXT_FORMATS:
         for rows in ([], ["--materialize", "{store}"]):
             args = ["q.rq", "--stream", "S1=bad.trig", "--format", fmt, *rows]
             status, oracle, err = cli(args, tmp_path, "oracle", capsys)

@@ -19,7 +19,8 @@ from rdflib.query import Result
 from spaseq.engine._native import NativeWriter
 from spaseq.engine.events import Event
 from spaseq.engine.matches import Match, Row, Taken
-from spaseq.engine.output.native import FORMATS, jsonl_line, row_writer
+from spaseq.engine.output.arrow import ARROW_FORMATS
+from spaseq.engine.output.native import FORMATS, TEXT_FORMATS, jsonl_line, row_writer
 from spaseq.engine.output.times import TIME_FORMATS
 from tests.output import writers_oracle as oracle
 from tests.util import render
@@ -292,7 +293,8 @@ def test_table_leaves_unbound_cells_empty():
 
 
 def test_formats():
-    assert set(FORMATS) == {*oracle.FORMATS, "trig"} == {"table", "jsonl", "json", "csv", "tsv", "trig"}
+    assert set(TEXT_FORMATS) == {*oracle.FORMATS, "trig"} == {"table", "jsonl", "json", "csv", "tsv", "trig"}
+    assert FORMATS == (*TEXT_FORMATS, *ARROW_FORMATS)  # the Arrow ones: tests/output/test_arrow.py
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "json", "csv", "tsv"])

@@ -239,11 +239,10 @@ impl Collector {
         let resolved = self.resolved.as_ref().expect("resolved above");
         let value = |slot: Option<Slot>| slot.and_then(|s| m.mu.get(s).copied().flatten());
         self.rows += 1;
-        let cells: &mut dyn Iterator<Item = Option<Slot>> = match self.format {
-            Format::Jsonl | Format::Json | Format::Trig => {
-                &mut resolved.row.iter().map(|(s, _)| *s)
-            }
-            Format::Csv | Format::Tsv | Format::Table => &mut resolved.columns.iter().copied(),
+        let cells: &mut dyn Iterator<Item = Option<Slot>> = if self.format.by_columns() {
+            &mut resolved.columns.iter().copied()
+        } else {
+            &mut resolved.row.iter().map(|(s, _)| *s)
         };
         for slot in cells {
             let id = value(slot);
@@ -258,7 +257,7 @@ impl Collector {
             }
             batch.values.push(id);
         }
-        if self.format == Format::Trig || (self.format == Format::Jsonl && self.events) {
+        if self.format.lists_events() && (self.format == Format::Trig || self.events) {
             let first = batch.taken.len();
             let mut at = m.node.as_deref();
             while let Some(n) = at {

@@ -181,7 +181,7 @@ impl Formatter {
                 out.push_str(&header.join("\t"));
                 out.push('\n');
             }
-            Format::Table => {}
+            Format::Table | Format::Arrow => {}
             Format::Trig => {
                 if let Some(trig) = &self.trig {
                     trig.start(out);
@@ -255,9 +255,10 @@ impl Formatter {
                 }
             }
         }
-        let width = match self.format {
-            Format::Jsonl | Format::Json | Format::Trig => resolved.row.len(),
-            Format::Csv | Format::Tsv | Format::Table => resolved.columns.len(),
+        let width = if self.format.by_columns() {
+            resolved.columns.len()
+        } else {
+            resolved.row.len()
         };
         let mut taken_at = 0;
         for (i, head) in batch.rows.iter().enumerate() {
@@ -272,6 +273,7 @@ impl Formatter {
                 Format::Tsv => self.tsv(head, values, out),
                 Format::Table => self.table_row(head, values),
                 Format::Trig => self.trig_row(head, values, taken, &resolved, out),
+                Format::Arrow => unreachable!("Arrow rows are built by columns::Columns"),
             }
         }
         self.resolved = Some(resolved);
@@ -352,6 +354,7 @@ impl Formatter {
             Format::Tsv => tsv_value(term, &mut s),
             Format::Table => table_term(term, &self.prefixes, &mut s),
             Format::Trig => unreachable!("TriG keeps its terms as terms"),
+            Format::Arrow => unreachable!("Arrow rows are built by columns::Columns"),
         }
         s.into_boxed_str()
     }

@@ -23,6 +23,7 @@
 
 pub mod background;
 pub mod collect;
+pub mod columns;
 pub mod derive;
 pub mod formatter;
 pub mod late;
@@ -53,6 +54,9 @@ pub enum Format {
     Table,
     /// Each result a named graph of the query's output stream (`trig.rs`).
     Trig,
+    /// Arrow record batches (`columns.rs`), written as an Arrow IPC stream or Parquet by
+    /// pyarrow: built by `Columns`, not by a `Formatter`.
+    Arrow,
 }
 
 impl Format {
@@ -64,8 +68,23 @@ impl Format {
             "tsv" => Some(Format::Tsv),
             "table" => Some(Format::Table),
             "trig" => Some(Format::Trig),
+            "arrow" => Some(Format::Arrow),
             _ => None,
         }
+    }
+
+    /// Whether a row's cells are the header's columns (CSV, TSV, the table, Arrow) rather
+    /// than the projected row's variables (jsonl, JSON, TriG).
+    pub fn by_columns(self) -> bool {
+        matches!(
+            self,
+            Format::Csv | Format::Tsv | Format::Table | Format::Arrow
+        )
+    }
+
+    /// Whether rows carry the events their match took (jsonl, TriG, Arrow).
+    pub fn lists_events(self) -> bool {
+        matches!(self, Format::Jsonl | Format::Trig | Format::Arrow)
     }
 }
 

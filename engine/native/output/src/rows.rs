@@ -135,12 +135,13 @@ impl RowCollector {
             let (_, text) = row.bindings.iter().find(|(v, _)| v == name)?;
             Some(self.terms[text.as_str()])
         };
-        let cells = match self.format {
-            Format::Jsonl | Format::Json | Format::Trig => &self.names,
-            Format::Csv | Format::Tsv | Format::Table => &self.columns,
+        let cells = if self.format.by_columns() {
+            &self.columns
+        } else {
+            &self.names
         };
         batch.values.extend(cells.iter().map(value));
-        if matches!(self.format, Format::Jsonl | Format::Trig) {
+        if self.format.lists_events() {
             for (uid, (t, graph)) in row.taken.iter().zip(graphs).enumerate() {
                 let gpm = self.atoms.iter().position(|a| *a == t.atom);
                 batch
@@ -180,7 +181,7 @@ impl RowCollector {
                 }
             }
         }
-        if matches!(self.format, Format::Jsonl | Format::Trig) {
+        if self.format.lists_events() {
             for t in &row.taken {
                 if !self.atoms.contains(&t.atom) {
                     self.atoms.push(t.atom.clone());

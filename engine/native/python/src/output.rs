@@ -11,6 +11,8 @@ use crate::runtime::{parse_term, NativeEngine};
 use oxrdf::Term;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+use spaseq_output::columns::{Bits, Coded, Columns, EventColumns, RecordBatch};
 use spaseq_output::derive::Derive;
 use spaseq_output::trig::{Taken, TemplateTerm, Trig};
 use spaseq_output::{
@@ -40,6 +42,13 @@ enum Sink {
     },
     /// On a thread of its own, to a duplicate of a binary file's descriptor.
     Thread(Background),
+    /// Arrow columns, each full record batch handed to `out.write_batch` (a Python sink
+    /// writing it with pyarrow, `spaseq.engine.output.arrow`).
+    Columns {
+        columns: Columns,
+        out: Py<PyAny>,
+        batch: Batch,
+    },
 }
 
 impl Sink {
@@ -80,12 +89,101 @@ impl Sink {
                 }
                 (filled, background.write(batch).map_err(os_error))
             }
+            // record batches are cut by size, not by flushes: a flush per row would make
+            // one-row batches of a columnar file
+            Sink::Columns {
+                columns,
+                out,
+                batch,
+            } => {
+                let filled = fill(batch);
+                if filled.is_err() {
+                    return (filled, Ok(()));
+                }
+                columns.write(batch);
+                let written = if columns.full() {
+                    hand_over(py, columns, out)
+                } else {
+                    Ok(())
+                };
+                (filled, written)
+            }
         }
     }
 }
 
+/// Hand the record batch built so far (if it has rows) to the Python sink `out`.
+fn hand_over(py: Python<'_>, columns: &mut Columns, out: &Py<PyAny>) -> PyResult<()> {
+    match columns.take() {
+        Some(built) => {
+            let built = record_batch(py, built)?;
+            out.call_method1(py, "write_batch", (built,)).map(drop)
+        }
+        None => Ok(()),
+    }
+}
+
+fn bits<'py>(py: Python<'py>, b: &Bits) -> PyResult<Bound<'py, PyTuple>> {
+    (PyBytes::new(py, &b.bytes), b.unset).into_pyobject(py)
+}
+
+fn coded<'py, K>(py: Python<'py>, c: &Coded<K>) -> PyResult<Bound<'py, PyTuple>> {
+    let (validity, nulls) = (PyBytes::new(py, &c.validity.bytes), c.nulls());
+    let indices = PyBytes::new(py, &c.indices);
+    let d = &c.dictionary;
+    let (offsets, data) = (PyBytes::new(py, &d.offsets), PyBytes::new(py, &d.data));
+    (validity, nulls, indices, d.len, offsets, data).into_pyobject(py)
+}
+
+/// A record batch's buffers as Python bytes, as `spaseq.engine.output.arrow` reads them:
+/// `(rows, number, start, time, dated, events, values)`, a bitmap as `(bytes, unset bits)`,
+/// a dictionary-encoded string column as `(validity, nulls, indices, dictionary length,
+/// dictionary offsets, dictionary data)`, `events` None or `(len, offsets, atom, stream,
+/// time, dated, graph)` and `values` a list of dictionary-encoded columns.
+fn record_batch(py: Python<'_>, b: RecordBatch) -> PyResult<Bound<'_, PyTuple>> {
+    let events = match &b.events {
+        None => None,
+        Some(EventColumns {
+            offsets,
+            atom,
+            stream,
+            time,
+            dated,
+            graph,
+            len,
+        }) => Some(
+            (
+                *len,
+                PyBytes::new(py, offsets),
+                coded(py, atom)?,
+                coded(py, stream)?,
+                PyBytes::new(py, time),
+                bits(py, dated)?,
+                coded(py, graph)?,
+            )
+                .into_pyobject(py)?,
+        ),
+    };
+    let values = b
+        .values
+        .iter()
+        .map(|v| coded(py, v))
+        .collect::<PyResult<Vec<_>>>()?;
+    (
+        b.rows,
+        PyBytes::new(py, &b.number),
+        PyBytes::new(py, &b.start),
+        PyBytes::new(py, &b.time),
+        bits(py, &b.dated)?,
+        events,
+        values,
+    )
+        .into_pyobject(py)
+}
+
 /// One query's results written natively in one format (`jsonl`, `json`, `csv`, `tsv`,
-/// `table`, `trig`).
+/// `table`, `trig`), or built as Arrow record batches (`arrow`: `out` is then a sink taking
+/// them, `write_batch(buffers)` and `finish()`; `thread` does not apply).
 #[pyclass(unsendable, module = "spaseq.engine._native")]
 struct NativeWriter {
     collector: Collector,
@@ -181,6 +279,11 @@ impl NativeWriter {
             }
             Sink::Thread(background) if finish => background.finish().map_err(os_error),
             Sink::Thread(background) => background.start().map_err(os_error),
+            Sink::Columns { columns, out, .. } if finish => {
+                hand_over(py, columns, out)?;
+                out.call_method0(py, "finish").map(drop)
+            }
+            Sink::Columns { .. } => Ok(()),
         }
     }
 
@@ -267,6 +370,18 @@ impl NativeWriter {
         let event_list = EventList::parse(events)
             .ok_or_else(|| PyValueError::new_err(format!("no event list {events:?}")))?;
         let prefixes = prefixes.unwrap_or_default();
+        if format == Format::Arrow {
+            let sink = Sink::Columns {
+                columns: Columns::new(columns.len(), event_list),
+                out,
+                batch: Batch::default(),
+            };
+            return Ok(NativeWriter {
+                plain: RowCollector::new(format, select.clone(), columns.clone(), times),
+                collector: Collector::new(format, select, columns, times).with_events(event_list),
+                sink,
+            });
+        }
         let mut formatter =
             Formatter::new(format, columns.clone(), with_time).with_events(event_list);
         if format == Format::Trig {
@@ -400,12 +515,16 @@ impl NativeWriter {
     }
 
     /// Wait until the rows handed to the writing thread are written, and stop it (nothing
-    /// follows them: for a run that ended without `finish`); its writing error, if any.
-    fn close(&mut self) -> PyResult<()> {
-        if let Sink::Thread(background) = &mut self.sink {
-            background.close().map_err(os_error)?;
+    /// follows them: for a run that ended without `finish`); its writing error, if any. An
+    /// Arrow writer hands over the rows it holds and finishes its file (the sink's
+    /// `finish`), which is readable only then.
+    fn close(&mut self, py: Python<'_>) -> PyResult<()> {
+        match &mut self.sink {
+            Sink::Thread(background) => background.close().map_err(os_error),
+            // a columnar file is readable only once finished: the rows so far are
+            Sink::Columns { .. } => self.frame(py, true),
+            Sink::Here { .. } => Ok(()),
         }
-        Ok(())
     }
 
     /// Rows written so far (after DISTINCT).
