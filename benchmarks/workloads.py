@@ -43,9 +43,9 @@ WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (
         Workload("vshape-strict", "stock", "vshape_strict.rq", (1, 60), 10, (1, 10, 30, 60),
-                 "V-shape, strict contiguity ','"),
+                 "V-shape, strict contiguity ','", prototype="vshape-strict"),
         Workload("vshape-next", "stock", "vshape_next.rq", (1, 60), 10, (1, 10, 30, 60),
-                 "V-shape, skip-till-next ';'"),
+                 "V-shape, skip-till-next ';'", prototype="vshape-next"),
         Workload("vshape-any", "stock", "vshape_any.rq", (1,), 1, (1, 5),
                  "V-shape, skip-till-any ':' (matches grow with the window cubed: small windows only)",
                  prototype="vshape-any"),

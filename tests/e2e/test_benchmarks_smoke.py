@@ -329,8 +329,11 @@ def test_spark_batch_input_and_workloads_are_what_it_says(tmp_path: Path) -> Non
         assert plan_query(parse_query(text)).split.kind == w.split, w.name
 
 
-# the many-key stream has few V-shapes of a company in a short window: 5 minutes there
-@pytest.mark.parametrize(("workload", "size", "minutes"), [("vshape-any", TINY, 1), ("vshape-many", TINY * 8, 5)])
+# the many-key stream has few V-shapes of a company in a short window: 5 minutes there; ';' and
+# ',' (few matches on 4 companies) over more events
+@pytest.mark.parametrize(("workload", "size", "minutes"), [
+    ("vshape-any", TINY, 1), ("vshape-many", TINY * 8, 5), ("vshape-next", TINY * 8, 10),
+    ("vshape-strict", TINY * 8, 10)])
 def test_the_prototype_finds_the_reference_matches(workload: str, size: int, minutes: int, data_dir: Path,
                                                    tmp_path: Path) -> None:
     """The prototype row's purpose-built matcher (benchmarks/prototype, std-only Rust) computes
