@@ -18,7 +18,7 @@ import pytest
 
 from spaseq.engine.cli.main import main
 from spaseq.engine.output.arrow import LEADING, result_schema
-from tests.output.test_native_writers import CASES, cli
+from tests.output.test_native_writers import CASES, cli, write_broken_run
 from tests.util import EX
 
 
@@ -125,19 +125,13 @@ def test_times_are_exact_and_dated_follows_the_time_format(tmp_path, capsys) -> 
 
 
 def test_a_run_stopped_by_bad_input_leaves_a_whole_file_with_the_matches_before(tmp_path, capsys) -> None:
-    (tmp_path / "q.rq").write_text(
-        f"PREFIX : <{EX}>\nSELECT ?s ?a ?b WITHIN 10 SECONDS\nFROM STREAM S1 <{EX}s1>\n"
-        "WHERE { SEQ(A; B) DEFINE GPM A ON S1 { ?s :a ?a } DEFINE GPM B ON S1 { ?s :b ?b } }\n")
-    (tmp_path / "bad.trig").write_text(
-        "@prefix : <http://ex.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
-        ":e1 prov:generatedAtTime 1 .\n:e1 { :x :a 1 . }\n:e2 prov:generatedAtTime 2.5 .\n"
-        ":e2 { :x :b 5 . }\n:e4 prov:generatedAtTime 4 .\n:e4 { :x :b @@ . }\n")
+    write_broken_run(tmp_path)
     os.chdir(tmp_path)
     for rows in ([], ["--engine", "reference"]):
         status = main(["run", "q.rq", "--stream", "S1=bad.trig", "--format", "parquet", "--output", "o.parquet",
                        *rows])
         assert status == 2
-        assert capsys.readouterr().err.startswith("bad.trig:8:")
+        assert capsys.readouterr().err.startswith("bad.trig:10:")
         table = pq.read_table(tmp_path / "o.parquet")
         assert table.select(["_number", "_time", "s", "a", "b"]).to_pylist() == [
             {"_number": 1, "_time": Decimal("2.5"), "s": f"<{EX}x>",

@@ -282,18 +282,24 @@ def test_spaseq_run_writes_the_oracles_bytes(case, fmt, tmp_path, capsys) -> Non
         assert oracle.count(b"\n") >= {"jsonl": 1, "csv": 2, "tsv": 2, "json": 3, "table": 3, "trig": 6}[fmt]  # rows
 
 
-def test_input_error_keeps_the_contract(tmp_path, capsys) -> None:
-    """A broken replay file: the matches before it written (and flushed), then
-    ``FILE:LINE:COLUMN: message`` and exit status 2, natively as by the oracle, whether the
-    rows come from the runtime or through Python."""
-    (tmp_path / "q.rq").write_text(
+def write_broken_run(folder: Path) -> None:
+    """``q.rq`` and ``bad.trig`` in ``folder``: one match, ``:x`` 1 then 5 at 2.5 s, before a
+    syntax error on line 10 of the file."""
+    (folder / "q.rq").write_text(
         f"PREFIX : <{EX}>\nSELECT ?s ?a ?b WITHIN 10 SECONDS\nFROM STREAM S1 <{EX}s1>\n"
         "WHERE { SEQ(A; B) DEFINE GPM A ON S1 { ?s :a ?a } DEFINE GPM B ON S1 { ?s :b ?b } }\n")
-    (tmp_path / "bad.trig").write_text(
+    (folder / "bad.trig").write_text(
         "@prefix : <http://ex.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
         ":e1 prov:generatedAtTime 1 .\n:e1 { :x :a 1 . }\n:e2 prov:generatedAtTime 2.5 .\n"
         ":e2 { :x :b 5 . }\n:e3 prov:generatedAtTime 3 .\n:e3 { :y :c 0 . }\n"
         ":e4 prov:generatedAtTime 4 .\n:e4 { :x :b @@ . }\n")
+
+
+def test_input_error_keeps_the_contract(tmp_path, capsys) -> None:
+    """A broken replay file: the matches before it written (and flushed), then
+    ``FILE:LINE:COLUMN: message`` and exit status 2, natively as by the oracle, whether the
+    rows come from the runtime or through Python."""
+    write_broken_run(tmp_path)
     os.chdir(tmp_path)
     for fmt in TEXT_FORMATS:
         for rows in ([], ["--materialize", "{store}"]):
