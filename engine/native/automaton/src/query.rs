@@ -31,16 +31,17 @@ use spaseq_gpm::vars::{Row, Slot, VarTable};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::plan::{Modifier, Plan, Strategy};
 use std::cell::RefCell;
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::rc::{Rc, Weak};
 
 mod conj;
+mod dues;
 mod policy;
 mod snapshot;
 #[cfg(test)]
 mod tests;
 use conj::{join_keys, ConjBuffer, Pool};
+use dues::Dues;
 use policy::{Policy, Proposal};
 pub use snapshot::QueryState;
 use spaseq_plan::plan::Selection;
@@ -351,8 +352,8 @@ pub struct QueryRuntime<G: GpmEval> {
     watchers: HashMap<Option<StreamId>, BTreeMap<u64, RunRef>>,
     strict_new: Vec<RunRef>,
     death: BTreeMap<i128, Vec<RunRef>>,
-    expiry: BinaryHeap<Reverse<Due>>,
-    closing: BinaryHeap<Reverse<Due>>,
+    expiry: Dues,
+    closing: Dues,
     lazy: Vec<(RunRef, Offered<G>)>,
     lazy_ids: std::collections::HashSet<u64, spaseq_io::hash::Fast>,
     doomed: Vec<RunRef>,
@@ -388,7 +389,7 @@ pub struct QueryRuntime<G: GpmEval> {
     /// order, back one window: what `,` asks of the gap before a result.
     recent: VecDeque<(i128, i128)>,
     /// Runs waiting for the clock to pass their timer's end, earliest first.
-    timers: BinaryHeap<Reverse<Due>>,
+    timers: Dues,
     /// How far before a match's start a BEFORE timer may reach (ns; 0 without one).
     reach: i128,
     /// Whether the query has a timer (its runs then hold a start token, as under head
@@ -724,8 +725,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             watchers: HashMap::default(),
             strict_new: Vec::new(),
             death: BTreeMap::new(),
-            expiry: BinaryHeap::new(),
-            closing: BinaryHeap::new(),
+            expiry: Dues::default(),
+            closing: Dues::default(),
             lazy: Vec::new(),
             lazy_ids: Default::default(),
             doomed: Vec::new(),
@@ -746,7 +747,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             head_starts: VecDeque::new(),
             policy,
             recent: VecDeque::new(),
-            timers: BinaryHeap::new(),
+            timers: Dues::default(),
             reach,
             timed,
             kept_streams,
@@ -981,11 +982,11 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// Drop the runs whose window time `tau` or position `p` has passed, and complete the
     /// trailing negations whose window has, releasing their matches.
     fn expire(&mut self, tau: i128, p: i64, dict: &Dictionary) {
-        while let Some(Reverse(Due(deadline, _, _))) = self.expiry.peek() {
+        while let Some(Due(deadline, _, _)) = self.expiry.peek() {
             if !self.expired(*deadline, tau, p) {
                 break;
             }
-            let Reverse(Due(_, _, run)) = self.expiry.pop().expect("peeked");
+            let Due(_, _, run) = self.expiry.pop().expect("peeked");
             let (dead, id) = {
                 let r = run.borrow();
                 (r.dead, r.id)
@@ -999,11 +1000,11 @@ impl<G: GpmEval> QueryRuntime<G> {
                 self.kill(&run);
             }
         }
-        while let Some(Reverse(Due(deadline, _, _))) = self.closing.peek() {
+        while let Some(Due(deadline, _, _)) = self.closing.peek() {
             if !self.expired(*deadline, tau, p) {
                 break;
             }
-            let Reverse(Due(_, _, run)) = self.closing.pop().expect("peeked");
+            let Due(_, _, run) = self.closing.pop().expect("peeked");
             if !run.borrow().dead {
                 self.complete(&run);
                 self.kill(&run);
@@ -1028,12 +1029,7 @@ impl<G: GpmEval> QueryRuntime<G> {
     pub fn close(&mut self, dict: &Dictionary) {
         self.flush_lazy(INF, dict);
         self.fire_timers(INF, dict);
-        let mut closing: Vec<Due> = std::mem::take(&mut self.closing)
-            .into_iter()
-            .map(|Reverse(d)| d)
-            .collect();
-        closing.sort();
-        for Due(_, _, run) in closing {
+        for Due(_, _, run) in self.closing.drain_sorted() {
             if !run.borrow().dead {
                 self.complete(&run);
                 self.kill(&run);
@@ -1063,16 +1059,16 @@ impl<G: GpmEval> QueryRuntime<G> {
         let closing = self
             .closing
             .iter()
-            .filter(|Reverse(d)| !d.2.borrow().dead)
-            .filter_map(|Reverse(d)| d.2.borrow().end)
+            .filter(|d| !d.2.borrow().dead)
+            .filter_map(|d| d.2.borrow().end)
             .min();
         let lazy = self.lazy.iter().map(|(_, (e, _, _))| e.time).min();
         // a run waiting for its timer's end: judged, it ends no earlier than that
         let timed = self
             .timers
             .iter()
-            .filter(|Reverse(Due(_, _, r))| !r.borrow().dead)
-            .map(|Reverse(Due(hi, _, r))| r.borrow().end.map_or(*hi, |e| e.max(*hi)))
+            .filter(|Due(_, _, r)| !r.borrow().dead)
+            .map(|Due(hi, _, r)| r.borrow().end.map_or(*hi, |e| e.max(*hi)))
             .min();
         [closing, lazy, timed].into_iter().flatten().min()
     }
@@ -1819,7 +1815,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 }
                 self.watch(&run);
                 let deadline = self.deadline(&run.borrow()).unwrap_or(INF);
-                self.closing.push(Reverse(Due(deadline, id, run)));
+                self.closing.push(Due(deadline, id, run));
                 return;
             }
             self.complete(&run);
@@ -1905,7 +1901,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 }
             };
             if let Some(deadline) = deadline {
-                self.expiry.push(Reverse(Due(deadline, id, run)));
+                self.expiry.push(Due(deadline, id, run));
             }
         }
     }
@@ -2054,7 +2050,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         }
         let id = self.new_id();
         run.borrow_mut().id = id;
-        self.timers.push(Reverse(Due(hi, id, run)));
+        self.timers.push(Due(hi, id, run));
     }
 
     /// The interval of `timer` for run `r`: from its anchor's event.
@@ -2071,11 +2067,11 @@ impl<G: GpmEval> QueryRuntime<G> {
 
     /// Judge the runs whose timers end before `tau`, earliest first.
     fn fire_timers(&mut self, tau: i128, dict: &Dictionary) {
-        while let Some(Reverse(Due(hi, _, _))) = self.timers.peek() {
+        while let Some(Due(hi, _, _)) = self.timers.peek() {
             if *hi >= tau {
                 break;
             }
-            let Reverse(Due(_, _, run)) = self.timers.pop().expect("peeked");
+            let Due(_, _, run) = self.timers.pop().expect("peeked");
             let step = run.borrow().step;
             if let Some(timer) = self.steps[step].timer {
                 self.judge_timer(timer, &run, dict);

@@ -9,6 +9,7 @@
 //! Shared mappings (`Rc<Row>`) are written by value: sharing them saves memory, nothing
 //! else.
 
+use super::dues::Dues;
 use super::{
     ConjBuffer, Due, EventRef, Home, Node, Pending, Pool, QueryRuntime, Result1, Run, RunRef,
     Strategy, Taken, Takens, Transitions,
@@ -20,7 +21,6 @@ use serde::{Deserialize, Serialize};
 use spaseq_gpm::vars::Row;
 use spaseq_io::dictionary::TermId;
 use std::cell::RefCell;
-use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
@@ -332,8 +332,8 @@ impl Writer {
         runs.map(|r| self.run(r)).collect()
     }
 
-    fn dues(&mut self, heap: &std::collections::BinaryHeap<Reverse<Due>>) -> Vec<DueState> {
-        let mut dues: Vec<&Due> = heap.iter().map(|Reverse(d)| d).collect();
+    fn dues(&mut self, queue: &Dues) -> Vec<DueState> {
+        let mut dues: Vec<&Due> = queue.iter().collect();
         dues.sort();
         dues.into_iter()
             .map(|Due(deadline, id, run)| (*deadline, *id, self.run(run)))
@@ -611,12 +611,11 @@ impl<G: GpmEval> QueryRuntime<G> {
         for (t, list) in &state.death {
             death.insert(*t, r.run_list(list)?);
         }
-        let dues =
-            |list: &[DueState]| -> Result<std::collections::BinaryHeap<Reverse<Due>>, SnapshotError> {
-                list.iter()
-                    .map(|&(deadline, id, i)| Ok(Reverse(Due(deadline, id, r.run(i)?))))
-                    .collect()
-            };
+        let dues = |list: &[DueState]| -> Result<Dues, SnapshotError> {
+            list.iter()
+                .map(|&(deadline, id, i)| Ok(Due(deadline, id, r.run(i)?)))
+                .collect()
+        };
         let expiry = dues(&state.expiry)?;
         let closing = dues(&state.closing)?;
         let timers = dues(&state.timers)?;
