@@ -467,7 +467,7 @@ class Engine:
     #: The fewest terms at which the core asks for the dictionary to be compacted (``_compact``;
     #: it asks when the dictionary also holds twice as many as after the last compaction, so
     #: that on an endless stream of fresh terms memory follows what the windows hold). None:
-    #: the core's default (2^20). Read when the engine's native side is made.
+    #: the core's default (2^18). Read when the engine's native side is made.
     COMPACT_MIN_TERMS: int | None = None
 
     def _maybe_compact(self) -> None:
