@@ -11,8 +11,9 @@ were ``xsd:dateTime``s, as ``--time-format`` says), ``_events`` (``--events full
 ``{atom, stream, time, dated, graph}``; ``ids``: a list of graph names; ``none``: absent),
 then one string column per variable of the header: its value in N-Triples, null when unbound.
 Graph names are N-Triples too. Every string is dictionary-encoded (each value once per record
-batch: a match-heavy run repeats the same events and terms in many rows); readers see strings. These are the columns ``spaseq run --spark-output`` writes,
-whose event structs also carry each event's number and bindings."""
+batch: a match-heavy run repeats the same events and terms in many rows); readers see
+strings. These are the columns ``spaseq run --spark-output`` writes, whose event structs also
+carry each event's number and bindings."""
 
 from __future__ import annotations
 
@@ -100,7 +101,8 @@ def _fixed(kind: pa.DataType, data: bytes, length: int) -> pa.Array:
 
 def record_batch(schema: pa.Schema, buffers: tuple[Any, ...]) -> pa.RecordBatch:
     """The record batch of the native writer's ``buffers`` (``NativeWriter`` documents their
-    order), checked as Arrow reads it (``validate``: a wrong offset fails here, not later)."""
+    order), its lengths and buffer sizes checked (``validate``: a short buffer fails here, not
+    in a reader) and every dictionary index checked against its dictionary."""
     import pyarrow as pa
 
     rows, number, start, time, dated, events, values = buffers
