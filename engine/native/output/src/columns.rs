@@ -513,6 +513,7 @@ mod tests {
         let mut columns = Columns::new(2, EventList::Ids);
         columns.write(&batch());
         let mut again = batch();
+        again.streams.clear(); // sent once
         again.forget_terms = true;
         again.terms[0].1 = Term::NamedNode(NamedNode::new_unchecked("http://b"));
         again.events[0].graph = Some(Term::NamedNode(NamedNode::new_unchecked("http://h")));
