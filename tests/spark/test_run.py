@@ -128,6 +128,16 @@ def test_spark_output_writes_the_results_as_parquet(spark, tmp_path) -> None:
     assert [r.va.split('"')[1] for r in rows] == [row["bindings"]["va"]["value"] for row in expected]
     assert [float(r._time) for r in rows] == [float(row["time"]) for row in expected]
     assert all(r._events and r._events[0].atom == "A" for r in rows)
+    # the columns `spaseq run --format parquet` shares with it hold the same values (decision 72)
+    import pyarrow.parquet as pq
+
+    _run(tmp_path, text, options, "--format", "parquet")
+    local = pq.read_table(tmp_path / "plain.out").to_pylist()
+    columns, fields = ("_number", "_start", "_time", "_dated", "k", "va", "vb"), ("atom", "stream", "time", "dated", "graph")
+    assert [{**{c: r[c] for c in columns}, "_events": [{f: e[f] for f in fields} for e in r._events]}
+            for r in rows] == [{**{c: row[c] for c in columns}, "_events": [{f: e[f] for f in fields}
+                                                                           for e in row["_events"]]}
+                               for row in local]
 
 
 def test_a_malformed_input_file_stops_the_job_with_its_place(spark, tmp_path, capsys) -> None:
@@ -155,3 +165,4 @@ def test_what_spark_does_not_do_is_refused_plainly(spark, tmp_path, capsys) -> N
     assert status == 2 and "--engine reference: not with --spark" in capsys.readouterr().err
     status, _ = _run(tmp_path, text, ["--stream", f"U1={tmp_path / 'none.trig'}"], "--spark", "local[2]")
     assert status == 2 and f"{tmp_path / 'none.trig'}: no such file or folder" in capsys.readouterr().err
+
