@@ -408,8 +408,9 @@ class NativeWriter:
     def start(self) -> None: ...
     def write_matches(self, engine: NativeEngine, query: int) -> int:
         """Write the rows of the matches ``query`` released since the last call (flushing
-        ``out`` when any was written; handed to the writing thread when there is one); the
-        number of matches taken (before DISTINCT). OSError when the writing failed."""
+        ``out`` when any was written; handed to the writing thread when there is one; an
+        ``arrow`` writer hands its sink a record batch only once one is full); the number
+        of matches taken (before DISTINCT). OSError when the writing failed."""
     def write_row(self, time: int, start: int, bindings: list[tuple[str, str]],
                   taken: list[tuple[str, str, int, bool, str | None]]) -> None:
         """Write one row given as values (a result found in Python, projected and past
