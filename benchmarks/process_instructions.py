@@ -105,8 +105,9 @@ def measure(tree: Path, workload: str, events: int, window: float, data_dir: Pat
 
         python = str(tree / ".venv" / "bin" / "python")
 
-        def command(streams: dict[str, str]) -> list[str]:
-            return spaseq_run_command(python, query, dataset, streams, out)
+        def command(streams: dict[str, str]) -> list[str]:  # planned as the timed runs plan it
+            extra = ("--intervals",) if spec.intervals else ()
+            return spaseq_run_command(python, query, dataset, streams, out, extra)
 
         # both processes find the query in a cache of checked queries of their own, filled
         # first (a query run again is not parsed)
