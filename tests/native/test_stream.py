@@ -211,6 +211,11 @@ def test_an_out_of_order_file_is_sorted_on_disk_with_bounded_memory(tmp_path: Pa
          f'<{EX}s> <{EX}v> "{i}" <{EX}e{i}> .') for i in range(n))) + "\n", encoding="utf-8")
     stream = assert_agree([(EX + "s", str(ordered))], spill, budget)
     assert (stream.modes, stream.spilled_runs, stream.notes) == (["stream"], 0, [])
+    # a file small enough to be kept is sorted in memory, and says so too
+    stream = assert_agree([(EX + "s", str(path))], spill, 10 * n)
+    assert (stream.modes, stream.spilled_runs) == (["memory"], 0)
+    assert stream.notes == [f"{path}: events out of time order: sorted in memory"]
+    assert assert_agree([(EX + "s", str(ordered))], spill, 10 * n).notes == []
 
 
 def test_a_bad_time_predicate_is_refused_at_once() -> None:

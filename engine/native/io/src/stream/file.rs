@@ -286,6 +286,11 @@ fn prepare_with(path: &str, s: &Settings, reading: Reading) -> io::Result<Option
         ));
         Mode::Whole
     } else if kept.is_some() {
+        if !outcome.in_order {
+            note = Some(format!(
+                "{path}: events out of time order: sorted in memory"
+            ));
+        }
         Mode::Memory
     } else if outcome.in_order {
         Mode::Stream
