@@ -80,13 +80,16 @@ def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: b
         prefixes = {"prov": PROV_NS, "xsd": XSD_NS, "spaseq": SPASEQ_NS, **prefixes}
         if query.match.is_construct:
             template = template_terms(query.match.template)
-    binary = _binary(out)
     if fmt in ARROW_FORMATS:  # record batches handed to pyarrow, written to the binary file
         from spaseq.engine.output.arrow import ArrowSink
 
-        sink = ArrowSink(fmt, _bytes_under(out), columns, events)
+        under = _bytes_under(out)
+        if under is None:
+            raise ValueError("the Arrow formats write bytes: the output has no binary file under it")
+        sink = ArrowSink(fmt, under, columns, events)
         return NativeWriter("arrow", sink, select, list(columns), with_time, True, time_format,
                             events=events)
+    binary = _binary(out)
     return NativeWriter(fmt, out if binary is None else binary, select, list(columns), with_time,
                         binary is not None, time_format, thread, list(prefixes.items()), output,
                         template, events)
@@ -117,26 +120,23 @@ def _binary(out: IO[str]) -> IO[bytes] | None:
     writing text to ``out`` (a UTF-8 text file on a system whose newline is LF), flushed so
     that nothing written earlier as text comes after; otherwise None. It saves decoding the
     rows into a Python string and encoding them back."""
-    buffer = getattr(out, "buffer", None)
     encoding = getattr(out, "encoding", None)
-    if buffer is None or encoding is None or os.linesep != "\n":
+    if encoding is None or os.linesep != "\n":
         return None
     try:
         if codecs.lookup(encoding).name != "utf-8":
             return None
     except LookupError:
         return None
-    out.flush()
-    return buffer
+    return _bytes_under(out)
 
 
-def _bytes_under(out: IO[str]) -> IO[bytes]:
-    """The binary file under the text file ``out``, flushed so that nothing written earlier
-    as text comes after (the Arrow formats write bytes, whatever ``out``'s encoding)."""
+def _bytes_under(out: IO[str]) -> IO[bytes] | None:
+    """The binary file under the text file ``out`` (None if it has none), flushed so that
+    nothing written earlier as text comes after."""
     buffer = getattr(out, "buffer", None)
-    if buffer is None:
-        raise ValueError("the Arrow formats write bytes: the output has no binary file under it")
-    out.flush()
+    if buffer is not None:
+        out.flush()
     return buffer
 
 

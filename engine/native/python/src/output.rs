@@ -370,6 +370,9 @@ impl NativeWriter {
         let event_list = EventList::parse(events)
             .ok_or_else(|| PyValueError::new_err(format!("no event list {events:?}")))?;
         let prefixes = prefixes.unwrap_or_default();
+        let plain = RowCollector::new(format, select.clone(), columns.clone(), times);
+        let collector =
+            Collector::new(format, select.clone(), columns.clone(), times).with_events(event_list);
         if format == Format::Arrow {
             let sink = Sink::Columns {
                 columns: Columns::new(columns.len(), event_list),
@@ -377,13 +380,12 @@ impl NativeWriter {
                 batch: Batch::default(),
             };
             return Ok(NativeWriter {
-                plain: RowCollector::new(format, select.clone(), columns.clone(), times),
-                collector: Collector::new(format, select, columns, times).with_events(event_list),
+                collector,
+                plain,
                 sink,
             });
         }
-        let mut formatter =
-            Formatter::new(format, columns.clone(), with_time).with_events(event_list);
+        let mut formatter = Formatter::new(format, columns, with_time).with_events(event_list);
         if format == Format::Trig {
             let output = output
                 .ok_or_else(|| PyValueError::new_err("a TriG writer needs its output stream"))?;
@@ -395,8 +397,6 @@ impl NativeWriter {
         } else {
             formatter = formatter.with_prefixes(prefixes);
         }
-        let plain = RowCollector::new(format, select.clone(), columns.clone(), times);
-        let collector = Collector::new(format, select, columns, times).with_events(event_list);
         let sink = if thread && binary {
             match Self::thread(py, &out, formatter)? {
                 Ok(background) => Sink::Thread(background),
