@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 SG     := fixtures/smartgrid
 SGKB   := build/smartgrid-kb
 
-.PHONY: run test lint lint-rust test-rust docs bench bench-quick check-java check-rust kb-prepare browser clean
+.PHONY: run test lint lint-rust test-rust docs dist bench bench-quick check-java check-rust kb-prepare browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -84,6 +84,15 @@ browser:
 	    echo "note: chromium and chromium-driver are missing: the browser tests are skipped"; \
 	    echo "      apt-get install -y chromium chromium-driver"; \
 	  fi; }
+
+# an sdist and an abi3 wheel (CPython 3.10+, this platform) in dist/, built from this tree
+# (pypa/build; the wheel's Rust build reuses this tree's release artifacts): the wheel installs
+# where there is no Rust (tests/docs/test_wheel.py)
+dist: $(STAMP)
+	rm -rf dist build/lib.* build/bdist.* && mkdir -p build
+	$(BIN)/python -m build --sdist --wheel --outdir dist . >build/dist.log 2>&1 || \
+	  { tail -40 build/dist.log; exit 1; }
+	@ls dist
 
 # the API reference (pdoc) built from the docstrings into build/docs; any warning fails it
 docs: $(STAMP)
