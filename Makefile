@@ -52,6 +52,7 @@ run: $(STAMP) check-java kb-prepare $(SGKB)/CURRENT
 	$(BIN)/spaseq run $(SG)/query.rq \
 	  --stream S1=$(SG)/power.trig --stream S2=$(SG)/weather.trig --stream S3=$(SG)/storage.trig \
 	  --kb-store $(SGKB) --format table
+	@echo "note: spaseq is in $(BIN): run $(BIN)/spaseq, or 'source $(BIN)/activate' first"
 
 lint: $(STAMP) lint-rust
 	$(BIN)/ruff check engine plugin extension_functions tests benchmarks examples docs
