@@ -83,7 +83,6 @@ def create_app(config: ServerConfig) -> FastAPI:
     app.state.service = service
     app.state.user_error = False
     app.state.streams = 0
-    console.install(app)  # its assets, /docs offline, the automaton of a query
     if config.cors:
         app.add_middleware(CORSMiddleware, allow_origins=list(config.cors),
                            allow_methods=["GET", "POST", "DELETE"],
@@ -340,6 +339,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         async for entry in _follow(request, reg, start):
             yield json.dumps(entry.message()) + "\n" if isinstance(entry, Cutoff) else entry.line + "\n"
 
+    console.install(app)  # its assets, /docs offline, the automaton of a query
     return app
 
 

@@ -231,6 +231,7 @@ def test_token_reads_the_page_loads_and_asks_for_the_token(token_server: Server,
     url = token_server.url
     assert httpx.get(url + "/", headers={"Accept": "text/html"}).status_code == 200
     assert httpx.get(url + "/console/console.js").status_code == 200
+    assert httpx.get(url + "/docs").status_code == 200  # open as before, with /openapi.json
     assert httpx.get(url + "/queries").status_code == 401  # the data is not open
     assert httpx.get(url + "/queries/q1/automaton").status_code == 401
     browser.get(url + "/")

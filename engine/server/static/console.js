@@ -172,6 +172,9 @@ function chart(samples, width, height, axes) {
 function record(d) {
   const now = performance.now() / 1000;
   const h = history.get(d.id) || [];
+  // a refresh right after a write, between two polls, adds no sample: a rate over a few
+  // milliseconds would be a spike, and the next poll's interval counts those events anyway
+  if (h.length && now - h[h.length - 1].t < 0.5) return;
   h.push({ t: now, events: d.events || 0, matches: d.results || 0 });
   while (h.length && now - h[0].t > SPAN_S + 2) h.shift();
   history.set(d.id, h);
