@@ -27,12 +27,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from spaseq.engine.errors import SpaseqError
 from spaseq.engine.output.native import json_time
 
+from . import console
 from . import negotiation as mt
 from .bodies import EVENT_MEDIA_TYPES
 from .config import ServerConfig
 from .guards import error_response, read_body, require_read_token, require_token
 from .matchlog import Expired
-from .page import page
 from .service import EngineService, Registered, ServiceError
 from .sparql import (
     RESULT_FORMATS,
@@ -73,9 +73,10 @@ def create_app(config: ServerConfig) -> FastAPI:
             await service.stop()
 
     def read_guard(request: Request) -> None:
-        require_read_token(request, config)
+        if not console.is_page_request(request):  # the console asks for the token itself
+            require_read_token(request, config)
 
-    app = FastAPI(title="spaseq serve", version="0.1.0", lifespan=lifespan,
+    app = FastAPI(title="spaseq serve", version="0.1.0", lifespan=lifespan, docs_url=None,
                   dependencies=[Depends(read_guard)],
                   description="A SPARQL endpoint with streaming extensions: register SPAseq "
                               "continuous queries, push RDF graph events, receive matches live.")
@@ -104,11 +105,11 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     # ------------------------------------------------------------------ index
 
-    @app.get("/", summary="For a browser (Accept: text/html) a page to register queries, push "
-                          "events, watch matches and run SPARQL; otherwise where the routes are")
+    @app.get("/", summary="For a browser (Accept: text/html) the console: the queries, their "
+                          "matches live, rates, automata, SPARQL; otherwise where the routes are")
     async def index(request: Request) -> Response:
-        if "text/html" in request.headers.get("accept", ""):
-            return HTMLResponse(page())
+        if console.is_page_request(request):
+            return HTMLResponse(console.page())
         return JSONResponse({"service": "spaseq serve", "sparql": "/sparql", "queries": "/queries",
                              "events": "/events?stream=IRI", "heartbeat": "/heartbeat?time=T",
                              "openapi": "/openapi.json", **service.status(),
@@ -338,6 +339,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         async for entry in _follow(request, reg, start):
             yield json.dumps(entry.message()) + "\n" if isinstance(entry, Cutoff) else entry.line + "\n"
 
+    console.install(app)  # its assets, /docs offline, the automaton of a query
     return app
 
 
@@ -365,18 +367,6 @@ def _utf8(body: bytes) -> str:
         raise ServiceError(400, f"the body is not UTF-8: {exc}") from None
 
 
-def _variables(reg: Registered) -> list[str]:
-    """A query's result variables, as ``spaseq run`` writes them."""
-    q = reg.query
-    if q.match.is_construct:
-        from spaseq.engine.output.construct import template_variables
-
-        return template_variables(q.match.template)
-    if q.match.variables is not None:
-        return list(q.match.variables)
-    return sorted({v for ev in q.events.values() for v in ev.variables})
-
-
 def _results(reg: Registered, entries: list) -> dict:
     """Entries as a SPARQL 1.1 JSON results document with ``_time`` and ``_start``: as
     xsd:dateTime when the logged record has them so (``time_iso``, ``start_iso``: the
@@ -389,4 +379,4 @@ def _results(reg: Registered, entries: list) -> dict:
                "_start": json_time(Decimal(record["start"]), dated)}
         row.update(record["bindings"])
         rows.append(row)
-    return {"head": {"vars": ["_time", "_start", *_variables(reg)]}, "results": {"bindings": rows}}
+    return {"head": {"vars": ["_time", "_start", *reg.variables]}, "results": {"bindings": rows}}

@@ -13,7 +13,7 @@ import dataclasses
 import hashlib
 import logging
 import os
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -73,6 +73,7 @@ class Registered:
     handle: QueryHandle | None = field(default=None, repr=False)
     produced: int = 0  # results the engine has given (len(log), except while the journal replays)
     late: int = 0  # the late events it dropped: the core's count, read on the engine's thread
+    events: int = 0  # events accepted on its streams since it was registered (late ones too)
 
     @property
     def construct(self) -> bool:
@@ -83,13 +84,25 @@ class Registered:
         return {"id": self.id, "query": self.text, "streams": list(dict.fromkeys(self.query.streams.values())),
                 "output": self.output, "matches": f"/queries/{self.id}/matches"}
 
+    @property
+    def variables(self) -> list[str]:
+        """Its result variables, in the order ``spaseq run`` writes them."""
+        q = self.query
+        if q.match.is_construct:
+            return template_variables(q.match.template)
+        if q.match.variables is not None:
+            return list(q.match.variables)
+        return sorted({v for ev in q.events.values() for v in ev.variables})
+
     def details(self) -> dict[str, Any]:
-        """The description with the form, the stream names, statistics and the late events
-        the query dropped (``late``, decision 64)."""
+        """The description with the form, the stream names, statistics, the events seen on
+        its streams and the late events it dropped (``late``, decision 64); its variables
+        and PREFIXes, for a client to show its matches (the console, decision 77)."""
         stats = dict(self.handle.stats) if self.handle is not None else {}
         return {**self.describe(), "form": "construct" if self.construct else "select",
                 "stream_names": dict(self.query.streams), "results": len(self.log),
-                "late": self.late,
+                "events": self.events, "late": self.late,
+                "variables": self.variables, "prefixes": dict(self.query.prefixes),
                 "statistics": {k: v for k, v in stats.items() if isinstance(v, int | float)}}
 
 
@@ -185,6 +198,7 @@ class EngineService:
         for q in server.get("queries", []):
             reg = self._registered(q["id"], q["text"], parse_query(q["text"]), q["output"])
             reg.produced = q["produced"]
+            reg.events = q.get("events", 0)
             reg.handle = self._engine.query(q["output"])
             reg.handle.output.listeners.append(self._collector(reg))  # type: ignore[union-attr]
         # the journal holds accepted batches only: replayed under "drop" they are judged as
@@ -472,6 +486,9 @@ class EngineService:
                 late.append(self._late(e, pushed.late_for))
             self.clock = e.time if self.clock is None else max(self.clock, e.time)
         self.events_accepted += len(events)
+        arrived = Counter(e.stream for e in events)
+        for reg in self.queries.values():
+            reg.events += sum(arrived[s] for s in reg.query.stream_iris)
         # read here, on the engine's thread (the core is not shared across threads), for status()
         self.events_unread = self._engine.dropped_unread
         if late:
@@ -616,7 +633,8 @@ class EngineService:
         server = {"next_id": self._next_id, "events": self.events_accepted, "updates": self._updates,
                   "batches": list(self._batches.items()),
                   "clock": None if self.clock is None else str(self.clock),
-                  "queries": [{"id": r.id, "text": r.text, "output": r.output, "produced": r.produced}
+                  "queries": [{"id": r.id, "text": r.text, "output": r.output, "produced": r.produced,
+                               "events": r.events}
                               for r in self.queries.values()]}
         self._journal.checkpoint(snapshot, server)
         for reg in self.queries.values():  # only now: the journal no longer replays dropped results

@@ -53,7 +53,8 @@ def test_the_wheel_is_abi3_and_carries_the_extension_and_the_package_data(dist: 
     assert wheel.exists(), sorted(p.name for p in dist.iterdir())
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "spaseq/engine/_native.abi3.so" in names
-    for data in ("spaseq/engine/language/spaseq.lark", "spaseq/engine/server/page.html",
+    for data in ("spaseq/engine/language/spaseq.lark", "spaseq/engine/server/static/console.html",
+                 "spaseq/engine/server/static/console.js",
                  "spaseq/engine/_native/__init__.pyi", "spaseq/engine/py.typed",
                  f"spaseq-{VERSION}.dist-info/licenses/LICENSE"):
         assert data in names

@@ -65,6 +65,7 @@ def test_kill_9_mid_sequence_then_restart_loses_and_repeats_nothing(tmp_path) ->
         assert everything == expected  # numbered once each: 1..N, no duplicate
         details = httpx.get(f"{second.url}/queries/{qid}").json()
         assert details["results"] == len(expected)
+        assert details["events"] == 26  # counted across the snapshot and the journal's tail
         sse_ids = []
         with httpx.stream("GET", f"{second.url}/queries/{qid}/matches",
                           headers={"Accept": "text/event-stream", "Last-Event-ID": str(len(delivered))},

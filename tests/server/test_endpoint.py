@@ -42,6 +42,11 @@ def test_sparqlwrapper_registration_returns_the_description(server: Server, push
     assert pushed in listed
     details = httpx.get(f"{server.url}/queries/{pushed['id']}").json()
     assert details["results"] == len(spaseq_run("--format", "jsonl").splitlines())
+    # what a client (the console) needs to show it: the events seen on its streams, its
+    # variables in spaseq run's order, its prefixes
+    assert details["events"] == 26 and details["late"] == 0
+    assert details["variables"] == ["house", "fr1", "fr2", "house2", "city", "oname"]
+    assert details["prefixes"] == {"": "http://smartgrid.org/ns#"}
 
 
 def test_sparql_json_matches_equal_spaseq_run(server: Server, pushed: dict) -> None:
