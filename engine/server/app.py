@@ -336,7 +336,7 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     async def _ndjson(request: Request, reg: Registered, start: int) -> AsyncIterator[str]:
         async for entry in _follow(request, reg, start):
-            yield json.dumps(entry.message()) + "\n" if isinstance(entry, Cutoff) else entry.line + "\n"
+            yield json.dumps(entry.message()) + "\n" if isinstance(entry, Cutoff) else entry.numbered + "\n"
 
     return app
 
