@@ -65,7 +65,7 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    require_extra("server", "spaseq serve", "fastapi", "uvicorn", "sse_starlette")
+    require_extra("server", "spaseq serve", "fastapi", "uvicorn", "sse_starlette", "prometheus_client")
     from spaseq.engine.server.serve import serve
 
     config = ServerConfig(host=args.host, port=args.port, kb=tuple(args.kb), kb_store=args.kb_store,
