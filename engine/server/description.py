@@ -21,9 +21,12 @@ SD_NS = "http://www.w3.org/ns/sparql-service-description#"
 FORMATS_NS = "http://www.w3.org/ns/formats/"
 RDFS_NS = "http://www.w3.org/2000/01/rdf-schema#"
 
-#: the description's formats: Turtle first (the default), JSON-LD beside the graph formats
-OFFERS: dict[str, RdfFormat] = {mt.TURTLE: RdfFormat.TURTLE, "application/ld+json": RdfFormat.JSON_LD,
-                                **{m: f for m, f in GRAPH_FORMATS.items() if m != mt.TURTLE}}
+#: the description's formats: Turtle first (the default), JSON-LD (pyoxigraph 0.5 on) beside
+#: the graph formats
+OFFERS: dict[str, RdfFormat] = {mt.TURTLE: RdfFormat.TURTLE}
+if hasattr(RdfFormat, "JSON_LD"):
+    OFFERS["application/ld+json"] = RdfFormat.JSON_LD
+OFFERS.update((m, f) for m, f in GRAPH_FORMATS.items() if m != mt.TURTLE)
 PREFIXES = {"sd": SD_NS, "formats": FORMATS_NS, "spaseq": SPASEQ_NS, "rdfs": RDFS_NS}
 
 #: the W3C format IRIs (http://www.w3.org/ns/formats/) of the media types the server speaks
