@@ -27,10 +27,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from spaseq.engine.errors import SpaseqError
 from spaseq.engine.output.native import json_time
 
-from . import console
+from . import console, graph_store, health, metrics
 from . import negotiation as mt
 from .bodies import EVENT_MEDIA_TYPES
 from .config import ServerConfig
+from .description import service_description
 from .guards import error_response, read_body, require_read_token, require_token
 from .matchlog import Expired
 from .service import EngineService, Registered, ServiceError
@@ -85,7 +86,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     app.state.streams = 0
     if config.cors:
         app.add_middleware(CORSMiddleware, allow_origins=list(config.cors),
-                           allow_methods=["GET", "POST", "DELETE"],
+                           allow_methods=["GET", "HEAD", "POST", "PUT", "DELETE"],
                            allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Accept"],
                            expose_headers=["Location"])
 
@@ -112,14 +113,18 @@ def create_app(config: ServerConfig) -> FastAPI:
             return HTMLResponse(console.page())
         return JSONResponse({"service": "spaseq serve", "sparql": "/sparql", "queries": "/queries",
                              "events": "/events?stream=IRI", "heartbeat": "/heartbeat?time=T",
-                             "openapi": "/openapi.json", **service.status(),
+                             "store": "/store?graph=IRI", "health": "/health",
+                             "metrics": "/metrics", "openapi": "/openapi.json", **service.status(),
                              "followers": app.state.streams})
 
     # ------------------------------------------------------------------ SPARQL protocol
 
-    @app.get("/sparql", summary="SPARQL 1.1 query over the KB and the materialised matches")
+    @app.get("/sparql", summary="SPARQL 1.1 query over the KB and the materialised matches; without "
+                             "parameters, the SPARQL 1.1 Service Description (Turtle by default)")
     async def sparql_get(request: Request, query: str | None = None) -> Response:
         params = request.query_params
+        if query is None and not params:  # SPARQL 1.1 Service Description: GET without parameters
+            return service_description(request, service)
         if query is None:
             raise ServiceError(400, "give the query as query=")
         if len(params.getlist("query")) > 1:  # the protocol's bad_multiple_queries
@@ -193,6 +198,12 @@ def create_app(config: ServerConfig) -> FastAPI:
         except NotAcceptable as exc:
             raise ServiceError(406, str(exc)) from None
         return Response(answer.body, media_type=answer.media_type)
+
+    # ------------------------------------------------------------------ other protocols
+
+    app.include_router(graph_store.router(service, config))
+    app.include_router(metrics.router(service))
+    health.install(app, service)
 
     # ------------------------------------------------------------------ queries
 
@@ -337,7 +348,7 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     async def _ndjson(request: Request, reg: Registered, start: int) -> AsyncIterator[str]:
         async for entry in _follow(request, reg, start):
-            yield json.dumps(entry.message()) + "\n" if isinstance(entry, Cutoff) else entry.line + "\n"
+            yield json.dumps(entry.message()) + "\n" if isinstance(entry, Cutoff) else entry.numbered + "\n"
 
     console.install(app)  # its assets, /docs offline, the automaton of a query
     return app

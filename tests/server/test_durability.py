@@ -10,7 +10,7 @@ import signal
 
 import httpx
 
-from .conftest import SG, SG_KB, smartgrid_batches, spaseq_run, start_server
+from .conftest import SG, SG_KB, numbered, smartgrid_batches, spaseq_run, start_server
 
 QUERY = (SG / "query.rq").read_text(encoding="utf-8")
 
@@ -37,7 +37,7 @@ def _push(url: str, batches: list[tuple[str, bytes]]) -> None:
 
 
 def test_kill_9_mid_sequence_then_restart_loses_and_repeats_nothing(tmp_path) -> None:
-    expected = spaseq_run("--format", "jsonl").splitlines()
+    expected = numbered(spaseq_run("--format", "jsonl").splitlines())  # as ndjson numbers them
     batches = smartgrid_batches()
     data = str(tmp_path / "data")
     # small snapshot interval: the crash lands after a snapshot, with a journal tail after it
