@@ -15,6 +15,7 @@ from pyoxigraph import Literal, NamedNode
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import Location, QueryError
+from spaseq.engine.language.suggest import hint
 from spaseq.engine.values.timestamps import MAX_SECONDS, NANOSECOND
 from spaseq.engine.vocab import RDF_NS, RDF_TYPE, XSD_BOOLEAN, xsd
 
@@ -29,6 +30,8 @@ TIME_UNITS = {
     **dict.fromkeys(("day", "days"), Decimal(86400)),
 }
 EVENT_UNITS = {"event", "events"}
+#: the time units a "did you mean" may suggest: the words, not the abbreviations
+_UNIT_WORDS = ("MILLISECONDS", "SECONDS", "MINUTES", "HOURS", "DAYS")
 
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 _UNICODE_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
@@ -168,7 +171,8 @@ def _policy(ctx: _Context, node: Tree) -> str:
     policy = str(token).lower()
     if policy not in valid:
         names = ", ".join(v.upper() for v in valid[:-1]) + f" or {valid[-1].upper()}"
-        raise QueryError(f"{keyword} takes {names}, not {token!s}", ctx.loc(token))
+        raise QueryError(f"{keyword} takes {names}, not {token!s}{hint(str(token), (v.upper() for v in valid))}",
+                         ctx.loc(token))
     return policy
 
 
@@ -230,7 +234,7 @@ def _window(ctx: _Context, node: Tree) -> A.Window:
     if unit not in TIME_UNITS:
         raise QueryError(
             f"unknown window unit {unit_tok!s}; use MILLISECOND(S), SECOND(S), MINUTE(S), "
-            "HOUR(S), DAY(S) or EVENTS",
+            f"HOUR(S), DAY(S) or EVENTS{hint(str(unit_tok), _UNIT_WORDS + ('EVENTS',))}",
             ctx.loc(unit_tok),
         )
     try:
@@ -297,7 +301,7 @@ def duration_seconds(amount_text: str, unit_text: str, what: str) -> Decimal:
         raise DurationError(f"{what} {amount_text} {unit_text}: a negative duration; give 0 or more")
     if unit not in TIME_UNITS:
         raise DurationError(f"{what} takes a time unit, not {unit_text}: MILLISECOND(S), SECOND(S), "
-                            "MINUTE(S), HOUR(S) or DAY(S)", in_unit=True)
+                            f"MINUTE(S), HOUR(S) or DAY(S){hint(unit_text, _UNIT_WORDS)}", in_unit=True)
     return _exact_seconds(amount, unit, f"{what} {amount_text} {unit_text}", "at most")
 
 
