@@ -76,10 +76,24 @@ def _token(node: Tree | Token) -> Token:
     return cast(Token, node)  # the grammar's rule has a terminal there
 
 
+def sparql_text(tree: Tree, text: str) -> str:
+    """``text`` as SPARQL engines read it: the boolean literals written in upper case (``TRUE``,
+    a keyword, so case-insensitive in SPARQL 1.1) lower-cased, as spargebra and pyoxigraph
+    want them; the same length, so every span and location holds (docs/decisions.md 75)."""
+    booleans = list(tree.scan_values(lambda t: isinstance(t, Token) and t.type in ("TRUE", "FALSE")))
+    if not booleans:
+        return text
+    chars = list(text)
+    for token in booleans:
+        start, end = token.start_pos, token.end_pos
+        chars[start:end] = text[start:end].lower()
+    return "".join(chars)
+
+
 def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | None = None) -> A.Query:
     """Build the algebra of a parsed SPAseq query (no static checks beyond name resolution);
     ``prefixes`` are predeclared (e.g. rdflib's initNs), the query's PREFIX lines override them."""
-    ctx = _Context(text, file, dict(prefixes or {}))
+    ctx = _Context(sparql_text(tree, text), file, dict(prefixes or {}))
     prologue, query = tree.children
     for decl in prologue.children:
         if decl.data == "base_decl":

@@ -537,13 +537,25 @@ def test_escaped_quote_in_short_string(text):
     assert triples(f"?s :p {text}") == (tp(v("s"), ex("p"), Literal("it's" if "'" in text else 'it"s')),)
 
 
-@pytest.mark.xfail(
-    reason="SPARQL keywords (true/false included) are case-insensitive, but pyoxigraph rejects "
-    "upper-case TRUE/FALSE in the bodies it evaluates; spaseq follows pyoxigraph for now",
-    strict=True,
-)
-def test_upper_case_boolean_literal():
-    assert triples("?s :p TRUE") == (tp(v("s"), ex("p"), xsd("true", "boolean")),)
+@pytest.mark.parametrize("written", ["TRUE", "True", "true"])
+def test_upper_case_boolean_literal(written):
+    """true/false are keywords, case-insensitive (SPARQL 1.1 section 19.5)."""
+    assert triples(f"?s :p {written}") == (tp(v("s"), ex("p"), xsd("true", "boolean")),)
+
+
+def test_upper_case_booleans_reach_sparql_engines_lower_cased():
+    """spargebra and pyoxigraph read only true/false: the body text handed to them has the
+    literals lower-cased, every other character and every position unchanged."""
+    group = body("?s :p ?o FILTER(?o && TRUE || FALSE) BIND(False AS ?f)\nVALUES ?v { TRUE }")
+    assert group.text == "{\n?s :p ?o FILTER(?o && true || false) BIND(false AS ?f)\nVALUES ?v { true }\n}"
+    (flt,) = [e for e in group.elements if isinstance(e, A.Filter)]
+    assert flt.text == "?o && true || false"
+    assert flt.expr.args[1] == A.ETerm(xsd("false", "boolean"))
+
+
+def test_a_word_starting_with_true_is_not_a_boolean():
+    assert_error(one_gpm("?s :p TRUEISH"), 7, 7,
+                 "unexpected 'TRUEISH'; expected a variable, an IRI, a literal, a blank node or a path operator")
 
 
 def test_blank_nodes():
