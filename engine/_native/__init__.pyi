@@ -383,7 +383,7 @@ class NativeWriter:
                  time_format: str = "input", thread: bool = False,
                  prefixes: list[tuple[str, str]] | None = None, output: str | None = None,
                  template: list[tuple[tuple[str, str], ...]] | None = None,
-                 events: str = "full") -> NativeWriter:
+                 events: str = "full", solutions: bool = False) -> NativeWriter:
         """Rows of ``select`` (None: every bound variable, by name; a match the engine's
         DISTINCT dropped, with no ``number``, is not written);
         ``columns`` the header's variables; ``with_time`` adds ``_time`` and ``_start`` (a
@@ -396,7 +396,8 @@ class NativeWriter:
         shorten the table's IRIs and are TriG's declarations; TriG also takes the query's
         ``output`` stream IRI and, for a CONSTRUCT query, its ``template``: triples of
         ``("var", name)`` (a variable of ``select``), ``("fresh", label)`` (a blank node,
-        fresh per result) or ``("term", N-Triples)``."""
+        fresh per result) or ``("term", N-Triples)``; ``solutions``: the table holds SPARQL
+        solutions (``spaseq kb query``), with no time or start columns, counted in rows."""
     @property
     def threaded(self) -> bool:
         """Whether the rows are written on a thread of their own."""

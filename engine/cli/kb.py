@@ -215,7 +215,12 @@ def _query(args: argparse.Namespace, out: IO[str]) -> int:
             print("true" if bool(result) else "false", file=out)
         elif isinstance(result, QuerySolutions):
             if args.format == "table":
-                _table(result, out)
+                from spaseq.engine.language.prologue import sparql_prefixes
+                from spaseq.engine.output.native import solutions_table
+
+                variables = [v.value for v in result.variables]
+                solutions_table(variables, ([s[v] for v in variables] for s in result),
+                                sparql_prefixes(text), out)
             else:
                 fmt = {"json": QueryResultsFormat.JSON, "csv": QueryResultsFormat.CSV,
                        "tsv": QueryResultsFormat.TSV}[args.format]
@@ -224,13 +229,3 @@ def _query(args: argparse.Namespace, out: IO[str]) -> int:
             out.write(result.serialize(format=RdfFormat.N_TRIPLES).decode("utf-8"))  # type: ignore[union-attr]  # pyoxigraph's stubs: bytes, not None, without an output
     return 0
 
-
-def _table(result, out: IO[str]) -> None:
-    names = [v.value for v in result.variables]
-    rows = [[str(r[n]) if r[n] is not None else "" for n in names] for r in result]
-    widths = [max([len(n) + 1] + [len(row[i]) for row in rows]) for i, n in enumerate(names)]
-    print(" | ".join(f"?{n}".ljust(w) for n, w in zip(names, widths, strict=True)), file=out)
-    print("-+-".join("-" * w for w in widths), file=out)
-    for row in rows:
-        print(" | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)), file=out)
-    print(f"({len(rows)} row{'s' if len(rows) != 1 else ''})", file=out)

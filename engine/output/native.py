@@ -25,7 +25,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import IO, TYPE_CHECKING
 
@@ -93,6 +93,21 @@ def native_writer(fmt: str, query: A.Query, columns: Sequence[str], with_time: b
     return NativeWriter(fmt, out if binary is None else binary, select, list(columns), with_time,
                         binary is not None, time_format, thread, list(prefixes.items()), output,
                         template, events)
+
+
+def solutions_table(variables: Sequence[str], solutions: Iterable[Sequence[object | None]],
+                    prefixes: Mapping[str, str], out: IO[str]) -> None:
+    """SPARQL ``solutions`` (terms or None, in ``variables``' order) written to ``out`` as the
+    table ``spaseq run`` writes matches in (``spaseq kb query``): IRIs under ``prefixes`` as
+    prefixed names, literals as values, the count at the end; no time or start columns."""
+    names = list(variables)
+    writer = NativeWriter("table", out, names, names, False, prefixes=list(prefixes.items()),
+                          solutions=True)
+    writer.start()
+    for values in solutions:
+        bindings = [(v, ntriples(t)) for v, t in zip(names, values, strict=True) if t is not None]
+        writer.write_row(0, 0, bindings, [])
+    writer.finish()
 
 
 def ntriples(term: object) -> str:

@@ -135,3 +135,24 @@ def test_a_dump_of_only_bad_lines_fails_by_default(spark, tmp_path, capsys):
                                    f"--max-rejects {DEFAULT_MAX_REJECTS} allows: the store is unchanged")
     assert captured.err.endswith("--rejects PATH lists them all)\n")
     assert StoreLayout.at(store).current() is None and StoreLayout.at(store).versions() == []
+
+
+def test_kb_query_prints_the_table_spaseq_run_prints(spark, tmp_path, capsys):
+    """`kb query`'s table is `spaseq run`'s (the native writer's): IRIs under the query's
+    prefixes shortened, literals as values, columns two spaces apart, the count in rows."""
+    store = tmp_path / "kb"
+    (tmp_path / "kb.nt").write_text(_good(2) + f'<{EX}H0> <{EX}age> "41"^^<http://www.w3.org/2001/XMLSchema#integer> .\n',
+                                    encoding="utf-8")
+    assert main(["kb", "load", str(tmp_path / "kb.nt"), "--store", str(store), "--graph", DB, "--json"]) == 0
+    capsys.readouterr()
+    query = (f"# the owners\nPREFIX ex: <{EX}>\nprefix : <http://elsewhere.org/>\nSELECT ?h ?o ?age "
+             f"WHERE {{ GRAPH <{DB}> {{ ?h ex:owner ?o OPTIONAL {{ ?h ex:age ?age }} }} }} ORDER BY ?h")
+    assert main(["kb", "query", "--store", str(store), query]) == 0
+    assert capsys.readouterr().out == (
+        "?h     ?o    ?age\n"
+        "-----  ----  ----\n"
+        "ex:H0  \"o0\"  41\n"
+        "ex:H1  \"o1\"\n"
+        "(2 rows)\n")
+    assert main(["kb", "query", "--store", str(store), f"SELECT ?h WHERE {{ GRAPH <{DB}> {{ ?h <{EX}age> 41 }} }}"]) == 0
+    assert capsys.readouterr().out == f"?h\n{'-' * (len(EX) + 4)}\n<{EX}H0>\n(1 row)\n"

@@ -90,6 +90,8 @@ pub struct Formatter {
     prefixes: Vec<(String, String)>,
     /// The table's rows so far, as their cells (it sizes its columns at the end).
     table: Vec<Vec<String>>,
+    /// The table holds SPARQL solutions (`as_solutions`): no times, counted in rows.
+    solutions: bool,
     /// TriG's prefixes, output stream and template (`with_trig`).
     trig: Option<Trig>,
     /// TriG: per term id, its term; per stream id, its IRI; per event uid, the event.
@@ -124,6 +126,7 @@ impl Formatter {
             rows: 0,
             prefixes: Vec::new(),
             table: Vec::new(),
+            solutions: false,
             trig: None,
             rdf_terms: Vec::new(),
             stream_iris: Vec::new(),
@@ -149,6 +152,14 @@ impl Formatter {
     pub fn with_prefixes(mut self, mut prefixes: Vec<(String, String)>) -> Formatter {
         prefixes.sort_by_key(|(_, ns)| std::cmp::Reverse(ns.chars().count())); // stable
         self.prefixes = prefixes;
+        self
+    }
+
+    /// The formatter's table holding SPARQL solutions rather than matches (`spaseq kb
+    /// query`): the same columns, prefixes and terms, without the time and start columns,
+    /// counted in rows.
+    pub fn as_solutions(mut self) -> Formatter {
+        self.solutions = true;
         self
     }
 
@@ -203,8 +214,10 @@ impl Formatter {
     /// padded to its widest cell (in characters) and each line's trailing white space
     /// dropped, then the count of matches.
     fn finish_table(&mut self, out: &mut String) {
+        let times = if self.solutions { 0 } else { 2 };
         let header: Vec<String> = ["time".to_owned(), "start".to_owned()]
             .into_iter()
+            .take(times)
             .chain(self.columns.iter().map(|v| format!("?{v}")))
             .collect();
         let width = |s: &String| s.chars().count();
@@ -235,10 +248,13 @@ impl Formatter {
             line(&row, out);
         }
         let count = self.rows;
-        let _ = std::fmt::Write::write_fmt(
-            out,
-            format_args!("({count} match{})\n", if count == 1 { "" } else { "es" }),
-        );
+        let noun = match (self.solutions, count == 1) {
+            (false, true) => "match",
+            (false, false) => "matches",
+            (true, true) => "row",
+            (true, false) => "rows",
+        };
+        let _ = std::fmt::Write::write_fmt(out, format_args!("({count} {noun})\n"));
     }
 
     /// Take in what `batch` sends, then append its rows.
@@ -572,6 +588,9 @@ impl Formatter {
     fn table_row(&mut self, head: &RowHead, values: &[Option<TermId>]) {
         let mut cells = Vec::with_capacity(values.len() + 2);
         for ns in [head.time, head.start] {
+            if self.solutions {
+                break;
+            }
             let mut s = String::new();
             table_time(ns, &mut s);
             cells.push(s);

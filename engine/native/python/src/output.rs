@@ -344,9 +344,10 @@ impl NativeWriter {
     /// declarations. TriG also takes the query's `output` stream IRI and, for a CONSTRUCT
     /// query, its `template`: triples of terms `("var", name)` (a variable of `select`),
     /// `("fresh", label)` (a blank node, fresh per result) or `("term", N-Triples)`.
-    /// ValueError for another format or time format, or a TriG writer without its output.
+    /// `solutions`: the table holds SPARQL solutions (no times, counted in rows). ValueError
+    /// for another format or time format, or a TriG writer without its output.
     #[new]
-    #[pyo3(signature = (format, out, select, columns, with_time, binary = false, time_format = "input", thread = false, prefixes = None, output = None, template = None, events = "full"))]
+    #[pyo3(signature = (format, out, select, columns, with_time, binary = false, time_format = "input", thread = false, prefixes = None, output = None, template = None, events = "full", solutions = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -362,6 +363,7 @@ impl NativeWriter {
         output: Option<String>,
         template: Option<Vec<[(String, String); 3]>>,
         events: &str,
+        solutions: bool,
     ) -> PyResult<Self> {
         let format = Format::parse(format)
             .ok_or_else(|| PyValueError::new_err(format!("no native writer for {format:?}")))?;
@@ -396,6 +398,9 @@ impl NativeWriter {
             formatter = formatter.with_trig(trig);
         } else {
             formatter = formatter.with_prefixes(prefixes);
+        }
+        if solutions {
+            formatter = formatter.as_solutions();
         }
         let sink = if thread && binary {
             match Self::thread(py, &out, formatter)? {
