@@ -32,6 +32,7 @@ from .bodies import EVENT_MEDIA_TYPES
 from .config import ServerConfig
 from .guards import error_response, read_body, require_read_token, require_token
 from .matchlog import Expired
+from .mqtt import MqttBridge
 from .page import page
 from .service import EngineService, Registered, ServiceError
 from .sparql import (
@@ -66,10 +67,16 @@ def create_app(config: ServerConfig) -> FastAPI:
             app.state.user_error = True
             raise
         ticks = asyncio.create_task(service.idle_ticks())
+        bridge = MqttBridge(service, config.mqtt) if config.mqtt is not None else None
+        app.state.mqtt = bridge
+        if bridge is not None:
+            await bridge.start()
         try:
             yield
         finally:
             ticks.cancel()
+            if bridge is not None:
+                await bridge.stop()
             await service.stop()
 
     def read_guard(request: Request) -> None:
@@ -82,6 +89,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     app.state.service = service
     app.state.user_error = False
     app.state.streams = 0
+    app.state.mqtt = None
     if config.cors:
         app.add_middleware(CORSMiddleware, allow_origins=list(config.cors),
                            allow_methods=["GET", "POST", "DELETE"],
@@ -109,10 +117,11 @@ def create_app(config: ServerConfig) -> FastAPI:
     async def index(request: Request) -> Response:
         if "text/html" in request.headers.get("accept", ""):
             return HTMLResponse(page())
+        mqtt = {"mqtt": app.state.mqtt.status()} if app.state.mqtt is not None else {}
         return JSONResponse({"service": "spaseq serve", "sparql": "/sparql", "queries": "/queries",
                              "events": "/events?stream=IRI", "heartbeat": "/heartbeat?time=T",
                              "openapi": "/openapi.json", **service.status(),
-                             "followers": app.state.streams})
+                             "followers": app.state.streams, **mqtt})
 
     # ------------------------------------------------------------------ SPARQL protocol
 

@@ -6,7 +6,10 @@ import ipaddress
 from dataclasses import dataclass
 from decimal import Decimal
 
+from pyoxigraph import NamedNode
+
 from spaseq.engine.errors import UsageError
+from spaseq.engine.io.mqtt import MqttSettings
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7878
@@ -38,6 +41,7 @@ class ServerConfig:
     idle_timeout: Decimal | None = None  # a silent stream stops holding it back (default: it)
     late: str = "drop"                   # a late event: "drop" (answered) or "error" (409)
     intervals: bool = False              # queries planned for events that last (decision 71)
+    mqtt: MqttSettings | None = None     # a broker: events from topics, matches to topics (decision 74)
 
     def check(self) -> None:
         """Refuse settings that would expose the engine or cannot work (UsageError)."""
@@ -59,6 +63,12 @@ class ServerConfig:
             raise UsageError(f"--late {self.late}: expected drop or error")
         if self.max_body <= 0:
             raise UsageError(f"--max-body {self.max_body}: must be a positive number of bytes")
+        for topic, stream in self.mqtt.subscribe if self.mqtt is not None else ():
+            try:
+                NamedNode(stream)
+            except ValueError:
+                raise UsageError(f"--subscribe {topic}={stream}: the stream is its IRI here (no query "
+                                 "names it yet), written without <>") from None
 
 
 def is_loopback(host: str) -> bool:
