@@ -617,11 +617,12 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
                                refused, _input_format(args))
     kb = _load_kb(args, query)
     predicate = args.time_predicate or GENERATED_AT_TIME.value
-    with _open_output(args.output) as out, _mqtt_client(mqtt, inlets) as client:
+    # the signals are ours before the client connects (it says when it has subscribed)
+    with _until_signalled(inlets), _open_output(args.output) as out, _mqtt_client(mqtt, inlets) as client:
         writer, write = _sink(args, query, out, _python_rows(args))
         writer.start()
         engine = _engine(args, query, withs, kb, write, writer=writer, client=client)
-        with _until_signalled(inlets), _watch(args, _probe(engine, args), engine) as progress:
+        with _watch(args, _probe(engine, args), engine) as progress:
             error = engine.run_live(sources, predicate, progress=None if progress is None else progress.tick,
                                     inlets=inlets)
         writer.finish()

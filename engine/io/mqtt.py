@@ -253,7 +253,7 @@ class MqttClient:
         was = self.connected
         self.connected = False
         if was and not self._closing:
-            self._trouble(f"lost the connection to {self.settings.address} ({reason})")
+            self._trouble(f"lost the connection to {self.settings.address}")
 
     def _trouble(self, what: str) -> None:
         """Say a connection problem once per series of attempts (until one succeeds)."""
@@ -298,9 +298,12 @@ class MessageInlets:
         self._closed = False
 
     def opened(self, inlets: list[LiveInlet | None]) -> None:
-        """The engine's sources, one per subscription (None: a stream no query reads)."""
+        """The engine's sources, one per subscription (None: a stream no query reads);
+        closed at once when ``close`` came first (a signal while the run was starting)."""
         self._inlets = inlets
         self._open.set()
+        if self._closed:
+            self.close()
 
     def __call__(self, topic: str, payload: bytes) -> None:
         """A message, on the client's thread: its events sent to its subscription's source."""
