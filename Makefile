@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 SG     := fixtures/smartgrid
 SGKB   := build/smartgrid-kb
 
-.PHONY: run test lint lint-rust test-rust docs bench bench-quick check-java check-rust kb-prepare browser broker clean
+.PHONY: run test lint lint-rust test-rust docs dist bench bench-quick check-java check-rust kb-prepare browser broker clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,7 @@ run: $(STAMP) check-java kb-prepare $(SGKB)/CURRENT
 	$(BIN)/spaseq run $(SG)/query.rq \
 	  --stream S1=$(SG)/power.trig --stream S2=$(SG)/weather.trig --stream S3=$(SG)/storage.trig \
 	  --kb-store $(SGKB) --format table
+	@echo "note: spaseq is in $(BIN): run $(BIN)/spaseq, or 'source $(BIN)/activate' first"
 
 lint: $(STAMP) lint-rust
 	$(BIN)/ruff check engine plugin extension_functions tests benchmarks examples docs
@@ -96,6 +97,15 @@ broker:
 	    echo "note: mosquitto or mosquitto-clients is missing: the MQTT tests are skipped"; \
 	    echo "      apt-get install -y mosquitto mosquitto-clients"; \
 	  fi; }
+
+# an sdist and an abi3 wheel (CPython 3.10+, this platform) in dist/, built from this tree
+# (pypa/build; the wheel's Rust build reuses this tree's release artifacts): the wheel installs
+# where there is no Rust (tests/docs/test_wheel.py)
+dist: $(STAMP)
+	rm -rf dist build/lib.* build/bdist.* && mkdir -p build
+	$(BIN)/python -m build --sdist --wheel --outdir dist . >build/dist.log 2>&1 || \
+	  { tail -40 build/dist.log; exit 1; }
+	@ls dist
 
 # the API reference (pdoc) built from the docstrings into build/docs; any warning fails it
 docs: $(STAMP)

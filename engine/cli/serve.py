@@ -56,6 +56,10 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
                             "sent again is not applied twice (default 100000)")
     serve.add_argument("--snapshot-every", type=int, default=1000, metavar="N",
                        help="with --data: snapshot the engine every N journal records (default 1000)")
+    serve.add_argument("--certfile", metavar="FILE",
+                       help="serve HTTPS: the certificate chain, PEM (needs --keyfile)")
+    serve.add_argument("--keyfile", metavar="FILE",
+                       help="the certificate's private key, PEM (needs --certfile)")
     add_lateness_option(serve)
     add_late_options(serve)
     add_intervals_option(serve)
@@ -69,7 +73,7 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    require_extra("server", "spaseq serve", "fastapi", "uvicorn", "sse_starlette")
+    require_extra("server", "spaseq serve", "fastapi", "uvicorn", "sse_starlette", "prometheus_client")
     from spaseq.engine.server.serve import serve
 
     config = ServerConfig(host=args.host, port=args.port, kb=tuple(args.kb), kb_store=args.kb_store,
@@ -80,5 +84,6 @@ def run_serve(args: argparse.Namespace) -> int:
                           follower_lag=args.follower_lag, idempotency_keys=args.idempotency_keys,
                           snapshot_every=args.snapshot_every, time_format=args.time_format,
                           lateness=args.lateness, idle_timeout=args.idle_timeout, late=args.late,
-                          intervals=args.intervals, mqtt=mqtt_settings(args))
+                          intervals=args.intervals, certfile=args.certfile, keyfile=args.keyfile,
+                          mqtt=mqtt_settings(args))
     return serve(config)

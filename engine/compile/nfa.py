@@ -145,10 +145,15 @@ def automaton_text(auto: A.Query | Automaton, query: A.Query | None = None) -> s
         query, auto = auto, compile_query(auto)
     lines = [f"NFA_scep: states x0..x{auto.final} (x0 initial, x{auto.final} final)"]
     for e in automaton_edges(auto, query):
-        streams = ",".join(sorted(_short(s, query) for s in e.streams))
-        gpms = ",".join(e.gpms) or "-"
-        lines.append(f"  x{e.source} -> x{e.target}  [{e.label}]  ({{{streams}}}, {e.op or 'ø'}, {gpms})")
+        lines.append(f"  x{e.source} -> x{e.target}  [{e.label}]  ({edge_theta(e, query)})")
     return "\n".join(lines)
+
+
+def edge_theta(e: Edge, query: A.Query | None) -> str:
+    """An edge's predicate theta as the paper writes it: ``{streams}, op, GPMs`` (streams by
+    the query's names), as ``explain`` prints and draws it."""
+    streams = ",".join(sorted(_short(s, query) for s in e.streams))
+    return f"{{{streams}}}, {e.op or 'ø'}, {','.join(e.gpms) or '-'}"
 
 
 def automaton_dot(auto: Automaton, query: A.Query) -> list[str]:
@@ -158,9 +163,7 @@ def automaton_dot(auto: Automaton, query: A.Query) -> list[str]:
         shape = "doublecircle" if i == auto.final else "circle"
         out.append(f'    x{i} [shape={shape}, label="x{i}"];')
     for e in automaton_edges(auto, query):
-        streams = ",".join(sorted(_short(s, query) for s in e.streams))
-        label = f"{{{streams}}}, {e.op or 'ø'}, {','.join(e.gpms) or '-'}"
-        out.append(f'    x{e.source} -> x{e.target} [label="{label}"];')
+        out.append(f'    x{e.source} -> x{e.target} [label="{edge_theta(e, query)}"];')
     out.append("  }")
     return out
 

@@ -15,6 +15,7 @@ from pyoxigraph import Literal, NamedNode
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.errors import Location, QueryError
+from spaseq.engine.language.suggest import hint
 from spaseq.engine.values.timestamps import MAX_SECONDS, NANOSECOND
 from spaseq.engine.vocab import RDF_NS, RDF_TYPE, XSD_BOOLEAN, xsd
 
@@ -29,6 +30,8 @@ TIME_UNITS = {
     **dict.fromkeys(("day", "days"), Decimal(86400)),
 }
 EVENT_UNITS = {"event", "events"}
+#: the time units a "did you mean" may suggest: the words, not the abbreviations
+_UNIT_WORDS = ("MILLISECONDS", "SECONDS", "MINUTES", "HOURS", "DAYS")
 
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 _UNICODE_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
@@ -73,10 +76,24 @@ def _token(node: Tree | Token) -> Token:
     return cast(Token, node)  # the grammar's rule has a terminal there
 
 
+def sparql_text(tree: Tree, text: str) -> str:
+    """``text`` as SPARQL engines read it: the boolean literals written in upper case (``TRUE``,
+    a keyword, so case-insensitive in SPARQL 1.1) lower-cased, as spargebra and pyoxigraph
+    want them; the same length, so every span and location holds (docs/decisions.md 75)."""
+    booleans = list(tree.scan_values(lambda t: isinstance(t, Token) and t.type in ("TRUE", "FALSE")))
+    if not booleans:
+        return text
+    chars = list(text)
+    for token in booleans:
+        start, end = token.start_pos, token.end_pos
+        chars[start:end] = text[start:end].lower()
+    return "".join(chars)
+
+
 def translate(tree: Tree, text: str, file: str, prefixes: Mapping[str, str] | None = None) -> A.Query:
     """Build the algebra of a parsed SPAseq query (no static checks beyond name resolution);
     ``prefixes`` are predeclared (e.g. rdflib's initNs), the query's PREFIX lines override them."""
-    ctx = _Context(text, file, dict(prefixes or {}))
+    ctx = _Context(sparql_text(tree, text), file, dict(prefixes or {}))
     prologue, query = tree.children
     for decl in prologue.children:
         if decl.data == "base_decl":
@@ -168,7 +185,8 @@ def _policy(ctx: _Context, node: Tree) -> str:
     policy = str(token).lower()
     if policy not in valid:
         names = ", ".join(v.upper() for v in valid[:-1]) + f" or {valid[-1].upper()}"
-        raise QueryError(f"{keyword} takes {names}, not {token!s}", ctx.loc(token))
+        raise QueryError(f"{keyword} takes {names}, not {token!s}{hint(str(token), (v.upper() for v in valid))}",
+                         ctx.loc(token))
     return policy
 
 
@@ -230,7 +248,7 @@ def _window(ctx: _Context, node: Tree) -> A.Window:
     if unit not in TIME_UNITS:
         raise QueryError(
             f"unknown window unit {unit_tok!s}; use MILLISECOND(S), SECOND(S), MINUTE(S), "
-            "HOUR(S), DAY(S) or EVENTS",
+            f"HOUR(S), DAY(S) or EVENTS{hint(str(unit_tok), _UNIT_WORDS + ('EVENTS',))}",
             ctx.loc(unit_tok),
         )
     try:
@@ -297,7 +315,7 @@ def duration_seconds(amount_text: str, unit_text: str, what: str) -> Decimal:
         raise DurationError(f"{what} {amount_text} {unit_text}: a negative duration; give 0 or more")
     if unit not in TIME_UNITS:
         raise DurationError(f"{what} takes a time unit, not {unit_text}: MILLISECOND(S), SECOND(S), "
-                            "MINUTE(S), HOUR(S) or DAY(S)", in_unit=True)
+                            f"MINUTE(S), HOUR(S) or DAY(S){hint(unit_text, _UNIT_WORDS)}", in_unit=True)
     return _exact_seconds(amount, unit, f"{what} {amount_text} {unit_text}", "at most")
 
 

@@ -6,5 +6,6 @@ extension (register continuous queries, push events, receive matches live). One 
 module: ``config`` (the command's settings and their checks), ``negotiation`` (media types),
 ``bodies`` (request bodies to events, through the replay reader), ``matchlog`` (each query's
 numbered matches), ``journal`` (durability under ``--data``), ``service`` (the engine on its
-own thread), ``sparql`` (the protocol over pyoxigraph), ``app`` (routes, auth, limits),
-``serve`` (uvicorn, signals)."""
+own thread), ``sparql`` (the protocol over pyoxigraph), ``graph_store`` (the Graph Store
+Protocol), ``description`` (the service description), ``health`` and ``metrics`` (for
+operators), ``app`` (routes, auth, limits), ``serve`` (uvicorn, TLS, signals)."""

@@ -27,13 +27,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from spaseq.engine.errors import SpaseqError
 from spaseq.engine.output.native import json_time
 
+from . import console, graph_store, health, metrics
 from . import negotiation as mt
 from .bodies import EVENT_MEDIA_TYPES
 from .config import ServerConfig
+from .description import service_description
 from .guards import error_response, read_body, require_read_token, require_token
 from .matchlog import Expired
 from .mqtt import MqttBridge
-from .page import page
 from .service import EngineService, Registered, ServiceError
 from .sparql import (
     RESULT_FORMATS,
@@ -80,9 +81,10 @@ def create_app(config: ServerConfig) -> FastAPI:
             await service.stop()
 
     def read_guard(request: Request) -> None:
-        require_read_token(request, config)
+        if not console.is_page_request(request):  # the console asks for the token itself
+            require_read_token(request, config)
 
-    app = FastAPI(title="spaseq serve", version="0.1.0", lifespan=lifespan,
+    app = FastAPI(title="spaseq serve", version="0.1.0", lifespan=lifespan, docs_url=None,
                   dependencies=[Depends(read_guard)],
                   description="A SPARQL endpoint with streaming extensions: register SPAseq "
                               "continuous queries, push RDF graph events, receive matches live.")
@@ -92,7 +94,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     app.state.mqtt = None
     if config.cors:
         app.add_middleware(CORSMiddleware, allow_origins=list(config.cors),
-                           allow_methods=["GET", "POST", "DELETE"],
+                           allow_methods=["GET", "HEAD", "POST", "PUT", "DELETE"],
                            allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "Accept"],
                            expose_headers=["Location"])
 
@@ -112,22 +114,26 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     # ------------------------------------------------------------------ index
 
-    @app.get("/", summary="For a browser (Accept: text/html) a page to register queries, push "
-                          "events, watch matches and run SPARQL; otherwise where the routes are")
+    @app.get("/", summary="For a browser (Accept: text/html) the console: the queries, their "
+                          "matches live, rates, automata, SPARQL; otherwise where the routes are")
     async def index(request: Request) -> Response:
-        if "text/html" in request.headers.get("accept", ""):
-            return HTMLResponse(page())
+        if console.is_page_request(request):
+            return HTMLResponse(console.page())
         mqtt = {"mqtt": app.state.mqtt.status()} if app.state.mqtt is not None else {}
         return JSONResponse({"service": "spaseq serve", "sparql": "/sparql", "queries": "/queries",
                              "events": "/events?stream=IRI", "heartbeat": "/heartbeat?time=T",
-                             "openapi": "/openapi.json", **service.status(),
+                             "store": "/store?graph=IRI", "health": "/health",
+                             "metrics": "/metrics", "openapi": "/openapi.json", **service.status(),
                              "followers": app.state.streams, **mqtt})
 
     # ------------------------------------------------------------------ SPARQL protocol
 
-    @app.get("/sparql", summary="SPARQL 1.1 query over the KB and the materialised matches")
+    @app.get("/sparql", summary="SPARQL 1.1 query over the KB and the materialised matches; without "
+                             "parameters, the SPARQL 1.1 Service Description (Turtle by default)")
     async def sparql_get(request: Request, query: str | None = None) -> Response:
         params = request.query_params
+        if query is None and not params:  # SPARQL 1.1 Service Description: GET without parameters
+            return service_description(request, service)
         if query is None:
             raise ServiceError(400, "give the query as query=")
         if len(params.getlist("query")) > 1:  # the protocol's bad_multiple_queries
@@ -201,6 +207,12 @@ def create_app(config: ServerConfig) -> FastAPI:
         except NotAcceptable as exc:
             raise ServiceError(406, str(exc)) from None
         return Response(answer.body, media_type=answer.media_type)
+
+    # ------------------------------------------------------------------ other protocols
+
+    app.include_router(graph_store.router(service, config))
+    app.include_router(metrics.router(service))
+    health.install(app, service)
 
     # ------------------------------------------------------------------ queries
 
@@ -345,8 +357,9 @@ def create_app(config: ServerConfig) -> FastAPI:
 
     async def _ndjson(request: Request, reg: Registered, start: int) -> AsyncIterator[str]:
         async for entry in _follow(request, reg, start):
-            yield json.dumps(entry.message()) + "\n" if isinstance(entry, Cutoff) else entry.line + "\n"
+            yield json.dumps(entry.message()) + "\n" if isinstance(entry, Cutoff) else entry.numbered + "\n"
 
+    console.install(app)  # its assets, /docs offline, the automaton of a query
     return app
 
 
@@ -374,18 +387,6 @@ def _utf8(body: bytes) -> str:
         raise ServiceError(400, f"the body is not UTF-8: {exc}") from None
 
 
-def _variables(reg: Registered) -> list[str]:
-    """A query's result variables, as ``spaseq run`` writes them."""
-    q = reg.query
-    if q.match.is_construct:
-        from spaseq.engine.output.construct import template_variables
-
-        return template_variables(q.match.template)
-    if q.match.variables is not None:
-        return list(q.match.variables)
-    return sorted({v for ev in q.events.values() for v in ev.variables})
-
-
 def _results(reg: Registered, entries: list) -> dict:
     """Entries as a SPARQL 1.1 JSON results document with ``_time`` and ``_start``: as
     xsd:dateTime when the logged record has them so (``time_iso``, ``start_iso``: the
@@ -398,4 +399,4 @@ def _results(reg: Registered, entries: list) -> dict:
                "_start": json_time(Decimal(record["start"]), dated)}
         row.update(record["bindings"])
         rows.append(row)
-    return {"head": {"vars": ["_time", "_start", *_variables(reg)]}, "results": {"bindings": rows}}
+    return {"head": {"vars": ["_time", "_start", *reg.variables]}, "results": {"bindings": rows}}

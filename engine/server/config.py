@@ -41,6 +41,8 @@ class ServerConfig:
     idle_timeout: Decimal | None = None  # a silent stream stops holding it back (default: it)
     late: str = "drop"                   # a late event: "drop" (answered) or "error" (409)
     intervals: bool = False              # queries planned for events that last (decision 71)
+    certfile: str | None = None          # TLS: the certificate chain (PEM); with keyfile, https
+    keyfile: str | None = None           # TLS: its private key (PEM)
     mqtt: MqttSettings | None = None     # a broker: events from topics, matches to topics (decision 74)
 
     def check(self) -> None:
@@ -61,6 +63,10 @@ class ServerConfig:
                 raise UsageError(f"{name} {value}: must be a positive number")
         if self.late not in ("drop", "error"):
             raise UsageError(f"--late {self.late}: expected drop or error")
+        if (self.certfile is None) != (self.keyfile is None):
+            raise UsageError("TLS needs both --certfile and --keyfile")
+        if self.certfile is not None and self.keyfile is not None:
+            check_tls(self.certfile, self.keyfile)
         if self.max_body <= 0:
             raise UsageError(f"--max-body {self.max_body}: must be a positive number of bytes")
         for topic, stream in self.mqtt.subscribe if self.mqtt is not None else ():
@@ -69,6 +75,23 @@ class ServerConfig:
             except ValueError:
                 raise UsageError(f"--subscribe {topic}={stream}: the stream is its IRI here (no query "
                                  "names it yet), written without <>") from None
+
+
+def check_tls(certfile: str, keyfile: str) -> None:
+    """UsageError unless ``certfile`` and ``keyfile`` load as a server's certificate and key
+    (uvicorn loads them again: this is to say what is wrong before anything listens)."""
+    import os
+    import ssl
+
+    for option, path in (("--certfile", certfile), ("--keyfile", keyfile)):
+        if not os.path.isfile(path):
+            raise UsageError(f"{option} {path}: no such file")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(certfile, keyfile)
+    except (OSError, ssl.SSLError) as exc:
+        raise UsageError(f"--certfile {certfile} --keyfile {keyfile}: not a certificate and its "
+                         f"private key in PEM ({exc.strerror or exc})") from None
 
 
 def is_loopback(host: str) -> bool:

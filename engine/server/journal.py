@@ -100,6 +100,19 @@ class Journal:
             if os.path.exists(self.path(name)):
                 os.remove(self.path(name))
 
+    def writable(self) -> str | None:
+        """None if the directory takes a synced write now (a probe file, written, fsynced and
+        removed), else what is wrong: a full or read-only disk shows here before a write fails."""
+        if self._fd is None:
+            return "the journal is closed"
+        probe = self.path(".health-probe")
+        try:
+            _write_synced(probe, b"ok\n")
+            os.remove(probe)
+        except OSError as exc:
+            return f"cannot write in {self.dir}: {exc.strerror or exc}"
+        return None
+
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)

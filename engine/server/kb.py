@@ -62,6 +62,11 @@ class KbMirror:
                 self._graphs = [BlankNode(g[2:]) if g.startswith("_:") else NamedNode(g) for g in json.load(f)]
 
     @property
+    def graphs(self) -> list[Any]:
+        """The KB's named graphs, as last copied."""
+        return list(self._graphs)
+
+    @property
     def read_only(self) -> bool:
         """Whether SPARQL Update is refused (a versioned store, or no KB object to change)."""
         return not isinstance(self.kb, UpdatableKb)
@@ -79,6 +84,8 @@ class KbMirror:
             self.target.remove_graph(g)
         self.target.extend(q for q in self.kb.store.quads_for_pattern(None, None, None, None)
                            if not isinstance(q.graph_name, DefaultGraph))
+        for g in graphs:  # an empty graph too (made by the Graph Store Protocol's PUT): it exists
+            self.target.add_graph(g)
         self._graphs, self.version = graphs, self.kb.version
         if self.record is not None:
             names = [f"_:{g.value}" if isinstance(g, BlankNode) else g.value for g in graphs]

@@ -25,6 +25,12 @@ class Entry:
         """The jsonl object, times as Decimals (exact)."""
         return json.loads(self.line, parse_float=Decimal)
 
+    @property
+    def numbered(self) -> str:
+        """The jsonl object with its number first, as ``"id"`` (an ndjson line): the SSE
+        ``id:``, what ``Last-Event-ID`` and ``?since=`` resume from (decision 73)."""
+        return f'{{"id":{self.seq},{self.line[1:]}'
+
 
 class Expired(Exception):
     """Results asked for are no longer kept (``--keep-matches``): the first number still kept."""

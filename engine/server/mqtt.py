@@ -1,8 +1,9 @@
 """``spaseq serve --mqtt`` (docs/decisions.md 74): each message of a ``--subscribe``d topic
 pushed as a ``POST /events`` batch is (``EngineService.push``: read whole, all or nothing,
 journaled with ``--data``), and each ``--publish QUERY=TOPIC`` query's numbered matches
-published to TOPIC as they are logged, each its jsonl object (the match log's line, what
-ndjson followers get). Messages refused are said on stderr and counted for ``GET /``."""
+published to TOPIC as they are logged, each its jsonl object with its number first as
+``"id"`` (``Entry.numbered``: what ndjson followers get, so a subscriber drops a message QoS 1
+delivered twice, or fills a gap with ``?since=``). Messages refused are said on stderr and counted for ``GET /``."""
 
 from __future__ import annotations
 
@@ -102,7 +103,7 @@ class MqttBridge:
                     cursor = exc.first - 1
                     continue
                 for entry in entries:
-                    self.client.publish(topic, entry.line)
+                    self.client.publish(topic, entry.numbered)
                     cursor = entry.seq
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(waiter.wait(), 1.0)

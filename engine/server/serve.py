@@ -60,12 +60,14 @@ def serve(config: ServerConfig) -> int:
     config.check()
     sock = bind(config.host, config.port)
     host, port = sock.getsockname()[:2]
-    address = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    scheme = "https" if config.certfile else "http"
+    address = f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
     app = create_app(config)
     # a startup refused for a user mistake was said in one line: not again with a traceback
     logging.getLogger("uvicorn.error").addFilter(lambda record: not app.state.user_error)
     server = _Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=3,
-                                    lifespan="on", access_log=False), address)
+                                    lifespan="on", access_log=False, ssl_certfile=config.certfile,
+                                    ssl_keyfile=config.keyfile), address)
     try:
         server.run(sockets=[sock])
     except SystemExit:  # uvicorn's exit when the lifespan failed: our status is 2

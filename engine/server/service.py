@@ -13,15 +13,16 @@ import dataclasses
 import hashlib
 import logging
 import os
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from decimal import Decimal
+from time import perf_counter
 from time import time as wall_time
 from typing import Any, TypeVar
 
-from pyoxigraph import DefaultGraph, Literal, Quad, RdfFormat, Store, serialize
+from pyoxigraph import DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Store, serialize
 
 from spaseq.engine.algebra import operators as A
 from spaseq.engine.api import Engine, QueryHandle
@@ -73,6 +74,7 @@ class Registered:
     handle: QueryHandle | None = field(default=None, repr=False)
     produced: int = 0  # results the engine has given (len(log), except while the journal replays)
     late: int = 0  # the late events it dropped: the core's count, read on the engine's thread
+    events: int = 0  # events accepted on its streams since it was registered (late ones too)
 
     @property
     def construct(self) -> bool:
@@ -83,13 +85,25 @@ class Registered:
         return {"id": self.id, "query": self.text, "streams": list(dict.fromkeys(self.query.streams.values())),
                 "output": self.output, "matches": f"/queries/{self.id}/matches"}
 
+    @property
+    def variables(self) -> list[str]:
+        """Its result variables, in the order ``spaseq run`` writes them."""
+        q = self.query
+        if q.match.is_construct:
+            return template_variables(q.match.template)
+        if q.match.variables is not None:
+            return list(q.match.variables)
+        return sorted({v for ev in q.events.values() for v in ev.variables})
+
     def details(self) -> dict[str, Any]:
-        """The description with the form, the stream names, statistics and the late events
-        the query dropped (``late``, decision 64)."""
+        """The description with the form, the stream names, statistics, the events seen on
+        its streams and the late events it dropped (``late``, decision 64); its variables
+        and PREFIXes, for a client to show its matches (the console, decision 77)."""
         stats = dict(self.handle.stats) if self.handle is not None else {}
         return {**self.describe(), "form": "construct" if self.construct else "select",
                 "stream_names": dict(self.query.streams), "results": len(self.log),
-                "late": self.late,
+                "events": self.events, "late": self.late,
+                "variables": self.variables, "prefixes": dict(self.query.prefixes),
                 "statistics": {k: v for k, v in stats.items() if isinstance(v, int | float)}}
 
 
@@ -121,6 +135,12 @@ class EngineService:
         self._journal: Journal | None = None
         self._replaying = False
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spaseq-engine")
+        # what /metrics observes, told on the engine's thread: each accepted batch's processing
+        # time (seconds), and each new match's delay (query id, seconds) since the engine began
+        # the write that completed it (a batch, a heartbeat or an idle tick: ``_began``)
+        self.on_batch: list[Callable[[float], None]] = []
+        self.on_match: list[Callable[[str, float], None]] = []
+        self._began: float | None = None
 
     # ------------------------------------------------------------------ plumbing
 
@@ -185,6 +205,7 @@ class EngineService:
         for q in server.get("queries", []):
             reg = self._registered(q["id"], q["text"], parse_query(q["text"]), q["output"])
             reg.produced = q["produced"]
+            reg.events = q.get("events", 0)
             reg.handle = self._engine.query(q["output"])
             reg.handle.output.listeners.append(self._collector(reg))  # type: ignore[union-attr]
         # the journal holds accepted batches only: replayed under "drop" they are judged as
@@ -230,6 +251,10 @@ class EngineService:
 
         return UpdatableKb(load_kb([parse_kb_option(text) for text in self.config.kb], []).store)
 
+    def kb_graphs(self) -> list[Any]:
+        """The KB's named graphs as ``/sparql`` sees them (the service description lists them)."""
+        return self._mirror.graphs if self._mirror is not None else []
+
     async def follow_kb(self) -> None:
         """Before a /sparql query: pick up a new KB store version (``spaseq kb refresh``) in
         the /sparql copy, on the engine's thread so the engine and the copy agree."""
@@ -244,15 +269,42 @@ class EngineService:
         a bad update); journaled like every write, and kept in checkpoints."""
         await self._run(self._update, text)
 
-    def _update(self, text: str) -> None:
-        assert self._mirror is not None
-        if self._mirror.read_only:
+    def check_writable(self) -> None:
+        """ServiceError 403 when the KB is a versioned store (--kb-store), read-only here."""
+        if self._mirror is not None and self._mirror.read_only:
             raise ServiceError(403, "the knowledge base is a versioned store (--kb-store), read-only "
                                "here: change it with 'spaseq kb refresh', which this server follows")
+
+    def _update(self, text: str) -> None:
+        assert self._mirror is not None
+        self.check_writable()
         self._apply_update(text)
         if self._journal is not None:
             self._journal.append({"op": "update", "text": text})
             self._after_write()
+
+    async def write_graphs(self, text: str, graphs: list[NamedNode], create: bool) -> bool:
+        """A Graph Store Protocol write of the KB's ``graphs`` as its SPARQL Update ``text``
+        (applied and journaled as an update): whether they all existed. A graph the KB lacks
+        is made only when ``create`` (PUT, POST), else 404; a graph of the materialised
+        matches (a CONSTRUCT result) is the engine's: 409. Nothing is applied on a refusal."""
+        return await self._run(self._write_graphs, text, graphs, create)
+
+    def _write_graphs(self, text: str, graphs: list[NamedNode], create: bool) -> bool:
+        assert self.store is not None
+        self.check_writable()
+        existed = True
+        for graph in graphs:
+            if self._kb.store.contains_named_graph(graph):
+                continue
+            existed = False
+            if self.store.contains_named_graph(graph):
+                raise ServiceError(409, f"<{graph.value}> is a graph of the materialised matches (a CONSTRUCT "
+                                   "query's result), written by the engine, not a graph of the knowledge base")
+            if not create:
+                raise ServiceError(404, f"the knowledge base has no graph <{graph.value}>")
+        self._update(text)
+        return existed
 
     def _apply_update(self, text: str) -> None:
         """Change the KB; the engine sees the new version at its next event, /sparql now."""
@@ -293,6 +345,9 @@ class EngineService:
                 quads += [Quad(t.subject, t.predicate, t.object, derived.name) for t in derived.triples]
                 trig = serialize(quads, format=RdfFormat.TRIG, prefixes=prefixes).decode()  # type: ignore[union-attr]  # pyoxigraph's stubs: bytes, not None, without an output
             reg.log.append(jsonl_line(row, self.config.time_format), trig)
+            if self._began is not None and not self._replaying:
+                for observe in self.on_match:
+                    observe(reg.id, perf_counter() - self._began)
 
         return collect
 
@@ -388,6 +443,18 @@ class EngineService:
 
     def _push(self, stream: str, body: bytes, media: str, time: str | None, name: str | None,
               key: str | None, start: str | None = None) -> tuple[int, bool, list[Late]]:
+        self._began = perf_counter()
+        try:
+            answer = self._push_batch(stream, body, media, time, name, key, start)
+        finally:
+            began, self._began = self._began, None
+        if not answer[1]:  # accepted now (not a batch sent again)
+            for observe in self.on_batch:
+                observe(perf_counter() - began)
+        return answer
+
+    def _push_batch(self, stream: str, body: bytes, media: str, time: str | None, name: str | None,
+                    key: str | None, start: str | None) -> tuple[int, bool, list[Late]]:
         digest = _digest(stream, body, media, time, name, start)
         if key is not None and key in self._batches:
             seen, accepted, *late = self._batches[key]
@@ -472,6 +539,9 @@ class EngineService:
                 late.append(self._late(e, pushed.late_for))
             self.clock = e.time if self.clock is None else max(self.clock, e.time)
         self.events_accepted += len(events)
+        arrived = Counter(e.stream for e in events)
+        for reg in self.queries.values():
+            reg.events += sum(arrived[s] for s in reg.query.stream_iris)
         # read here, on the engine's thread (the core is not shared across threads), for status()
         self.events_unread = self._engine.dropped_unread
         if late:
@@ -498,10 +568,13 @@ class EngineService:
         await self._run(self._heartbeat, time)
 
     def _heartbeat(self, time: str) -> None:
+        self._began = perf_counter()
         try:
             self._apply_heartbeat(time)
         except BodyError as exc:
             raise ServiceError(400, str(exc)) from None
+        finally:
+            self._began = None
         if self._journal is not None:
             self._journal.append({"op": "heartbeat", "time": time})
             self._after_write()
@@ -550,7 +623,11 @@ class EngineService:
         crossed = any(self._looked < last + d <= now for last in self._arrived.values() for d in timeouts)
         if not crossed:
             return False
-        self._apply_tick(now)
+        self._began = perf_counter()
+        try:
+            self._apply_tick(now)
+        finally:
+            self._began = None
         if self._journal is not None:
             self._journal.append({"op": "tick", "now": now})
             self._after_write()
@@ -616,7 +693,8 @@ class EngineService:
         server = {"next_id": self._next_id, "events": self.events_accepted, "updates": self._updates,
                   "batches": list(self._batches.items()),
                   "clock": None if self.clock is None else str(self.clock),
-                  "queries": [{"id": r.id, "text": r.text, "output": r.output, "produced": r.produced}
+                  "queries": [{"id": r.id, "text": r.text, "output": r.output, "produced": r.produced,
+                               "events": r.events}
                               for r in self.queries.values()]}
         self._journal.checkpoint(snapshot, server)
         for reg in self.queries.values():  # only now: the journal no longer replays dropped results
@@ -625,6 +703,31 @@ class EngineService:
     async def checkpoint(self) -> None:
         if self._journal is not None:
             await self._run(self._checkpoint)
+
+    async def readiness(self, timeout: float = 5.0) -> dict[str, str]:
+        """Whether the server can take requests, per part (``"ok"`` or what is wrong): the
+        engine's thread answers within ``timeout`` seconds, the KB is open and readable, the
+        ``--data`` journal takes a synced write (``"not used"`` without --data)."""
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(self._thread.submit(self._readiness)), timeout)
+        except asyncio.TimeoutError:  # noqa: UP041 (not TimeoutError before Python 3.11)
+            return {"engine": f"busy: no answer from the engine within {timeout:g} s"}
+        except RuntimeError as exc:  # the engine's thread is shut down (the server stops)
+            return {"engine": f"stopped: {exc}"}
+
+    def _readiness(self) -> dict[str, str]:
+        checks = {"engine": "ok" if self._engine is not None else "not started"}
+        try:
+            next(iter(self._kb.store.quads_for_pattern(None, None, None)), None)
+            checks["kb"] = "ok"
+        except (SpaseqError, OSError, RuntimeError, ValueError, AttributeError) as exc:
+            checks["kb"] = f"cannot read the knowledge base: {exc}"
+        if self._journal is None:
+            checks["journal"] = "not used" if self.config.data is None else "not open"
+        else:
+            problem = self._journal.writable()
+            checks["journal"] = "ok" if problem is None else problem
+        return checks
 
     def status(self) -> dict[str, Any]:
         return {"queries": len(self.queries), "events": self.events_accepted,

@@ -114,11 +114,11 @@ def evaluate(store: Store, query: str, dataset: Dataset, accept: str | None) -> 
         media = mt.negotiate(accept, list(RESULT_FORMATS))
         if media is None:
             raise NotAcceptable("SELECT and ASK results come as " + ", ".join(RESULT_FORMATS))
-        return Answer(result.serialize(format=RESULT_FORMATS[media]), _with_charset(media))  # type: ignore[arg-type]  # pyoxigraph's stubs: bytes, not None, without an output
+        return Answer(result.serialize(format=RESULT_FORMATS[media]), with_charset(media))  # type: ignore[arg-type]  # pyoxigraph's stubs: bytes, not None, without an output
     media = mt.negotiate(accept, list(GRAPH_FORMATS))
     if media is None:
         raise NotAcceptable("CONSTRUCT and DESCRIBE results come as " + ", ".join(GRAPH_FORMATS))
-    return Answer(result.serialize(format=GRAPH_FORMATS[media]), _with_charset(media))  # type: ignore[arg-type]  # pyoxigraph's stubs: bytes, not None, without an output
+    return Answer(result.serialize(format=GRAPH_FORMATS[media]), with_charset(media))  # type: ignore[arg-type]  # pyoxigraph's stubs: bytes, not None, without an output
 
 
 def results_from_json(document: dict, media: str) -> bytes:
@@ -134,5 +134,6 @@ def _located(message: str) -> str:
     return f"{m[1]}:{m[2]}: {m[3]}" if m else message
 
 
-def _with_charset(media: str) -> str:
+def with_charset(media: str) -> str:
+    """A text media type's Content-Type: UTF-8 said (XML says its own encoding)."""
     return media if media.endswith("xml") else f"{media}; charset=utf-8"

@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SG = ROOT / "fixtures" / "smartgrid"
 #: the top-level modules of the server and rdflib extras (and of the test extra's client)
-EXTRA_MODULES = {"server": ("fastapi", "uvicorn", "sse_starlette", "starlette"), "rdflib": ("rdflib",),
+EXTRA_MODULES = {"server": ("fastapi", "uvicorn", "sse_starlette", "starlette", "fastapi_offline", "prometheus_client"), "rdflib": ("rdflib",),
                  "test": ("SPARQLWrapper", "httpx"), "arrow": ("pyarrow",), "mqtt": ("paho",)}
 BLOCKED = [m for modules in EXTRA_MODULES.values() for m in modules]
 
@@ -127,7 +127,7 @@ def test_pyproject_lists_the_extras() -> None:
     assert base == {"lark", "regex", "pyoxigraph"}  # regex: lark imports it for regex=True
     extras = {name: {d.split(">")[0].lower() for d in deps}
               for name, deps in project["optional-dependencies"].items()}
-    assert extras["server"] == {"fastapi", "uvicorn", "sse-starlette"}
+    assert extras["server"] == {"fastapi", "uvicorn", "sse-starlette", "fastapi-offline", "prometheus-client"}
     assert extras["rdflib"] == {"rdflib"}
     assert extras["arrow"] == {"pyarrow"}
     assert extras["mqtt"] == {"paho-mqtt"}

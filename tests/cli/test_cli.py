@@ -380,7 +380,8 @@ def test_warnings_go_to_stderr_and_keep_exit_zero(cli):
 
 def test_query_syntax_error(cli):
     proc = cli("syntax")
-    assert user_error(proc) == "syntax.rq:6:9: unexpected 'B'; expected '!', ')', '*', '+', ',', ';' or ':', '?', '{'\n"
+    assert user_error(proc) == ("syntax.rq:6:9: unexpected 'B'; expected a sequence operator (',', ';' or ':'), "
+                                "a modifier (+, *, ?, ! or {m,n}) or ')'\n")
     assert proc.stdout == ""
 
 

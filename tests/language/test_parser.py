@@ -537,13 +537,25 @@ def test_escaped_quote_in_short_string(text):
     assert triples(f"?s :p {text}") == (tp(v("s"), ex("p"), Literal("it's" if "'" in text else 'it"s')),)
 
 
-@pytest.mark.xfail(
-    reason="SPARQL keywords (true/false included) are case-insensitive, but pyoxigraph rejects "
-    "upper-case TRUE/FALSE in the bodies it evaluates; spaseq follows pyoxigraph for now",
-    strict=True,
-)
-def test_upper_case_boolean_literal():
-    assert triples("?s :p TRUE") == (tp(v("s"), ex("p"), xsd("true", "boolean")),)
+@pytest.mark.parametrize("written", ["TRUE", "True", "true"])
+def test_upper_case_boolean_literal(written):
+    """true/false are keywords, case-insensitive (SPARQL 1.1 section 19.5)."""
+    assert triples(f"?s :p {written}") == (tp(v("s"), ex("p"), xsd("true", "boolean")),)
+
+
+def test_upper_case_booleans_reach_sparql_engines_lower_cased():
+    """spargebra and pyoxigraph read only true/false: the body text handed to them has the
+    literals lower-cased, every other character and every position unchanged."""
+    group = body("?s :p ?o FILTER(?o && TRUE || FALSE) BIND(False AS ?f)\nVALUES ?v { TRUE }")
+    assert group.text == "{\n?s :p ?o FILTER(?o && true || false) BIND(false AS ?f)\nVALUES ?v { true }\n}"
+    (flt,) = [e for e in group.elements if isinstance(e, A.Filter)]
+    assert flt.text == "?o && true || false"
+    assert flt.expr.args[1] == A.ETerm(xsd("false", "boolean"))
+
+
+def test_a_word_starting_with_true_is_not_a_boolean():
+    assert_error(one_gpm("?s :p TRUEISH"), 7, 7,
+                 "unexpected 'TRUEISH'; expected a variable, an IRI, a literal, a blank node or a path operator")
 
 
 def test_blank_nodes():
@@ -954,7 +966,8 @@ def test_smartgrid_query():
 
 def test_syntax_error_lists_expected_tokens():
     text = two_gpms("A B")
-    assert_error(text, 5, 9, "unexpected 'B'; expected '!', ')', '*', '+', ',', ';' or ':', '?', '{'")
+    assert_error(text, 5, 9, "unexpected 'B'; expected a sequence operator (',', ';' or ':'), a modifier "
+                             "(+, *, ?, ! or {m,n}) or ')'")
 
 
 def test_syntax_error_inside_body():
@@ -962,13 +975,12 @@ def test_syntax_error_inside_body():
         "PREFIX : <http://ex.org/>\nSELECT ?s\nFROM STREAM S <http://ex.org/s>\nWHERE {\n  SEQ(A)\n"
         "  DEFINE GPM A ON S {\n    ?s :p ?o .\n    FILTER(?o > )\n  }\n}"
     )
-    err = assert_error(text, 8, 17, "unexpected ')'; expected ")
-    assert "a variable" in err.message or "..." in err.message
+    assert_error(text, 8, 17, "unexpected ')'; expected an expression")
 
 
 def test_syntax_error_in_clause_order():
     text = "PREFIX : <http://ex.org/>\nSELECT\nFROM STREAM S <http://ex.org/s>"
-    assert_error(text, 3, 1, "unexpected 'FROM'; expected '(', '*', DISTINCT, REDUCED, a variable")
+    assert_error(text, 3, 1, "unexpected 'FROM'; expected a variable, DISTINCT, REDUCED, '*' or '('")
 
 
 def test_unexpected_character():
@@ -984,12 +996,12 @@ def test_missing_stream_name():
 def test_unexpected_end_of_query():
     text = two_gpms()[:-2]  # drop the final "\n}"
     assert text.endswith("?s :q ?x }")
-    err = assert_error(text, 7, 33, "unexpected end of query; expected ")
+    err = assert_error(text, 7, 33, "'{' opened at 4:7 is never closed (a '}' is missing at the end of the query)")
     assert err.location.line == len(text.splitlines())
 
 
 def test_empty_query():
-    assert_error("", 1, 1, "unexpected end of query; expected 'BASE', 'CONSTRUCT', 'PREFIX', 'SELECT'")
+    assert_error("", 1, 1, "unexpected end of query; expected SELECT, PREFIX, BASE or CONSTRUCT")
 
 
 def test_text_after_the_query():
@@ -1153,9 +1165,9 @@ def test_a_quantifier_is_a_kleene_atom_with_bounds(seq, low, high, text):
         ("A; B{0,0}", 11, "B{0,0} takes no event at all"),
         ("A; B{10001}", 12, "B{10001}: 10001 iterations is too many; a quantifier's bounds are at most 10000"),
         ("A; B{2,99999999999999999999}", 14, "iterations is too many"),
-        ("A; B{2.5}", 13, "unexpected '.5'; expected ',', '}'"),
-        ("A; B{,3}", 12, "unexpected ','; expected a number"),
-        ("A; B{-1}", 12, "unexpected '-1'; expected a number"),
+        ("A; B{2.5}", 13, "unexpected '.5'; expected ',' or '}'"),
+        ("A; B{,3}", 12, "unexpected ','; expected a whole number"),
+        ("A; B{-1}", 12, "unexpected '-1'; expected a whole number"),
     ],
 )
 def test_a_quantifier_s_bounds_are_checked_where_written(seq, column, fragment):
@@ -1254,7 +1266,7 @@ def test_binary_operator_needs_parentheses():
 
 def test_mixed_binary_operators_need_parentheses():
     text = two_gpms("A, (B & C | D)", extra="  DEFINE GPM C ON S { ?s :r ?y }\n  DEFINE GPM D ON S { ?s :t ?y }\n")
-    assert_error(text, 5, 17, "unexpected '|'; expected '&', ')'")
+    assert_error(text, 5, 17, "unexpected '|'; expected '&' or ')'")
 
 
 def test_load_query_missing_file(tmp_path):
@@ -1344,7 +1356,7 @@ def test_policies_are_read_in_any_clause_order(head, selection, consumption):
     ("head", "seq", "line", "column", "fragment"),
     [
         ("SELECT ?s SELECTION RECNT", "A ; B", 2, 21,
-         "SELECTION takes UNRESTRICTED, CHRONOLOGICAL, RECENT or LATEST, not RECNT"),
+         "SELECTION takes UNRESTRICTED, CHRONOLOGICAL, RECENT or LATEST, not RECNT; did you mean RECENT?"),
         ("SELECT ?s CONSUMPTION ALL", "A ; B", 2, 23, "CONSUMPTION takes NONE or MATCHED, not ALL"),
         ("SELECT ?s SELECTION RECENT SELECTION LATEST", "A ; B", 2, 28,
          "a query has at most one SELECTION clause"),

@@ -32,8 +32,8 @@ def test_serve_takes_events_from_a_topic_and_publishes_matches(broker, client) -
         client.publish("serve/readings", reading(2, 70))
         client.publish("serve/readings", reading(3, 80, "trig"))
         published = [json.loads(p) for _, p in client.messages(2)]
-        rows = [(m["time"], m["bindings"]["v1"]["value"], m["bindings"]["v2"]["value"]) for m in published]
-        assert rows == [(2, "60", "70"), (3, "70", "80")]
+        rows = [(m["id"], m["time"], m["bindings"]["v1"]["value"], m["bindings"]["v2"]["value"]) for m in published]
+        assert rows == [(1, 2, "60", "70"), (2, 3, "70", "80")]  # numbered as ndjson lines are
         csv = httpx.get(srv.url + "/queries/q1/matches", headers={"Accept": "text/csv"}).text
         assert csv.splitlines() == ["_time,_start,s,v1,v2", "2,1,http://ex.org/h1,60,70",
                                     "3,2,http://ex.org/h1,70,80"]

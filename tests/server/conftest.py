@@ -89,6 +89,11 @@ def trig(events: list) -> bytes:
     return serialize(quads, format=RdfFormat.TRIG)
 
 
+def numbered(lines: list[str]) -> list[str]:
+    """jsonl lines as ndjson followers get them: each object with its match number first."""
+    return [f'{{"id":{k},{line[1:]}' for k, line in enumerate(lines, 1)]
+
+
 def spaseq_run(*fmt: str) -> str:
     """What ``spaseq run`` writes for the smart-grid fixture."""
     streams = [f"--stream={iri}={path}" for iri, path in SG_STREAMS]

@@ -10,7 +10,7 @@ import signal
 
 import httpx
 
-from .conftest import SG, SG_KB, smartgrid_batches, spaseq_run, start_server
+from .conftest import SG, SG_KB, numbered, smartgrid_batches, spaseq_run, start_server
 
 QUERY = (SG / "query.rq").read_text(encoding="utf-8")
 
@@ -37,7 +37,7 @@ def _push(url: str, batches: list[tuple[str, bytes]]) -> None:
 
 
 def test_kill_9_mid_sequence_then_restart_loses_and_repeats_nothing(tmp_path) -> None:
-    expected = spaseq_run("--format", "jsonl").splitlines()
+    expected = numbered(spaseq_run("--format", "jsonl").splitlines())  # as ndjson numbers them
     batches = smartgrid_batches()
     data = str(tmp_path / "data")
     # small snapshot interval: the crash lands after a snapshot, with a journal tail after it
@@ -65,6 +65,7 @@ def test_kill_9_mid_sequence_then_restart_loses_and_repeats_nothing(tmp_path) ->
         assert everything == expected  # numbered once each: 1..N, no duplicate
         details = httpx.get(f"{second.url}/queries/{qid}").json()
         assert details["results"] == len(expected)
+        assert details["events"] == 26  # counted across the snapshot and the journal's tail
         sse_ids = []
         with httpx.stream("GET", f"{second.url}/queries/{qid}/matches",
                           headers={"Accept": "text/event-stream", "Last-Event-ID": str(len(delivered))},

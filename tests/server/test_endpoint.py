@@ -9,7 +9,7 @@ import httpx
 import pytest
 from SPARQLWrapper import JSON, POST, SPARQLWrapper
 
-from .conftest import SG, Server, smartgrid_batches, spaseq_run
+from .conftest import SG, Server, numbered, smartgrid_batches, spaseq_run
 
 QUERY = (SG / "query.rq").read_text(encoding="utf-8")
 
@@ -42,6 +42,11 @@ def test_sparqlwrapper_registration_returns_the_description(server: Server, push
     assert pushed in listed
     details = httpx.get(f"{server.url}/queries/{pushed['id']}").json()
     assert details["results"] == len(spaseq_run("--format", "jsonl").splitlines())
+    # what a client (the console) needs to show it: the events seen on its streams, its
+    # variables in spaseq run's order, its prefixes
+    assert details["events"] == 26 and details["late"] == 0
+    assert details["variables"] == ["house", "fr1", "fr2", "house2", "city", "oname"]
+    assert details["prefixes"] == {"": "http://smartgrid.org/ns#"}
 
 
 def test_sparql_json_matches_equal_spaseq_run(server: Server, pushed: dict) -> None:
@@ -69,8 +74,10 @@ def test_csv_tsv_xml_matches_come_from_pyoxigraph(server: Server, pushed: dict) 
     assert xml.text.count("<result>") == rows
 
 
-def test_ndjson_is_the_jsonl_contract(server: Server, pushed: dict) -> None:
-    expected = spaseq_run("--format", "jsonl").splitlines()
+def test_ndjson_is_the_jsonl_contract_numbered(server: Server, pushed: dict) -> None:
+    """Each ndjson line is the jsonl contract object with its match number first (``"id"``,
+    the SSE id)."""
+    expected = numbered(spaseq_run("--format", "jsonl").splitlines())
     lines = []
     with httpx.stream("GET", server.url + pushed["matches"], headers={"Accept": "application/x-ndjson"},
                       timeout=10) as r:

@@ -1,6 +1,7 @@
 """The knowledge base through the endpoint: /sparql over a versioned store (``--kb-store``),
-read-only there and followed across a new version without dropping runs; SPARQL Update on
-the in-memory KB (``--kb``), token-protected, seen by the engine and kept by ``--data``."""
+read-only there (SPARQL Update and the Graph Store Protocol's writes alike) and followed
+across a new version without dropping runs; SPARQL Update on the in-memory KB (``--kb``),
+token-protected, seen by the engine and kept by ``--data``."""
 
 from __future__ import annotations
 
@@ -85,6 +86,13 @@ def test_sparql_over_a_versioned_store_follows_a_refresh_without_dropping_runs(t
         r = httpx.post(f"{srv.url}/sparql", content=f"INSERT DATA {{ GRAPH <{DB}> {{ <{EX}H9> <{EX}owner> 'X' }} }}",
                        headers={"Content-Type": "application/sparql-update"})
         assert r.status_code == 403 and "kb refresh" in r.json()["error"]
+        # the Graph Store Protocol reads the version followed, and is refused writes alike
+        got = httpx.get(f"{srv.url}/store", params={"graph": DB}, headers={"Accept": "application/n-triples"})
+        assert got.status_code == 200 and got.text == f'<{EX}H1> <{EX}owner> "Alan" .\n'
+        for method in ("PUT", "POST", "DELETE"):
+            r = httpx.request(method, f"{srv.url}/store", params={"graph": DB}, content=f"<{EX}H9> <{EX}owner> 'X' .",
+                              headers={"Content-Type": "text/turtle"})
+            assert r.status_code == 403 and "kb refresh" in r.json()["error"], (method, r.text)
         assert owners(srv.url) == [("H1", "Alan")]
     finally:
         assert srv.stop() == 0

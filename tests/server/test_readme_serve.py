@@ -1,5 +1,5 @@
-"""The README's ``spaseq serve`` examples (curl, then SPARQLWrapper) run against a real server
-and print what the README says they print."""
+"""The README's ``spaseq serve`` examples (curl, then SPARQLWrapper, then the Graph Store
+Protocol with curl) run against a real server and print what the README says they print."""
 
 from __future__ import annotations
 
@@ -31,5 +31,12 @@ def test_readme_curl_and_sparqlwrapper_examples() -> None:
         printed = subprocess.run([sys.executable, "-c", python.replace(README_URL, srv.url)],
                                  capture_output=True, text=True, timeout=60, check=True).stdout
         assert printed.splitlines() == ["q2 /queries/q2/matches", "urn:spaseq:query:q1 2"]
+        gsp = re.search(r"<!-- gsp-example[^>]*-->\n```sh\n(.*?)```", readme, re.S)
+        assert gsp is not None, "the Graph Store Protocol example is missing from the README"
+        out = subprocess.run(["bash", "-e", "-c", gsp.group(1).replace(README_URL, srv.url)], cwd=ROOT,
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+        assert out.splitlines() == ["201", "n", "14", "1", "204",
+                                    '{"error":"no graph <http://smartgrid.org/db> (GET /store lists them all)"}',
+                                    "404"]
     finally:
         assert srv.stop() == 0
