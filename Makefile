@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 SG     := fixtures/smartgrid
 SGKB   := build/smartgrid-kb
 
-.PHONY: run test lint lint-rust test-rust docs dist bench bench-quick check-java check-rust kb-prepare browser clean
+.PHONY: run test lint lint-rust test-rust docs dist bench bench-quick check-java check-rust kb-prepare browser broker clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 # pip builds the native core (setuptools-rust, release mode) into the editable install
 $(STAMP): pyproject.toml $(NATIVE_SRC) | $(BIN)/python check-rust
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,spark,server,rdflib,arrow]'
+	$(BIN)/python -m pip install --quiet -e '.[test,spark,server,rdflib,arrow,mqtt]'
 	touch $(STAMP)
 
 check-rust:
@@ -66,7 +66,7 @@ test-rust: $(STAMP)
 # The benchmark suite (benchmarks/README.md): JSON and a PNG chart in benchmarks/results/.
 BENCH_STAMP := $(VENV)/.bench-stamp
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,spark,server,rdflib,arrow,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,spark,server,rdflib,arrow,mqtt,bench]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)
@@ -86,6 +86,18 @@ browser:
 	    echo "      apt-get install -y chromium chromium-driver"; \
 	  fi; }
 
+# the MQTT tests (tests/mqtt/) start Debian's mosquitto broker on 127.0.0.1 themselves, and
+# run the README's mosquitto_pub and mosquitto_sub commands
+broker:
+	@{ command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ]; } && command -v mosquitto_pub >/dev/null 2>&1 || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    apt-get install -y -q mosquitto mosquitto-clients >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null && apt-get install -y -q mosquitto mosquitto-clients >/dev/null; }; \
+	  else \
+	    echo "note: mosquitto or mosquitto-clients is missing: the MQTT tests are skipped"; \
+	    echo "      apt-get install -y mosquitto mosquitto-clients"; \
+	  fi; }
+
 # an sdist and an abi3 wheel (CPython 3.10+, this platform) in dist/, built from this tree
 # (pypa/build; the wheel's Rust build reuses this tree's release artifacts): the wheel installs
 # where there is no Rust (tests/docs/test_wheel.py)
@@ -99,7 +111,7 @@ dist: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python docs/api_reference.py build/docs
 
-test: $(STAMP) check-java kb-prepare browser lint test-rust docs
+test: $(STAMP) check-java kb-prepare browser broker lint test-rust docs
 	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest
 
 clean:

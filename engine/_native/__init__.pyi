@@ -6,7 +6,7 @@ from typing import final
 
 from spaseq.engine._native import _testing as _testing
 
-__all__ = ["PLAN_VERSION", "__version__", "_testing", "LateEvent", "UnreadStream", "OutputStream", "LastingEvent", "LocatedError", "gpm_evaluators", "LiveStream", "LiveReader",
+__all__ = ["PLAN_VERSION", "__version__", "_testing", "LateEvent", "UnreadStream", "OutputStream", "LastingEvent", "LocatedError", "gpm_evaluators", "LiveStream", "LiveInlet", "LiveReader",
            "NativeWriter", "jsonl_line", "derived_graph", "result_name", "json_time", "json_seconds", "table_time",
            "NativeEngine", "NativeEvent", "NativeMatch", "LateOutput", "ReplayReading", "ReplayStream", "read_batch",
            "timestamp_ns", "read_columns", "EventRows", "Router", "seconds_ns", "datetime_ns", "datetime_text"]
@@ -186,9 +186,31 @@ class LiveStream:
     source ended, the first source error as ``LocatedError`` ``FILE:LINE:COLUMN: message``.
     ValueError at once for a bad time predicate or format."""
 
-    def __new__(cls, sources: list[tuple[str, str, str]], time_predicate: str = ..., batch: int = ...) -> LiveStream: ...
+    def __new__(cls, sources: list[tuple[str, str, str]], time_predicate: str = ..., batch: int = ...,
+                inlets: list[tuple[str, str]] = ...) -> LiveStream:
+        """``inlets``: (stream IRI, label), a source fed whole messages from Python for each
+        (``LiveInlet``), named ``label`` in errors and origins; the stream ends once every
+        source has, an inlet when it is closed."""
+    @property
+    def inlets(self) -> list[LiveInlet]:
+        """The sources fed whole messages, in the order ``inlets`` gave them."""
     def __iter__(self) -> LiveStream: ...
     def __next__(self) -> list[_LiveEvent]: ...
+
+@final
+class LiveInlet:
+    """A source of a ``LiveStream`` fed whole messages (MQTT, spaseq-io ``stream/inlet.rs``):
+    each one replay batch, TriG or N-Quads, read by the replay reader's rules, its events sent
+    in time order; a message that cannot be read is refused whole and the source goes on."""
+
+    def send(self, message: bytes, format: str, line: int) -> int:
+        """Read ``message`` (``"trig"`` or ``"nquads"``) and send its events, ``line`` given as
+        the line each started on (the message's number), waiting (the GIL released) while the
+        stream is full: how many it held. One that cannot be read sends nothing:
+        ``LocatedError`` ``LABEL:LINE:COLUMN: message``, the place in the message."""
+    def close(self) -> None:
+        """The end of this source (a message being sent meanwhile is cut short); a second
+        call does nothing."""
 
 @final
 class LiveReader:

@@ -24,7 +24,7 @@ from spaseq.engine.io.native_events import stream_error
 from spaseq.engine.runtime.native import LateOutput, NativeSession, OutputStream
 
 if TYPE_CHECKING:
-    from spaseq.engine._native import EventRows, ReplayReading, ReplayStream
+    from spaseq.engine._native import EventRows, LiveInlet, ReplayReading, ReplayStream
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +108,16 @@ def run_rows(engine: _Engine, rows: EventRows, batch: int) -> None:
         raise failure
 
 
+class Inlets(Protocol):
+    """Sources fed whole messages from Python (``run_live``'s ``inlets``: MQTT's, for ``spaseq
+    run``): the (stream IRI, label) of each, and what is told their ``LiveInlet``s once the
+    live stream is open (None for a stream no registered query reads, with ``drop_unread``)."""
+
+    streams: list[tuple[str, str]]
+
+    def opened(self, inlets: list[LiveInlet | None]) -> None: ...
+
+
 def _feed(engine: _Engine, stream: ReplayStream | EventRows, batch: int,
           progress: Callable[[int, Decimal], None] | None) -> ValueError | None:
     """Feed ``stream`` natively to its end, batch by batch, releasing matches after each;
@@ -135,15 +145,20 @@ def _feed(engine: _Engine, stream: ReplayStream | EventRows, batch: int,
 
 
 def run_live(engine: _Engine, sources: list[tuple[str, str, str]], time_predicate: str | None, batch: int,
-             progress: Callable[[int, Decimal], None] | None) -> SpaseqError | None:
-    """``Engine.run_live``: live sources fed natively as their events arrive."""
+             progress: Callable[[int, Decimal], None] | None, inlets: Inlets | None = None) -> SpaseqError | None:
+    """``Engine.run_live``: live sources (and ``inlets``) fed natively as their events arrive."""
     from spaseq.engine._native import LiveStream
 
     sources = _read_inputs(engine, sources)
+    fed_by = _read_inputs(engine, inlets.streams) if inlets is not None else []
     try:
-        stream = (LiveStream(sources, time_predicate) if time_predicate else LiveStream(sources))
+        stream = (LiveStream(sources, time_predicate, inlets=fed_by) if time_predicate
+                  else LiveStream(sources, inlets=fed_by))
     except ValueError as exc:
         return stream_error(exc)
+    if inlets is not None:
+        made = dict(zip(fed_by, stream.inlets, strict=True))
+        inlets.opened([made.get(spec) for spec in inlets.streams])
     error = None
     while True:
         engine._poll_kb_between_batches()

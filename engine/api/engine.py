@@ -641,7 +641,8 @@ class Engine:
         drivers.run_rows(self, rows, batch)
 
     def run_live(self, sources: list[tuple[str, str, str]], time_predicate: str | None = None,
-                 batch: int = 1024, progress: Callable[[int, Decimal], None] | None = None) -> SpaseqError | None:
+                 batch: int = 1024, progress: Callable[[int, Decimal], None] | None = None,
+                 inlets: drivers.Inlets | None = None) -> SpaseqError | None:
         """Run live sources (``(stream IRI, path or '-' for stdin, 'trig' or 'nquads')``) to
         their end: each read natively on a thread of its own (``_native.LiveStream``), events
         merged in the order they complete (decision 46) and fed to the native runtime the
@@ -653,8 +654,11 @@ class Engine:
         under ``late="error"`` raises ``LateEventError`` located at its source's line. As
         ``run_replay``
         otherwise (the first source error returned after every source ended).
-        ``progress(events, clock)`` is called after each batch of events that had arrived."""
-        return drivers.run_live(self, sources, time_predicate, batch, progress)
+        ``progress(events, clock)`` is called after each batch of events that had arrived.
+        ``inlets`` are sources fed whole messages from Python (``drivers.Inlets``: MQTT's),
+        merged with the others; the input ends once every source has ended, an inlet when it
+        is closed."""
+        return drivers.run_live(self, sources, time_predicate, batch, progress, inlets)
 
     #: ``run_live`` waits this long at most for an event before it looks at the KB store's
     #: version and reports progress again.

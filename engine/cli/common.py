@@ -59,6 +59,38 @@ def add_late_options(parser: argparse.ArgumentParser) -> None:
                              "(exit status 2 for run, 409 for serve)")
 
 
+def add_mqtt_options(parser: argparse.ArgumentParser, query: str) -> None:
+    """The MQTT options (``run`` and ``serve``, docs/decisions.md 74); ``query`` says what
+    names a query in ``--publish``."""
+    parser.add_argument("--mqtt", metavar="[USER@]HOST:PORT",
+                        help="an MQTT broker: events from the --subscribe topics, matches to the --publish "
+                             "topics; the password, if any, from $SPASEQ_MQTT_PASSWORD (needs paho-mqtt: "
+                             "pip install 'spaseq[mqtt]')")
+    parser.add_argument("--subscribe", action="append", default=[], metavar="TOPIC=STREAM",
+                        help="events of stream STREAM from the topic filter TOPIC: one TriG or N-Quads "
+                             "message per event, timestamped in the graph as in replay files; repeatable")
+    parser.add_argument("--publish", action="append", default=[], metavar="QUERY=TOPIC",
+                        help=f"publish each match of QUERY ({query}) to TOPIC as its jsonl object; repeatable")
+    parser.add_argument("--mqtt-client-id", metavar="ID",
+                        help="the client id; with one, the broker keeps the session (subscriptions, and "
+                             "QoS 1-2 messages sent while spaseq is away); default: a clean session")
+    parser.add_argument("--mqtt-qos", type=int, choices=(0, 1, 2), default=1,
+                        help="the QoS of subscriptions and publications (default 1: at least once)")
+
+
+def mqtt_settings(args: argparse.Namespace):
+    """The MQTT options' settings (``io.mqtt.MqttSettings``; None without ``--mqtt``), checked,
+    and paho-mqtt there (MissingExtraError otherwise)."""
+    from spaseq.engine.io.mqtt import mqtt_settings as settings
+
+    found = settings(args.mqtt, args.subscribe, args.publish, args.mqtt_qos, args.mqtt_client_id)
+    if found is not None:
+        from spaseq.engine.errors import require_extra
+
+        require_extra("mqtt", "--mqtt", "paho")
+    return found
+
+
 def duration(text: str) -> object:
     """An option's duration (``parse_duration``: the query language's time units), in exact
     seconds; argparse reports a bad one with the usage, exit status 2."""

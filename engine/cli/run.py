@@ -26,7 +26,9 @@ from spaseq.engine.cli.common import (
     add_engine_options,
     add_late_options,
     add_lateness_option,
+    add_mqtt_options,
     engine_options,
+    mqtt_settings,
     warn,
 )
 from spaseq.engine.cli.progress import Probe, Progress, progress_wanted
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from spaseq.engine.algebra import operators as A
     from spaseq.engine.api import Engine
     from spaseq.engine.events import Event
+    from spaseq.engine.io.mqtt import MessageInlets, MqttClient, MqttSettings
     from spaseq.engine.matches import Match
     from spaseq.engine.output.derived import Derived
 
@@ -117,6 +120,7 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
                      help="with --spark: write the results as Parquet in DIR (one row per result: "
                           "_number, _start, _time, _dated, _events and a column per variable), for "
                           "results too large for one file")
+    add_mqtt_options(run, "the query file, or a --with query's file")
     add_engine_options(run)
 
 
@@ -151,12 +155,17 @@ def run_run(args: argparse.Namespace) -> int:
     _check_composition(args, query, withs)
     _output_format(args, query)
     inputs = _input_view(query, withs)
+    mqtt = mqtt_settings(args)
+    args.published = _published(args, mqtt)
     if args.spark is not None or args.spark_output:
         return _run_spark(args, query, withs, inputs)
-    if any(_is_live(spec.partition("=")[2]) for spec in args.stream):
-        return _run_live(args, query, withs, inputs)
+    if mqtt is not None and (args.engine == "reference" or args.stream_file):
+        raise UsageError("--mqtt needs the nfa engine and --stream inputs (not --engine reference, "
+                         "not --stream-file)")
+    if any(_is_live(spec.partition("=")[2]) for spec in args.stream) or (mqtt is not None and mqtt.subscribe):
+        return _run_live(args, query, withs, inputs, mqtt)
     if args.engine != "reference" and not args.stream_file:
-        return _run_replay(args, query, withs, inputs, reading)
+        return _run_replay(args, query, withs, inputs, reading, mqtt)
     inp = _read_input(args, inputs)
     kb = _load_kb(args, query)
     events, complete = inp.usable()
@@ -284,27 +293,125 @@ def _variables(query: A.Query) -> list[str]:
 
 def _python_rows(args: argparse.Namespace) -> bool:
     """Whether this run's results come through Python (as ``Derived`` events) rather than
-    straight from the native runtime: --materialize takes them there."""
-    return bool(args.materialize)
+    straight from the native runtime: --materialize takes them there, and so does
+    ``--publish`` of the main query."""
+    return bool(args.materialize) or _output_iri(args) in getattr(args, "published", {})
 
 
 def _engine(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]], kb,
-            write, writer=None) -> Engine:
+            write, writer=None, client: MqttClient | None = None) -> Engine:
     """The engine of a run: the --with queries and the main query registered, the main
     query's results going to ``write``, or written natively by ``writer`` when ``write`` is
-    None; late events treated as ``--late`` says, written to ``--late-output``."""
+    None, and those ``--publish`` names published by ``client``; late events treated as
+    ``--late`` says, written to ``--late-output``."""
     from spaseq.engine.api import Engine
 
     engine = Engine(kb, options=engine_options(args), late=args.late, late_output=_late_output(args),
                     materialize=args.materialize, time_format=args.time_format,
                     drop_unread=True,  # a --stream-file may describe more streams
                     lateness=args.lateness, idle_timeout=args.idle_timeout)
-    for q, iri in withs:
-        engine.register(q, keep=False, output=iri)
+    handles = [engine.register(q, keep=False, output=iri) for q, iri in withs]
     handle = engine.register(query, keep=False, output=_output_iri(args), on_output=write)
     if write is None:
         handle.runtime.sink = writer
+    if client is not None:
+        for h in [*handles, handle]:
+            for topic in getattr(args, "published", {}).get(h.output.iri, ()):  # type: ignore[union-attr]
+                h.output.listeners.append(_publisher(client, topic, h.query, args.time_format))  # type: ignore[union-attr]
     return engine
+
+
+def _published(args: argparse.Namespace, mqtt: MqttSettings | None) -> dict[str, list[str]]:
+    """The topics ``--publish QUERY=TOPIC`` gives each query's results, by the query's output
+    IRI; QUERY is the query file (or the file of a ``--with`` query, or its output IRI).
+    UsageError for a QUERY that is none of the run's."""
+    if mqtt is None:
+        return {}
+    named = [(args.query, _output_iri(args))]
+    for spec in args.with_queries:
+        path, _, iri = spec.rpartition("=")
+        named.append((path, iri))
+    out: dict[str, list[str]] = {}
+    for query, topic in mqtt.publish:
+        iri = next((iri for path, iri in named if query in (path, iri) or _same_file(query, path)), None)
+        if iri is None:
+            files = ", ".join(dict.fromkeys(path for path, _ in named))
+            raise UsageError(f"--publish {query}={topic}: {query} is none of the run's queries ({files})")
+        out.setdefault(iri, []).append(topic)
+    return out
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _publisher(client: MqttClient, topic: str, query: A.Query, time_format: str):
+    """A listener publishing each result of ``query`` to ``topic`` as its jsonl object (the
+    jsonl contract's writer, ``output.native.jsonl_line``; a CONSTRUCT query's with the
+    variables its template uses, as ``--format jsonl`` writes them)."""
+    from spaseq.engine.matches import Row
+    from spaseq.engine.output.native import jsonl_line
+
+    variables = _variables(query) if query.match.is_construct else None
+
+    def publish(derived: Derived) -> None:
+        row = derived.row
+        if variables is not None:
+            row = Row({v: row.bindings[v] for v in variables if v in row.bindings}, row.match)
+        client.publish(topic, jsonl_line(row, time_format))
+
+    return publish
+
+
+@contextlib.contextmanager
+def _mqtt_client(mqtt: MqttSettings | None, inlets: MessageInlets | None = None) -> Iterator[MqttClient | None]:
+    """The ``--mqtt`` broker's client (None without it), connecting in the background and
+    handing messages to ``inlets``; on leaving, the subscriptions' sources closed, then the
+    matches published and not yet acknowledged waited for (a few seconds at most)."""
+    if mqtt is None:
+        yield None
+        return
+    from spaseq.engine.io.mqtt import MqttClient
+
+    client = MqttClient(mqtt, inlets)
+    client.start()
+    try:
+        yield client
+    finally:
+        if inlets is not None:
+            inlets.close()
+        client.close()
+
+
+@contextlib.contextmanager
+def _until_signalled(inlets: MessageInlets | None) -> Iterator[None]:
+    """With MQTT subscriptions, SIGINT and SIGTERM end their input (the sources closed on a
+    thread of their own, never waiting in a handler); the run then writes what it has and
+    exits with status 0 once its other live sources have ended too. A second signal acts as
+    it would have (Ctrl-C: status 130)."""
+    import signal
+    import threading
+
+    if inlets is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signals = (signal.SIGINT, signal.SIGTERM)
+
+    def stop(signum: int, frame: object) -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        log.info("mqtt: %s: the input ends", signal.Signals(signum).name)
+        threading.Thread(target=inlets.close, name="spaseq-mqtt-stop", daemon=True).start()
+
+    previous = {sig: signal.signal(sig, stop) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _late_output(args: argparse.Namespace) -> str | None:
@@ -448,6 +555,7 @@ def _files(path: str) -> list[str]:
 def _check_spark_options(args: argparse.Namespace, withs: list) -> None:
     """UsageError for what ``--spark`` does not do."""
     refused = [(withs, "--with (composed queries)"), (args.engine == "reference", "--engine reference"),
+               (args.mqtt, "--mqtt"),
                (args.stream_file, "--stream-file"), (args.late_output, "--late-output"),
                (args.progress, "--progress (Spark's web UI shows a job's progress)"), (args.stats, "--stats"),
                (args.spark_output and (args.output or args.format or args.materialize),
@@ -482,10 +590,12 @@ def _is_live(path: str) -> bool:
 
 
 def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]],
-              inputs: A.Query) -> int:
+              inputs: A.Query, mqtt: MqttSettings | None = None) -> int:
     """Push events from live sources as they complete; write each match immediately. Read
     natively (decision 46) and fed to the native engine whole (``Engine.run_live``),
-    composed queries (``--with``) included."""
+    composed queries (``--with``) included; MQTT messages (``--subscribe``) are sources of
+    it too, each message read whole by the native reader (decision 74)."""
+    from spaseq.engine.io.mqtt import MessageInlets, Refused
     from spaseq.engine.vocab import GENERATED_AT_TIME
 
     if args.stream_file:
@@ -500,22 +610,32 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
         sources.append((_stream_iri(inputs, name), path, fmt))
     if sum(1 for _, path, _ in sources if path == "-") > 1:
         raise UsageError("only one stream can read standard input")
+    refused = Refused()
+    inlets = None
+    if mqtt is not None and mqtt.subscribe:
+        inlets = MessageInlets([(topic, _stream_iri(inputs, name, f"--subscribe {topic}=")) for topic, name in mqtt.subscribe],
+                               refused, _input_format(args))
     kb = _load_kb(args, query)
     predicate = args.time_predicate or GENERATED_AT_TIME.value
-    with _open_output(args.output) as out:
+    # the signals are ours before the client connects (it says when it has subscribed)
+    with _until_signalled(inlets), _open_output(args.output) as out, _mqtt_client(mqtt, inlets) as client:
         writer, write = _sink(args, query, out, _python_rows(args))
         writer.start()
-        engine = _engine(args, query, withs, kb, write, writer=writer)
+        engine = _engine(args, query, withs, kb, write, writer=writer, client=client)
         with _watch(args, _probe(engine, args), engine) as progress:
-            error = engine.run_live(sources, predicate, progress=None if progress is None else progress.tick)
+            error = engine.run_live(sources, predicate, progress=None if progress is None else progress.tick,
+                                    inlets=inlets)
         writer.finish()
     _note_late(engine, args)
+    summary = refused.summary()
+    if summary is not None:
+        log.info("%s", summary)
     if error is not None:
         raise error
     return 0
 
 
-def _stream_iri(query: A.Query, name: str) -> str:
+def _stream_iri(query: A.Query, name: str, option: str = "--stream ") -> str:
     if name.startswith("<") and name.endswith(">"):
         name = name[1:-1]
     if name in query.streams:
@@ -523,7 +643,7 @@ def _stream_iri(query: A.Query, name: str) -> str:
     if name in query.streams.values():
         return name
     known = ", ".join(f"{n} <{iri}>" for n, iri in query.streams.items())
-    raise UsageError(f"--stream {name}: the query has no such stream (it has: {known})")
+    raise UsageError(f"{option}{name}: the query has no such stream (it has: {known})")
 
 
 def _start_reading(args: argparse.Namespace) -> ReplayReading | None:
@@ -531,7 +651,7 @@ def _start_reading(args: argparse.Namespace) -> ReplayReading | None:
     will read them natively (``_run_replay``): it reads while the engine is imported and the
     query compiled. Its errors wait for ``run_replay``, so a query's errors still come first."""
     if (args.engine == "reference" or args.stream_file or args.with_queries or not args.stream
-            or args.spark is not None or args.spark_output):
+            or args.spark is not None or args.spark_output or args.subscribe):
         return None
     try:
         paths = [path for _, _, path in _stream_specs(args)]
@@ -543,9 +663,9 @@ def _start_reading(args: argparse.Namespace) -> ReplayReading | None:
     from spaseq.engine.vocab import GENERATED_AT_TIME
 
     # one file into an output file of ours (which a refused speculation can rewind; nothing
-    # materialised elsewhere): read once, its events fed as its first pass judges them
+    # materialised or published elsewhere): read once, its events fed as its first pass judges them
     # (decision 47)
-    speculate = len(paths) == 1 and args.output is not None and not args.materialize and (
+    speculate = len(paths) == 1 and args.output is not None and not args.materialize and not args.publish and (
         not os.path.exists(args.output) or os.path.isfile(args.output))
     return ReplayReading(paths, args.time_predicate or GENERATED_AT_TIME.value,
                          format=_input_format(args),
@@ -553,19 +673,20 @@ def _start_reading(args: argparse.Namespace) -> ReplayReading | None:
 
 
 def _run_replay(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]],
-                inputs: A.Query, reading: ReplayReading | None = None) -> int:
+                inputs: A.Query, reading: ReplayReading | None = None, mqtt: MqttSettings | None = None) -> int:
     """The query (and the ``--with`` queries it reads, ``inputs`` the streams of them all)
     over replay files: read natively, merged by time in bounded memory and fed to the native
     engine as they are read (``Engine.run_replay``; the core runs composed queries too);
-    ``reading``: their first pass, started ahead (``_start_reading``)."""
+    ``reading``: their first pass, started ahead (``_start_reading``); with ``--publish``,
+    the results published too."""
     from spaseq.engine.api import SpeculationFailed
 
     specs = _replay_specs(args, inputs)
     _warn_missing(inputs, {iri for iri, _ in specs})
     kb = _load_kb(args, query)
-    with _open_output(args.output) as out:
+    with _open_output(args.output) as out, _mqtt_client(mqtt) as client:
         try:
-            error = _replay_into(args, query, withs, specs, kb, out, reading)
+            error = _replay_into(args, query, withs, specs, kb, out, reading, client)
         except SpeculationFailed:  # the file is not read as written: its matches found again
             log.debug("%s is not read as it is written: its matches are found again", specs[0][1])
             if out is sys.stdout or not out.seekable():
@@ -573,7 +694,7 @@ def _run_replay(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Qu
             out.flush()
             out.seek(0)
             out.truncate()
-            error = _replay_into(args, query, withs, specs, kb, out, None)
+            error = _replay_into(args, query, withs, specs, kb, out, None, client)
     if error is not None:
         raise error
     return 0
@@ -581,7 +702,7 @@ def _run_replay(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Qu
 
 def _replay_into(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Query, str]],
                  specs: list[tuple[str, str]], kb, out: IO[str],
-                 reading: ReplayReading | None) -> SpaseqError | None:
+                 reading: ReplayReading | None, client: MqttClient | None = None) -> SpaseqError | None:
     """One run of ``_run_replay``'s query over its files into ``out``: its input's error, if
     any (SpeculationFailed from a speculative ``reading`` that was refused)."""
     from spaseq.engine.vocab import GENERATED_AT_TIME
@@ -591,7 +712,7 @@ def _replay_into(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Q
     writer, write = _sink(args, query, out, _python_rows(args), thread=True)
     try:
         writer.start()
-        engine = _engine(args, query, withs, kb, write, writer=writer)
+        engine = _engine(args, query, withs, kb, write, writer=writer, client=client)
         with _watch(args, _probe(engine, args), engine) as progress:
             error = engine.run_replay(specs, time_predicate=args.time_predicate or GENERATED_AT_TIME.value,
                                       format=_input_format(args),

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 
-from spaseq.engine.cli.common import add_intervals_option, add_late_options, add_lateness_option
+from spaseq.engine.cli.common import (
+    add_intervals_option,
+    add_late_options,
+    add_lateness_option,
+    add_mqtt_options,
+    mqtt_settings,
+)
 from spaseq.engine.errors import require_extra
 from spaseq.engine.output.times import TIME_FORMATS
 from spaseq.engine.server.config import DEFAULT_HOST, DEFAULT_MAX_BODY, DEFAULT_PORT, ServerConfig
@@ -62,6 +68,8 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:
                             "time_iso/start_iso, spaseq:time in the store): input (default): "
                             "xsd:dateTime for a match whose events were all stamped with one, "
                             "xsd:decimal seconds otherwise; dateTime or epoch: always that form")
+    # MQTT (docs/decisions.md 74): events from topics, matches to topics
+    add_mqtt_options(serve, "a registered query's id, e.g. q1")
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -76,5 +84,6 @@ def run_serve(args: argparse.Namespace) -> int:
                           follower_lag=args.follower_lag, idempotency_keys=args.idempotency_keys,
                           snapshot_every=args.snapshot_every, time_format=args.time_format,
                           lateness=args.lateness, idle_timeout=args.idle_timeout, late=args.late,
-                          intervals=args.intervals, certfile=args.certfile, keyfile=args.keyfile)
+                          intervals=args.intervals, certfile=args.certfile, keyfile=args.keyfile,
+                          mqtt=mqtt_settings(args))
     return serve(config)

@@ -34,6 +34,7 @@ from .config import ServerConfig
 from .description import service_description
 from .guards import error_response, read_body, require_read_token, require_token
 from .matchlog import Expired
+from .mqtt import MqttBridge
 from .service import EngineService, Registered, ServiceError
 from .sparql import (
     RESULT_FORMATS,
@@ -67,10 +68,16 @@ def create_app(config: ServerConfig) -> FastAPI:
             app.state.user_error = True
             raise
         ticks = asyncio.create_task(service.idle_ticks())
+        bridge = MqttBridge(service, config.mqtt) if config.mqtt is not None else None
+        app.state.mqtt = bridge
+        if bridge is not None:
+            await bridge.start()
         try:
             yield
         finally:
             ticks.cancel()
+            if bridge is not None:
+                await bridge.stop()
             await service.stop()
 
     def read_guard(request: Request) -> None:
@@ -84,6 +91,7 @@ def create_app(config: ServerConfig) -> FastAPI:
     app.state.service = service
     app.state.user_error = False
     app.state.streams = 0
+    app.state.mqtt = None
     if config.cors:
         app.add_middleware(CORSMiddleware, allow_origins=list(config.cors),
                            allow_methods=["GET", "HEAD", "POST", "PUT", "DELETE"],
@@ -111,11 +119,12 @@ def create_app(config: ServerConfig) -> FastAPI:
     async def index(request: Request) -> Response:
         if console.is_page_request(request):
             return HTMLResponse(console.page())
+        mqtt = {"mqtt": app.state.mqtt.status()} if app.state.mqtt is not None else {}
         return JSONResponse({"service": "spaseq serve", "sparql": "/sparql", "queries": "/queries",
                              "events": "/events?stream=IRI", "heartbeat": "/heartbeat?time=T",
                              "store": "/store?graph=IRI", "health": "/health",
                              "metrics": "/metrics", "openapi": "/openapi.json", **service.status(),
-                             "followers": app.state.streams})
+                             "followers": app.state.streams, **mqtt})
 
     # ------------------------------------------------------------------ SPARQL protocol
 

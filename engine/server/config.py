@@ -6,7 +6,10 @@ import ipaddress
 from dataclasses import dataclass
 from decimal import Decimal
 
+from pyoxigraph import NamedNode
+
 from spaseq.engine.errors import UsageError
+from spaseq.engine.io.mqtt import MqttSettings
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7878
@@ -40,6 +43,7 @@ class ServerConfig:
     intervals: bool = False              # queries planned for events that last (decision 71)
     certfile: str | None = None          # TLS: the certificate chain (PEM); with keyfile, https
     keyfile: str | None = None           # TLS: its private key (PEM)
+    mqtt: MqttSettings | None = None     # a broker: events from topics, matches to topics (decision 74)
 
     def check(self) -> None:
         """Refuse settings that would expose the engine or cannot work (UsageError)."""
@@ -65,6 +69,12 @@ class ServerConfig:
             check_tls(self.certfile, self.keyfile)
         if self.max_body <= 0:
             raise UsageError(f"--max-body {self.max_body}: must be a positive number of bytes")
+        for topic, stream in self.mqtt.subscribe if self.mqtt is not None else ():
+            try:
+                NamedNode(stream)
+            except ValueError:
+                raise UsageError(f"--subscribe {topic}={stream}: the stream is its IRI here (no query "
+                                 "names it yet), written without <>") from None
 
 
 def check_tls(certfile: str, keyfile: str) -> None:

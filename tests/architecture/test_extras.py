@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SG = ROOT / "fixtures" / "smartgrid"
 #: the top-level modules of the server and rdflib extras (and of the test extra's client)
 EXTRA_MODULES = {"server": ("fastapi", "uvicorn", "sse_starlette", "starlette", "fastapi_offline", "prometheus_client"), "rdflib": ("rdflib",),
-                 "test": ("SPARQLWrapper", "httpx"), "arrow": ("pyarrow",)}
+                 "test": ("SPARQLWrapper", "httpx"), "arrow": ("pyarrow",), "mqtt": ("paho",)}
 BLOCKED = [m for modules in EXTRA_MODULES.values() for m in modules]
 
 
@@ -88,6 +88,14 @@ def test_arrow_output_says_to_install_the_arrow_extra(no_extras, tmp_path) -> No
     assert not out.exists()  # refused before the output was opened
 
 
+def test_mqtt_says_to_install_the_mqtt_extra(no_extras) -> None:
+    proc = subprocess.run([sys.executable, "-m", "spaseq.engine.cli", "run", str(SG / "query.rq"),
+                           "--mqtt", "127.0.0.1:1883", "--subscribe", "grid/power=S1"],
+                          env=no_extras, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.endswith("spaseq: --mqtt needs paho: pip install 'spaseq[mqtt]'\n"), proc.stderr
+
+
 def test_the_rdflib_plugin_says_to_install_the_rdflib_extra(no_extras) -> None:
     script = """
 import json
@@ -122,6 +130,7 @@ def test_pyproject_lists_the_extras() -> None:
     assert extras["server"] == {"fastapi", "uvicorn", "sse-starlette", "fastapi-offline", "prometheus-client"}
     assert extras["rdflib"] == {"rdflib"}
     assert extras["arrow"] == {"pyarrow"}
+    assert extras["mqtt"] == {"paho-mqtt"}
     assert "sparqlwrapper" in extras["test"]
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert "-e '.[test,spark,server,rdflib,arrow]'" in makefile
+    assert "-e '.[test,spark,server,rdflib,arrow,mqtt]'" in makefile

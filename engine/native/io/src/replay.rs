@@ -1652,9 +1652,6 @@ pub fn read_events(
     time_predicate_iri: &str,
     dictionary: &mut Dictionary,
 ) -> Result<Vec<Event>, ReplayError> {
-    let predicate = time_predicate(time_predicate_iri)?;
-    let mut judge = Judge::new(time_predicate_iri);
-    let mut events = Vec::new();
     let intern = |t: Triple| {
         [
             dictionary.intern(t.subject.into()),
@@ -1662,23 +1659,7 @@ pub fn read_events(
             dictionary.intern(t.object),
         ]
     };
-    let mut graphs = Graphs::new(
-        BufReader::new(reader),
-        format,
-        predicate,
-        usize::MAX,
-        intern,
-    );
-    for graph in graphs.by_ref() {
-        if let (Some(_), Stamp::At(when)) = (judge.judge(&graph), &graph.stamp) {
-            events.push((*when, graph.name, graph.triples));
-        }
-    }
-    let read_error = graphs.read_error().cloned();
-    drop(graphs);
-    if let Some(e) = judge.finish(read_error.as_ref()).error {
-        return Err(e);
-    }
+    let events = read_graphs(reader, format, time_predicate_iri, intern)?;
     let mut out: Vec<Event> = events
         .into_iter()
         .map(|(when, name, triples)| Event {
@@ -1691,6 +1672,39 @@ pub fn read_events(
         .collect();
     out.sort_by_key(|e| e.time_ns); // stable: ties keep their order of first appearance
     Ok(out)
+}
+
+/// Every event of a replay file held whole, in order of first appearance: its time, its
+/// graph's name and its triples as `convert` makes them (`read_events` interns them; a live
+/// message keeps them as they are, `stream::inlet`); the error the Python reader reports,
+/// if any, and then no event.
+pub fn read_graphs<T: Hash + Eq>(
+    reader: impl Read,
+    format: Format,
+    time_predicate_iri: &str,
+    convert: impl FnMut(Triple) -> T,
+) -> Result<Vec<(When, Term, Vec<T>)>, ReplayError> {
+    let predicate = time_predicate(time_predicate_iri)?;
+    let mut judge = Judge::new(time_predicate_iri);
+    let mut events = Vec::new();
+    let mut graphs = Graphs::new(
+        BufReader::new(reader),
+        format,
+        predicate,
+        usize::MAX,
+        convert,
+    );
+    for graph in graphs.by_ref() {
+        if let (Some(_), Stamp::At(when)) = (judge.judge(&graph), &graph.stamp) {
+            events.push((*when, graph.name, graph.triples));
+        }
+    }
+    let read_error = graphs.read_error().cloned();
+    drop(graphs);
+    match judge.finish(read_error.as_ref()).error {
+        Some(e) => Err(e),
+        None => Ok(events),
+    }
 }
 
 #[cfg(test)]

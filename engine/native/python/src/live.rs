@@ -4,13 +4,15 @@
 //! released, never more than that); and `LiveReader`, the rules fed a line at a time.
 //! Events as `ReplayStream` gives them, with whether the timestamp was an `xsd:dateTime` and
 //! the origin `FILE:LINE` added; an error as `LocatedError` (a ValueError,
-//! `FILE:LINE:COLUMN: message`).
+//! `FILE:LINE:COLUMN: message`). `LiveInlet` (`spaseq_io::stream::inlet`) is a source of a
+//! `LiveStream` fed whole messages from Python (MQTT).
 
 use crate::errors::{located, located_exception};
 use pyo3::exceptions::PyBaseException;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use spaseq_io::replay::{self, Format, GENERATED_AT_TIME};
+use spaseq_io::stream::inlet::Inlet;
 use spaseq_io::stream::live::{LiveEvent, LiveInput, LiveReader, LiveStream, Next};
 use spaseq_io::stream::{StreamError, StreamEvent};
 use std::sync::Mutex;
@@ -63,6 +65,7 @@ pub struct PyLiveStream {
     inner: Mutex<(LiveStream, Option<StreamError>)>,
     iris: Vec<String>,
     batch: usize,
+    inlets: Vec<Py<PyLiveInlet>>,
 }
 
 impl PyLiveStream {
@@ -130,15 +133,19 @@ impl PyLiveStream {
 #[pymethods]
 impl PyLiveStream {
     /// `sources`: (stream IRI, path or `-` for stdin, `trig` or `nquads`); a reader thread
-    /// starts for each. ValueError for a bad time predicate or format.
+    /// starts for each. `inlets`: (stream IRI, label), a source fed whole messages from
+    /// Python for each (`LiveInlet`, the `inlets` property). ValueError for a bad time
+    /// predicate or format.
     #[new]
-    #[pyo3(signature = (sources, time_predicate = GENERATED_AT_TIME, batch = 1024))]
+    #[pyo3(signature = (sources, time_predicate = GENERATED_AT_TIME, batch = 1024, inlets = Vec::new()))]
     fn new(
+        py: Python<'_>,
         sources: Vec<(String, String, String)>,
         time_predicate: &str,
         batch: usize,
+        inlets: Vec<(String, String)>,
     ) -> PyResult<Self> {
-        let mut iris = Vec::with_capacity(sources.len());
+        let mut iris = Vec::with_capacity(sources.len() + inlets.len());
         let mut inputs = Vec::with_capacity(sources.len());
         for (iri, path, format) in sources {
             iris.push(iri);
@@ -147,12 +154,28 @@ impl PyLiveStream {
                 format: format_of(&format)?,
             });
         }
-        let stream = LiveStream::open(&inputs, time_predicate).map_err(value_error)?;
+        let labels: Vec<String> = inlets.iter().map(|(_, label)| label.clone()).collect();
+        iris.extend(inlets.into_iter().map(|(iri, _)| iri));
+        let (stream, made) =
+            LiveStream::with_inlets(&inputs, &labels, time_predicate).map_err(value_error)?;
+        let inlets = made
+            .into_iter()
+            .zip(labels)
+            .map(|(inner, label)| Py::new(py, PyLiveInlet { inner, label }))
+            .collect::<PyResult<_>>()?;
         Ok(PyLiveStream {
             inner: Mutex::new((stream, None)),
             iris,
             batch: batch.max(1),
+            inlets,
         })
+    }
+
+    /// Sources fed whole messages from Python (`inlets` given to the constructor), in
+    /// their order.
+    #[getter]
+    fn inlets(&self, py: Python<'_>) -> Vec<Py<PyLiveInlet>> {
+        self.inlets.iter().map(|i| i.clone_ref(py)).collect()
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -279,7 +302,41 @@ impl PyLiveReader {
     }
 }
 
+/// A source of a `LiveStream` fed whole messages (`spaseq_io::stream::inlet`): each one
+/// replay batch, TriG or N-Quads, its events sent to the stream in time order; a message that
+/// cannot be read is refused whole and the source goes on.
+#[pyclass(module = "spaseq.engine._native", name = "LiveInlet")]
+pub struct PyLiveInlet {
+    inner: Inlet,
+    label: String,
+}
+
+#[pymethods]
+impl PyLiveInlet {
+    /// Read `message` (`format`: `trig` or `nquads`) and send its events, each with `line`
+    /// as the line its graph started on (the message's number), waiting with the GIL
+    /// released while the stream is full: how many it held. A message that cannot be read
+    /// sends nothing: `LocatedError` `LABEL:LINE:COLUMN: message`, the place in the message.
+    fn send(&self, py: Python<'_>, message: &[u8], format: &str, line: u64) -> PyResult<usize> {
+        let format = format_of(format)?;
+        let sent = py.detach(|| self.inner.send(message, format, line));
+        sent.map_err(|error| {
+            value_error(StreamError {
+                path: Some(self.label.clone()),
+                error,
+            })
+        })
+    }
+
+    /// The end of this source (a message being sent meanwhile is cut short); a second call
+    /// does nothing.
+    fn close(&self) {
+        self.inner.close();
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyLiveStream>()?;
+    m.add_class::<PyLiveInlet>()?;
     m.add_class::<PyLiveReader>()
 }

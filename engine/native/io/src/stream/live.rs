@@ -60,13 +60,16 @@
 //! - `LiveStream`: several sources (stdin, named pipes, any file) read on threads of their
 //!   own, their events merged in arrival order and numbered so.
 
+use super::inlet::Inlet;
 use super::{StreamError, StreamEvent};
 use crate::replay::{self, os_error, scan_line, Format, IriCache, ReplayError, Role, Stamps};
 use oxrdf::{GraphName, NamedNode, NamedOrBlankNode, Quad, Term, Triple};
 use oxttl::{NQuadsParser, TriGParser};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{self, BufRead, BufReader};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One complete event of one source: its graph, triples, time (its end), start and where its
@@ -568,7 +571,7 @@ impl LiveInput {
     }
 }
 
-enum Message {
+pub(super) enum Message {
     Event(usize, LiveEvent),
     Failed(usize, ReplayError),
     Ended,
@@ -576,6 +579,9 @@ enum Message {
 
 /// Events held by the channel from the readers at most (they wait when it is full).
 const CHANNEL: usize = 1024;
+
+/// How often a stream waiting as long as it takes looks whether its inlets have closed.
+const INLETS: Duration = Duration::from_millis(100);
 
 /// What `LiveStream::next` found.
 #[derive(Debug)]
@@ -589,18 +595,34 @@ pub enum Next {
 }
 
 /// Several live sources read on threads of their own, their events merged in the order
-/// they complete (a source's error is kept, the others read on, and it comes at the end).
+/// they complete (a source's error is kept, the others read on, and it comes at the end);
+/// and sources fed whole messages by their owner (`Inlet`s, `super::inlet`).
 pub struct LiveStream {
     receiver: Receiver<Message>,
     open: usize,
     seq: u64,
     labels: Vec<String>,
     error: Option<StreamError>,
+    /// The inlets, and how many of them are closed (they say so here, not through the
+    /// channel, which may be full when they close).
+    inlets: usize,
+    closed: Arc<AtomicUsize>,
 }
 
 impl LiveStream {
     /// Start a reader thread per source. Err for a bad time predicate.
     pub fn open(inputs: &[LiveInput], time_predicate: &str) -> Result<Self, StreamError> {
+        Self::with_inlets(inputs, &[], time_predicate).map(|(stream, _)| stream)
+    }
+
+    /// `open`, with a source fed whole messages per label of `inlets` (its name in errors
+    /// and origins), numbered after `inputs`: the stream ends once every reader has ended
+    /// and every inlet is closed.
+    pub fn with_inlets(
+        inputs: &[LiveInput],
+        inlets: &[String],
+        time_predicate: &str,
+    ) -> Result<(Self, Vec<Inlet>), StreamError> {
         let predicate = replay::time_predicate(time_predicate)
             .map_err(|error| StreamError { path: None, error })?;
         let (sender, receiver) = sync_channel(CHANNEL);
@@ -610,6 +632,8 @@ impl LiveStream {
             seq: 0,
             labels: inputs.iter().map(|i| i.label().to_owned()).collect(),
             error: None,
+            inlets: inlets.len(),
+            closed: Arc::new(AtomicUsize::new(0)),
         };
         for (index, input) in inputs.iter().enumerate() {
             let sender = sender.clone();
@@ -630,7 +654,19 @@ impl LiveStream {
                 ),
             }
         }
-        Ok(stream)
+        let made = inlets
+            .iter()
+            .map(|label| {
+                stream.labels.push(label.clone());
+                Inlet::new(
+                    stream.labels.len() - 1,
+                    sender.clone(),
+                    stream.closed.clone(),
+                    time_predicate,
+                )
+            })
+            .collect();
+        Ok((stream, made))
     }
 
     fn keep_error(&mut self, index: usize, error: ReplayError) {
@@ -644,10 +680,23 @@ impl LiveStream {
     /// `Duration::ZERO` takes only what has arrived.
     pub fn next(&mut self, wait: Option<Duration>) -> Next {
         loop {
-            if self.open == 0 {
-                return Next::End(self.error.take());
+            if self.open == 0 && self.closed.load(Ordering::Acquire) >= self.inlets {
+                // every source has ended: what the inlets sent before closing is still taken
+                match self.receiver.try_recv() {
+                    Ok(m) => match self.take(m) {
+                        Some(next) => return next,
+                        None => continue,
+                    },
+                    Err(_) => return Next::End(self.error.take()),
+                }
             }
             let message = match wait {
+                // an inlet closes without a message: looked at again every `INLETS`
+                None if self.inlets > 0 => match self.receiver.recv_timeout(INLETS) {
+                    Ok(m) => Ok(m),
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => Err(()),
+                },
                 None => self.receiver.recv().map_err(|_| ()),
                 Some(d) if d.is_zero() => match self.receiver.try_recv() {
                     Ok(m) => Ok(m),
@@ -661,22 +710,40 @@ impl LiveStream {
                 },
             };
             match message {
-                Ok(Message::Event(index, e)) => {
-                    self.seq += 1;
-                    let event = StreamEvent {
-                        stream: index,
-                        seq: self.seq,
-                        time_ns: e.time_ns,
-                        start_ns: e.start_ns,
-                        dated: e.dated,
-                        graph: e.graph,
-                        triples: e.triples,
-                    };
-                    return Next::Event(event, e.line);
+                Ok(m) => {
+                    if let Some(next) = self.take(m) {
+                        return next;
+                    }
                 }
-                Ok(Message::Failed(index, error)) => self.keep_error(index, error),
-                Ok(Message::Ended) => self.open -= 1,
                 Err(()) => self.open = 0, // a reader stopped without saying so
+            }
+        }
+    }
+
+    /// What a message from a source is: an event (numbered here), or None (an error kept, a
+    /// reader ended).
+    fn take(&mut self, message: Message) -> Option<Next> {
+        match message {
+            Message::Event(index, e) => {
+                self.seq += 1;
+                let event = StreamEvent {
+                    stream: index,
+                    seq: self.seq,
+                    time_ns: e.time_ns,
+                    start_ns: e.start_ns,
+                    dated: e.dated,
+                    graph: e.graph,
+                    triples: e.triples,
+                };
+                Some(Next::Event(event, e.line))
+            }
+            Message::Failed(index, error) => {
+                self.keep_error(index, error);
+                None
+            }
+            Message::Ended => {
+                self.open -= 1;
+                None
             }
         }
     }

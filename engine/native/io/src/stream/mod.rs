@@ -36,9 +36,11 @@
 //! - `file`: one file's first pass and its events;
 //! - `live`: live input (stdin, named pipes), read as it comes: another reader, the same
 //!   events;
+//! - `inlet`: a live source fed whole messages (MQTT), each read as a replay batch;
 //! - `prefetch`: the merged stream read ahead on a thread.
 
 pub mod file;
+pub mod inlet;
 pub mod live;
 pub mod prefetch;
 pub mod spill;
