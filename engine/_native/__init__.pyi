@@ -8,7 +8,7 @@ from spaseq.engine._native import _testing as _testing
 
 __all__ = ["PLAN_VERSION", "__version__", "_testing", "LateEvent", "UnreadStream", "OutputStream", "LastingEvent", "LocatedError", "gpm_evaluators", "LiveStream", "LiveInlet", "LiveReader",
            "NativeWriter", "jsonl_line", "derived_graph", "result_name", "json_time", "json_seconds", "table_time",
-           "NativeEngine", "NativeEvent", "NativeMatch", "LateOutput", "ReplayReading", "ReplayStream", "read_batch",
+           "NativeEngine", "NativeEvent", "NativeMatch", "LateOutput", "ReplayReading", "ReplayStream", "read_batch", "check_replay_file",
            "timestamp_ns", "read_columns", "EventRows", "Router", "seconds_ns", "datetime_ns", "datetime_text"]
 
 PLAN_VERSION: int
@@ -130,6 +130,13 @@ class ReplayStream:
         ``reading``: ``pending``, ``confirmed`` or ``failed`` (the stream then ended early
         with an error, and what was made of its events is to be thrown away)."""
 
+def check_replay_file(path: str, format: str | None = None) -> None:
+    """Check that ``path`` can be read as a replay file (``format``: ``"trig"`` or
+    ``"nquads"``, whatever its name says; None: its name's) without reading it:
+    ``LocatedError`` ``PATH: message`` for what the reader would stop at before its first
+    line (no such file, a directory, a name that tells no format, a file that cannot be
+    opened)."""
+
 def read_batch(
     data: bytes, format: str, label: str, time_predicate: str = ...
 ) -> list[tuple[str, int, list[tuple[str, str, str]], bool, int]]:
@@ -180,7 +187,9 @@ _LiveEvent = tuple[str, int, int, str, list[tuple[str, str, str]], bool, str, in
 class LiveStream:
     """Live sources (spaseq-io ``stream/live.rs``), each read on a thread of its own, their
     events merged in the order they complete and numbered so (``seq`` from 1). ``sources``:
-    ``(stream_iri, path or "-" for stdin, "trig" or "nquads")``. Iterating yields batches of
+    ``(stream_iri, path or "-" for stdin, "trig", "nquads" or "auto")`` (``auto``: TriG when
+    the first line that is not blank or a comment is shaped as only TriG's are, else
+    N-Quads). Iterating yields batches of
     the events that have arrived ``(stream_iri, seq, time_ns, graph, [(s, p, o)], dated,
     origin, start_ns)``, terms in N-Triples, waiting (the GIL released) for the first only; after every
     source ended, the first source error as ``LocatedError`` ``FILE:LINE:COLUMN: message``.
@@ -442,8 +451,10 @@ class NativeWriter:
         events it took, first to last (atom, stream IRI, time in ns, stamped with an
         xsd:dateTime, graph name in N-Triples or None). ValueError for a term that is not
         N-Triples; OSError when the writing failed."""
-    def finish(self) -> None:
-        """Write what follows the rows, flush, and wait for the writing thread to be done."""
+    def finish(self, stopped: bool = False) -> None:
+        """Write what follows the rows, flush, and wait for the writing thread to be done;
+        ``stopped``: the run was stopped by an error, whose message follows (the table is
+        then written only when it has rows, counted as found before the error)."""
     def close(self) -> None:
         """Wait for the writing thread to write the rows handed to it, and stop it (nothing
         written after them); the writing's OSError, if any. An ``arrow`` writer hands over

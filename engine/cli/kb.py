@@ -20,13 +20,16 @@ log = logging.getLogger(__name__)
 def add_kb_parser(sub: argparse._SubParsersAction) -> None:
     """Add ``kb`` and its subcommands to the ``spaseq`` parser."""
     kb = sub.add_parser("kb", help="background knowledge base: a versioned on-disk Oxigraph store "
-                                   "built from N-Triples/N-Quads dumps by Spark jobs")
+                                   "built from RDF dumps by Spark jobs")
     ksub = kb.add_subparsers(dest="kb_command", required=True)
 
     def job(name: str, help_text: str) -> argparse.ArgumentParser:
         p = ksub.add_parser(name, help=help_text)
         p.add_argument("dumps", nargs="+", metavar="DUMP",
-                       help="N-Triples/N-Quads files, directories or globs (.gz decompressed)")
+                       help="files, directories or globs (.gz decompressed): N-Triples/N-Quads read a "
+                            "line at a time, bad lines set aside; Turtle, TriG, RDF/XML, N3 and JSON-LD "
+                            "(.ttl, .trig, .rdf, .owl, .n3, .jsonld) read whole, a syntax error refusing "
+                            "the load")
         p.add_argument("--store", required=True, metavar="DIR", help="the store directory")
         p.add_argument("--graph", metavar="IRI", help="named graph for triples (quads keep theirs)")
         p.add_argument("--rejects", metavar="PATH",
@@ -89,6 +92,7 @@ def _job(args: argparse.Namespace, out: IO[str]) -> int:
     from spaseq.engine.kb.load_job import JobOptions, run_load
     from spaseq.engine.kb.progress import Display, Progress, spark_tasks
     from spaseq.engine.kb.refresh_job import run_refresh
+    from spaseq.engine.kb.whole import check_line_dumps
     from spaseq.engine.language.query import load_query
 
     conf = parse_conf(args.conf)
@@ -102,6 +106,7 @@ def _job(args: argparse.Namespace, out: IO[str]) -> int:
         layout.require()
     check_graph_iri(args.graph)
     sources = expand_sources(args.dumps, layout.root)  # bad paths fail before Spark starts
+    check_line_dumps(sources)  # and a Turtle file under a line format's name
     terminal = sys.stderr.isatty()
     show = args.progress if args.progress is not None else terminal and not args.json
     progress: Progress = Display(sys.stderr, f"spaseq kb {args.kb_command}", live=terminal) if show else Progress()

@@ -147,6 +147,7 @@ def run_run(args: argparse.Namespace) -> int:
     from spaseq.engine.language.query import load_query
 
     query = load_query(args.query)
+    _check_inputs(args)
     warn(query.warnings)
     if args.late_output and args.engine == "reference":
         raise UsageError("--late-output needs the nfa engine: the reference evaluator reads recorded "
@@ -167,8 +168,11 @@ def run_run(args: argparse.Namespace) -> int:
     if args.engine != "reference" and not args.stream_file:
         return _run_replay(args, query, withs, inputs, reading, mqtt)
     inp = _read_input(args, inputs)
-    kb = _load_kb(args, query)
     events, complete = inp.usable()
+    if not events and inp.errors:  # nothing to evaluate: the error alone, no empty table
+        raise inp.errors[0][0]
+    kb = _load_kb(args, query)
+    _warn_missing(inputs, {e.stream for e in inp.events} | {iri for iri, _ in _replay_specs(args, inputs)})
     with _open_output(args.output) as out:
         writer, write = _sink(args, query, out, args.engine == "reference" or _python_rows(args))
         writer.start()
@@ -190,7 +194,7 @@ def run_run(args: argparse.Namespace) -> int:
             with _watch(args, _probe(engine, args), engine) as progress:
                 engine.run(ordered if progress is None else progress.events(ordered, _event_time),
                            end_of_input=complete)
-        writer.finish()
+        writer.finish(stopped=not complete)
     if inp.errors:
         raise inp.errors[0][0]
     return 0
@@ -604,10 +608,7 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
     for spec, name, path in _stream_specs(args):
         if not _is_live(path):
             raise UsageError(f"--stream {spec}: a replay file cannot be combined with live streams")
-        fmt = args.input_format
-        if fmt == "auto":
-            fmt = "trig" if path.endswith(".trig") else "nquads"
-        sources.append((_stream_iri(inputs, name), path, fmt))
+        sources.append((_stream_iri(inputs, name), path, _live_format(path, args.input_format)))
     if sum(1 for _, path, _ in sources if path == "-") > 1:
         raise UsageError("only one stream can read standard input")
     refused = Refused()
@@ -623,9 +624,13 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
         writer.start()
         engine = _engine(args, query, withs, kb, write, writer=writer, client=client)
         with _watch(args, _probe(engine, args), engine) as progress:
-            error = engine.run_live(sources, predicate, progress=None if progress is None else progress.tick,
-                                    inlets=inlets)
-        writer.finish()
+            try:
+                error = engine.run_live(sources, predicate, progress=None if progress is None else progress.tick,
+                                        inlets=inlets)
+            except SpaseqError:  # a late event under --late error: the matches before it written
+                writer.finish(stopped=True)
+                raise
+        writer.finish(stopped=error is not None)
     _note_late(engine, args)
     summary = refused.summary()
     if summary is not None:
@@ -633,6 +638,20 @@ def _run_live(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Quer
     if error is not None:
         raise error
     return 0
+
+
+def _live_format(path: str, given: str) -> str:
+    """The format a live stream is read in: ``--input-format``'s, else its name's (``.trig``,
+    ``.nq``, ``.nquads``), else ``auto``: TriG when its first line can only be TriG's (a
+    prefix, a brace, a prefixed name), N-Quads otherwise (decision 76)."""
+    if given != "auto":
+        return given
+    name = path.lower()
+    if name.endswith(".trig"):
+        return "trig"
+    if name.endswith((".nq", ".nquads")):
+        return "nquads"
+    return "auto"
 
 
 def _stream_iri(query: A.Query, name: str, option: str = "--stream ") -> str:
@@ -682,8 +701,8 @@ def _run_replay(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Qu
     from spaseq.engine.api import SpeculationFailed
 
     specs = _replay_specs(args, inputs)
-    _warn_missing(inputs, {iri for iri, _ in specs})
     kb = _load_kb(args, query)
+    _warn_missing(inputs, {iri for iri, _ in specs})
     with _open_output(args.output) as out, _mqtt_client(mqtt) as client:
         try:
             error = _replay_into(args, query, withs, specs, kb, out, reading, client)
@@ -718,7 +737,7 @@ def _replay_into(args: argparse.Namespace, query: A.Query, withs: list[tuple[A.Q
                                       format=_input_format(args),
                                       progress=None if progress is None else progress.tick,
                                       reading=reading)
-        writer.finish()
+        writer.finish(stopped=error is not None)
     except BaseException:
         # the rows handed to the writing thread written before going on
         with contextlib.suppress(OSError):
@@ -770,6 +789,31 @@ def _event_time(item: Event | SpaseqError) -> Decimal | None:
     return None if isinstance(item, SpaseqError) else item.time
 
 
+def _check_inputs(args: argparse.Namespace) -> None:
+    """StreamError for a ``--stream`` replay file or the ``--stream-file`` that cannot be read
+    at all (no such file, a directory, a name that tells no format, not readable), found
+    before any warning is given or any output opened: such a run has nothing to write
+    (decision 76). Live streams are read as they come, and ``--spark`` reads paths Spark
+    knows (URIs, folders)."""
+    if args.spark is not None or args.spark_output:
+        return
+    from spaseq.engine._native import LocatedError, check_replay_file
+    from spaseq.engine.io.native_events import stream_error
+
+    if args.stream_file:  # the description file itself (its own lines' errors come in order)
+        from spaseq.engine.io.streamfile import parse_description
+
+        error = parse_description(args.stream_file)[1]
+        if error is not None and error.location is not None and error.location.line is None:
+            raise error
+    for _, _, path in _stream_specs(args):
+        if not _is_live(path):
+            try:
+                check_replay_file(path, _input_format(args))
+            except LocatedError as exc:
+                raise stream_error(exc) from None
+
+
 def _warn_missing(query: A.Query, given: set[str]) -> None:
     """A warning for each of the query's streams no input gives events of."""
     for name, iri in query.streams.items():
@@ -803,7 +847,6 @@ def _read_input(args: argparse.Namespace, query: A.Query) -> Input:
         inp.events.extend(_renumber(res.events, offset))
         if res.error is not None:
             inp.errors.append((res.error, max((e.time for e in res.events), default=float("-inf"))))
-    _warn_missing(query, {e.stream for e in inp.events} | {iri for iri, _ in specs})
     return inp
 
 

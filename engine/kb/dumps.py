@@ -1,5 +1,6 @@
-"""Reading dumps in Spark: expand the arguments, parse every line in the executors, write
-the rejects with file and line number, and export the distinct quads as N-Quads parts."""
+"""Reading dumps in Spark: expand the arguments, parse every line in the executors (and the
+files that are not line-splittable whole, ``whole``), write the rejects with file and line
+number, and export the distinct quads as N-Quads parts."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from pyspark.sql.types import IntegerType, LongType, StringType, StructField, St
 
 from spaseq.engine.compile.kb_relevance import QuadFilter
 from spaseq.engine.errors import KnowledgeBaseError, Location, UsageError
-from spaseq.engine.kb.parse import BAD, COUNT, OK, PRUNED, Row, line_offsets, parse_rows, split_reason
+from spaseq.engine.kb.parse import BAD, BROKEN, COUNT, OK, PRUNED, Row, line_offsets, parse_rows, split_reason
 from spaseq.engine.kb.rejects import RejectLimit
+from spaseq.engine.kb.whole import parse_whole, split_dumps
 
 ROW_SCHEMA = StructType([
     StructField("kind", IntegerType(), False),
@@ -70,6 +72,8 @@ class ParsedDumps:
     pruned: int = 0
     lines: int = 0
     offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    #: a file read whole that does not parse: (file, line, reason), the first by file name
+    broken: tuple[str, int | None, str] | None = None
 
     def good(self) -> DataFrame:
         """Distinct (nq, graph) of the accepted statements."""
@@ -138,14 +142,24 @@ def _counted(rows: Iterable[Row], live: LiveCounts) -> Iterator[Row]:
 
 def parse_dumps(spark: SparkSession, sources: Sequence[str], graph: str | None,
                 keep: QuadFilter | None, live: LiveCounts | None = None) -> ParsedDumps:
-    """Read the dumps as Spark text (gzip by extension), parse them in the executors and
-    tally the result in one aggregation (statements, bad lines, pruned, lines per split)."""
+    """Read the dumps (local paths, expanded) as Spark text (gzip by extension) and the files
+    that are not line-splittable whole (``whole.split_dumps``), parse them in the executors
+    and tally the result in one aggregation (statements, bad lines, pruned, lines per split,
+    files that do not parse)."""
     live = live or LiveCounts.of(spark)
-    text = (spark.read.option("recursiveFileLookup", "true").text(list(sources))
-            .select("value", F.col("_metadata.file_path").alias("file"),
-                    F.col("_metadata.file_block_start").alias("block")))
-    rdd = text.rdd.mapPartitions(
-        lambda rows: _counted(parse_rows(((r[0], r[1], r[2]) for r in rows), graph, keep), live))
+    line_sources, whole_files = split_dumps(sources)
+    rdds = []
+    if line_sources:
+        text = (spark.read.option("recursiveFileLookup", "true").text([f"file://{s}" for s in line_sources])
+                .select("value", F.col("_metadata.file_path").alias("file"),
+                        F.col("_metadata.file_block_start").alias("block")))
+        rdds.append(text.rdd.mapPartitions(
+            lambda rows: _counted(parse_rows(((r[0], r[1], r[2]) for r in rows), graph, keep), live)))
+    if whole_files:
+        files = spark.read.format("binaryFile").load([f"file://{s}" for s in whole_files]).select("path", "content")
+        rdds.append(files.rdd.mapPartitions(
+            lambda rows: _counted(parse_whole(((r[0], r[1]) for r in rows), graph, keep), live)))
+    rdd = rdds[0] if len(rdds) == 1 else spark.sparkContext.union(rdds)
     rows = spark.createDataFrame(rdd, ROW_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
     tallies = (rows.groupBy("kind", "file", "block")
                .agg(F.count("*").alias("n"), F.sum("idx").alias("total")).collect())
@@ -162,7 +176,23 @@ def parse_dumps(spark: SparkSession, sources: Sequence[str], graph: str | None,
             counts.append((r["file"], r["block"], r["total"]))
     parsed.lines = sum(n for _, _, n in counts)
     parsed.offsets = line_offsets(counts)
+    if any(r["kind"] == BROKEN for r in tallies):
+        first = rows.filter(F.col("kind") == BROKEN).orderBy("file").first()
+        assert first is not None  # the tallies counted it
+        parsed.broken = (_local(first["file"]), first["idx"], first["reason"])
     return parsed
+
+
+def check_whole_files(parsed: ParsedDumps) -> None:
+    """KnowledgeBaseError at the error of a file read whole that does not parse: a syntax
+    error is not a bad line set aside (what follows may depend on it), so the job builds
+    nothing and the store is unchanged."""
+    if parsed.broken is None:
+        return
+    file, line, reason = parsed.broken
+    column, message = split_reason(reason)
+    raise KnowledgeBaseError(f"{message} (a file read whole: nothing is loaded, the store is unchanged)",
+                             Location(file, line, column))
 
 
 def check_reject_limit(parsed: ParsedDumps, limit: RejectLimit | None, rejects: Path,

@@ -18,6 +18,7 @@ from spaseq.engine.kb.dumps import (
     ParsedDumps,
     check_graph_iri,
     check_reject_limit,
+    check_whole_files,
     expand_sources,
     export_parts,
     graph_counts,
@@ -46,12 +47,14 @@ class JobOptions:
 
 def parse_checked(spark: SparkSession, opts: JobOptions, sources: Sequence[str], graph: str | None,
                   keep: QuadFilter | None, rejects: Path, progress: Progress) -> ParsedDumps:
-    """Parse the dumps (live counts on the display), write the bad lines to ``rejects`` and
-    refuse the input if there are more than ``--max-rejects`` allows; the caller releases it."""
+    """Parse the dumps (live counts on the display), refuse a file read whole that does not
+    parse, write the bad lines to ``rejects`` and refuse the input if there are more than
+    ``--max-rejects`` allows; the caller releases it."""
     live = LiveCounts.of(spark)
     progress.phase(f"reading {len(sources)} input(s)", live.__str__)
-    parsed = parse_dumps(spark, [f"file://{s}" for s in sources], graph, keep, live)
+    parsed = parse_dumps(spark, sources, graph, keep, live)
     try:
+        check_whole_files(parsed)
         parsed.write_rejects(rejects)
         check_reject_limit(parsed, opts.max_rejects, rejects, opts.rejects)
     except BaseException:

@@ -11,8 +11,9 @@ Rows are tuples ``(kind, text, graph, file, block, index, reason)``:
 ``OK`` (text = the N-Quads line, graph = its graph IRI, "" for the default graph), ``BAD``
 (text = the line, ``index`` its 0-based position in the file split starting at byte
 ``block``, ``reason`` pyoxigraph's message), ``COUNT`` (``index`` = the split's number of
-lines, to turn split positions into file line numbers) and ``PRUNED`` (``index`` = the
-split's statements dropped by ``--for-query``).
+lines, to turn split positions into file line numbers), ``PRUNED`` (``index`` = the
+split's statements dropped by ``--for-query``) and ``BROKEN`` (a file read whole that does
+not parse, ``whole``: ``index`` the line of its error, ``reason`` the message).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pyoxigraph import BlankNode, DefaultGraph, NamedNode, Quad, RdfFormat, pars
 from spaseq.engine.compile.kb_relevance import QuadFilter
 from spaseq.engine.vocab import SPASEQ_NS
 
-OK, BAD, COUNT, PRUNED = 0, 1, 2, 3
+OK, BAD, COUNT, PRUNED, BROKEN = 0, 1, 2, 3, 4
 BATCH_LINES = 2000
 MAX_REJECT_TEXT = 2000
 _POSITION = re.compile(r"^Parser error (?:at|between) [^:]*: ")

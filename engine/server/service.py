@@ -466,7 +466,7 @@ class EngineService:
             assert self._engine is not None
             lasting = next((e for e in events if e.start is not None), None)
             try:
-                refused = self._engine.late(stream, events[0].time)
+                refused = self._engine.late(stream, _as_sent(events[0].time, events[0].dated))
                 if lasting is not None and lasting.start is not None:  # refused by a query of points
                     self._engine.late(stream, _as_sent(lasting.time, lasting.dated),
                                       start=_as_sent(lasting.start, lasting.dated))

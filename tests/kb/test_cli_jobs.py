@@ -126,12 +126,13 @@ def test_max_rejects_count_and_ratio_exit_2_and_leave_the_store_unchanged(spark,
 
 
 def test_a_dump_of_only_bad_lines_fails_by_default(spark, tmp_path, capsys):
-    (tmp_path / "kb.ttl").write_text(f"@prefix ex: <{EX}> .\nex:H1 ex:owner \"Alice\" .\n", encoding="utf-8")
+    # (a Turtle file is read whole, and one named .nt is refused before Spark: tests/kb/test_whole_files.py)
+    (tmp_path / "kb.nt").write_text("ex:H1 ex:owner \"Alice\" .\nex:H2 ex:owner \"Bob\" .\n", encoding="utf-8")
     store = tmp_path / "kb"
-    assert main(["kb", "load", str(tmp_path / "kb.ttl"), "--store", str(store), "--graph", DB]) == 2
+    assert main(["kb", "load", str(tmp_path / "kb.nt"), "--store", str(store), "--graph", DB]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err.startswith(f"{tmp_path / 'kb.ttl'}:1:1: 2 of 2 lines are bad, more than "
+    assert captured.err.startswith(f"{tmp_path / 'kb.nt'}:1:1: 2 of 2 lines are bad, more than "
                                    f"--max-rejects {DEFAULT_MAX_REJECTS} allows: the store is unchanged")
     assert captured.err.endswith("--rejects PATH lists them all)\n")
     assert StoreLayout.at(store).current() is None and StoreLayout.at(store).versions() == []

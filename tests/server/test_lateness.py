@@ -15,7 +15,7 @@ SELECT ?a ?b WITHIN 10 SECONDS FROM STREAM S <http://ex.org/s>
 WHERE { SEQ(A ; B) DEFINE GPM A ON S { ?x :a ?a } DEFINE GPM B ON S { ?x :b ?b } }"""
 
 
-def post(url: str, time: int, triple: str) -> httpx.Response:
+def post(url: str, time: int | str, triple: str) -> httpx.Response:
     return httpx.post(f"{url}/events", params={"stream": "http://ex.org/s", "time": str(time)},
                       content=triple.encode(), headers={"Content-Type": "text/turtle"})
 
@@ -77,6 +77,11 @@ def test_under_late_error_a_batch_behind_the_lateness_gets_409() -> None:
         assert post(srv.url, 2, "<http://ex.org/x> <http://ex.org/b> 2 .").status_code == 200
         late = post(srv.url, 1, "<http://ex.org/x> <http://ex.org/b> 0 .")
         assert late.status_code == 409 and "watermark" in late.json()["error"], late.text
+        # its times as the request wrote them (decision 76): an xsd:dateTime is answered so
+        late = post(srv.url, "1970-01-01T00:00:01Z", "<http://ex.org/x> <http://ex.org/b> 0 .")
+        assert late.status_code == 409, late.text
+        assert late.json()["error"].startswith(
+            "event at 1970-01-01T00:00:01Z on <http://ex.org/s> is earlier than 1970-01-01T00:00:02Z, the watermark")
         assert httpx.get(f"{srv.url}/queries/q1").json()["late"] == 0
     finally:
         assert srv.stop() == 0

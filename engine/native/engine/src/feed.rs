@@ -95,16 +95,18 @@ impl<H: Host> Engine<H> {
 }
 
 /// A feed stopped by an event the engine refused: the stream's error, so that the caller
-/// reports it as it reports a file's (`Fed::error`).
-fn refused(done: Fed, why: EngineError) -> Fed {
+/// reports it as it reports a file's (`Fed::error`), at the event's source (`Fed::source`,
+/// which the caller names) and, for live input, the line its graph started on.
+fn refused(done: Fed, why: EngineError, source: usize, line: Option<u64>) -> Fed {
     let error = ReplayError {
-        line: None,
+        line,
         column: None,
         message: why.to_string(),
     };
     Fed {
         ended: true,
         error: Some(StreamError { path: None, error }),
+        source: Some(source),
         ..done
     }
 }
@@ -119,6 +121,9 @@ pub struct Fed {
     /// Whether the stream ended (with its error, if it had one).
     pub ended: bool,
     pub error: Option<StreamError>,
+    /// The source (the stream's index: a replay file, a live input) of the event the
+    /// engine refused, when `error` is that refusal: its `path` is left for the caller.
+    pub source: Option<usize>,
     /// Late events fed to no query (late for every reader, `LatePolicy::Drop`).
     pub dropped: usize,
     /// The late event that stopped feeding (live streams, `LatePolicy::Error`), with its
@@ -164,11 +169,11 @@ impl<H: Host> Engine<H> {
                 }
                 Some(Ok(event)) => event,
             };
-            let time = e.time_ns;
+            let (time, source) = (e.time_ns, e.stream);
             match self.feed_event(iri, e) {
                 Ok(()) => {}
                 Err(FeedError::Host(failed)) => return Err(failed),
-                Err(FeedError::Refused(why)) => return Ok(refused(done, why)),
+                Err(FeedError::Refused(why)) => return Ok(refused(done, why, source, None)),
             }
             done.fed += 1;
             done.last = Some(time);
@@ -210,7 +215,7 @@ impl<H: Host> Engine<H> {
             };
             let stream = iri(e.stream);
             if let Some(why) = self.lasting(stream, &e) {
-                return Ok(refused(done, why));
+                return Ok(refused(done, why, e.stream, Some(line)));
             }
             let judged = if e.time_ns <= self.clocks.get().clock {
                 self.judge_time(stream, e.time_ns, e.dated)
@@ -234,11 +239,13 @@ impl<H: Host> Engine<H> {
             if judged.all {
                 done.dropped += 1;
             } else {
-                let time = e.time_ns;
+                let (time, source) = (e.time_ns, e.stream);
                 match self.feed_event_but(stream, e, &judged.late_for) {
                     Ok(()) => {}
                     Err(FeedError::Host(failed)) => return Err(failed),
-                    Err(FeedError::Refused(why)) => return Ok(refused(done, why)),
+                    Err(FeedError::Refused(why)) => {
+                        return Ok(refused(done, why, source, Some(line)))
+                    }
                 }
                 done.fed += 1;
                 done.last = Some(time);

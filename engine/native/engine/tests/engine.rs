@@ -300,6 +300,11 @@ fn events_that_last_are_refused_with_the_stream_s_error() {
         .feed(|| input.next().map(|e| Ok((TRADES, e))), 10)
         .unwrap();
     assert_eq!((fed.fed, fed.last, fed.ended), (1, Some(SECOND), true));
+    assert_eq!(
+        fed.source,
+        Some(0),
+        "the refused event's source, for the caller to name"
+    );
     let error = fed.error.expect("the refusal").to_string();
     assert!(
         error.contains("and query 0 was planned for point events: register it with intervals on")
@@ -318,7 +323,9 @@ fn events_that_last_are_refused_with_the_stream_s_error() {
             |_| {},
         )
         .unwrap();
-    assert_eq!((fed.fed, fed.ended, fed.error.is_some()), (0, true, true));
+    assert_eq!((fed.fed, fed.ended, fed.source), (0, true, Some(0)));
+    let error = fed.error.expect("the refusal").error;
+    assert_eq!(error.line, Some(3), "live: the line its graph started on");
 }
 
 #[test]

@@ -18,7 +18,8 @@ const CHUNK: usize = 1 << 20;
 enum Message {
     Start,
     Rows(Box<Batch>),
-    Finish,
+    /// What follows the rows: of a run that ended (false) or that an error stopped (true).
+    Finish(bool),
 }
 
 /// The writing thread and the way to it.
@@ -62,7 +63,8 @@ impl Background {
                             formatter.write(&batch, &mut buf);
                             let _ = spare_tx.send(batch);
                         }
-                        Message::Finish => formatter.finish(&mut buf),
+                        Message::Finish(false) => formatter.finish(&mut buf),
+                        Message::Finish(true) => formatter.stopped(&mut buf),
                     }
                     if buf.len() >= CHUNK {
                         out.write_all(buf.as_bytes())?;
@@ -97,7 +99,13 @@ impl Background {
 
     /// Write what follows the rows, then wait until everything is written.
     pub fn finish(&mut self) -> io::Result<()> {
-        self.send(Message::Finish)?;
+        self.send(Message::Finish(false))?;
+        self.close()
+    }
+
+    /// `finish` for a run an error stopped (`Formatter::stopped`).
+    pub fn stopped(&mut self) -> io::Result<()> {
+        self.send(Message::Finish(true))?;
         self.close()
     }
 

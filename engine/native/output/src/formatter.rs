@@ -205,15 +205,26 @@ impl Formatter {
     pub fn finish(&mut self, out: &mut String) {
         match self.format {
             Format::Json => out.push_str("\n]}}\n"),
-            Format::Table => self.finish_table(out),
+            Format::Table => self.finish_table(out, false),
             _ => {}
+        }
+    }
+
+    /// What follows the rows of a run stopped by an error (whose message follows): the
+    /// table only when it has rows, counted as found before the error, never as a whole
+    /// run's result; the other formats as `finish` (a JSON document stays whole).
+    pub fn stopped(&mut self, out: &mut String) {
+        match self.format {
+            Format::Table if self.rows == 0 => {}
+            Format::Table => self.finish_table(out, true),
+            _ => self.finish(out),
         }
     }
 
     /// The table (`writers.TableWriter.finish`): a header, a rule, the rows, each column
     /// padded to its widest cell (in characters) and each line's trailing white space
-    /// dropped, then the count of matches.
-    fn finish_table(&mut self, out: &mut String) {
+    /// dropped, then the count of matches (`stopped`: found before an error).
+    fn finish_table(&mut self, out: &mut String, stopped: bool) {
         let times = if self.solutions { 0 } else { 2 };
         let header: Vec<String> = ["time".to_owned(), "start".to_owned()]
             .into_iter()
@@ -254,7 +265,8 @@ impl Formatter {
             (true, true) => "row",
             (true, false) => "rows",
         };
-        let _ = std::fmt::Write::write_fmt(out, format_args!("({count} {noun})\n"));
+        let stopped = if stopped { " before the error" } else { "" };
+        let _ = std::fmt::Write::write_fmt(out, format_args!("({count} {noun}{stopped})\n"));
     }
 
     /// Take in what `batch` sends, then append its rows.

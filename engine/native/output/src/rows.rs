@@ -381,4 +381,32 @@ mod tests {
         Formatter::new(Format::Csv, columns, false).write(&batch, &mut out);
         assert_eq!(out, "ok\r\n");
     }
+
+    /// A run stopped by an error: no table at all without rows, and the rows found before
+    /// it counted as such, never as a whole run's result.
+    #[test]
+    fn a_stopped_table_says_its_rows_came_before_the_error() {
+        let stopped = |rows: &[PlainRow]| {
+            let columns = vec!["x".to_owned()];
+            let mut collector =
+                RowCollector::new(Format::Table, None, columns.clone(), TimeFormat::Input);
+            let mut formatter = Formatter::new(Format::Table, columns, false);
+            let (mut out, mut batch) = (String::new(), Batch::default());
+            formatter.start(&mut out);
+            for r in rows {
+                collector.fill(r, &mut batch).unwrap();
+                formatter.write(&batch, &mut out);
+            }
+            formatter.stopped(&mut out);
+            out
+        };
+        assert_eq!(stopped(&[]), "");
+        let one = row(2_000_000_000, &[("x", "\"a\"")], vec![]);
+        assert_eq!(
+            stopped(&[one]),
+            "time  start  ?x\n----  -----  ---\n2     1      \"a\"\n(1 match before the error)\n"
+        );
+        let whole = write(Format::Table, None, &["x"], false, &[]);
+        assert!(whole.ends_with("(0 matches)\n"), "{whole}");
+    }
 }

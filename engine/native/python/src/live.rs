@@ -33,12 +33,14 @@ type PyLiveEvent = (
 /// How long a wait lasts before Python's signals (Ctrl-C) are looked at.
 const SIGNALS: Duration = Duration::from_millis(100);
 
-fn format_of(name: &str) -> PyResult<Format> {
+/// "trig", "nquads" or "auto" (None: told from the first line, `LiveReader::new`).
+fn format_of(name: &str) -> PyResult<Option<Format>> {
     match name {
-        "trig" => Ok(Format::TriG),
-        "nquads" => Ok(Format::NQuads),
+        "trig" => Ok(Some(Format::TriG)),
+        "nquads" => Ok(Some(Format::NQuads)),
+        "auto" => Ok(None),
         other => Err(PyValueError::new_err(format!(
-            "unknown live format {other:?}: expected trig or nquads"
+            "unknown live format {other:?}: expected trig, nquads or auto"
         ))),
     }
 }
@@ -132,10 +134,11 @@ impl PyLiveStream {
 
 #[pymethods]
 impl PyLiveStream {
-    /// `sources`: (stream IRI, path or `-` for stdin, `trig` or `nquads`); a reader thread
-    /// starts for each. `inlets`: (stream IRI, label), a source fed whole messages from
-    /// Python for each (`LiveInlet`, the `inlets` property). ValueError for a bad time
-    /// predicate or format.
+    /// `sources`: (stream IRI, path or `-` for stdin, `trig`, `nquads` or `auto`: TriG if
+    /// the first line that is not blank or a comment is shaped as only TriG's are, else
+    /// N-Quads); a reader thread starts for each. `inlets`: (stream IRI, label), a source fed
+    /// whole messages from Python for each (`LiveInlet`, the `inlets` property). ValueError
+    /// for a bad time predicate or format.
     #[new]
     #[pyo3(signature = (sources, time_predicate = GENERATED_AT_TIME, batch = 1024, inlets = Vec::new()))]
     fn new(
@@ -268,8 +271,8 @@ impl PyLiveReader {
 
 #[pymethods]
 impl PyLiveReader {
-    /// A reader of stream `stream` whose errors name `label`, in `format` (`trig` or
-    /// `nquads`).
+    /// A reader of stream `stream` whose errors name `label`, in `format` (`trig`, `nquads`
+    /// or `auto`, as `LiveStream` takes them).
     #[new]
     #[pyo3(signature = (stream, label, format, time_predicate = GENERATED_AT_TIME))]
     fn new(stream: String, label: String, format: &str, time_predicate: &str) -> PyResult<Self> {

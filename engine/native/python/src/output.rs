@@ -259,9 +259,10 @@ impl NativeWriter {
         Ok(())
     }
 
-    /// What precedes the rows (`finish` false) or follows them, then flushed at the end
-    /// (the writing thread is waited for there).
-    fn frame(&mut self, py: Python<'_>, finish: bool) -> PyResult<()> {
+    /// What precedes the rows (`finish` false) or follows them (`stopped`: those of a run
+    /// an error stopped, `Formatter::stopped`), then flushed at the end (the writing thread
+    /// is waited for there).
+    fn frame(&mut self, py: Python<'_>, finish: bool, stopped: bool) -> PyResult<()> {
         match &mut self.sink {
             Sink::Here {
                 formatter,
@@ -270,13 +271,16 @@ impl NativeWriter {
                 buf,
                 ..
             } => {
-                if finish {
+                if finish && stopped {
+                    formatter.stopped(buf);
+                } else if finish {
                     formatter.finish(buf);
                 } else {
                     formatter.start(buf);
                 }
                 Self::emit(py, out, *binary, buf, finish)
             }
+            Sink::Thread(background) if finish && stopped => background.stopped().map_err(os_error),
             Sink::Thread(background) if finish => background.finish().map_err(os_error),
             Sink::Thread(background) => background.start().map_err(os_error),
             Sink::Columns { columns, out, .. } if finish => {
@@ -430,7 +434,7 @@ impl NativeWriter {
 
     /// Write what precedes the rows.
     fn start(&mut self, py: Python<'_>) -> PyResult<()> {
-        self.frame(py, false)
+        self.frame(py, false, false)
     }
 
     /// Take the matches query `query` of `engine` released since the last call, write
@@ -514,9 +518,11 @@ impl NativeWriter {
     }
 
     /// Write what follows the rows and flush (waiting for the writing thread to write
-    /// everything).
-    fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
-        self.frame(py, true)
+    /// everything); `stopped`: the run was stopped by an error, whose message follows (the
+    /// table is then written only when it has rows, counted as found before the error).
+    #[pyo3(signature = (stopped = false))]
+    fn finish(&mut self, py: Python<'_>, stopped: bool) -> PyResult<()> {
+        self.frame(py, true, stopped)
     }
 
     /// Wait until the rows handed to the writing thread are written, and stop it (nothing
@@ -527,7 +533,7 @@ impl NativeWriter {
         match &mut self.sink {
             Sink::Thread(background) => background.close().map_err(os_error),
             // a columnar file is readable only once finished: the rows so far are
-            Sink::Columns { .. } => self.frame(py, true),
+            Sink::Columns { .. } => self.frame(py, true, false),
             Sink::Here { .. } => Ok(()),
         }
     }

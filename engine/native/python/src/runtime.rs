@@ -433,7 +433,16 @@ impl NativeEngine {
         let (fed, py) = match &stream {
             Source::Replay(s) => {
                 let source = s.borrow();
-                (self.core.feed(|| source.next_event(), max), s.py())
+                let mut fed = self.core.feed(|| source.next_event(), max);
+                if let Ok(Fed {
+                    error: Some(error),
+                    source: Some(index),
+                    ..
+                }) = &mut fed
+                {
+                    error.path = Some(source.path(*index).to_owned()); // an event refused
+                }
+                (fed, s.py())
             }
             Source::Rows(s) => {
                 let source = s.borrow();
@@ -483,9 +492,12 @@ impl NativeEngine {
             max,
             on_late,
         );
-        let fed = self.fed(fed)?;
+        let mut fed = self.fed(fed)?;
         if let Some(err) = unwritten {
             return Err(err);
+        }
+        if let (Some(error), Some(index)) = (&mut fed.error, fed.source) {
+            error.path = Some(source.label(index)); // an event refused, where it was read
         }
         let refused = match &fed.refused {
             Some((late, index, line)) => {

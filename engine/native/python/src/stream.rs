@@ -38,6 +38,8 @@ type PyEvent = (
 pub struct PyReplayStream {
     inner: Mutex<(Prefetched, Option<StreamError>)>,
     iris: Vec<String>,
+    /// The files, as errors name them.
+    paths: Vec<String>,
     batch: usize,
     notes: Vec<String>,
     modes: Vec<Mode>,
@@ -213,6 +215,7 @@ impl PyReplayStream {
         Ok(PyReplayStream {
             inner: Mutex::new((Prefetched::spawn(stream, BATCH, DEPTH), None)),
             iris,
+            paths,
             batch: batch.max(1),
             notes,
             modes,
@@ -307,6 +310,11 @@ impl PyReplayStream {
             Ok(e) => Some(Ok((self.iris[e.stream].as_str(), e))),
             Err(e) => Some(Err(e)),
         }
+    }
+
+    /// How errors name file `index`: its path.
+    pub fn path(&self, index: usize) -> &str {
+        &self.paths[index]
     }
 }
 
@@ -580,7 +588,25 @@ pub(crate) fn batch_events(events: &[replay::Event], dictionary: &Dictionary) ->
         .collect()
 }
 
+/// Check that `path` can be read as a replay file (`format`: "trig" or "nquads", every
+/// file's whatever its name says; None: its name's) without reading it: `LocatedError`
+/// `PATH: message` for what the reader would stop at before its first line (no such file,
+/// a directory, a name that tells no format, a file that cannot be opened). So that `spaseq
+/// run` refuses a missing input before it writes anything.
+#[pyfunction]
+#[pyo3(signature = (path, format = None))]
+fn check_replay_file(path: &str, format: Option<&str>) -> PyResult<()> {
+    match file::unreadable(path, format_named(format)?) {
+        None => Ok(()),
+        Some(error) => Err(value_error(StreamError {
+            path: Some(path.to_owned()),
+            error,
+        })),
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(check_replay_file, m)?)?;
     m.add_function(wrap_pyfunction!(read_batch, m)?)?;
     m.add_function(wrap_pyfunction!(read_columns, m)?)?;
     m.add_class::<PyEventRows>()?;

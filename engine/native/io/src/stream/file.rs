@@ -129,11 +129,28 @@ fn event(rank: u64, when: When, graph: Closed<Triple>) -> FileEvent {
     }
 }
 
-/// The format `path` is read in: the settings', or its name's.
-fn format_of(path: &str, s: &Settings) -> Result<Format, ReplayError> {
-    s.format.or_else(|| Format::of_path(path)).ok_or_else(|| {
+/// The format `path` is read in (`format`: every file's, whatever its name says; None: its
+/// name's), or why it cannot be read at all: no such file, a directory, a name that tells
+/// no format. Nothing of the file is read.
+fn format_of(path: &str, format: Option<Format>) -> Result<Format, ReplayError> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(plain("no such file")),
+        Ok(m) if m.is_dir() => return Err(plain("is a directory, not a replay file")),
+        _ => {}
+    }
+    format.or_else(|| Format::of_path(path)).ok_or_else(|| {
         plain("cannot tell the replay file's format from its name: expected .trig, .nq or .nquads (optionally followed by .gz)")
     })
+}
+
+/// Why `path` cannot be read as a replay file (`format` as `format_of` takes it), found
+/// without reading it: what `prepare` would report before its first line (no such file, a
+/// directory, no format, a file that cannot be opened); None when it opens. So that a run
+/// refuses a missing input before it writes anything.
+pub fn unreadable(path: &str, format: Option<Format>) -> Option<ReplayError> {
+    format_of(path, format)
+        .and_then(|_| replay::open(path).map(drop))
+        .err()
 }
 
 /// Keep the fingerprints of a closed graph's name (if any) and of the names the assembler
@@ -229,19 +246,7 @@ pub fn prepare(path: &str, s: &Settings) -> io::Result<Prepared> {
 /// The first pass read as `reading` says; None if a verified reading gave up.
 fn prepare_with(path: &str, s: &Settings, reading: Reading) -> io::Result<Option<Prepared>> {
     let lines = matches!(reading, Reading::Lines);
-    match std::fs::metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Ok(Some(failed(path, plain("no such file"))))
-        }
-        Ok(m) if m.is_dir() => {
-            return Ok(Some(failed(
-                path,
-                plain("is a directory, not a replay file"),
-            )))
-        }
-        _ => {}
-    }
-    let format = match format_of(path, s) {
+    let format = match format_of(path, s.format) {
         Ok(format) => format,
         Err(e) => return Ok(Some(failed(path, e))),
     };
@@ -380,7 +385,7 @@ impl Iterator for Feeding {
 
 /// `path`'s speculative first pass (`Feeding`) and its verdict.
 pub fn feeding(path: &str, s: &Settings) -> Result<(Feeding, Arc<AtomicU8>), ReplayError> {
-    let format = format_of(path, s)?;
+    let format = format_of(path, s.format)?;
     let verdict = Arc::new(AtomicU8::new(PENDING));
     let feeding = Feeding {
         graphs: graphs(path, format, s, s.window, Reading::Scanned)?,

@@ -50,6 +50,12 @@
 //!   N-Quads line, or a TriG chunk after the prefix lines read so far, is parsed alone); an
 //!   input that cannot be read (or is not UTF-8) is an error at the line it stopped on.
 //! * Lines end at `\n`, `\r\n` or `\r` (as Python reads text); a line's blanks are Python's.
+//! * A source of no given format (`LiveReader::new(None, ..)`: stdin or a pipe whose name
+//!   says none) is TriG if its first line that is not blank or a comment is shaped as only
+//!   TriG's are (`trig_shaped`: a prefix line, a `{` outside IRIs and strings, or a prefixed
+//!   name first), N-Quads otherwise. An N-Quads syntax error on a line shaped so says that
+//!   it looks like TriG (TriG whose first lines are plain N-Quads lines is read as N-Quads
+//!   until its first `{`).
 //! * An event's `line` is where its graph started (its origin is `FILE:LINE`).
 //!
 //! Bookkeeping is constant work per quad: pending graphs in arrival order (only the oldest
@@ -110,6 +116,8 @@ struct Chunk {
 /// ends the reading (events before it, and only they, are in the vector).
 pub struct LiveReader {
     format: Format,
+    /// The format is still to be told from the first line that is not blank or a comment.
+    detect: bool,
     predicate: NamedNode,
     pending: HashMap<NamedOrBlankNode, Pending>,
     order: VecDeque<NamedOrBlankNode>,
@@ -152,7 +160,14 @@ fn prefix_line(line: &str) -> bool {
 /// Net `{` minus `}` outside IRIs, strings and comments, and the last character there that
 /// is not blank (None if none); good enough for chunking (`engine/io/live.py`'s `_scan`).
 fn scan(line: &str) -> (i64, Option<char>) {
+    let (depth, last, _) = scan_braces(line);
+    (depth, last)
+}
+
+/// `scan`, and whether the line has a brace there at all.
+fn scan_braces(line: &str) -> (i64, Option<char>, bool) {
     let mut depth = 0;
+    let mut brace = false;
     let mut last = None;
     let mut in_iri = false;
     let mut quote: Option<char> = None;
@@ -178,14 +193,35 @@ fn scan(line: &str) -> (i64, Option<char>) {
             quote = Some(c);
         } else if c == '{' {
             depth += 1;
+            brace = true;
         } else if c == '}' {
             depth -= 1;
+            brace = true;
         }
         if quote.is_none() && !in_iri && !py_space(c) {
             last = Some(c); // a character outside, or the end of an IRI or string
         }
     }
-    (depth, last)
+    (depth, last, brace)
+}
+
+/// Whether `line` is shaped as TriG's lines are and N-Quads lines never are: a prefix line,
+/// a brace outside IRIs, strings and comments, or a prefixed name first (`:g`, `ex:g`; an
+/// N-Quads line starts with `<` or `_:`).
+pub fn trig_shaped(line: &str) -> bool {
+    let text = line.trim_start_matches(py_space);
+    let prefixed = text
+        .split(|c: char| py_space(c) || c == '{')
+        .next()
+        .and_then(|word| word.split_once(':'))
+        .is_some_and(|(prefix, _)| {
+            prefix != "_"
+                && !prefix.starts_with('<')
+                && prefix
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || "_-.".contains(c))
+        });
+    prefix_line(line) || prefixed || scan_braces(line).2
 }
 
 fn at(line: u64, column: Option<u64>, message: String) -> ReplayError {
@@ -197,10 +233,12 @@ fn at(line: u64, column: Option<u64>, message: String) -> ReplayError {
 }
 
 impl LiveReader {
-    /// A reader of `format` with the time predicate `predicate`.
-    pub fn new(format: Format, predicate: NamedNode) -> Self {
+    /// A reader of `format` (None: told from the first line, `trig_shaped`) with the time
+    /// predicate `predicate`.
+    pub fn new(format: Option<Format>, predicate: NamedNode) -> Self {
         LiveReader {
-            format,
+            format: format.unwrap_or(Format::NQuads),
+            detect: format.is_none(),
             predicate,
             pending: HashMap::new(),
             order: VecDeque::new(),
@@ -217,6 +255,15 @@ impl LiveReader {
     /// Read the next line (with its `\n`, except maybe the last line of the input).
     pub fn line(&mut self, line: &str, out: &mut Vec<LiveEvent>) -> Result<(), ReplayError> {
         self.lines += 1;
+        if self.detect {
+            let text = line.trim_start_matches(py_space);
+            if !text.is_empty() && !text.starts_with('#') {
+                self.detect = false;
+                if trig_shaped(line) {
+                    self.format = Format::TriG;
+                }
+            }
+        }
         match self.format {
             Format::NQuads => self.nquads_line(line, out),
             Format::TriG => self.trig_line(line, out),
@@ -389,10 +436,15 @@ impl LiveReader {
         };
         parsed.map_err(|e| {
             let start = e.location().start;
+            let hint = if self.format == Format::NQuads && trig_shaped(text) {
+                " (this line looks like TriG: read the input as TriG, --input-format trig)"
+            } else {
+                ""
+            };
             at(
                 lineno + start.line.saturating_sub(header_lines),
                 Some(start.column + 1),
-                format!("{name} syntax error: {}", e.message()),
+                format!("{name} syntax error: {}{hint}", e.message()),
             )
         })
     }
@@ -553,11 +605,12 @@ pub fn read_source(
     }
 }
 
-/// One live source: a path, `-` for standard input, and its format.
+/// One live source: a path, `-` for standard input, and its format (None: told from its
+/// first line, `LiveReader::new`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveInput {
     pub path: String,
-    pub format: Format,
+    pub format: Option<Format>,
 }
 
 impl LiveInput {
@@ -794,8 +847,10 @@ mod tests {
     type Read = (Vec<(String, i128, usize, u64)>, Option<String>);
 
     fn read(format: Format, text: &str) -> Read {
-        let mut reader =
-            LiveReader::new(format, NamedNode::new(replay::GENERATED_AT_TIME).unwrap());
+        let mut reader = LiveReader::new(
+            Some(format),
+            NamedNode::new(replay::GENERATED_AT_TIME).unwrap(),
+        );
         let mut events = Vec::new();
         let result = read_source(&mut text.as_bytes(), &mut reader, |e| {
             events.push((e.graph.to_string(), e.time_ns, e.triples.len(), e.line));
@@ -880,7 +935,7 @@ mod tests {
             int(5)
         );
         let mut reader = LiveReader::new(
-            Format::NQuads,
+            Some(Format::NQuads),
             NamedNode::new(replay::GENERATED_AT_TIME).unwrap(),
         );
         let mut events = Vec::new();
@@ -922,6 +977,60 @@ mod tests {
             error.starts_with("2: event <http://x/g1> starts ("),
             "{error}"
         );
+    }
+
+    /// A source of no given format is TriG when its first line can only be TriG's; an
+    /// N-Quads syntax error on a TriG line says so.
+    #[test]
+    fn format_told_from_the_first_line_or_hinted() {
+        let detect = |text: &str| {
+            let mut reader =
+                LiveReader::new(None, NamedNode::new(replay::GENERATED_AT_TIME).unwrap());
+            let mut events = Vec::new();
+            let result = read_source(&mut text.as_bytes(), &mut reader, |e| {
+                events.push((e.graph.to_string(), e.line));
+                true
+            });
+            (events, result.err().map(|e| e.to_string()))
+        };
+        const THREE: &str = "\"3\"^^<http://www.w3.org/2001/XMLSchema#integer>";
+        let trig = "# a comment\n\n@prefix : <http://x/> .\n:g1 { :a :p 1 }\n\
+                    :g1 <http://www.w3.org/ns/prov#generatedAtTime> 10 .\n";
+        assert_eq!(detect(trig), (vec![("<http://x/g1>".to_owned(), 4)], None));
+        let braces =
+            format!("<http://x/g1> {{ <http://x/a> <http://x/p> 1 }}\n<http://x/g1> {PROV} 3 .\n");
+        assert_eq!(
+            detect(&braces),
+            (vec![("<http://x/g1>".to_owned(), 1)], None)
+        );
+        let nquads = format!(
+            "<http://x/a> <http://x/p> \"1\" <http://x/g1> .\n<http://x/g1> {PROV} {THREE} .\n"
+        );
+        assert_eq!(
+            detect(&nquads),
+            (vec![("<http://x/g1>".to_owned(), 1)], None)
+        );
+        // TriG whose first line is an N-Quads line too: read as N-Quads, hinted at its `{`
+        let late = format!(
+            "<http://x/g1> {PROV} {THREE} .\n<http://x/g1> {{ <http://x/a> <http://x/p> 1 }}\n"
+        );
+        let (_, error) = detect(&late);
+        assert_eq!(
+            error.as_deref(),
+            Some(
+                "2:15: N-Quads syntax error: The predicate of a triple must be an IRI (this line \
+                 looks like TriG: read the input as TriG, --input-format trig)"
+            )
+        );
+        // a plain N-Quads mistake gets no hint
+        let (_, error) = detect("<http://x/a> oops .\n");
+        assert!(!error.expect("an error").contains("TriG"));
+        assert!(trig_shaped("  ex:g1 { ex:a ex:p 1 }"));
+        assert!(trig_shaped(":g1 prov:generatedAtTime 10 ."));
+        assert!(trig_shaped("PREFIX ex: <http://x/>"));
+        assert!(!trig_shaped("<http://x/a> <http://x/p> \"{\" ."));
+        assert!(!trig_shaped("_:b <http://x/p> <http://x/o> ."));
+        assert!(!trig_shaped("oops"));
     }
 
     #[test]
