@@ -321,7 +321,11 @@ impl PyLiveInlet {
     /// released while the stream is full: how many it held. A message that cannot be read
     /// sends nothing: `LocatedError` `LABEL:LINE:COLUMN: message`, the place in the message.
     fn send(&self, py: Python<'_>, message: &[u8], format: &str, line: u64) -> PyResult<usize> {
-        let format = format_of(format)?;
+        let Some(format) = format_of(format)? else {
+            return Err(PyValueError::new_err(
+                "a message's format is trig or nquads, not auto",
+            ));
+        };
         let sent = py.detach(|| self.inner.send(message, format, line));
         sent.map_err(|error| {
             value_error(StreamError {
