@@ -143,7 +143,7 @@ class Writer:
     def row(self, row: Row) -> None:
         raise NotImplementedError
 
-    def finish(self) -> None:
+    def finish(self, stopped: bool = False) -> None:
         self.out.flush()
 
     def close(self) -> None:
@@ -181,7 +181,7 @@ class JsonWriter(Writer):
         self._first = False
         self.out.flush()
 
-    def finish(self) -> None:
+    def finish(self, stopped: bool = False) -> None:
         self.out.write("\n]}}\n")
         super().finish()
 
@@ -241,7 +241,11 @@ class TableWriter(Writer):
         cells += [self._short(row.bindings.get(v)) for v in self.variables]
         self._rows.append(cells)
 
-    def finish(self) -> None:
+    def finish(self, stopped: bool = False) -> None:
+        """The table; after an error (``stopped``), only with rows, counted as found before it."""
+        if stopped and not self._rows:
+            super().finish()
+            return
         header = ["time", "start"] + [f"?{v}" for v in self.variables]
         widths = [max([len(h)] + [len(r[i]) for r in self._rows]) for i, h in enumerate(header)]
         line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()
@@ -249,7 +253,7 @@ class TableWriter(Writer):
         for r in self._rows:
             self.out.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() + "\n")
         count = len(self._rows)
-        self.out.write(f"({count} match{'es' if count != 1 else ''})\n")
+        self.out.write(f"({count} match{'es' if count != 1 else ''}{' before the error' if stopped else ''})\n")
         super().finish()
 
     def _short(self, term: Term | None) -> str:
@@ -328,7 +332,7 @@ class TrigWriter:
         self.out.write("".join(lines))
         self.out.flush()
 
-    def finish(self) -> None:
+    def finish(self, stopped: bool = False) -> None:
         self.out.flush()
 
     def close(self) -> None:
