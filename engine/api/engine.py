@@ -643,7 +643,8 @@ class Engine:
     def run_live(self, sources: list[tuple[str, str, str]], time_predicate: str | None = None,
                  batch: int = 1024, progress: Callable[[int, Decimal], None] | None = None,
                  inlets: drivers.Inlets | None = None) -> SpaseqError | None:
-        """Run live sources (``(stream IRI, path or '-' for stdin, 'trig' or 'nquads')``) to
+        """Run live sources (``(stream IRI, path or '-' for stdin, 'trig', 'nquads' or
+        'auto')``, ``auto``: TriG when the first line can only be TriG's, decision 76) to
         their end: each read natively on a thread of its own (``_native.LiveStream``), events
         merged in the order they complete (decision 46) and fed to the native runtime the
         moment they arrive, without a Python object per event; the matches an event completes
