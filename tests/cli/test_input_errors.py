@@ -71,8 +71,6 @@ FILES = {
 
 RUNS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "missing": (("run", "warns.rq", "--stream", "S=missing.trig", "--format", "table"), None),
-    "directory": (("run", "warns.rq", "--stream", "S=.", "--stream", "T=bad.trig"), None),
-    "no-format": (("run", "warns.rq", "--stream", "S=q.rq"), None),
     "missing-description": (("run", "warns.rq", "--stream-file", "nope.txt"), None),
     "stopped-table": (("run", "q.rq", "--stream", "S=bad.trig"), None),
     "stopped-reference": (("run", "q.rq", "--stream", "S=bad.trig", "--engine", "reference"), None),
@@ -97,13 +95,11 @@ def cli(tmp_path_factory):
 
 @pytest.mark.parametrize(("run", "message"), [
     ("missing", "missing.trig: no such file\n"),
-    ("directory", ".: is a directory, not a replay file\n"),
-    ("no-format", "q.rq: cannot tell the replay file's format from its name: expected .trig, .nq or .nquads "
-                  "(optionally followed by .gz)\n"),
     ("missing-description", "nope.txt: no such file\n"),
 ])
 def test_an_input_that_cannot_be_read_is_all_that_is_said(cli, run, message):
-    """Not an empty table and ``(0 matches)``, not the warnings of a run that never began."""
+    """Not an empty table and ``(0 matches)``, not the warnings of a run that never began (a
+    directory, a name that tells no format: the same check, engine/native/io/tests/stream.rs)."""
     proc = cli(run)
     assert user_error(proc) == message
     assert proc.stdout == ""

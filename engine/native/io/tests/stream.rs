@@ -323,6 +323,33 @@ fn a_directory_is_named_as_such_and_a_given_format_overrides_the_name() {
     assert_eq!(times, vec![1_000_000_000, 2_000_000_000]);
 }
 
+/// What the first pass would stop at before a file's first line, told without reading it
+/// (`spaseq run` asks before it writes anything): the same words as the first pass's.
+#[test]
+fn a_file_that_cannot_be_read_at_all_is_told_without_reading_it() {
+    use spaseq_io::stream::file::unreadable;
+    let d = dir();
+    let sub = d.join("recording");
+    std::fs::create_dir_all(&sub).unwrap();
+    let message =
+        |path: &Path, format| unreadable(&path.to_string_lossy(), format).map(|e| e.message);
+    assert_eq!(
+        message(&d.join("nope.nq"), None).as_deref(),
+        Some("no such file")
+    );
+    assert_eq!(
+        message(&sub, None).as_deref(),
+        Some("is a directory, not a replay file")
+    );
+    let odd = write(&d, "events.txt", &nquads(&[("a", 1, &[1])]));
+    assert!(message(Path::new(&odd), None)
+        .unwrap()
+        .starts_with("cannot tell the replay file's format"));
+    assert_eq!(message(Path::new(&odd), Some(Format::NQuads)), None);
+    let good = write(&d, "good.nq", &nquads(&[("a", 1, &[1])]));
+    assert_eq!(message(Path::new(&good), None), None);
+}
+
 #[test]
 fn a_bad_time_predicate_is_refused_at_once() {
     let options = Options {
