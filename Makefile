@@ -75,28 +75,25 @@ bench: $(BENCH_STAMP)
 bench-quick: $(BENCH_STAMP)
 	$(BIN)/python -m benchmarks --quick
 
+# Debian's PACKAGES installed (as root, with apt-get) unless the shell test CHECK finds them;
+# without root or apt-get, a note says which tests are skipped: $(call debian,CHECK,PACKAGES,TESTS)
+debian = @{ $(1); } || { \
+	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    apt-get install -y -q $(2) >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null && apt-get install -y -q $(2) >/dev/null; }; \
+	  else \
+	    echo "note: $(2) missing: the $(3) tests are skipped"; \
+	    echo "      apt-get install -y $(2)"; \
+	  fi; }
+
 # the browser tests (tests/server/test_browser.py) drive Debian's Chromium, headless
 browser:
-	@command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 || { \
-	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-	    apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 || \
-	      { apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null; }; \
-	  else \
-	    echo "note: chromium and chromium-driver are missing: the browser tests are skipped"; \
-	    echo "      apt-get install -y chromium chromium-driver"; \
-	  fi; }
+	$(call debian,command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1,chromium chromium-driver,browser)
 
 # the MQTT tests (tests/mqtt/) start Debian's mosquitto broker on 127.0.0.1 themselves, and
 # run the README's mosquitto_pub and mosquitto_sub commands
 broker:
-	@{ command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ]; } && command -v mosquitto_pub >/dev/null 2>&1 || { \
-	  if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-	    apt-get install -y -q mosquitto mosquitto-clients >/dev/null 2>&1 || \
-	      { apt-get update -q >/dev/null && apt-get install -y -q mosquitto mosquitto-clients >/dev/null; }; \
-	  else \
-	    echo "note: mosquitto or mosquitto-clients is missing: the MQTT tests are skipped"; \
-	    echo "      apt-get install -y mosquitto mosquitto-clients"; \
-	  fi; }
+	$(call debian,{ command -v mosquitto >/dev/null 2>&1 || [ -x /usr/sbin/mosquitto ]; } && command -v mosquitto_pub >/dev/null 2>&1,mosquitto mosquitto-clients,MQTT)
 
 # an sdist and an abi3 wheel (CPython 3.10+, this platform) in dist/, built from this tree
 # (pypa/build; the wheel's Rust build reuses this tree's release artifacts): the wheel installs
