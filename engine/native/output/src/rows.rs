@@ -256,6 +256,18 @@ mod tests {
         with_time: bool,
         rows: &[PlainRow],
     ) -> String {
+        write_ended(format, select, columns, with_time, rows, false)
+    }
+
+    /// As `write`, the table ended as a whole run's (`finish`) or as one an error stopped.
+    fn write_ended(
+        format: Format,
+        select: Option<&[&str]>,
+        columns: &[&str],
+        with_time: bool,
+        rows: &[PlainRow],
+        stopped: bool,
+    ) -> String {
         let select = select.map(|s| s.iter().map(|v| (*v).to_owned()).collect());
         let columns: Vec<String> = columns.iter().map(|v| (*v).to_owned()).collect();
         let mut collector = RowCollector::new(format, select, columns.clone(), TimeFormat::Input);
@@ -267,7 +279,11 @@ mod tests {
             collector.fill(r, &mut batch).unwrap();
             formatter.write(&batch, &mut out);
         }
-        formatter.finish(&mut out);
+        if stopped {
+            formatter.stopped(&mut out);
+        } else {
+            formatter.finish(&mut out);
+        }
         out
     }
 
@@ -386,20 +402,8 @@ mod tests {
     /// it counted as such, never as a whole run's result.
     #[test]
     fn a_stopped_table_says_its_rows_came_before_the_error() {
-        let stopped = |rows: &[PlainRow]| {
-            let columns = vec!["x".to_owned()];
-            let mut collector =
-                RowCollector::new(Format::Table, None, columns.clone(), TimeFormat::Input);
-            let mut formatter = Formatter::new(Format::Table, columns, false);
-            let (mut out, mut batch) = (String::new(), Batch::default());
-            formatter.start(&mut out);
-            for r in rows {
-                collector.fill(r, &mut batch).unwrap();
-                formatter.write(&batch, &mut out);
-            }
-            formatter.stopped(&mut out);
-            out
-        };
+        let stopped =
+            |rows: &[PlainRow]| write_ended(Format::Table, None, &["x"], false, rows, true);
         assert_eq!(stopped(&[]), "");
         let one = row(2_000_000_000, &[("x", "\"a\"")], vec![]);
         assert_eq!(
