@@ -116,8 +116,7 @@ def read_events(spark: SparkSession, streams: Mapping[str, str | Sequence[str]],
     # equal to one cached before, which would give a file's earlier content
     token = F.lit(uuid.uuid4().hex).alias("reading")
     for rank, (stream, path) in enumerate(inputs):  # rank: the input's place, for ties
-        _check_exists(path)
-        files = spark.read.format("binaryFile").load(path).select("path", "content", token)
+        files = spark.read.format("binaryFile").load(_located(path)).select("path", "content", token)
         frames.append(files.mapInArrow(_reader(path, stream, rank, format, time_predicate), schema=_READ_SCHEMA))
     read = functools.reduce(lambda a, b: a.unionByName(b), frames).persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -254,14 +253,17 @@ def seconds_column(times: list[int]) -> pa.Array:
     return pa.Array.from_buffers(kind, len(times), [None, pa.py_buffer(words.tobytes())])
 
 
-def _check_exists(path: str) -> None:
-    """UsageError for a local path (or ``file:`` URI) that names nothing (a glob: no match);
-    other file systems are Spark's to check."""
+def _located(path: str) -> str:
+    """``path`` as Spark is to load it: a relative local path made absolute (against this
+    process's folder, where the user wrote it, not the one the session's JVM started in);
+    UsageError for a local path (or ``file:`` URI) that names nothing (a glob: no match).
+    Other file systems are Spark's to check."""
     local = local_path(path)
     if "://" in local or (":" in local.split("/", 1)[0] and not local.startswith("/")):
-        return
+        return path
     if not glob.glob(local):
         raise UsageError(f"{local}: no such file or folder")
+    return path if local.startswith("/") else os.path.abspath(local)
 
 
 def to_events(rows: Iterable[Any]) -> list[Event]:

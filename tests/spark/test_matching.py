@@ -125,6 +125,19 @@ def test_kb_files_reach_the_executors_as_absolute_paths(tmp_path, monkeypatch) -
     assert kb_source({EX + "db": "kb/db.nt"}, None) == expected
 
 
+def test_relative_stream_paths_are_this_process_s_not_the_jvm_s(spark, tmp_path, monkeypatch) -> None:
+    """A relative path is read where the user wrote it (this process's folder), not in the
+    folder the session's JVM started in (the suite's session started elsewhere)."""
+    from spaseq.spark import read_events
+
+    streams = _streams(tmp_path)
+    expected = [r.graph for r in read_events(spark, streams).orderBy("seq").collect()]
+    monkeypatch.chdir(tmp_path)
+    relative = {iri: Path(path).name for iri, path in streams.items()}
+    got = read_events(spark, relative).orderBy("seq").collect()
+    assert [r.graph for r in got] == expected and expected
+
+
 def test_read_events_reads_a_changed_file_again(spark, tmp_path) -> None:
     """Spark reuses cached data for a plan equal to a cached one: each reading is its own."""
     from spaseq.spark import read_events
