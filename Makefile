@@ -109,7 +109,7 @@ docs: $(STAMP)
 	$(BIN)/python docs/api_reference.py build/docs
 
 test: $(STAMP) check-java kb-prepare browser broker lint test-rust docs
-	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest
+	HYPOTHESIS_PROFILE=ci $(BIN)/python -m pytest -n 2 --dist loadfile
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .hypothesis $(NATIVE)/target engine/*.so
