@@ -73,6 +73,9 @@ pub fn sort_batch(
     if batch.len() < 2 {
         return batch;
     }
+    if let Some(keys) = packed_keys(&batch, by_completion, ordered) {
+        return arrange(batch, &keys, vars, locals, dict);
+    }
     let budget = LISTED_PER_MATCH * batch.len();
     let few = batch
         .iter()
@@ -82,6 +85,18 @@ pub fn sort_batch(
         })
         .is_some();
     let keys = order_keys(&batch, by_completion, few, ordered);
+    arrange(batch, &keys, vars, locals, dict)
+}
+
+/// `batch` in the order of `keys` (one per match, stable), matches of equal keys by the
+/// N-Triples spelling of their bindings.
+fn arrange<K: Ord>(
+    batch: Vec<MatchRecord>,
+    keys: &[K],
+    vars: &VarTable,
+    locals: &dyn Fn(usize) -> Vec<Slot>,
+    dict: &Dictionary,
+) -> Vec<MatchRecord> {
     let mut order: Vec<usize> = (0..batch.len()).collect();
     order.sort_by(|&a, &b| keys[a].cmp(&keys[b])); // stable, and linear on ordered input
     let mut records: Vec<Option<MatchRecord>> = batch.into_iter().map(Some).collect();
@@ -114,6 +129,73 @@ pub fn sort_batch(
 /// A match's place in the order but for the spelling tie-break: its last event's (unless a
 /// window closing completed it), its start, its events'.
 type Key = (Option<Order>, i128, Events);
+
+/// Events a match may have taken for its key to be packed (`Packed`).
+const PACKED_EVENTS: usize = 4;
+
+/// A `Key` packed into unsigned integers that compare as it does, for a match of at most
+/// `PACKED_EVENTS` events whose times and start fit in 64 bits (all but a few batches):
+/// comparing it takes a few instructions where a `Key` compares i128 pairs through an enum
+/// and a list, and a moment of many matches of few events (skip-till-any) spends most of its
+/// ordering in those comparisons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Packed {
+    /// The last event's packed order (`pack`); 0 for None (below every packed order).
+    last: u128,
+    /// The start, biased into an unsigned integer.
+    start: u64,
+    /// The events' packed orders, first to last, then 0s: a list before its extensions.
+    events: [u128; PACKED_EVENTS],
+}
+
+/// An i64 as a u64 of the same order.
+fn biased(value: i64) -> u64 {
+    (value as u64) ^ (1 << 63)
+}
+
+/// An event's order key as one integer of the same order, above 0: its time (biased) above
+/// its arrival plus one; None when the time does not fit in 64 bits or the arrival is the
+/// largest u64.
+fn pack((time, seq): Order) -> Option<u128> {
+    let time = biased(i64::try_from(time).ok()?);
+    let seq = seq.checked_add(1)?;
+    Some((u128::from(time) << 64) | u128::from(seq))
+}
+
+/// Each match's key packed (`Packed`), None when one of them cannot be (`ordered` then
+/// untouched, and the batch is keyed by `order_keys`).
+fn packed_keys(
+    batch: &[MatchRecord],
+    by_completion: bool,
+    ordered: &mut u64,
+) -> Option<Vec<Packed>> {
+    let mut keys = Vec::with_capacity(batch.len());
+    let mut listed = 0;
+    for m in batch {
+        let mut events = [0u128; PACKED_EVENTS];
+        let mut n = 0;
+        let mut at = m.node.as_deref();
+        while let Some(node) = at {
+            *events.get_mut(n)? = pack(node.taken.event.order())?;
+            n += 1;
+            at = node.parent.as_deref();
+        }
+        events[..n].reverse(); // the chain lists them last to first
+        let last = match by_completion {
+            true => events[..n].iter().max().copied().unwrap_or(0),
+            false => 0,
+        };
+        let start = biased(i64::try_from(m.start).ok()?);
+        listed += n as u64;
+        keys.push(Packed {
+            last,
+            start,
+            events,
+        });
+    }
+    *ordered += listed;
+    Some(keys)
+}
 
 /// Each match's key; its events by their order keys when `listed` (a match takes a few
 /// events: inline, no allocation each), else by the rank of their list among the batch's.
@@ -254,6 +336,71 @@ mod tests {
             bindings: Rc::from(Vec::new()),
         };
         Some(Node::push(parent.clone(), taken))
+    }
+
+    #[test]
+    fn packed_keys_order_as_listed_ones() {
+        // negative and positive times, events of one time told apart by arrival, prefixes,
+        // the empty list, starts of either sign
+        let e: Vec<_> = (0..6)
+            .map(|i| event(i, (i as i128 / 2) * 1_000_000_007 - 2_000_000_000, 5 - i))
+            .collect();
+        let a = push(&None, &e[0]);
+        let ab = push(&a, &e[1]);
+        let abc = push(&ab, &e[2]);
+        let abd = push(&ab, &e[3]);
+        let ae = push(&a, &e[4]);
+        let f = push(&None, &e[5]);
+        let fa = push(&f, &e[0]);
+        let nodes = [abd, abc.clone(), None, ab, ae, fa, abc, f, a];
+        let batch: Vec<MatchRecord> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, node)| MatchRecord {
+                mu: Rc::new(Vec::new()),
+                node: node.clone(),
+                start: if i % 3 == 0 { -(i as i128) } else { i as i128 },
+                time: 9,
+                number: 0,
+            })
+            .collect();
+        for by_completion in [false, true] {
+            let (mut listed, mut packed) = (0, 0);
+            let a = order_keys(&batch, by_completion, true, &mut listed);
+            let b = packed_keys(&batch, by_completion, &mut packed).expect("packable");
+            for i in 0..batch.len() {
+                for j in 0..batch.len() {
+                    assert_eq!(a[i].cmp(&a[j]), b[i].cmp(&b[j]), "{i} {j}");
+                }
+            }
+            assert_eq!(listed, packed);
+        }
+    }
+
+    #[test]
+    fn keys_that_do_not_fit_are_not_packed() {
+        let far = event(0, i128::from(i64::MAX) + 1, 0);
+        let last_arrival = event(1, 0, u64::MAX);
+        let near = event(2, 0, 0);
+        let five = (0..5).fold(None, |node, _| push(&node, &near));
+        let record = |node: Option<Rc<Node>>, start: i128| MatchRecord {
+            mu: Rc::new(Vec::new()),
+            node,
+            start,
+            time: 0,
+            number: 0,
+        };
+        for m in [
+            record(push(&None, &far), 0),
+            record(push(&None, &last_arrival), 0),
+            record(five, 0),
+            record(push(&None, &near), i128::MIN),
+        ] {
+            let mut ordered = 0;
+            let batch = [record(push(&None, &near), 0), m];
+            assert!(packed_keys(&batch, true, &mut ordered).is_none());
+            assert_eq!(ordered, 0);
+        }
     }
 
     #[test]
