@@ -29,15 +29,17 @@ def build_lark(*, shared_patterns: bool = True) -> Lark:
 
 
 @lru_cache(maxsize=1)
-def _parser() -> Lark:
+def lark_parser() -> Lark:
+    """The SPAseq grammar's parser, built once (``parse_tree``'s, and the reader of a SPARQL
+    prologue's, ``prologue``, which reads it with the grammar's own terminals)."""
     return build_lark()
 
 
 def parse_tree(text: str, file: str = "<query>") -> Tree:
     """Parse SPAseq text; raise QueryError at the offending line and column."""
     try:
-        return _parser().parse(text)
+        return lark_parser().parse(text)
     except UnexpectedInput as exc:
         from spaseq.engine.language.syntax_errors import describe  # only a failed parse needs it
 
-        raise describe(_parser(), exc, text, file) from None
+        raise describe(lark_parser(), exc, text, file) from None

@@ -1,18 +1,19 @@
 """The prologue of a plain SPARQL query (``BASE`` and ``PREFIX`` declarations, with comments
 between): the prefixes ``spaseq kb query``'s table shortens IRIs with, as ``spaseq run``'s
-table uses a SPAseq query's (which the grammar reads with the rest of the query)."""
+table uses a SPAseq query's (which the grammar reads with the rest of the query). Read with
+the SPAseq grammar's tokens (the prologue is SPARQL's there), up to the first token that is
+not a declaration's."""
 
 from __future__ import annotations
 
-import re
+from lark import UnexpectedInput
+
+from spaseq.engine.language.parser import lark_parser
 
 __all__ = ["sparql_prefixes"]
 
-#: white space and comments, a BASE declaration, or a PREFIX declaration (SPARQL 1.1 §19.8:
-#: keywords in any case; PNAME_NS is a prefix then a colon, IRIREF has no white space)
-_SKIP = re.compile(r"(?:\s+|#[^\n]*)+")
-_BASE = re.compile(r"BASE\s*<[^<>\"{}|^`\\\s]*>", re.I)
-_PREFIX = re.compile(r"PREFIX\s+([^\s:#]*):\s*<([^<>\"{}|^`\\\s]*)>", re.I)
+#: the tokens of BASE and PREFIX declarations in the grammar (spaseq.lark's ``prologue``)
+_DECLARATION = {"BASE", "PREFIX", "PNAME_NS", "IRIREF"}
 
 
 def sparql_prefixes(text: str) -> dict[str, str]:
@@ -20,15 +21,16 @@ def sparql_prefixes(text: str) -> dict[str, str]:
     the first thing that is not a declaration. The query is assumed to parse (pyoxigraph read
     it first): a prologue this cannot read gives the prefixes before it."""
     prefixes: dict[str, str] = {}
-    at = 0
-    while True:
-        skipped = _SKIP.match(text, at)
-        if skipped:
-            at = skipped.end()
-        if base := _BASE.match(text, at):
-            at = base.end()
-        elif prefix := _PREFIX.match(text, at):
-            prefixes[prefix.group(1)] = prefix.group(2)
-            at = prefix.end()
-        else:
-            return prefixes
+    name: str | None = None  # a PREFIX's name, until its IRI
+    try:
+        for token in lark_parser().parse_interactive(text).iter_parse():
+            if token.type not in _DECLARATION:
+                break
+            if token.type == "PNAME_NS":
+                name = str(token)[:-1]
+            elif token.type == "IRIREF" and name is not None:
+                prefixes[name] = str(token)[1:-1]
+                name = None
+    except UnexpectedInput:
+        pass
+    return prefixes
