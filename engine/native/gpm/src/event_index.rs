@@ -3,6 +3,7 @@
 //! (predicate, subject) and (predicate, object) are built on first use; the values of its
 //! literals are parsed once, on first use by a FILTER.
 
+use super::compare::Number;
 use super::value::Value;
 use oxrdf::Term;
 use smallvec::SmallVec;
@@ -46,6 +47,14 @@ impl ValueCache {
         }
         values.insert(id, value.clone());
         value
+    }
+
+    /// The number the literal `id` is, if it is one: read in place, not cloned.
+    fn number(&self, id: TermId, literal: &oxrdf::Literal) -> Option<Number> {
+        if let Some(value) = self.0.borrow().get(&id) {
+            return Number::of(value);
+        }
+        Number::of(&self.value(id, literal))
     }
 }
 
@@ -194,6 +203,21 @@ impl EventIndex {
                 },
             },
             _ => Value::Node(id),
+        }
+    }
+
+    /// The number a term is, if it is one (the numeric comparisons' `value`, read from the
+    /// same caches without cloning a `Value`).
+    pub fn number(&self, id: TermId, dict: &Dictionary) -> Option<Number> {
+        if let Ok(i) = self.values.binary_search_by_key(&id, |(o, _)| *o) {
+            return Number::of(self.values[i].1.get_or_init(|| Value::of_term(id, dict)));
+        }
+        match dict.get(id) {
+            Term::Literal(lit) => match &self.others {
+                Some(cache) => cache.number(id, lit),
+                None => Number::of(&Value::of_literal(lit)),
+            },
+            _ => None,
         }
     }
 }

@@ -4,6 +4,7 @@
 //! the slots it reads, so a caller can tell the sub-expressions that depend only on the
 //! context (bound before the event) from those reading the event's own variables.
 
+use super::compare::{Number, NumericTest, Operand, Test, Verdict};
 use super::error::{unsupported, CompileError};
 use super::event_index::EventIndex;
 use super::functions::{self as f, Arith, Cast, Rounding, StrTest};
@@ -27,7 +28,9 @@ pub struct Env<'a> {
 }
 
 impl Env<'_> {
-    fn get(&self, slot: Slot) -> Option<TermId> {
+    /// The term bound to `slot` (None: unbound).
+    #[inline]
+    pub(crate) fn term(&self, slot: Slot) -> Option<TermId> {
         self.row.get(slot).copied().flatten()
     }
 }
@@ -89,6 +92,58 @@ pub enum Node {
     /// `operand * c` for an `xsd:decimal` constant `c` (`ScaledProduct`): one multiplication
     /// and one remainder of integers instead of the decimal product's cancellation loop.
     ScaledMul(Box<Node>, ScaledProduct),
+    /// A comparison of two variables, or of a variable and a numeric constant: answered on
+    /// the operands' numbers (`compare`), by `op` on `pair` when one is not a number.
+    Compare(Box<Comparison>),
+}
+
+/// A comparison the numeric test answers where it can (`Node::Compare`).
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    numeric: NumericTest,
+    op: BinaryOp,
+    pair: [Node; 2],
+}
+
+impl Comparison {
+    /// `op` on `pair` as a `Node::Compare` when the operands allow it (each a variable or a
+    /// numeric constant, not both constants), else as a plain `Node::Binary`.
+    fn of(op: Binary, pair: [Node; 2]) -> Node {
+        let test = match op {
+            Binary::Cmp(side, or_equal) => Test::Order(side, or_equal),
+            Binary::Eq => Test::Equal { negated: false },
+            Binary::Ne => Test::Equal { negated: true },
+            _ => return Node::Binary(BinaryOp(op), Box::new(pair)),
+        };
+        let operand = |node: &Node| match node {
+            Node::Var(slot) => Some(Operand::Var(*slot)),
+            Node::Const(value) => Number::of(value).map(Operand::Const),
+            _ => None,
+        };
+        match (operand(&pair[0]), operand(&pair[1])) {
+            (Some(Operand::Const(_)), Some(Operand::Const(_))) | (None, _) | (_, None) => {
+                Node::Binary(BinaryOp(op), Box::new(pair))
+            }
+            (Some(a), Some(b)) => Node::Compare(Box::new(Comparison {
+                numeric: NumericTest::new(test, [a, b]),
+                op: BinaryOp(op),
+                pair,
+            })),
+        }
+    }
+
+    /// The comparison's effective boolean value; None for an error.
+    fn ebv(&self, env: &Env<'_>) -> Option<bool> {
+        match self.numeric.verdict(env) {
+            Verdict::Holds(b) => Some(b),
+            Verdict::Error => None,
+            Verdict::General => {
+                let a = self.pair[0].eval(env)?;
+                let b = self.pair[1].eval(env)?;
+                binary(self.op.0, &a, &b, env.dict)?.ebv()
+            }
+        }
+    }
 }
 
 /// Multiplying by an `xsd:decimal` constant `c = num / pow` (`pow` a power of ten, `num`
@@ -195,6 +250,15 @@ impl Compiled {
         self.root.ebv(env)
     }
 
+    /// The numeric test of a comparison compiled to one (for tests).
+    #[cfg(test)]
+    pub(crate) fn numeric_test(&self) -> Option<&NumericTest> {
+        match &self.root {
+            Node::Compare(comparison) => Some(&comparison.numeric),
+            _ => None,
+        }
+    }
+
     /// FILTER semantics: errors are false.
     pub fn holds(&self, env: &Env<'_>) -> bool {
         self.root.ebv(env) == Some(true)
@@ -264,18 +328,21 @@ impl Compiler<'_> {
             let pair = me.args::<2>(op, args)?;
             Ok(Node::Binary(BinaryOp(b), Box::new(pair)))
         };
+        let comparison = |me: &mut Self, b: Binary| -> Result<Node, CompileError> {
+            Ok(Comparison::of(b, me.args::<2>(op, args)?))
+        };
         match op {
             "&&" => Ok(Node::And(Box::new(self.args::<2>(op, args)?))),
             "||" => Ok(Node::Or(Box::new(self.args::<2>(op, args)?))),
             "!" => unary(self, Unary::Not),
             "neg" => unary(self, Unary::Sign(true)),
             "pos" => unary(self, Unary::Sign(false)),
-            "=" => binary(self, Binary::Eq),
-            "!=" => binary(self, Binary::Ne),
-            "<" => binary(self, Binary::Cmp(Ordering::Less, false)),
-            ">" => binary(self, Binary::Cmp(Ordering::Greater, false)),
-            "<=" => binary(self, Binary::Cmp(Ordering::Less, true)),
-            ">=" => binary(self, Binary::Cmp(Ordering::Greater, true)),
+            "=" => comparison(self, Binary::Eq),
+            "!=" => comparison(self, Binary::Ne),
+            "<" => comparison(self, Binary::Cmp(Ordering::Less, false)),
+            ">" => comparison(self, Binary::Cmp(Ordering::Greater, false)),
+            "<=" => comparison(self, Binary::Cmp(Ordering::Less, true)),
+            ">=" => comparison(self, Binary::Cmp(Ordering::Greater, true)),
             "+" => binary(self, Binary::Arith(Arith::Add)),
             "-" => binary(self, Binary::Arith(Arith::Sub)),
             "*" => {
@@ -369,10 +436,11 @@ impl Node {
     /// The effective boolean value; None for an error.
     pub fn ebv(&self, env: &Env<'_>) -> Option<bool> {
         match self {
-            Node::Bound(slot) => Some(env.get(*slot).is_some()),
+            Node::Bound(slot) => Some(env.term(*slot).is_some()),
             Node::And(pair) => logical(false, pair, env),
             Node::Or(pair) => logical(true, pair, env),
             Node::Unary(UnaryOp(Unary::Not), a) => a.ebv(env).map(|b| !b),
+            Node::Compare(comparison) => comparison.ebv(env),
             _ => self.eval(env)?.ebv(),
         }
     }
@@ -381,8 +449,10 @@ impl Node {
     pub fn eval(&self, env: &Env<'_>) -> Option<Value> {
         match self {
             Node::Const(v) => Some(v.clone()),
-            Node::Var(slot) => Some(env.index.value(env.get(*slot)?, env.dict)),
-            Node::Bound(_) | Node::And(_) | Node::Or(_) => self.ebv(env).map(Value::Boolean),
+            Node::Var(slot) => Some(env.index.value(env.term(*slot)?, env.dict)),
+            Node::Bound(_) | Node::And(_) | Node::Or(_) | Node::Compare(_) => {
+                self.ebv(env).map(Value::Boolean)
+            }
             Node::Unary(UnaryOp(op), a) => {
                 if *op == Unary::Not {
                     return self.ebv(env).map(Value::Boolean);

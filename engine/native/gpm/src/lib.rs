@@ -10,6 +10,7 @@
 
 pub mod aggregate;
 pub mod algebra_parts;
+pub mod compare;
 pub mod error;
 pub mod event_index;
 pub mod expr;
