@@ -338,6 +338,30 @@ mod tests {
         Some(Node::push(parent.clone(), taken))
     }
 
+    /// Match records of the lists `nodes`, the i-th starting at `start(i)`.
+    fn records(nodes: &[Option<Rc<Node>>], start: impl Fn(usize) -> i128) -> Vec<MatchRecord> {
+        nodes
+            .iter()
+            .enumerate()
+            .map(|(i, node)| MatchRecord {
+                mu: Rc::new(Vec::new()),
+                node: node.clone(),
+                start: start(i),
+                time: 9,
+                number: 0,
+            })
+            .collect()
+    }
+
+    /// Two sets of keys of one batch order its records alike.
+    fn assert_same_order<A: Ord, B: Ord>(a: &[A], b: &[B]) {
+        for i in 0..a.len() {
+            for j in 0..a.len() {
+                assert_eq!(a[i].cmp(&a[j]), b[i].cmp(&b[j]), "{i} {j}");
+            }
+        }
+    }
+
     #[test]
     fn packed_keys_order_as_listed_ones() {
         // negative and positive times, events of one time told apart by arrival, prefixes,
@@ -353,26 +377,21 @@ mod tests {
         let f = push(&None, &e[5]);
         let fa = push(&f, &e[0]);
         let nodes = [abd, abc.clone(), None, ab, ae, fa, abc, f, a];
-        let batch: Vec<MatchRecord> = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, node)| MatchRecord {
-                mu: Rc::new(Vec::new()),
-                node: node.clone(),
-                start: if i % 3 == 0 { -(i as i128) } else { i as i128 },
-                time: 9,
-                number: 0,
-            })
-            .collect();
+        let batch = records(
+            &nodes,
+            |i| {
+                if i % 3 == 0 {
+                    -(i as i128)
+                } else {
+                    i as i128
+                }
+            },
+        );
         for by_completion in [false, true] {
             let (mut listed, mut packed) = (0, 0);
             let a = order_keys(&batch, by_completion, true, &mut listed);
             let b = packed_keys(&batch, by_completion, &mut packed).expect("packable");
-            for i in 0..batch.len() {
-                for j in 0..batch.len() {
-                    assert_eq!(a[i].cmp(&a[j]), b[i].cmp(&b[j]), "{i} {j}");
-                }
-            }
+            assert_same_order(&a, &b);
             assert_eq!(listed, packed);
         }
     }
@@ -418,26 +437,12 @@ mod tests {
         let f = push(&None, &e[5]);
         let fa = push(&f, &e[0]);
         let nodes = [abd, abc.clone(), None, a2d, ab, ae, fa, abc, f, a];
-        let batch: Vec<MatchRecord> = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, node)| MatchRecord {
-                mu: Rc::new(Vec::new()),
-                node: node.clone(),
-                start: (i % 2) as i128,
-                time: 9,
-                number: 0,
-            })
-            .collect();
+        let batch = records(&nodes, |i| (i % 2) as i128);
         for by_completion in [false, true] {
             let (mut listed, mut ranked) = (0, 0);
             let a = order_keys(&batch, by_completion, true, &mut listed);
             let b = order_keys(&batch, by_completion, false, &mut ranked);
-            for i in 0..batch.len() {
-                for j in 0..batch.len() {
-                    assert_eq!(a[i].cmp(&a[j]), b[i].cmp(&b[j]), "{i} {j}");
-                }
-            }
+            assert_same_order(&a, &b);
             // the trie holds a node per distinct list (the empty one included: 9), the lists
             // every event of every match (19)
             assert_eq!((listed, ranked), (19, 9));
