@@ -6,85 +6,9 @@
 //! answers on numbers: the tests below check the two agree.
 
 use super::expr::Env;
-use super::value::Value;
+use super::value::Number;
 use crate::vars::Slot;
-use oxsdatatypes::{Decimal, Double, Float, Integer};
 use std::cmp::Ordering;
-
-/// A numeric value as pyoxigraph holds it (oxsdatatypes): a small copy, no allocation.
-#[derive(Debug, Clone, Copy)]
-pub enum Number {
-    Integer(Integer),
-    Decimal(Decimal),
-    Float(Float),
-    Double(Double),
-}
-
-impl Number {
-    /// The number a value is, if it is one.
-    #[inline]
-    pub fn of(value: &Value) -> Option<Number> {
-        Some(match value {
-            Value::Integer(x) => Number::Integer(*x),
-            Value::Decimal(x) => Number::Decimal(*x),
-            Value::Float(x) => Number::Float(*x),
-            Value::Double(x) => Number::Double(*x),
-            _ => return None,
-        })
-    }
-
-    /// The order of `<`, `>`, `<=`, `>=` (`value::compare`): identical values are equal
-    /// (`NaN <= NaN` of one type), others are compared after XPath's promotion (None:
-    /// unordered, a `NaN`, an error).
-    pub fn order(self, other: Number) -> Option<Ordering> {
-        match (self, other) {
-            (Number::Float(x), Number::Float(y)) if x.is_identical_with(y) => Some(Ordering::Equal),
-            (Number::Double(x), Number::Double(y)) if x.is_identical_with(y) => {
-                Some(Ordering::Equal)
-            }
-            _ => self.promoted_order(other),
-        }
-    }
-
-    /// `=` (`value::equals`): equal after promotion (`NaN` equals nothing).
-    pub fn equals(self, other: Number) -> bool {
-        self.promoted_order(other) == Some(Ordering::Equal)
-    }
-
-    /// XPath numeric promotion (integer < decimal < float < double), then the order of the
-    /// promoted pair, with oxsdatatypes' conversions (`value::Operands`).
-    fn promoted_order(self, other: Number) -> Option<Ordering> {
-        use Number as N;
-        match (self, other) {
-            (N::Integer(x), N::Integer(y)) => x.partial_cmp(&y),
-            (N::Integer(x), N::Decimal(y)) => Decimal::from(x).partial_cmp(&y),
-            (N::Decimal(x), N::Integer(y)) => x.partial_cmp(&Decimal::from(y)),
-            (N::Decimal(x), N::Decimal(y)) => x.partial_cmp(&y),
-            (N::Double(x), y) => x.partial_cmp(&y.double()),
-            (x, N::Double(y)) => x.double().partial_cmp(&y),
-            (x, y) => x.float().partial_cmp(&y.float()),
-        }
-    }
-
-    fn double(self) -> Double {
-        match self {
-            Number::Integer(x) => x.into(),
-            Number::Decimal(x) => x.into(),
-            Number::Float(x) => x.into(),
-            Number::Double(x) => x,
-        }
-    }
-
-    /// As a float (only called on pairs without a double, which promote to double).
-    fn float(self) -> Float {
-        match self {
-            Number::Integer(x) => x.into(),
-            Number::Decimal(x) => x.into(),
-            Number::Float(x) => x,
-            Number::Double(x) => x.into(),
-        }
-    }
-}
 
 /// What a comparison tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,6 +89,7 @@ mod tests {
     use super::*;
     use crate::event_index::{EventIndex, ValueCache};
     use crate::expr::Compiled;
+    use crate::value::Value;
     use crate::vars::VarTable;
     use oxrdf::{Literal, NamedNode, Term};
     use spaseq_io::dictionary::{Dictionary, TermId};

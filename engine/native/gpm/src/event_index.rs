@@ -3,7 +3,7 @@
 //! (predicate, subject) and (predicate, object) are built on first use; the values of its
 //! literals are parsed once, on first use by a FILTER.
 
-use super::compare::Number;
+use super::value::Number;
 use super::value::Value;
 use oxrdf::Term;
 use smallvec::SmallVec;

@@ -4,12 +4,12 @@
 //! the slots it reads, so a caller can tell the sub-expressions that depend only on the
 //! context (bound before the event) from those reading the event's own variables.
 
-use super::compare::{Number, NumericTest, Operand, Test, Verdict};
+use super::compare::{NumericTest, Operand, Test, Verdict};
 use super::error::{unsupported, CompileError};
 use super::event_index::EventIndex;
 use super::functions::{self as f, Arith, Cast, Rounding, StrTest};
 use super::run_functions::{self as run_fn, RunEnv, RunFn};
-use super::value::{self, Value};
+use super::value::{self, Number, Value};
 use crate::vars::{Slot, VarTable};
 use regex::Regex;
 use spaseq_io::dictionary::{Dictionary, TermId};

@@ -245,23 +245,10 @@ impl Operands {
     /// of the date/duration arithmetic pyoxigraph implements; None: a type error.
     pub fn of(a: &Value, b: &Value) -> Option<Self> {
         use Value as V;
+        if let (Some(x), Some(y)) = (Number::of(a), Number::of(b)) {
+            return Some(Self::of_numbers(x, y));
+        }
         Some(match (a, b) {
-            (V::Integer(x), V::Integer(y)) => Self::Integer(*x, *y),
-            (V::Integer(x), V::Decimal(y)) => Self::Decimal((*x).into(), *y),
-            (V::Integer(x), V::Float(y)) => Self::Float((*x).into(), *y),
-            (V::Integer(x), V::Double(y)) => Self::Double((*x).into(), *y),
-            (V::Decimal(x), V::Integer(y)) => Self::Decimal(*x, (*y).into()),
-            (V::Decimal(x), V::Decimal(y)) => Self::Decimal(*x, *y),
-            (V::Decimal(x), V::Float(y)) => Self::Float((*x).into(), *y),
-            (V::Decimal(x), V::Double(y)) => Self::Double((*x).into(), *y),
-            (V::Float(x), V::Integer(y)) => Self::Float(*x, (*y).into()),
-            (V::Float(x), V::Decimal(y)) => Self::Float(*x, (*y).into()),
-            (V::Float(x), V::Float(y)) => Self::Float(*x, *y),
-            (V::Float(x), V::Double(y)) => Self::Double((*x).into(), *y),
-            (V::Double(x), V::Integer(y)) => Self::Double(*x, (*y).into()),
-            (V::Double(x), V::Decimal(y)) => Self::Double(*x, (*y).into()),
-            (V::Double(x), V::Float(y)) => Self::Double(*x, (*y).into()),
-            (V::Double(x), V::Double(y)) => Self::Double(*x, *y),
             (V::Duration(x), V::Duration(y)) => Self::Duration(*x, *y),
             (V::Duration(x), V::YearMonthDuration(y)) => Self::Duration(*x, (*y).into()),
             (V::Duration(x), V::DayTimeDuration(y)) => Self::Duration(*x, (*y).into()),
@@ -288,6 +275,84 @@ impl Operands {
             (V::Time(x), V::DayTimeDuration(y)) => Self::TimeDayTimeDuration(*x, *y),
             _ => return None,
         })
+    }
+
+    /// XPath numeric type promotion (integer < decimal < float < double) of two numbers,
+    /// with oxsdatatypes' conversions.
+    #[inline]
+    pub fn of_numbers(a: Number, b: Number) -> Self {
+        use Number as N;
+        match (a, b) {
+            (N::Integer(x), N::Integer(y)) => Self::Integer(x, y),
+            (N::Integer(x), N::Decimal(y)) => Self::Decimal(x.into(), y),
+            (N::Integer(x), N::Float(y)) => Self::Float(x.into(), y),
+            (N::Integer(x), N::Double(y)) => Self::Double(x.into(), y),
+            (N::Decimal(x), N::Integer(y)) => Self::Decimal(x, y.into()),
+            (N::Decimal(x), N::Decimal(y)) => Self::Decimal(x, y),
+            (N::Decimal(x), N::Float(y)) => Self::Float(x.into(), y),
+            (N::Decimal(x), N::Double(y)) => Self::Double(x.into(), y),
+            (N::Float(x), N::Integer(y)) => Self::Float(x, y.into()),
+            (N::Float(x), N::Decimal(y)) => Self::Float(x, y.into()),
+            (N::Float(x), N::Float(y)) => Self::Float(x, y),
+            (N::Float(x), N::Double(y)) => Self::Double(x.into(), y),
+            (N::Double(x), N::Integer(y)) => Self::Double(x, y.into()),
+            (N::Double(x), N::Decimal(y)) => Self::Double(x, y.into()),
+            (N::Double(x), N::Float(y)) => Self::Double(x, y.into()),
+            (N::Double(x), N::Double(y)) => Self::Double(x, y),
+        }
+    }
+}
+
+/// A numeric value as pyoxigraph holds it (oxsdatatypes): a small copy, no allocation.
+#[derive(Debug, Clone, Copy)]
+pub enum Number {
+    Integer(Integer),
+    Decimal(Decimal),
+    Float(Float),
+    Double(Double),
+}
+
+impl Number {
+    /// The number a value is, if it is one.
+    #[inline]
+    pub fn of(value: &Value) -> Option<Number> {
+        Some(match value {
+            Value::Integer(x) => Number::Integer(*x),
+            Value::Decimal(x) => Number::Decimal(*x),
+            Value::Float(x) => Number::Float(*x),
+            Value::Double(x) => Number::Double(*x),
+            _ => return None,
+        })
+    }
+
+    /// The order of `<`, `>`, `<=`, `>=` on numbers, as `compare` gives it: identical values
+    /// are equal (`NaN <= NaN` of one type), others are compared after promotion (None:
+    /// unordered, a `NaN`).
+    pub fn order(self, other: Number) -> Option<Ordering> {
+        match (self, other) {
+            (Number::Float(x), Number::Float(y)) if x.is_identical_with(y) => Some(Ordering::Equal),
+            (Number::Double(x), Number::Double(y)) if x.is_identical_with(y) => {
+                Some(Ordering::Equal)
+            }
+            _ => self.promoted_order(other),
+        }
+    }
+
+    /// `=` on numbers, as `equals` gives it: equal after promotion (`NaN` equals nothing).
+    pub fn equals(self, other: Number) -> bool {
+        self.promoted_order(other) == Some(Ordering::Equal)
+    }
+
+    /// The order of the promoted pair.
+    #[inline]
+    fn promoted_order(self, other: Number) -> Option<Ordering> {
+        match Operands::of_numbers(self, other) {
+            Operands::Integer(x, y) => x.partial_cmp(&y),
+            Operands::Decimal(x, y) => x.partial_cmp(&y),
+            Operands::Float(x, y) => x.partial_cmp(&y),
+            Operands::Double(x, y) => x.partial_cmp(&y),
+            _ => unreachable!("two numbers promote to two numbers"),
+        }
     }
 }
 
