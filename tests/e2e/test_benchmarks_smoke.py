@@ -352,3 +352,24 @@ def test_the_prototype_finds_the_reference_matches(workload: str, size: int, min
     assert json.loads(done.stdout) == {"events": ds.events, "matches": len(reference)}
     assert sorted(out.read_text().splitlines()) == sorted(
         " ".join(t.event.name.value for t in m.taken) for m in reference)
+
+
+def test_the_consumption_prototype_finds_the_engine_s_matches(data_dir: Path, tmp_path: Path) -> None:
+    """The prototype of vshape-any-matched (CONSUMPTION MATCHED) computes exactly `spaseq run`'s
+    matches. The reference evaluator, which checks the engine's consumption policies in the
+    differential tests, needs minutes for a hundred events of this workload, so the engine is
+    the yardstick here."""
+    import subprocess
+
+    w = workloads.WORKLOADS["vshape-any-matched"]
+    ds = generators.generate(w.dataset, TINY * 8, data_dir)
+    query, engine_out, proto_out = tmp_path / "q.rq", tmp_path / "engine.jsonl", tmp_path / "proto.txt"
+    query.write_text(w.query_text(10), encoding="utf-8")
+    subprocess.run(measure.spaseq_run_command(sys.executable, query, ds, ds.streams, engine_out,
+                                              ("--events", "ids")), check=True)
+    engine = [" ".join(json.loads(line)["events"]) for line in engine_out.read_text().splitlines()]
+    assert len(engine) > 100, "the workload should have matches at this size"
+    done = subprocess.run([str(measure.build_prototype()), "--query", str(w.prototype), "--window-seconds",
+                           "600", "--out", str(proto_out), *ds.files()], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == {"events": ds.events, "matches": len(engine)}
+    assert sorted(proto_out.read_text().splitlines()) == sorted(engine)

@@ -9,7 +9,11 @@
 //! - `vshape-next` (`queries/vshape_next.rq`): vshape-any's FILTERs, skip-till-next `;` (a
 //!   partial match takes the first later trade of its company that fits, and only that);
 //! - `vshape-strict` (`queries/vshape_strict.rq`): vshape-any's FILTERs, strict contiguity `,`
-//!   (the next event of the stream, of any company, or the partial match dies).
+//!   (the next event of the stream, of any company, or the partial match dies);
+//! - `vshape-any-matched` (`queries/vshape_any_matched.rq`): vshape-any with `CONSUMPTION
+//!   MATCHED` (every GPM reads both of its event's triples, so a trade takes part in one match
+//!   at most: a trade completes the first match in start order, then B's, and that match's
+//!   three trades are used up).
 //!
 //! The generated streams have one event per timestamp, which is what makes these rules this
 //! simple (docs/semantics.md has the general ones). Prices are exact decimals compared as
@@ -42,6 +46,8 @@ enum Strategy {
     Next,
     /// `,` the next event of the stream.
     Strict,
+    /// `:` with `CONSUMPTION MATCHED`: every later unused trade of the company.
+    Matched,
 }
 
 /// A partial match: A's trade, and B's once taken.
@@ -89,8 +95,10 @@ fn main() {
                     Some("vshape-many") => (Query::Many, Strategy::Any),
                     Some("vshape-next") => (Query::Any, Strategy::Next),
                     Some("vshape-strict") => (Query::Any, Strategy::Strict),
+                    Some("vshape-any-matched") => (Query::Any, Strategy::Matched),
                     other => fail(&format!(
-                        "--query {other:?}: vshape-any, vshape-many, vshape-next or vshape-strict"
+                        "--query {other:?}: vshape-any, vshape-many, vshape-next, vshape-strict \
+                         or vshape-any-matched"
                     )),
                 }
             }
@@ -124,6 +132,8 @@ fn main() {
     // `;`: each company's partial matches, oldest first; `,`: the previous event's
     let mut waiting: HashMap<Vec<u8>, Vec<Partial>> = HashMap::new();
     let mut previous: Vec<(Vec<u8>, Partial)> = Vec::new();
+    // `vshape-any-matched`: the highest price after each unused trade of a company
+    let mut highest: Vec<i64> = Vec::new();
     let (mut events, mut matches) = (0u64, 0u64);
     let mut time: i64 = 0;
     let mut found = |a: Trade, b: Trade, c: Trade, names: &[String]| {
@@ -175,6 +185,33 @@ fn main() {
                     }
                 }
                 window.push_back(trade);
+            }
+            Strategy::Matched => {
+                // the company's unused trades in the window; B must top both A and this trade
+                // (`?p2 > ?p1`, `?p3 < ?p2`): the first A, in time order, with a higher trade
+                // after it, then the first such B
+                let window = companies.entry(s.to_vec()).or_default();
+                while window.front().is_some_and(|a| !in_window(a)) {
+                    window.pop_front();
+                }
+                highest.clear();
+                highest.resize(window.len() + 1, i64::MIN);
+                for i in (0..window.len()).rev() {
+                    highest[i] = highest[i + 1].max(window[i].price);
+                }
+                let pair = (0..window.len()).find_map(|i| {
+                    let floor = window[i].price.max(price);
+                    (highest[i + 1] > floor)
+                        .then(|| (i, (i + 1..window.len()).find(|&j| window[j].price > floor)))
+                });
+                match pair {
+                    Some((i, Some(j))) => {
+                        found(window[i], window[j], trade, &names);
+                        window.remove(j);
+                        window.remove(i);
+                    }
+                    _ => window.push_back(trade),
+                }
             }
             Strategy::Next => {
                 // each waiting partial match of the company takes this trade if it fits (as C,
