@@ -142,6 +142,28 @@ impl<'b> Cursor<'b> {
         Ok(i)
     }
 
+    /// The end of a run of letters, digits, `_` and `-` from `from`.
+    fn word_end(&self, from: usize) -> Result<usize, Stop> {
+        let mut i = from;
+        while self
+            .byte(i)?
+            .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        {
+            i += 1;
+        }
+        Ok(i)
+    }
+
+    /// The prefix of the prefixed name at the cursor (`pfx:`, maybe empty, without dots:
+    /// else `Bail`) and where what follows its `:` begins.
+    fn prefix(&self) -> Result<(&'b str, usize), Stop> {
+        let end = self.word_end(self.at)?;
+        if self.byte(end)? != Some(b':') || (end > self.at && !name_start(self.data[self.at])) {
+            return Err(Stop::Bail);
+        }
+        Ok((self.text(self.at, end)?, end + 1))
+    }
+
     fn text(&self, from: usize, to: usize) -> Result<&'b str, Stop> {
         std::str::from_utf8(&self.data[from..to]).map_err(|_| Stop::Bail)
     }
@@ -169,7 +191,7 @@ impl<'b> Statement<'_, 'b, '_> {
         (from, self.arena.len())
     }
 
-    /// The arena's text from `from` checked as an IRI the strict parser accepts.
+    /// The arena's text in `range`, checked as an IRI the strict parser accepts.
     fn check_iri(&mut self, range: Range) -> Result<Range, Stop> {
         if let Some(valid) = self.valid.as_deref_mut() {
             if !valid.valid(&self.arena[range.0..range.1]) {
@@ -199,31 +221,15 @@ impl<'b> Statement<'_, 'b, '_> {
 
     /// `text` into the arena, checked as an IRI (unless trusted).
     fn push_checked(&mut self, text: &str) -> Result<Range, Stop> {
-        if let Some(valid) = self.valid.as_deref_mut() {
-            if !valid.valid(text) {
-                return Err(Stop::Bail);
-            }
-        }
-        Ok(self.push(text))
+        let range = self.push(text);
+        self.check_iri(range)
     }
 
     /// A prefixed name (`pfx:local`, either part maybe empty) resolved against the
     /// prefixes declared; the cursor is on its first byte.
     fn prefixed(&mut self) -> Result<Range, Stop> {
         let c = &self.c;
-        let mut i = c.at;
-        while let Some(b) = c.byte(i)? {
-            if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' {
-                i += 1;
-            } else {
-                break;
-            }
-        }
-        if c.byte(i)? != Some(b':') || (i > c.at && !name_start(c.data[c.at])) {
-            return Err(Stop::Bail);
-        }
-        let prefix = c.text(c.at, i)?;
-        let local_from = i + 1;
+        let (prefix, local_from) = c.prefix()?;
         let local_to = match c.byte(local_from)? {
             Some(b) if b.is_ascii_alphanumeric() || b == b'_' => c.name_end(local_from)?,
             Some(b) if b >= 0x80 || matches!(b, b':' | b'%' | b'\\') => return Err(Stop::Bail),
@@ -277,14 +283,7 @@ impl<'b> Statement<'_, 'b, '_> {
     /// prefix of a prefixed name; the cursor is left on it.
     fn keyword(&self) -> Result<Option<&'b str>, Stop> {
         let c = &self.c;
-        let mut i = c.at;
-        while let Some(b) = c.byte(i)? {
-            if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' {
-                i += 1;
-            } else {
-                break;
-            }
-        }
+        let i = c.word_end(c.at)?;
         match c.byte(i)? {
             Some(b':') => Ok(None),
             Some(b) if b >= 0x80 || matches!(b, b'%' | b'\\') => Err(Stop::Bail),
@@ -463,23 +462,12 @@ impl<'b> Statement<'_, 'b, '_> {
     /// A declared prefix: `pfx:` and its IRI; the cursor is after the keyword.
     fn prefix(&mut self) -> Result<Unit, Stop> {
         self.c.space()?;
-        let c = &self.c;
-        let mut i = c.at;
-        while c
-            .byte(i)?
-            .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        {
-            i += 1;
-        }
-        if c.byte(i)? != Some(b':')
-            || (i > c.at && !name_start(c.data[c.at]))
-            || !matches!(c.byte(i + 1)?, Some(b' ' | b'\t'))
-        {
+        let (name, after) = self.c.prefix()?;
+        if !matches!(self.c.byte(after)?, Some(b' ' | b'\t')) {
             return Err(Stop::Bail);
         }
-        let name = c.text(c.at, i)?;
         let name = self.push(name);
-        self.c.at = i + 1;
+        self.c.at = after;
         self.c.space()?;
         if self.c.peek()? != Some(b'<') {
             return Err(Stop::Bail);
