@@ -26,6 +26,11 @@
 //! errors and their places are the strict parser's. `Quads::trusted` reads again a file
 //! already read: leniently, no checks, up to the number of quads the first reading had, then
 //! that reading's error if it had one.
+//!
+//! Reading by bytes costs least: `Quads::scanned` reads the plainest N-Quads a line at a
+//! time (`scan_line`) and the common form of TriG a statement at a time (`trig`), without
+//! oxttl, and stops, `unverified`, at anything it cannot vouch for, as a verified reading
+//! does.
 
 use crate::dictionary::{Dictionary, TermId};
 use crate::hash::{Fast, FastHasher};
@@ -45,6 +50,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::sync::atomic::Ordering;
 
 mod ahead;
+mod trig;
 use ahead::{Ahead, Scanned};
 
 pub const GENERATED_AT_TIME: &str = "http://www.w3.org/ns/prov#generatedAtTime";
@@ -173,6 +179,11 @@ pub fn os_error(e: &std::io::Error, path: Option<&str>) -> String {
     }
 }
 
+/// What a reading again by bytes says of a file it no longer reads as the first did.
+fn changed() -> ReplayError {
+    error("cannot read the file: it changed while it was read")
+}
+
 /// Open a replay file, transparently gunzipped (gzip content is recognised by its magic).
 pub fn open(path: &str) -> Result<Box<dyn Read + Send>, ReplayError> {
     let file = File::open(path).map_err(|e| read_failure(&e, Some(path)))?;
@@ -227,13 +238,15 @@ enum Check {
         quads: u64,
         error: Option<ReplayError>,
     },
-    /// N-Quads read a line at a time by `scan_line`, not by oxttl: each line's terms checked
-    /// (`valid`), or not (`None`: read again after a scanned first reading); `failed` once
-    /// a line was not one it reads.
+    /// Read by bytes, not by oxttl: N-Quads a line at a time by `scan_line`, TriG a
+    /// statement at a time (`trig`, `trig::TriG`); the terms checked (`valid`), or not
+    /// (`None`: read again after a scanned first reading); `failed` once the text was not
+    /// in a form it reads.
     Scanned {
         valid: Option<IriCache>,
         failed: bool,
         line: Vec<u8>,
+        trig: Option<Box<trig::TriG>>,
     },
 }
 
@@ -648,32 +661,32 @@ impl<R: BufRead> Quads<R> {
         self
     }
 
-    /// N-Quads read by `scan_line`, each line's IRIs checked; stops, `unverified`, at the
-    /// first line it does not read (then read it with oxttl: `verified`). TriG is parsed
-    /// strictly.
+    /// Read by bytes: N-Quads by `scan_line`, TriG by `trig::TriG`, each term's IRIs
+    /// checked; stops, `unverified`, at the first line or statement it does not read (then
+    /// read it with oxttl: `verified`, strictly for TriG).
     pub fn scanned(mut self) -> Self {
-        if matches!(self.parser, Parser::NQuads(_)) {
-            self.check = Check::Scanned {
-                valid: Some(IriCache::default()),
-                failed: false,
-                line: Vec::new(),
-            };
-        }
+        self.check = self.scanning(Some(IriCache::default()));
         self
     }
 
-    /// The input read again by `scan_line`, unchecked, after a scanned reading read it whole
+    /// The input read again by bytes, unchecked, after a scanned reading read it whole
     /// (a line it cannot read now is an error: the file changed).
     pub fn scanned_again(mut self) -> Self {
-        self.check = Check::Scanned {
-            valid: None,
-            failed: false,
-            line: Vec::new(),
-        };
+        self.check = self.scanning(None);
         self
     }
 
-    /// Whether this reading is a scanned one (N-Quads, by `scan_line`).
+    /// A scanned reading of this reading's format, its terms checked by `valid` if any.
+    fn scanning(&self, valid: Option<IriCache>) -> Check {
+        Check::Scanned {
+            valid,
+            failed: false,
+            line: Vec::new(),
+            trig: matches!(self.parser, Parser::TriG(_)).then(Box::default),
+        }
+    }
+
+    /// Whether this reading is a scanned one (by bytes, not by oxttl).
     pub fn is_scanned(&self) -> bool {
         matches!(self.check, Check::Scanned { .. })
     }
@@ -709,10 +722,33 @@ impl<R: BufRead> Quads<R> {
             valid,
             failed,
             line,
+            trig,
         } = &mut self.check
         else {
             return None;
         };
+        if let Some(trig) = trig {
+            if self.done {
+                return None;
+            }
+            let terms = match trig.next(&mut self.source, valid.as_mut()) {
+                Ok(Some(terms)) => terms,
+                Ok(None) => {
+                    self.done = true;
+                    return None;
+                }
+                Err(trig::Bail) => {
+                    self.done = true;
+                    if valid.is_some() {
+                        *failed = true;
+                        return None;
+                    }
+                    return Some(Err(changed()));
+                }
+            };
+            self.count += 1;
+            return Some(Ok((make(terms), 0)));
+        }
         let readable = loop {
             if self.done {
                 return None;
@@ -741,9 +777,7 @@ impl<R: BufRead> Quads<R> {
                     *failed = true;
                     return None;
                 }
-                Some(Err(error(
-                    "cannot read the file: it changed while it was read",
-                )))
+                Some(Err(changed()))
             }
         }
     }
@@ -1464,9 +1498,9 @@ impl<R: BufRead, T: Hash + Eq, F: FnMut(Triple) -> T> Graphs<R, T, F> {
 }
 
 impl<R: BufRead + Send + 'static, T: Hash + Eq, F: FnMut(Triple) -> T> Graphs<R, T, F> {
-    /// Read at full speed, N-Quads by `scan_line` (`Quads::scanned`), the lines read and
-    /// checked on a thread of their own while this one assembles graphs (`placeholder`: a
-    /// source standing in for the one the thread takes); TriG by the strict parser, here.
+    /// Read at full speed by bytes (`Quads::scanned`: N-Quads by `scan_line`, TriG by
+    /// `trig::TriG`), the text read and checked on a thread of their own while this one
+    /// assembles graphs (`placeholder`: a source standing in for the one the thread takes).
     pub fn scanned_ahead(mut self, placeholder: R) -> Self {
         self.quads = self.quads.without_lines().scanned();
         if self.quads.is_scanned() {
@@ -1476,7 +1510,7 @@ impl<R: BufRead + Send + 'static, T: Hash + Eq, F: FnMut(Triple) -> T> Graphs<R,
         self
     }
 
-    /// Read again by `scan_line`, unchecked (`Quads::scanned_again`).
+    /// Read again by bytes, unchecked (`Quads::scanned_again`).
     pub fn scanned_again(mut self) -> Self {
         self.quads = self.quads.without_lines().scanned_again();
         self

@@ -62,7 +62,7 @@ pub struct Prepared {
     format: Format,
     kept: Vec<FileEvent>,
     /// The quads the first pass read, and the error that ended its reading, if any: the
-    /// second pass reads as much again (`Reading::Again`), by `scan_line` if the first did.
+    /// second pass reads as much again (`Reading::Again`), by bytes if the first did.
     quads: u64,
     read_error: Option<ReplayError>,
     scanned: bool,
@@ -78,14 +78,15 @@ enum Reading {
     Lines,
     /// Strictly, at full speed.
     Fast,
-    /// At full speed, N-Quads read line by line by the reader itself (it may give up: then
-    /// `Verified`).
+    /// At full speed, read by bytes by the reader itself, N-Quads line by line and TriG
+    /// statement by statement (it may give up: then `Verified`).
     Scanned,
-    /// At full speed, N-Quads checked by the reader (it may give up: then `Fast`).
+    /// At full speed, N-Quads checked by the reader (it may give up: then `Fast`); TriG
+    /// strictly.
     Verified,
     /// Again, as the first pass read it: `quads` quads, then its error.
     Again(u64, Option<ReplayError>),
-    /// Again, by `scan_line`, as the first pass read it.
+    /// Again, by bytes, as the first pass read it.
     ScannedAgain,
 }
 
@@ -223,11 +224,12 @@ fn plain(message: &str) -> ReplayError {
 }
 
 /// The first pass over `path`: its outcome, and the mode its events are delivered in. It
-/// reads at full speed, keeping triples only while the file may fit in memory, N-Quads
-/// read line by line by the reader (`Reading::Scanned`), or parsed leniently and checked
-/// (`Reading::Verified`) if a line is not in the plain form it reads, strictly if that gives
-/// up too (at an error, or a term it cannot vouch for), and reads again with lines only if
-/// the outcome has an error to locate (as the Python reader does).
+/// reads at full speed, keeping triples only while the file may fit in memory, read by
+/// bytes by the reader (`Reading::Scanned`: N-Quads line by line, TriG statement by
+/// statement), or, if the text is not in the plain form it reads, N-Quads parsed leniently
+/// and checked (`Reading::Verified`), strictly if that gives up too (at an error, or a term
+/// it cannot vouch for) and TriG strictly; it reads again with lines only if the outcome has
+/// an error to locate (as the Python reader does).
 pub fn prepare(path: &str, s: &Settings) -> io::Result<Prepared> {
     let fast = match prepare_with(path, s, Reading::Scanned)? {
         Some(scanned) => scanned,
