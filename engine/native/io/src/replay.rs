@@ -260,7 +260,7 @@ pub fn scan_line(line: &[u8], valid: Option<&mut IriCache>) -> Result<Option<Qua
     Ok(scan_terms(line, valid)?.map(|terms| terms.quad()))
 }
 
-/// A term of a scanned line, still a piece of the line.
+/// A term of a scanned line or TriG statement, still a piece of its text.
 #[derive(Clone, Copy)]
 enum Piece<'a> {
     Iri(&'a str),
@@ -290,7 +290,7 @@ impl Piece<'_> {
     }
 }
 
-/// The terms of a scanned line (checked already).
+/// The terms of a scanned quad (checked already).
 struct Terms<'a> {
     subject: Piece<'a>,
     predicate: &'a str,

@@ -1,5 +1,5 @@
 //! A scanned reading run on a thread of its own (`Graphs::scanned_ahead`): the N-Quads lines
-//! read and checked there, most of a replay file's first pass, while the caller assembles
+//! or TriG statements read and checked there, most of a replay file's first pass, while the caller assembles
 //! graphs and judges the file; what crosses between the two (`Scanned`).
 
 use super::{error, Piece, Quads, ReplayError, Role, Sketch};
@@ -30,7 +30,7 @@ enum AheadMessage<R> {
     End(Option<ReplayError>, Box<Quads<R>>),
 }
 
-/// A scanned reading run on a thread of its own: the lines read and checked there (most of a
+/// A scanned reading run on a thread of its own: the text read and checked there (most of a
 /// first pass), the graphs assembled by the caller. Whether the assembler keeps triples is
 /// shared (`keep`): once it stops, the thread hands over sketches instead of quads.
 pub(super) struct Ahead<R> {
