@@ -21,14 +21,32 @@ use spaseq_gpm::vars::Row;
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::algebra::PatternTerm;
 use spaseq_plan::plan::{Plan, Selection};
+use std::cell::Cell;
 use std::rc::{Rc, Weak};
 
-/// A position of a pattern reading the event: a constant, or a GPM variable (its index among
-/// the GPM's local variables, as `Taken::bindings` holds them; None: a blank node, never bound).
+/// A position of a pattern reading the event: a constant (its id, remembered once the
+/// dictionary has it: ids never change in a dictionary's life, and a runtime reads one
+/// dictionary), or a GPM variable (its index among the GPM's local variables, as
+/// `Taken::bindings` holds them; None: a blank node, never bound).
 #[derive(Debug, Clone)]
 enum Part {
-    Term(oxrdf::Term),
+    Term(oxrdf::Term, Cell<Option<TermId>>),
     Local(Option<usize>),
+}
+
+impl Part {
+    /// The term at this position for a taken solution (None: not in the dictionary, unbound).
+    #[inline]
+    fn id(&self, t: &Taken, dict: &Dictionary) -> Option<TermId> {
+        match self {
+            Part::Term(term, known) => known.get().or_else(|| {
+                let id = dict.lookup(term); // None until the term first appears
+                known.set(id);
+                id
+            }),
+            Part::Local(i) => i.and_then(|i| t.bindings.get(i).copied().flatten()),
+        }
+    }
 }
 
 /// An extension offered by the event being processed, held until every run was offered it.
@@ -72,6 +90,7 @@ impl Policy {
                             PatternTerm::Term(t) => Part::Term(
                                 spaseq_gpm::to_oxrdf(t)
                                     .map_err(|e| super::Unsupported(e.to_string()))?,
+                                Cell::new(None),
                             ),
                             PatternTerm::Path(_) => {
                                 return Err(super::Unsupported(
@@ -115,10 +134,7 @@ impl Policy {
             return out;
         };
         for pattern in &patterns[t.gpm] {
-            let id = |p: &Part| match p {
-                Part::Term(term) => dict.lookup(term),
-                Part::Local(i) => i.and_then(|i| t.bindings.get(i).copied().flatten()),
-            };
+            let id = |p: &Part| p.id(t, dict);
             let (Some(s), Some(p), Some(o)) = (id(&pattern[0]), id(&pattern[1]), id(&pattern[2]))
             else {
                 continue;
