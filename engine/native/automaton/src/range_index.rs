@@ -20,7 +20,7 @@ use spaseq_gpm::Value;
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_io::hash::FastHasher;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
 
 /// A numeric value, totally ordered (never NaN).
@@ -176,9 +176,15 @@ pub type Request = (Option<Key>, bool);
 /// The runs of one partition (step, loop, equality-key values), in creation order, with
 /// those that have a key also sorted by it, and those without one listed apart (a lookup
 /// by key visits only the runs it returns, not the whole partition).
+///
+/// Creation order is an array of slots by increasing id (runs are created, and mostly die,
+/// in that order: an insertion is a push at the back, a removal empties its slot, found by
+/// binary search, and the empty slots at either end are popped); the empty slots left
+/// inside are dropped once they outnumber the runs.
 #[derive(Debug)]
 pub struct Partition<R> {
-    runs: BTreeMap<u64, (R, Option<Key>)>,
+    runs: VecDeque<(u64, Option<(R, Option<Key>)>)>,
+    live: usize,
     sorted: BTreeMap<(Key, u64), R>,
     unkeyed: BTreeSet<u64>,
 }
@@ -186,7 +192,8 @@ pub struct Partition<R> {
 impl<R> Default for Partition<R> {
     fn default() -> Self {
         Partition {
-            runs: BTreeMap::new(),
+            runs: VecDeque::new(),
+            live: 0,
             sorted: BTreeMap::new(),
             unkeyed: BTreeSet::new(),
         }
@@ -203,40 +210,79 @@ impl<R: Clone> Partition<R> {
                 self.unkeyed.insert(id);
             }
         }
-        self.runs.insert(id, (run, key));
+        let slot = (id, Some((run, key)));
+        match self.runs.back() {
+            Some(&(last, _)) if last >= id => match self.slot(id) {
+                // a run restored out of order, or given again: kept in id order
+                Ok(i) => {
+                    if self.runs[i].1.is_none() {
+                        self.live += 1;
+                    }
+                    self.runs[i] = slot;
+                }
+                Err(i) => {
+                    self.runs.insert(i, slot);
+                    self.live += 1;
+                }
+            },
+            _ => {
+                self.runs.push_back(slot);
+                self.live += 1;
+            }
+        }
+    }
+
+    /// Where run `id`'s slot is (Err: where it would go).
+    fn slot(&self, id: u64) -> Result<usize, usize> {
+        self.runs.binary_search_by_key(&id, |&(i, _)| i)
     }
 
     pub fn remove(&mut self, id: u64) {
-        match self.runs.remove(&id) {
+        let Ok(i) = self.slot(id) else {
+            return;
+        };
+        match self.runs[i].1.take() {
             Some((_, Some(k))) => {
                 self.sorted.remove(&(k, id));
             }
             Some((_, None)) => {
                 self.unkeyed.remove(&id);
             }
-            None => {}
+            None => return,
+        }
+        self.live -= 1;
+        while self.runs.front().is_some_and(|(_, s)| s.is_none()) {
+            self.runs.pop_front();
+        }
+        while self.runs.back().is_some_and(|(_, s)| s.is_none()) {
+            self.runs.pop_back();
+        }
+        if self.runs.len() > 2 * self.live + 16 {
+            self.runs.retain(|(_, s)| s.is_some());
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.runs.is_empty()
+        self.live == 0
     }
 
     pub fn len(&self) -> usize {
-        self.runs.len()
-    }
-
-    pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
-        self.runs.keys().copied()
-    }
-
-    pub fn runs(&self) -> impl Iterator<Item = &R> + '_ {
-        self.runs.values().map(|(r, _)| r)
+        self.live
     }
 
     /// The runs with their keys, in creation order.
     pub fn entries(&self) -> impl Iterator<Item = (u64, &R, Option<Key>)> + '_ {
-        self.runs.iter().map(|(id, (r, k))| (*id, r, *k))
+        self.runs
+            .iter()
+            .filter_map(|(id, s)| s.as_ref().map(|(r, k)| (*id, r, *k)))
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.entries().map(|(id, _, _)| id)
+    }
+
+    pub fn runs(&self) -> impl Iterator<Item = &R> + '_ {
+        self.entries().map(|(_, r, _)| r)
     }
 
     /// The number of runs kept sorted by a key.
@@ -262,7 +308,10 @@ impl<R: Clone> Partition<R> {
         let mut found: SmallVec<[(u64, &R); 8]> = self
             .unkeyed
             .iter()
-            .map(|id| (*id, &self.runs[id].0))
+            .filter_map(|&id| {
+                let i = self.slot(id).ok()?;
+                Some((id, &self.runs[i].1.as_ref()?.0))
+            })
             .collect();
         if let Some(h) = hi {
             found.extend(
@@ -434,5 +483,67 @@ mod tests {
         out.clear();
         p.select(&[(None, true)], &mut out);
         assert_eq!(out, vec![1, 2]);
+    }
+
+    /// Runs removed in any order, inserted out of order (a restore) or again: the partition
+    /// lists the live ones in id order, counts them, and keeps few empty slots.
+    #[test]
+    fn creation_order_survives_removals_in_any_order() {
+        let mut p: Partition<u64> = Partition::default();
+        let mut live: std::collections::BTreeSet<u64> = Default::default();
+        let mut state = 7u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> 33
+        };
+        for id in 1..=2000u64 {
+            let key = (id % 3 != 0).then(|| Key::new((id % 17) as f64));
+            p.insert(id, id, key);
+            live.insert(id);
+            // expire from the front mostly, sometimes anywhere
+            if next() % 2 == 0 {
+                if let Some(&first) = live.iter().next() {
+                    p.remove(first);
+                    live.remove(&first);
+                }
+            }
+            if next() % 5 == 0 {
+                let victim = live
+                    .iter()
+                    .nth((next() as usize) % live.len().max(1))
+                    .copied();
+                if let Some(v) = victim {
+                    p.remove(v);
+                    live.remove(&v);
+                }
+            }
+            p.remove(id + 1_000_000); // not there: nothing happens
+            assert_eq!(p.len(), live.len());
+            assert!(p.runs.len() <= 2 * p.live + 16);
+        }
+        // out of order: below the last id, then one given again
+        p.insert(3, 3, None);
+        live.insert(3);
+        p.insert(3, 3, None);
+        assert_eq!(
+            p.ids().collect::<Vec<_>>(),
+            live.iter().copied().collect::<Vec<_>>()
+        );
+        let mut out = Vec::new();
+        p.select(&[(None, true)], &mut out);
+        assert_eq!(out, live.iter().copied().collect::<Vec<_>>());
+        out.clear();
+        p.select(&[(Some(Key::new(100.0)), true)], &mut out);
+        assert_eq!(
+            out,
+            live.iter().copied().collect::<Vec<_>>(),
+            "every key is below 100"
+        );
+        for id in live.clone() {
+            p.remove(id);
+        }
+        assert!(p.is_empty() && p.runs.is_empty() && p.keyed() == 0);
     }
 }
