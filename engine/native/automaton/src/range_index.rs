@@ -173,6 +173,10 @@ impl Line {
 /// (`below`) or >= value; a None value (not a number, or the GPM has no range) asks for all.
 pub type Request = (Option<Key>, bool);
 
+/// A run's place in its partition's creation order: its id, and the run with its key until
+/// it is removed.
+type Slot<R> = (u64, Option<(R, Option<Key>)>);
+
 /// The runs of one partition (step, loop, equality-key values), in creation order, with
 /// those that have a key also sorted by it, and those without one listed apart (a lookup
 /// by key visits only the runs it returns, not the whole partition).
@@ -183,7 +187,7 @@ pub type Request = (Option<Key>, bool);
 /// inside are dropped once they outnumber the runs.
 #[derive(Debug)]
 pub struct Partition<R> {
-    runs: VecDeque<(u64, Option<(R, Option<Key>)>)>,
+    runs: VecDeque<Slot<R>>,
     live: usize,
     sorted: BTreeMap<(Key, u64), R>,
     unkeyed: BTreeSet<u64>,
