@@ -83,6 +83,9 @@ pub(super) struct TriG {
     arena: String,
     found: Vec<Found>,
     next: usize,
+    /// Statements begun again after more input was read (what the tests bound).
+    #[cfg(test)]
+    retries: usize,
 }
 
 /// What a buffer read from (`TriG::buffer` from `TriG::at`) is to the statement scanner.
@@ -595,7 +598,18 @@ impl TriG {
             match self.statement(valid.as_deref_mut()) {
                 Ok(true) => {}
                 Ok(false) => return Ok(None),
-                Err(Stop::More) if !self.ended => self.refill(source)?,
+                Err(Stop::More) if !self.ended => {
+                    // at least twice what the statement had: a statement longer than a
+                    // buffer is read again from its start a logarithmic number of times
+                    let want = 2 * (self.buffer.len() - self.at).max(1);
+                    #[cfg(test)]
+                    {
+                        self.retries += 1;
+                    }
+                    while !self.ended && self.buffer.len() - self.at < want {
+                        self.refill(source)?;
+                    }
+                }
                 Err(_) => return Err(Bail),
             }
         }
@@ -799,6 +813,20 @@ mod tests {
         }
         let doc = "@prefix ex: <http://ex.org/> .\n# \u{e9}t\u{e9}\nex:g { ex:s ex:p 1 . }\n";
         assert!(agrees(doc));
+    }
+
+    /// A statement far longer than the reader's buffer is begun again a logarithmic number
+    /// of times (each read at least doubles what it has), not once per buffer.
+    #[test]
+    fn a_long_statement_is_read_again_few_times() {
+        let text = "x".repeat(1 << 20);
+        let doc =
+            format!("<http://ex.org/g> {{ <http://ex.org/s> <http://ex.org/p> \"{text}\" . }}\n");
+        let mut trig = super::TriG::default();
+        let mut source = BufReader::with_capacity(17, doc.as_bytes());
+        let terms = trig.next(&mut source, None).expect("read").expect("a quad");
+        assert!(matches!(terms.object, super::Piece::Literal(t, None) if t.len() == 1 << 20));
+        assert!(trig.retries <= 20, "{} retries", trig.retries);
     }
 
     #[test]
