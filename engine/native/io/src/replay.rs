@@ -488,9 +488,7 @@ impl<'a> Scan<'a, '_> {
                 }
                 self.at += 2;
                 let datatype = self.iri_text()?;
-                if datatype == rdf::LANG_STRING.as_str()
-                    || datatype == rdf::DIR_LANG_STRING.as_str()
-                {
+                if tag_datatype(datatype) {
                     return Err(());
                 }
                 Ok(Piece::Literal(value, Some(datatype)))
@@ -499,6 +497,13 @@ impl<'a> Scan<'a, '_> {
             _ => Ok(Piece::Literal(value, None)),
         }
     }
+}
+
+/// Whether `datatype` is one only a language-tagged literal has (`rdf:langString`,
+/// `rdf:dirLangString`): the strict parser refuses it written after `^^`, so the scanners
+/// leave such a literal to it.
+fn tag_datatype(datatype: &str) -> bool {
+    datatype == rdf::LANG_STRING.as_str() || datatype == rdf::DIR_LANG_STRING.as_str()
 }
 
 /// IRIs found valid, at most `IRIS_KEPT` (then it starts again).
@@ -574,10 +579,8 @@ impl IriCache {
                     && Literal::new_language_tagged_literal("", tag).is_ok()
             }
             None => {
-                let datatype = literal.datatype();
-                datatype != rdf::LANG_STRING
-                    && datatype != rdf::DIR_LANG_STRING
-                    && self.valid(datatype.as_str())
+                let datatype = literal.datatype().as_str();
+                !tag_datatype(datatype) && self.valid(datatype)
             }
         }
     }

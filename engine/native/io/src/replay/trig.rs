@@ -10,7 +10,7 @@
 //! Not read: `@base`/`BASE`, `[ ]`, `( )`, escapes, long or single quotes, language tags,
 //! RDF 1.2's reifiers and triple terms: they stop it.
 
-use super::{IriCache, Piece, Terms};
+use super::{tag_datatype, IriCache, Piece, Terms};
 use crate::hash::Fast;
 use crate::vocab::XSD;
 use oxrdf::vocab::rdf;
@@ -325,7 +325,7 @@ impl<'b> Statement<'_, 'b, '_> {
                 self.c.at = after + 2;
                 let datatype = self.iri()?;
                 let iri = &self.arena[datatype.0..datatype.1];
-                if iri == rdf::LANG_STRING.as_str() || iri == rdf::DIR_LANG_STRING.as_str() {
+                if tag_datatype(iri) {
                     return Err(Stop::Bail);
                 }
                 Ok(Span::Literal(value, Some(datatype)))
