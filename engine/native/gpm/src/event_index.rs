@@ -3,8 +3,7 @@
 //! (predicate, subject) and (predicate, object) are built on first use; the values of its
 //! literals are parsed once, on first use by a FILTER.
 
-use super::value::Number;
-use super::value::Value;
+use super::value::{Number, Value};
 use oxrdf::Term;
 use smallvec::SmallVec;
 use spaseq_io::dictionary::{Dictionary, TermId};

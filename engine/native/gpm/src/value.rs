@@ -277,6 +277,22 @@ impl Operands {
         })
     }
 
+    /// The order of the pair, for the kinds `<` compares (numbers, durations); None for
+    /// the others and for an unordered pair (a `NaN`).
+    #[inline]
+    pub fn order(self) -> Option<Ordering> {
+        match self {
+            Operands::Integer(x, y) => x.partial_cmp(&y),
+            Operands::Decimal(x, y) => x.partial_cmp(&y),
+            Operands::Float(x, y) => x.partial_cmp(&y),
+            Operands::Double(x, y) => x.partial_cmp(&y),
+            Operands::Duration(x, y) => x.partial_cmp(&y),
+            Operands::YearMonthDuration(x, y) => x.partial_cmp(&y),
+            Operands::DayTimeDuration(x, y) => x.partial_cmp(&y),
+            _ => None,
+        }
+    }
+
     /// XPath numeric type promotion (integer < decimal < float < double) of two numbers,
     /// with oxsdatatypes' conversions.
     #[inline]
@@ -346,13 +362,7 @@ impl Number {
     /// The order of the promoted pair.
     #[inline]
     fn promoted_order(self, other: Number) -> Option<Ordering> {
-        match Operands::of_numbers(self, other) {
-            Operands::Integer(x, y) => x.partial_cmp(&y),
-            Operands::Decimal(x, y) => x.partial_cmp(&y),
-            Operands::Float(x, y) => x.partial_cmp(&y),
-            Operands::Double(x, y) => x.partial_cmp(&y),
-            _ => unreachable!("two numbers promote to two numbers"),
-        }
+        Operands::of_numbers(self, other).order()
     }
 }
 
@@ -416,11 +426,8 @@ pub fn equals(a: &Value, b: &Value, dict: &Dictionary) -> Option<bool> {
         }
         _ if other_b => None,
         V::Integer(_) | V::Decimal(_) | V::Float(_) | V::Double(_) => {
-            Some(match Operands::of(a, b) {
-                Some(Operands::Integer(x, y)) => x == y,
-                Some(Operands::Decimal(x, y)) => x == y,
-                Some(Operands::Float(x, y)) => x == y,
-                Some(Operands::Double(x, y)) => x == y,
+            Some(match (Number::of(a), Number::of(b)) {
+                (Some(x), Some(y)) => x.equals(y),
                 _ => false,
             })
         }
@@ -464,16 +471,7 @@ pub fn compare(a: &Value, b: &Value, dict: &Dictionary) -> Option<Ordering> {
         (V::GMonth(x), V::GMonth(y)) => x.partial_cmp(y),
         (V::GMonthDay(x), V::GMonthDay(y)) => x.partial_cmp(y),
         (V::GDay(x), V::GDay(y)) => x.partial_cmp(y),
-        _ => match Operands::of(a, b)? {
-            Operands::Integer(x, y) => x.partial_cmp(&y),
-            Operands::Decimal(x, y) => x.partial_cmp(&y),
-            Operands::Float(x, y) => x.partial_cmp(&y),
-            Operands::Double(x, y) => x.partial_cmp(&y),
-            Operands::Duration(x, y) => x.partial_cmp(&y),
-            Operands::YearMonthDuration(x, y) => x.partial_cmp(&y),
-            Operands::DayTimeDuration(x, y) => x.partial_cmp(&y),
-            _ => None,
-        },
+        _ => Operands::of(a, b)?.order(),
     }
 }
 
