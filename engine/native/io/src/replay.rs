@@ -730,51 +730,44 @@ impl<R: BufRead> Quads<R> {
         else {
             return None;
         };
-        if let Some(trig) = trig {
-            if self.done {
-                return None;
-            }
-            let terms = match trig.next(&mut self.source, valid.as_mut()) {
-                Ok(Some(terms)) => terms,
-                Ok(None) => {
-                    self.done = true;
-                    return None;
-                }
-                Err(trig::Bail) => {
-                    self.done = true;
-                    if valid.is_some() {
-                        *failed = true;
-                        return None;
-                    }
-                    return Some(Err(changed()));
-                }
-            };
-            self.count += 1;
-            return Some(Ok((make(terms), 0)));
+        if self.done {
+            return None;
         }
-        let readable = loop {
-            if self.done {
-                return None;
-            }
-            line.clear();
-            match self.source.read_until(b'\n', line) {
-                Ok(0) => {
-                    self.done = true;
-                    return None;
+        // the terms, None at the end of the input, Err where the text is not read by bytes
+        let scanned = match trig {
+            Some(trig) => trig.next(&mut self.source, valid.as_mut()).map_err(|_| ()),
+            None => {
+                let readable = loop {
+                    line.clear();
+                    match self.source.read_until(b'\n', line) {
+                        Ok(0) => break Ok(false),
+                        Ok(_) if blank(line) => {}
+                        Ok(_) => break Ok(true),
+                        Err(_) => break Err(()),
+                    }
+                };
+                // the line is scanned once the loop is left: the terms borrow it
+                let line: &'s Vec<u8> = line;
+                match readable {
+                    Ok(true) => match scan_terms(line, valid.as_mut()) {
+                        Ok(Some(terms)) => Ok(Some(terms)),
+                        _ => Err(()),
+                    },
+                    Ok(false) => Ok(None),
+                    Err(()) => Err(()),
                 }
-                Ok(_) if blank(line) => {}
-                Ok(_) => break true,
-                Err(_) => break false,
             }
         };
-        // the line is scanned once the loop is left: the terms borrow it
-        let line: &'s Vec<u8> = line;
-        match readable.then(|| scan_terms(line, valid.as_mut())) {
-            Some(Ok(Some(terms))) => {
+        match scanned {
+            Ok(Some(terms)) => {
                 self.count += 1;
                 Some(Ok((make(terms), 0)))
             }
-            _ => {
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(()) => {
                 self.done = true;
                 if valid.is_some() {
                     *failed = true;
