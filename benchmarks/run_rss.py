@@ -5,11 +5,21 @@ stream's length), and the resident set of an engine compacting its dictionary te
 child process; JSON on stdout (and in ``--output``):
 
     .venv/bin/python -m benchmarks.run_rss [--sizes 100000 1000000] [--query vshape_any.rq]
-        [--window 120] [--compactions 10]
+        [--dataset stock] [--workload NAME] [--window 120] [--compactions 10] [--output FILE]
 
-``run`` rows: ``spaseq run QUERY --stream S1=FILE --format jsonl`` (the query's WITHIN clause
-replaced by ``--window`` seconds), stdout to /dev/null, the child's ``ru_maxrss`` from
-``os.wait4``. ``compaction`` rows: events with fresh terms (an IRI, a price and a note of
+    # issue 29: flat to 5x10^6 events, the many-key V-shape, runs only
+    .venv/bin/python -m benchmarks.run_rss --workload vshape-many --window 120 \
+        --sizes 100000 1000000 5000000 --compactions 0 --output rss.json
+
+``run`` rows: ``spaseq run QUERY --stream IRI=FILE ... [--kb GRAPH=FILE] --format jsonl
+--stats=json`` over the dataset ``--dataset`` (every stream of it, its KB loaded; the query's
+WITHIN clause replaced by ``--window`` seconds), stdout to /dev/null, the child's
+``ru_maxrss`` and CPU from ``os.wait4``, its matches and sampled peak of open runs from
+``--stats=json``, and its resident set sampled every ``--sample-every`` seconds
+(``/proc/PID/status`` VmRSS; ``rss_trace_mb``: [seconds, MB] pairs, at most 60): where in the
+run the peak is reached, and whether the resident set climbs with the stream or stays level.
+``--workload`` takes the dataset and query of a runner workload (``benchmarks/workloads.py``,
+e.g. ``vshape-many``: ``stockmany`` and ``vshape_many.rq``). ``compaction`` rows: events with fresh terms (an IRI, a price and a note of
 ``--pad`` characters) pushed through ``Engine.push_event`` with ``Engine.COMPACT_MIN_TERMS``
 lowered to ``--min-terms``, until ``--compactions`` compactions; the resident set after
 each one (no ``gc.collect()``: what the engine frees by itself), the ``NativeSession`` and
@@ -33,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if __package__ in (None, ""):  # run as a script: make the `benchmarks` package importable
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.generators import STOCK_STREAM, generate  # noqa: E402
+from benchmarks.generators import Dataset, generate  # noqa: E402
 from benchmarks.report import emit  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data"
@@ -98,18 +108,65 @@ print(json.dumps({"events": i, "compactions": engine.compactions, "matches": fou
 """
 
 
-def run_child(query: str, path: str) -> dict:
-    """One ``spaseq run`` process over ``path``: its peak RSS (``os.wait4``) and wall time."""
+def run_command(query: str, dataset: Dataset) -> list[str]:
+    """``spaseq run`` over every stream of ``dataset`` (by IRI), its KB loaded, jsonl on stdout."""
+    command = [sys.executable, "-c", CHILD_RUN, "run", query]
+    for iri, path in dataset.streams.items():
+        command += ["--stream", f"{iri}={path}"]
+    if dataset.kb is not None:
+        command += ["--kb", f"{dataset.kb_graph}={dataset.kb}" if dataset.kb_graph else dataset.kb]
+    return [*command, "--format", "jsonl", "--stats=json", "--no-progress"]
+
+
+def _vm_rss_mb(pid: int) -> float | None:
+    """The resident set of process ``pid`` now (VmRSS), None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def _thin(trace: list[tuple[float, float]], most: int = 60) -> list[list[float]]:
+    """At most ``most`` evenly spread samples of ``trace`` (the last one and the highest kept)."""
+    if len(trace) > most:
+        step = len(trace) / (most - 1)
+        keep = {int(i * step) for i in range(most - 1)} | {len(trace) - 1}
+        keep.add(max(range(len(trace)), key=lambda i: trace[i][1]))
+        trace = [trace[i] for i in sorted(keep)]
+    return [[round(t, 1), round(mb, 1)] for t, mb in trace]
+
+
+def run_child(query: str, dataset: Dataset, sample_every: float = 0.5) -> dict:
+    """One ``spaseq run`` process over ``dataset``: its peak RSS (``os.wait4``), CPU and wall
+    time, its ``--stats`` (matches, open runs), and its resident set sampled as it runs."""
     began = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", CHILD_RUN, "run", query, "--stream", f"S1={path}",
-                             "--format", "jsonl"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    row = {"elapsed_s": round(time.perf_counter() - began, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+    with tempfile.TemporaryFile("w+b") as err:  # a file: a pipe not read until the end could fill
+        proc = subprocess.Popen(run_command(query, dataset), stdout=subprocess.DEVNULL, stderr=err)
+        trace: list[tuple[float, float]] = []
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            mb = _vm_rss_mb(proc.pid)
+            if mb is not None:
+                trace.append((time.perf_counter() - began, mb))
+            time.sleep(sample_every)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        lines = err.read().decode(errors="replace").strip().splitlines()
+    row: dict = {"elapsed_s": round(time.perf_counter() - began, 2),
+                 "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+                 "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
     if proc.returncode != 0:
-        row["error"] = err.decode(errors="replace").strip().splitlines()[-1:]
+        row["error"] = lines[-1:]
+        return row
+    stats = json.loads(lines[-1])
+    row.update({"matches": stats["matches"], "open_runs_peak": stats.get("open_runs_peak"),
+                "rss_trace_mb": _thin(trace)})
     return row
 
 
@@ -126,21 +183,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[100_000, 1_000_000])
     parser.add_argument("--query", default="vshape_any.rq", help="a query of benchmarks/queries")
+    parser.add_argument("--dataset", default="stock", help="a dataset kind of benchmarks/generators.py")
+    parser.add_argument("--workload", help="a workload of benchmarks/workloads.py: its dataset and query")
+    parser.add_argument("--sample-every", type=float, default=0.5, help="seconds between RSS samples")
     parser.add_argument("--window", type=int, default=120, help="the query's window, in seconds")
     parser.add_argument("--compactions", type=int, default=10, help="0: no compaction rows")
     parser.add_argument("--min-terms", type=int, default=20_000)
     parser.add_argument("--pad", type=int, default=1000, help="characters of each event's note")
     parser.add_argument("--output", help="also write the JSON here")
     args = parser.parse_args(argv)
+    if args.workload:
+        from benchmarks.workloads import WORKLOADS
+
+        args.dataset, args.query = WORKLOADS[args.workload].dataset, WORKLOADS[args.workload].query_file
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         query = Path(tmp) / args.query
         text = (QUERIES / args.query).read_text(encoding="utf-8")
         query.write_text(WITHIN.sub(f"WITHIN {args.window} SECONDS", text), encoding="utf-8")
         for size in args.sizes:
-            dataset = generate("stock", size, DATA)
-            row = {"kind": "run", "events": size, "query": args.query, "window_s": args.window,
-                   "stream": STOCK_STREAM, **run_child(str(query), dataset.files()[0])}
+            dataset = generate(args.dataset, size, DATA)
+            row = {"kind": "run", "events": size, "dataset": args.dataset, "query": args.query,
+                   "window_s": args.window, "streams": list(dataset.streams),
+                   **run_child(str(query), dataset, args.sample_every)}
             rows.append(row)
             print(json.dumps(row), file=sys.stderr)
     if args.compactions:
