@@ -7,6 +7,11 @@ growth curve shows. One command, JSON out::
         [--sizes-conjunction 5000 10000 20000 40000] [--sizes-kleene 2500 5000 10000]
         [--sizes-chain 10000 20000 40000] [--sizes-chain-frequent 5000 10000]
         [--python PATH] [--cli-args=--lazy-chain] [--timeout S] [--out FILE.json]
+        [--without-last] [--format csv|jsonl]
+
+    # issue 29: a moment of millions of matches, against the state alone
+    .venv/bin/python -m benchmarks.moment_shapes --shapes chain --sizes-chain 1000000 2000000 \
+        --without-last --timeout 1800 --out chain.json
 
 - ``conjunction``: ``SEQ((A & B))``, n events at one timestamp, n/2 A's then n/2 B's, joined
   1:1 on ``?k``: n/2 matches; ``conjunction-spread`` is the same pairs, one per second.
@@ -21,6 +26,15 @@ growth curve shows. One command, JSON out::
 ``--python`` runs another interpreter's spaseq (e.g. an unchanged checkout's venv: the
 "before" numbers); ``--cli-args`` adds options to every run (``--lazy-chain``). Inputs are
 written once into ``benchmarks/data/shapes/``.
+
+``--without-last`` measures each shape and size twice: as above, then the same input without
+its last event (``chain``'s B, ``kleene``'s C: ``"without_last": true`` in the row), the
+control whose peak RSS is the state alone (the runs and events waiting for that last event).
+When the last event's moment releases its matches as a stream, the two peaks are close,
+however many matches (and output bytes) that moment has; a moment that gathered its matches
+before writing them would add about n times a match's size. ``--format jsonl`` writes the
+jsonl contract (each match with its events in full) instead of csv rows: more bytes per match
+(``output_bytes``) through the same moment.
 """
 
 from __future__ import annotations
@@ -32,7 +46,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from benchmarks.report import emit
 
@@ -41,6 +57,8 @@ DATA = ROOT / "benchmarks" / "data" / "shapes"
 EX = "http://ex.org/"
 STAMP = "<http://www.w3.org/ns/prov#generatedAtTime>"
 INT = "<http://www.w3.org/2001/XMLSchema#integer>"
+
+T = TypeVar("T")
 
 HEAD = f"PREFIX : <{EX}>\nSELECT {{select}}\n{{within}}FROM STREAM S <{EX}s>\nWHERE {{{{ SEQ({{seq}})\n"
 QUERIES = {
@@ -86,31 +104,47 @@ def events(shape: str, n: int):
         yield n, "b", "pb", f'"{n}"^^{INT}'
 
 
-def input_file(shape: str, n: int, data: Path = DATA) -> Path:
-    """The shape's replay file at size ``n`` (N-Quads, times in seconds), written once."""
-    path = data / f"{shape.removesuffix('-frequent')}-{n}.nq"
+def input_file(shape: str, n: int, data: Path = DATA, without_last: bool = False) -> Path:
+    """The shape's replay file at size ``n`` (N-Quads, times in seconds), written once;
+    ``without_last``: all but its last event (the control of ``--without-last``)."""
+    path = data / f"{shape.removesuffix('-frequent')}-{n}{'-without-last' if without_last else ''}.nq"
     if not path.exists():
         data.mkdir(parents=True, exist_ok=True)
         part = path.with_suffix(".part")
         with open(part, "w", encoding="utf-8") as out:
-            for k, (t, s, p, o) in enumerate(events(shape, n)):
+            written = events(shape, n)
+            if without_last:
+                written = _all_but_last(written)
+            for k, (t, s, p, o) in enumerate(written):
                 g = f"<{EX}g{k}>"
                 out.write(f'{g} {STAMP} "{t}"^^{INT} .\n<{EX}{s}> <{EX}{p}> {o} {g} .\n')
         os.replace(part, path)
     return path
 
 
+def _all_but_last(items: Iterable[T]) -> Iterator[T]:
+    """``items`` without the last one, streamed."""
+    rest = iter(items)
+    for previous in rest:  # the first item; the inner loop takes the rest
+        for item in rest:
+            yield previous
+            previous = item
+
+
 def measure(python: str, shape: str, n: int, cli_args: list[str], timeout: float,
-            data_dir: Path = DATA) -> dict:
-    """One whole ``spaseq run`` process on the shape at size ``n``."""
-    data = input_file(shape, n, data_dir)
-    row: dict = {"shape": shape, "n": n, "cli_args": cli_args}
+            data_dir: Path = DATA, without_last: bool = False, output_format: str = "csv") -> dict:
+    """One whole ``spaseq run`` process on the shape at size ``n`` (``without_last``: on its
+    input without the last event)."""
+    data = input_file(shape, n, data_dir, without_last)
+    row: dict = {"shape": shape, "n": n, "cli_args": cli_args, "without_last": without_last,
+                 "format": output_format}
     with tempfile.TemporaryDirectory(prefix="spaseq-shapes-") as tmp:
-        query, out = Path(tmp) / "query.rq", Path(tmp) / "out.csv"
+        query, out = Path(tmp) / "query.rq", Path(tmp) / f"out.{output_format}"
         query.write_text(query_text(shape), encoding="utf-8")
         env = {**os.environ, "SPASEQ_QUERY_CACHE": "off", "PYTHONHASHSEED": "0"}
         command = [python, "-m", "spaseq.engine.cli", "run", str(query), "--stream", f"S={data}",
-                   "--format", "csv", "--output", str(out), "--stats=json", "--no-progress", *cli_args]
+                   "--format", output_format, "--output", str(out), "--stats=json", "--no-progress",
+                   *cli_args]
         with open(Path(tmp) / "stderr", "w+", encoding="utf-8") as err:
             start = time.perf_counter()
             proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, env=env)
@@ -158,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
     parser.add_argument("--data-dir", type=Path, default=DATA, help="where the inputs are written")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--without-last", action="store_true",
+                        help="also run each size without its last event (the state alone)")
+    parser.add_argument("--format", choices=("csv", "jsonl"), default="csv", help="the output's format")
     args = parser.parse_args(argv)
     sizes = {"conjunction": args.sizes_conjunction, "conjunction-spread": [max(args.sizes_conjunction)],
              "kleene": args.sizes_kleene, "chain": args.sizes_chain,
@@ -165,9 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for shape in args.shapes.split(","):
         for n in sizes[shape]:
-            row = measure(args.python, shape, n, args.cli_args.split(), args.timeout, args.data_dir)
-            rows.append(row)
-            print(json.dumps(row), file=sys.stderr)
+            for without_last in (False, True) if args.without_last else (False,):
+                row = measure(args.python, shape, n, args.cli_args.split(), args.timeout, args.data_dir,
+                              without_last, args.format)
+                rows.append(row)
+                print(json.dumps(row), file=sys.stderr)
     result = {"schema": "spaseq-moment-shapes/1", "python": args.python, "rows": rows}
     emit(result, args.out)
     return 0
