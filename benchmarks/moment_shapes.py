@@ -157,8 +157,10 @@ def measure(python: str, shape: str, n: int, cli_args: list[str], timeout: float
             elapsed = time.perf_counter() - start
             err.seek(0)
             stderr = err.read()
-        if status != 0:
-            return {**row, "status": "error", "reason": stderr.strip()[-300:]}
+        if status != 0:  # a signal says itself: a crash may leave no message
+            said = stderr.strip()[-300:] or (f"killed by signal {-status}" if status < 0 else f"exit {status}")
+            return {**row, "status": "error", "reason": said, "exit_status": status,
+                    "elapsed_s": round(elapsed, 3), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
         stats = json.loads(stderr.strip().splitlines()[-1])
         row.update({"status": "ok", "matches": stats["matches"], "elapsed_s": round(elapsed, 3),
                     "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),

@@ -161,8 +161,8 @@ def run_child(query: str, dataset: Dataset, sample_every: float = 0.5) -> dict:
     row: dict = {"elapsed_s": round(time.perf_counter() - began, 2),
                  "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
                  "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
-    if proc.returncode != 0:
-        row["error"] = lines[-1:]
+    if proc.returncode != 0:  # a signal (negative) says itself: a crash may leave no message
+        row.update({"error": lines[-1:], "exit_status": proc.returncode})
         return row
     stats = json.loads(lines[-1])
     row.update({"matches": stats["matches"], "open_runs_peak": stats.get("open_runs_peak"),

@@ -311,6 +311,38 @@ def test_moment_shapes_find_the_reference_matches(tmp_path: Path) -> None:
         assert r["matches"] == len(evaluate(parse_query(shapes.query_text(r["shape"])), events)) > 0
 
 
+def test_moment_shapes_without_last_runs_the_same_input_but_its_last_event(tmp_path: Path) -> None:
+    """benchmarks/moment_shapes.py --without-last: each size twice, the control over the
+    shape's events but the last (chain's B, kleene's C), which completes every match."""
+    shapes = importlib.import_module("benchmarks.moment_shapes")
+    out = tmp_path / "shapes.json"
+    assert shapes.main(["--shapes", "chain,kleene", "--sizes-chain", "9", "--sizes-kleene", "6", "--without-last",
+                        "--format", "jsonl", "--data-dir", str(tmp_path), "--out", str(out)]) == 0
+    rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert [(r["shape"], r["n"], r["without_last"]) for r in rows] == [
+        ("chain", 9, False), ("chain", 9, True), ("kleene", 6, False), ("kleene", 6, True)]
+    for r in rows:
+        assert r["status"] == "ok" and r["format"] == "jsonl", r
+        assert r["matches"] == (0 if r["without_last"] else r["n"])
+        full, control = (read_replay(str(shapes.input_file(r["shape"], r["n"], tmp_path, last)),
+                                     shapes.EX + "s").events for last in (False, True))
+        assert [(e.time, e.triples) for e in control] == [(e.time, e.triples) for e in full[:-1]]
+
+
+def test_run_rss_runs_every_stream_of_a_dataset(data_dir: Path, tmp_path: Path) -> None:
+    """benchmarks/run_rss.py: a ``spaseq run`` over a multi-stream dataset finds the reference
+    evaluator's matches and reports its peak RSS and a trace of its resident set."""
+    run_rss = importlib.import_module("benchmarks.run_rss")
+    ds = generators.generate("traffic", TINY * 4, data_dir)
+    text = workloads.WORKLOADS["traffic"].query_text(10)
+    query = tmp_path / "traffic.rq"
+    query.write_text(text, encoding="utf-8")
+    row = run_rss.run_child(str(query), ds, sample_every=0.05)
+    assert "error" not in row, row
+    assert row["matches"] == len(evaluate(parse_query(text), list(workloads.iter_events(ds)))) > 0
+    assert row["peak_rss_mb"] > 0 and row["rss_trace_mb"] and row["cpu_s"] > 0
+
+
 def test_spark_batch_input_and_workloads_are_what_it_says(tmp_path: Path) -> None:
     """benchmarks/spark_batch.py: its generated parts hold the events in time order, several a
     second, of many sensors, and each workload's query splits as the table says (by key, by time)."""
