@@ -7,7 +7,7 @@ growth curve shows. One command, JSON out::
         [--sizes-conjunction 5000 10000 20000 40000] [--sizes-kleene 2500 5000 10000]
         [--sizes-chain 10000 20000 40000] [--sizes-chain-frequent 5000 10000]
         [--python PATH] [--cli-args=--lazy-chain] [--timeout S] [--out FILE.json]
-        [--without-last] [--format csv|jsonl]
+        [--without-last] [--format csv|jsonl] [--no-compaction]
 
     # issue 29: a moment of millions of matches, against the state alone
     .venv/bin/python -m benchmarks.moment_shapes --shapes chain --sizes-chain 1000000 2000000 \
@@ -35,6 +35,13 @@ however many matches (and output bytes) that moment has; a moment that gathered 
 before writing them would add about n times a match's size. ``--format jsonl`` writes the
 jsonl contract (each match with its events in full) instead of csv rows: more bytes per match
 (``output_bytes``) through the same moment.
+
+``--no-compaction`` runs each process with the dictionary's compaction off
+(``Engine.COMPACT_MIN_TERMS`` raised past any run's terms, set before the command's ``main``
+runs). A compaction rebuilds the native side from a snapshot while the old one still lives, so
+with a large state (chain's n waiting runs, each with fresh terms) the peak RSS is the
+compaction's, about twice the state, and hides what the moment adds; without it the peak is the
+state's and the moment's own.
 """
 
 from __future__ import annotations
@@ -59,6 +66,10 @@ STAMP = "<http://www.w3.org/ns/prov#generatedAtTime>"
 INT = "<http://www.w3.org/2001/XMLSchema#integer>"
 
 T = TypeVar("T")
+
+#: ``spaseq`` with the dictionary's compaction off (``--no-compaction``)
+NO_COMPACTION = ("import sys; from spaseq.engine.api.engine import Engine; Engine.COMPACT_MIN_TERMS = 10**15; "
+                 "from spaseq.engine.cli.main import main; sys.exit(main())")
 
 HEAD = f"PREFIX : <{EX}>\nSELECT {{select}}\n{{within}}FROM STREAM S <{EX}s>\nWHERE {{{{ SEQ({{seq}})\n"
 QUERIES = {
@@ -132,17 +143,19 @@ def _all_but_last(items: Iterable[T]) -> Iterator[T]:
 
 
 def measure(python: str, shape: str, n: int, cli_args: list[str], timeout: float,
-            data_dir: Path = DATA, without_last: bool = False, output_format: str = "csv") -> dict:
+            data_dir: Path = DATA, without_last: bool = False, output_format: str = "csv",
+            compaction: bool = True) -> dict:
     """One whole ``spaseq run`` process on the shape at size ``n`` (``without_last``: on its
     input without the last event)."""
     data = input_file(shape, n, data_dir, without_last)
     row: dict = {"shape": shape, "n": n, "cli_args": cli_args, "without_last": without_last,
-                 "format": output_format}
+                 "format": output_format, "compaction": compaction}
     with tempfile.TemporaryDirectory(prefix="spaseq-shapes-") as tmp:
         query, out = Path(tmp) / "query.rq", Path(tmp) / f"out.{output_format}"
         query.write_text(query_text(shape), encoding="utf-8")
         env = {**os.environ, "SPASEQ_QUERY_CACHE": "off", "PYTHONHASHSEED": "0"}
-        command = [python, "-m", "spaseq.engine.cli", "run", str(query), "--stream", f"S={data}",
+        command = [python, *(("-m", "spaseq.engine.cli") if compaction else ("-c", NO_COMPACTION)),
+                   "run", str(query), "--stream", f"S={data}",
                    "--format", output_format, "--output", str(out), "--stats=json", "--no-progress",
                    *cli_args]
         with open(Path(tmp) / "stderr", "w+", encoding="utf-8") as err:
@@ -197,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--without-last", action="store_true",
                         help="also run each size without its last event (the state alone)")
     parser.add_argument("--format", choices=("csv", "jsonl"), default="csv", help="the output's format")
+    parser.add_argument("--no-compaction", action="store_true",
+                        help="the dictionary's compaction off: the peak is the state's, not a compaction's")
     args = parser.parse_args(argv)
     sizes = {"conjunction": args.sizes_conjunction, "conjunction-spread": [max(args.sizes_conjunction)],
              "kleene": args.sizes_kleene, "chain": args.sizes_chain,
@@ -206,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         for n in sizes[shape]:
             for without_last in (False, True) if args.without_last else (False,):
                 row = measure(args.python, shape, n, args.cli_args.split(), args.timeout, args.data_dir,
-                              without_last, args.format)
+                              without_last, args.format, not args.no_compaction)
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr)
     result = {"schema": "spaseq-moment-shapes/1", "python": args.python, "rows": rows}

@@ -313,16 +313,17 @@ def test_moment_shapes_find_the_reference_matches(tmp_path: Path) -> None:
 
 def test_moment_shapes_without_last_runs_the_same_input_but_its_last_event(tmp_path: Path) -> None:
     """benchmarks/moment_shapes.py --without-last: each size twice, the control over the
-    shape's events but the last (chain's B, kleene's C), which completes every match."""
+    shape's events but the last (chain's B, kleene's C), which completes every match; with
+    --no-compaction the same matches."""
     shapes = importlib.import_module("benchmarks.moment_shapes")
     out = tmp_path / "shapes.json"
     assert shapes.main(["--shapes", "chain,kleene", "--sizes-chain", "9", "--sizes-kleene", "6", "--without-last",
-                        "--format", "jsonl", "--data-dir", str(tmp_path), "--out", str(out)]) == 0
+                        "--format", "jsonl", "--no-compaction", "--data-dir", str(tmp_path), "--out", str(out)]) == 0
     rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
     assert [(r["shape"], r["n"], r["without_last"]) for r in rows] == [
         ("chain", 9, False), ("chain", 9, True), ("kleene", 6, False), ("kleene", 6, True)]
     for r in rows:
-        assert r["status"] == "ok" and r["format"] == "jsonl", r
+        assert r["status"] == "ok" and r["format"] == "jsonl" and r["compaction"] is False, r
         assert r["matches"] == (0 if r["without_last"] else r["n"])
         full, control = (read_replay(str(shapes.input_file(r["shape"], r["n"], tmp_path, last)),
                                      shapes.EX + "s").events for last in (False, True))
