@@ -144,6 +144,60 @@ def test_large_integers():
     assert value_of("9223372036854775806 + 1") == 2**63 - 1
 
 
+def _dec(v: str) -> Literal:
+    return Literal(v, datatype=XSD_DECIMAL)
+
+
+def _int(v: str) -> Literal:
+    return Literal(v, datatype=XSD_INT)
+
+
+def _dbl(v: str) -> Literal:
+    return Literal(v, datatype=NamedNode(XSD + "double"))
+
+
+@pytest.mark.parametrize("text, x, y, expected", [
+    # a variable against a variable times a decimal or integer constant: compiled to one
+    # comparison on the scaled integers (engine/native/gpm/src/compare.rs, Scale)
+    ("?x <= ?y * 0.98", _dec("122.4216"), _dec("124.92"), True),
+    ("?x <= ?y * 0.98", _dec("122.4217"), _dec("124.92"), False),
+    ("?x < ?y * 0.98", _dec("122.4216"), _dec("124.92"), False),
+    ("?x = ?y * 0.98", _dec("122.4216"), _dec("124.92"), True),
+    ("?y * 0.98 >= ?x", _dec("122.4216"), _dec("124.92"), True),
+    ("0.98 * ?y > ?x", _dec("122.4215"), _dec("124.92"), True),
+    ("?x <= ?y * 0.98", _int("122"), _dec("124.92"), True),
+    ("?x >= ?y * 0.98", _int("123"), _int("125"), True),
+    ("?x = ?y * 0.98", _dec("122.5"), _int("125"), True),
+    ("?x = ?y * 3", _int("21"), _int("7"), True),
+    ("?x = ?y * 3", _dec("21.0"), _int("7"), True),
+    ("?x != ?y * 3", _dec("7.5"), _dec("2.5"), False),
+    # the exact product has more than 18 fraction digits: an error, whatever the operator
+    ("?x <= ?y * 0.98", _dec("0"), _dec("0.000000000000000001"), ERR),
+    ("?x != ?y * 0.98", _dec("0"), _dec("0.000000000000000001"), ERR),
+    ("?y * 0.5 != ?x", _dec("0"), _dec("0.000000000000000001"), ERR),
+    ("?x <= ?y * 0.98", _int("0"), _dec("0.000000000000000005"), ERR),
+    # overflows: of xsd:integer (64-bit), of the decimal, or only of the scaled integers
+    ("?x < ?y * 3", _int("0"), _int("9223372036854775807"), ERR),
+    ("?x < ?y * 2.0", _int("0"), _dec("170141183460469231731.687303715884105727"), ERR),
+    ("?x < ?y * 0.5", _int("0"), _dec("170141183460469231731.687303715884105727"), ERR),
+    ("?x < ?y * 0.5", _int("0"), _dec("100000000000000000000"), True),
+    # doubles, strings, unbound: the general evaluator's
+    ("?x <= ?y * 0.98", _dbl("122.4216"), _dec("124.92"), True),
+    ("?x <= ?y * 0.98", _dec("122.4216"), _dbl("124.92"), True),
+    ("?x = ?y * 0.98", _dbl("122.4216"), _dbl("124.92"), True),
+    ("?x <= ?y * 0.98", _dbl("NaN"), _dec("1"), ERR),
+    ("?x != ?y * 0.98", _dbl("NaN"), _dec("1"), True),
+    ("?x <= ?y * 0.98", Literal("122"), _dec("124.92"), ERR),
+    ("?x != ?y * 0.98", Literal("122"), _dec("124.92"), True),
+    ("?x <= ?y * 0.98", _dec("122"), Literal("124.92"), ERR),
+    ("?x <= ?y * 0.98", None, _dec("124.92"), ERR),
+    ("?x <= ?y * 0.98", _dec("124.92"), None, ERR),
+])
+def test_comparison_with_a_scaled_product(text, x, y, expected):
+    bindings = {k: v for k, v in (("x", x), ("y", y)) if v is not None}
+    assert holds(text, **bindings) == expected
+
+
 # ---------------------------------------------------------------- equality (RDFterm-equal)
 
 

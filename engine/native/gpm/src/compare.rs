@@ -1,13 +1,16 @@
-//! Comparisons (`<`, `>`, `<=`, `>=`, `=`, `!=`) of two variables, or of a variable and a
-//! numeric constant, answered on the operands' numbers (`Number`, read from the event's
-//! cached values without building, cloning or dropping a `Value`): the FILTER of every
-//! offer of an event to a run (`?p3 < ?p2`). When an operand is not a number the answer is
-//! left to the general evaluator (`value::compare`, `value::equals`), which gives the same
-//! answers on numbers: the tests below check the two agree.
+//! Comparisons (`<`, `>`, `<=`, `>=`, `=`, `!=`) of two variables, of a variable and a
+//! numeric constant, or of either with a variable times a numeric constant (`?p2 <= ?p1 *
+//! 0.98`), answered on the operands' numbers (`Number`, read from the event's cached values
+//! without building, cloning or dropping a `Value`): the FILTER of every offer of an event to
+//! a run. A product is taken on exact integers (`Scale`). When an operand is not a number, or
+//! the product is not one the integers give, the answer is left to the general evaluator
+//! (`value::compare`, `value::equals`, `functions::arithmetic`), which gives the same answers
+//! on numbers: the tests below and in expr.rs check the two agree.
 
 use super::expr::Env;
 use super::value::Number;
 use crate::vars::Slot;
+use oxsdatatypes::{Decimal, Integer};
 use std::cmp::Ordering;
 
 /// What a comparison tests.
@@ -32,11 +35,80 @@ impl Test {
     }
 }
 
-/// One side of a comparison: a variable's value, or a numeric constant.
+/// One side of a comparison: a variable's value, a numeric constant, or a variable's value
+/// times a numeric constant.
 #[derive(Debug, Clone, Copy)]
 pub enum Operand {
     Var(Slot),
     Const(Number),
+    Scaled(Slot, Scale),
+}
+
+/// Multiplying by an `xsd:decimal` or `xsd:integer` constant `c = num / pow` (`pow` a power
+/// of ten, `num` with no trailing zero when `pow > 1`) on exact integers: a decimal or an
+/// integer `x` (its 18-digit fixed-point `raw`) times `c` is the decimal `raw * num / pow`
+/// when `pow` divides `raw * num`, and an error otherwise (more than 18 fraction digits), as
+/// `Decimal::checked_mul` decides; an integer times an integer constant is their integer
+/// product. Other numbers and an overflow are the general arithmetic's (`Verdict::General`).
+#[derive(Debug, Clone, Copy)]
+pub struct Scale {
+    num: i128,
+    pow: i128,
+    /// `c` is an `xsd:integer` (then `pow` is 1)
+    integer: bool,
+}
+
+impl Scale {
+    /// The scale of a constant factor, if it is a decimal or an integer.
+    pub fn of(c: Number) -> Option<Scale> {
+        let (decimal, integer) = match c {
+            Number::Decimal(d) => (d, false),
+            Number::Integer(i) => (Decimal::from(i), true),
+            Number::Float(_) | Number::Double(_) => return None,
+        };
+        let (mut num, mut pow) = (raw(decimal), 10_i128.pow(18));
+        while pow > 1 && num % 10 == 0 {
+            num /= 10;
+            pow /= 10;
+        }
+        Some(Scale { num, pow, integer })
+    }
+
+    /// `x * c`: Err(Verdict::Error) when the product is an error, Err(Verdict::General)
+    /// when it is the general arithmetic's to say (a float or a double, an overflow).
+    #[inline]
+    pub fn times(self, x: Number) -> Result<Number, Verdict> {
+        let raw = match x {
+            Number::Integer(i) if self.integer => {
+                // pow is 1: num is the constant itself, an i64
+                let product = i.checked_mul(Integer::from(self.num as i64));
+                return product.map(Number::Integer).ok_or(Verdict::General);
+            }
+            Number::Integer(i) => raw(Decimal::from(i)),
+            Number::Decimal(d) => raw(d),
+            Number::Float(_) | Number::Double(_) => return Err(Verdict::General),
+        };
+        // the exact product may still fit when this overflows
+        let product = raw.checked_mul(self.num).ok_or(Verdict::General)?;
+        let quotient = if self.pow == 1 {
+            product
+        } else {
+            let quotient = product / self.pow;
+            if quotient * self.pow != product {
+                return Err(Verdict::Error); // more than 18 fraction digits
+            }
+            quotient
+        };
+        Ok(Number::Decimal(Decimal::from_be_bytes(
+            quotient.to_be_bytes(),
+        )))
+    }
+}
+
+/// A decimal's 18-digit fixed-point integer.
+#[inline]
+fn raw(d: Decimal) -> i128 {
+    i128::from_be_bytes(d.to_be_bytes())
 }
 
 /// The answer of a comparison on numbers, when it has one.
@@ -44,9 +116,11 @@ pub enum Operand {
 pub enum Verdict {
     /// True or false, as the general evaluator would say.
     Holds(bool),
-    /// An error (an unbound variable, an unordered pair): the FILTER is false.
+    /// An error (an unbound variable, an unordered pair, an inexact product): the FILTER is
+    /// false.
     Error,
-    /// An operand is not a number: ask the general evaluator.
+    /// An operand is not a number, or a product not one `Scale` gives: ask the general
+    /// evaluator.
     General,
 }
 
@@ -71,8 +145,8 @@ impl NumericTest {
     }
 }
 
-/// An operand's number; Err: the verdict without it (an unbound variable is an error, a
-/// term that is not a number is the general evaluator's).
+/// An operand's number; Err: the verdict without it (an unbound variable or an inexact
+/// product is an error, a term that is not a number is the general evaluator's).
 #[inline]
 fn number(operand: Operand, env: &Env<'_>) -> Result<Number, Verdict> {
     match operand {
@@ -81,6 +155,7 @@ fn number(operand: Operand, env: &Env<'_>) -> Result<Number, Verdict> {
             Some(id) => env.index.number(id, env.dict).ok_or(Verdict::General),
             None => Err(Verdict::Error),
         },
+        Operand::Scaled(slot, scale) => scale.times(number(Operand::Var(slot), env)?),
     }
 }
 

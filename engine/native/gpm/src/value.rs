@@ -328,6 +328,17 @@ pub enum Number {
     Double(Double),
 }
 
+impl From<Number> for Value {
+    fn from(n: Number) -> Value {
+        match n {
+            Number::Integer(x) => Value::Integer(x),
+            Number::Decimal(x) => Value::Decimal(x),
+            Number::Float(x) => Value::Float(x),
+            Number::Double(x) => Value::Double(x),
+        }
+    }
+}
+
 impl Number {
     /// The number a value is, if it is one.
     #[inline]
