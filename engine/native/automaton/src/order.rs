@@ -130,6 +130,21 @@ fn arrange<K: Ord>(
 /// window closing completed it), its start, its events'.
 type Key = (Option<Order>, i128, Events);
 
+/// Where the match a run would complete by taking one more event, the moment's latest
+/// (`last`: so the event completing it, as `sort_batch` keys a batch an event completed),
+/// stands in the match order but for the spelling tie-break (`start`: the match's, `node`:
+/// the events the run took).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CompletionKey(Key);
+
+impl CompletionKey {
+    pub fn of(start: i128, node: &Option<Rc<Node>>, last: Order) -> Self {
+        let mut events = Node::orders(node);
+        events.push(last);
+        CompletionKey((Some(last), start, Events::Listed(events)))
+    }
+}
+
 /// Events a match may have taken for its key to be packed (`Packed`).
 const PACKED_EVENTS: usize = 4;
 

@@ -22,7 +22,7 @@ use super::event::{EventRef, StreamId, Streams};
 use super::gpms::{GpmEval, RunView};
 use super::lazy_chain::PrefixBuffer;
 use super::operand::Op;
-use super::order::{sort_batch, MatchRecord};
+use super::order::{sort_batch, CompletionKey, MatchRecord};
 use super::range_index::{KeyCache, Line, Partition, Request};
 use super::window::Span;
 use smallvec::{smallvec, SmallVec};
@@ -400,6 +400,8 @@ pub struct QueryRuntime<G: GpmEval> {
     /// The SELECT expressions over what COLLECT timers gathered, the slots they read (the
     /// rows' columns) and bind, and the last COLLECT timer's step (where they are evaluated).
     expressions: Option<Expressions>,
+    /// CONSUMPTION MATCHED's early cut (`cut`): the last step's GPM, when the plan allows it.
+    cut: Option<usize>,
 }
 
 /// SELECT expressions as the runtime evaluates them (`spaseq_gpm::aggregate`).
@@ -420,6 +422,8 @@ pub struct Work {
     pub run_offers: u64,
     /// Events' order keys held to sort the matches of a moment (`order::sort_batch`).
     pub order_keys: u64,
+    /// Runs CONSUMPTION MATCHED's early cut did not offer an event (`QueryRuntime::cut`).
+    pub runs_cut: u64,
 }
 
 impl Work {
@@ -429,6 +433,7 @@ impl Work {
             ("conjunction_pairs", self.conjunction_pairs),
             ("run_offers", self.run_offers),
             ("order_keys", self.order_keys),
+            ("runs_cut", self.runs_cut),
         ])
     }
 }
@@ -690,6 +695,27 @@ impl<G: GpmEval> QueryRuntime<G> {
                 ));
             }
         }
+        // the early cut needs every match to complete by one event through one GPM whose
+        // results are its context-free solutions joined in (join-shaped), released as the
+        // moment's batch in the match order, nothing but used-up triples holding one back
+        let cut = match steps.last() {
+            Some(last)
+                if policy.consumes()
+                    && policy.selection == Selection::Unrestricted
+                    && head.is_empty()
+                    && !timed
+                    && expressions.is_none()
+                    && !options.enabled("intervals")
+                    && last.modifier == Modifier::Plain
+                    && last.timer.is_none() =>
+            {
+                match *last.op {
+                    Op::Gpm(g) if plan.gpms[g].join_shaped => Some(g),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
         Ok(QueryRuntime {
             gpm_streams,
             gpm_costs: plan.gpms.iter().map(|g| g.cost).collect(),
@@ -752,6 +778,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             timed,
             kept_streams,
             expressions,
+            cut,
         })
     }
 
@@ -1141,15 +1168,35 @@ impl<G: GpmEval> QueryRuntime<G> {
         let mut runs = std::mem::take(&mut self.candidates);
         let mut rows = std::mem::take(&mut self.rows);
         self.candidates(event, index, dict, &mut runs, &mut rows);
-        self.work.run_offers += runs.len() as u64;
         rows.clear();
         self.rows = rows;
+        let finals = self.cut(event, index, dict, &mut runs);
+        let offered = (runs.len() + finals.len()) as u64;
         for run in runs.drain(..) {
             if !run.borrow().dead {
                 self.try_run(&run, event, index, pos, dict);
             }
         }
         self.candidates = runs;
+        // in the match order, up to the first that completes a match (and its ties)
+        let mut first: Option<CompletionKey> = None;
+        let mut finals = finals.into_iter();
+        let mut cut = 0;
+        while let Some((key, run)) = finals.next() {
+            if first.as_ref().is_some_and(|k| *k != key) {
+                cut = 1 + finals.len() as u64;
+                break;
+            }
+            let before = self.batch.len();
+            if !run.borrow().dead {
+                self.try_run(&run, event, index, pos, dict);
+            }
+            if first.is_none() && self.batch.len() > before {
+                first = Some(key);
+            }
+        }
+        self.work.run_offers += offered - cut;
+        self.work.runs_cut += cut;
         if self.prefix.is_none() {
             let start = self.start_run.clone();
             self.try_run(&start, event, index, pos, dict);
@@ -1162,6 +1209,69 @@ impl<G: GpmEval> QueryRuntime<G> {
         if !self.batch.is_empty() {
             self.release(true, dict);
         }
+    }
+
+    /// CONSUMPTION MATCHED's early cut: when every match the event completes uses one same
+    /// triple of it (`Policy::one_triple_for_all` on the last GPM's context-free solutions),
+    /// only the first the batch releases is released, and every match after it in the match
+    /// order would be held back. The runs of `runs` that can only complete such a match (at
+    /// the last step, `:`, no absence pending) are taken out and returned in the match order
+    /// of their completions, for the caller to offer the event up to the first that
+    /// completes one (and those tied with it): the runs after it would complete only matches
+    /// held back, and a `:` run offered an event it does not take, or takes into a complete
+    /// match, is unchanged. Empty when the cut does not hold.
+    fn cut(
+        &mut self,
+        event: &EventRef,
+        index: &G::Index,
+        dict: &Dictionary,
+        runs: &mut Vec<RunRef>,
+    ) -> Vec<(CompletionKey, RunRef)> {
+        let Some(g) = self.cut else {
+            return Vec::new();
+        };
+        let last = self.steps.len() - 1;
+        let eligible = |r: &Run| {
+            r.step == last && !r.looping && r.pending.is_empty() && r.select == Transitions::ANY
+        };
+        if event.stream != self.gpm_streams[g]
+            || runs
+                .iter()
+                .filter(|run| eligible(&run.borrow()))
+                .nth(1)
+                .is_none()
+        {
+            return Vec::new(); // fewer than two runs to order
+        }
+        let mut rows = std::mem::take(&mut self.rows);
+        rows.clear();
+        self.gpms.base(g, index, dict, &mut rows);
+        let locals = self.gpms.local_slots(g);
+        let solutions: Vec<SmallVec<[Option<TermId>; 4]>> = rows
+            .iter()
+            .map(|row| locals.iter().map(|&s| row[s]).collect())
+            .collect();
+        self.rows = rows;
+        if !self
+            .policy
+            .one_triple_for_all(g, event, solutions.iter().map(|b| &b[..]), dict)
+        {
+            return Vec::new();
+        }
+        let mut finals = Vec::new();
+        runs.retain(|run| {
+            let r = run.borrow();
+            match (eligible(&r), r.start) {
+                (true, Some(start)) => {
+                    let key = CompletionKey::of(start.min(event.start), &r.node, event.order());
+                    finals.push((key, run.clone()));
+                    false
+                }
+                _ => true,
+            }
+        });
+        finals.sort_by(|a, b| a.0.cmp(&b.0)); // stable: ties in the candidates' order
+        finals
     }
 
     /// CHRONOLOGICAL / RECENT: of the extensions the event offered (every run having been
