@@ -412,6 +412,41 @@ mod tests {
     }
 
     #[test]
+    fn completion_keys_order_as_the_batch_they_complete() {
+        // runs of lists of different lengths, sharing prefixes, of events at one time told
+        // apart by arrival, starts of either sign; the last event completes each
+        let e: Vec<_> = (0..6).map(|i| event(i, (i / 2) as i128, 5 - i)).collect();
+        let last = event(9, 7, 9);
+        let a = push(&None, &e[0]);
+        let ab = push(&a, &e[1]);
+        let abc = push(&ab, &e[2]);
+        let ad = push(&a, &e[3]);
+        let f = push(&None, &e[5]);
+        let fe = push(&f, &e[4]);
+        let runs = [abc, ad.clone(), a, ab, fe, f, ad];
+        let completed: Vec<_> = runs.iter().map(|node| push(node, &last)).collect();
+        // one start (the lists alone order them: a list before its extensions, once the
+        // last event is on each) and starts of either sign
+        for start in [
+            |_: usize| 0,
+            |i: usize| if i.is_multiple_of(2) { -(i as i128) } else { 1 },
+        ] {
+            let batch = records(&completed, start);
+            let keys: Vec<_> = runs
+                .iter()
+                .enumerate()
+                .map(|(i, node)| CompletionKey::of(start(i), node, last.order()))
+                .collect();
+            for listed in [true, false] {
+                let batch_keys = order_keys(&batch, true, listed, &mut 0);
+                assert_same_order(&keys, &batch_keys);
+            }
+            let packed = packed_keys(&batch, true, &mut 0).expect("packable");
+            assert_same_order(&keys, &packed);
+        }
+    }
+
+    #[test]
     fn keys_that_do_not_fit_are_not_packed() {
         let far = event(0, i128::from(i64::MAX) + 1, 0);
         let last_arrival = event(1, 0, u64::MAX);
