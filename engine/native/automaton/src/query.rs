@@ -402,6 +402,9 @@ pub struct QueryRuntime<G: GpmEval> {
     expressions: Option<Expressions>,
     /// CONSUMPTION MATCHED's early cut (`cut`): the last step's GPM, when the plan allows it.
     cut: Option<usize>,
+    /// The runs the cut orders, and their order (buffers kept between events, not state).
+    finals: Vec<(CompletionKey, RunRef)>,
+    final_order: Vec<u32>,
 }
 
 /// SELECT expressions as the runtime evaluates them (`spaseq_gpm::aggregate`).
@@ -779,6 +782,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             kept_streams,
             expressions,
             cut,
+            finals: Vec::new(),
+            final_order: Vec::new(),
         })
     }
 
@@ -1170,7 +1175,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         self.candidates(event, index, dict, &mut runs, &mut rows);
         rows.clear();
         self.rows = rows;
-        let finals = self.cut(event, index, dict, &mut runs);
+        let mut finals = self.cut(event, index, dict, &mut runs);
         let offered = (runs.len() + finals.len()) as u64;
         for run in runs.drain(..) {
             if !run.borrow().dead {
@@ -1178,23 +1183,32 @@ impl<G: GpmEval> QueryRuntime<G> {
             }
         }
         self.candidates = runs;
-        // in the match order, up to the first that completes a match (and its ties)
-        let mut first: Option<CompletionKey> = None;
-        let mut finals = finals.into_iter();
+        // in the match order, up to the first that completes a match (and its ties); the
+        // order sorted by index, not by moving the keys about
+        let mut order = std::mem::take(&mut self.final_order);
+        order.clear();
+        order.extend(0..finals.len() as u32);
+        order.sort_unstable_by(|&a, &b| finals[a as usize].0.cmp(&finals[b as usize].0));
+        let mut first: Option<usize> = None;
         let mut cut = 0;
-        while let Some((key, run)) = finals.next() {
-            if first.as_ref().is_some_and(|k| *k != key) {
-                cut = 1 + finals.len() as u64;
+        for (n, &i) in order.iter().enumerate() {
+            let i = i as usize;
+            if first.is_some_and(|f| finals[f].0 != finals[i].0) {
+                cut = (order.len() - n) as u64;
                 break;
             }
+            let run = finals[i].1.clone();
             let before = self.batch.len();
             if !run.borrow().dead {
                 self.try_run(&run, event, index, pos, dict);
             }
             if first.is_none() && self.batch.len() > before {
-                first = Some(key);
+                first = Some(i);
             }
         }
+        finals.clear();
+        self.finals = finals;
+        self.final_order = order;
         self.work.run_offers += offered - cut;
         self.work.runs_cut += cut;
         if self.prefix.is_none() {
@@ -1215,11 +1229,11 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// triple of it (`Policy::one_triple_for_all` on the last GPM's context-free solutions),
     /// only the first the batch releases is released, and every match after it in the match
     /// order would be held back. The runs of `runs` that can only complete such a match (at
-    /// the last step, `:`, no absence pending) are taken out and returned in the match order
-    /// of their completions, for the caller to offer the event up to the first that
-    /// completes one (and those tied with it): the runs after it would complete only matches
-    /// held back, and a `:` run offered an event it does not take, or takes into a complete
-    /// match, is unchanged. Empty when the cut does not hold.
+    /// the last step, `:`, no absence pending) are taken out and returned with the keys of
+    /// their completions in the match order, for the caller to offer the event in that order
+    /// up to the first that completes one (and those tied with it): the runs after it would
+    /// complete only matches held back, and a `:` run offered an event it does not take, or
+    /// takes into a complete match, is unchanged. Empty when the cut does not hold.
     fn cut(
         &mut self,
         event: &EventRef,
@@ -1247,30 +1261,55 @@ impl<G: GpmEval> QueryRuntime<G> {
         rows.clear();
         self.gpms.base(g, index, dict, &mut rows);
         let locals = self.gpms.local_slots(g);
-        let solutions: Vec<SmallVec<[Option<TermId>; 4]>> = rows
-            .iter()
-            .map(|row| locals.iter().map(|&s| row[s]).collect())
-            .collect();
+        let solutions = rows.iter().map(|row| {
+            locals
+                .iter()
+                .map(|&s| row[s])
+                .collect::<SmallVec<[Option<TermId>; 8]>>()
+        });
+        let cut = self.policy.one_triple_for_all(g, event, solutions, dict);
         self.rows = rows;
-        if !self
-            .policy
-            .one_triple_for_all(g, event, solutions.iter().map(|b| &b[..]), dict)
-        {
+        if !cut {
             return Vec::new();
         }
-        let mut finals = Vec::new();
+        let mut finals = std::mem::take(&mut self.finals);
+        finals.clear();
+        let mut packed = true;
+        let mut used_up = Vec::new();
         runs.retain(|run| {
             let r = run.borrow();
             match (eligible(&r), r.start) {
+                // it would die at the offer (`try_run`): it dies now, not left for the next
+                (true, Some(_)) if self.policy.chain_consumed(&r.node, dict) => {
+                    used_up.push(run.clone());
+                    false
+                }
                 (true, Some(start)) => {
-                    let key = CompletionKey::of(start.min(event.start), &r.node, event.order());
+                    let start = start.min(event.start);
+                    let key = match packed {
+                        true => CompletionKey::packed(start, &r.node, event.order()),
+                        false => None,
+                    };
+                    packed &= key.is_some();
+                    let key =
+                        key.unwrap_or_else(|| CompletionKey::listed(start, &r.node, event.order()));
                     finals.push((key, run.clone()));
                     false
                 }
                 _ => true,
             }
         });
-        finals.sort_by(|a, b| a.0.cmp(&b.0)); // stable: ties in the candidates' order
+        for run in used_up {
+            self.kill(&run);
+        }
+        if !packed {
+            // one kind for the moment: the kinds do not compare with each other
+            for (key, run) in finals.iter_mut() {
+                let r = run.borrow();
+                let start = r.start.map_or(event.start, |s| s.min(event.start));
+                *key = CompletionKey::listed(start, &r.node, event.order());
+            }
+        }
         finals
     }
 

@@ -164,22 +164,22 @@ impl Policy {
     /// variables' values) uses one same triple of the event: then a moment's matches taking
     /// the event through `gpm` all use it, and of them only the first in the match order can
     /// be released (`QueryRuntime::cut`).
-    pub fn one_triple_for_all<'a>(
+    pub fn one_triple_for_all<B: AsRef<[Option<TermId>]>>(
         &self,
         gpm: usize,
         event: &EventData,
-        mut solutions: impl Iterator<Item = &'a [Option<TermId>]>,
+        mut solutions: impl Iterator<Item = B>,
         dict: &Dictionary,
     ) -> bool {
         let Some(first) = solutions.next() else {
             return false;
         };
-        let mut common = self.used_by(gpm, event, first, dict);
+        let mut common = self.used_by(gpm, event, first.as_ref(), dict);
         for bindings in solutions {
             if common.is_empty() {
                 break;
             }
-            let used = self.used_by(gpm, event, bindings, dict);
+            let used = self.used_by(gpm, event, bindings.as_ref(), dict);
             common.retain(|triple| used.contains(triple));
         }
         !common.is_empty()
