@@ -7,6 +7,7 @@ queries and the CLI."""
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -147,6 +148,84 @@ def test_a_cut_between_any_two_events_keeps_what_was_used_up() -> None:
         got += [m.taken for m in engine.handles[0].matches()]
         assert [[(t.atom, t.event.seq) for t in m] for m in got] == \
             [[(t.atom, t.event.seq) for t in m] for m in expected], cut
+
+
+#: The early cut's shapes (docs/decisions.md 65): the V-shape, a middle atom that may take no
+#: event (runs at the last step with event lists of two lengths), and C joined to A on ?a
+CUT_SHAPES = {
+    "vshape": VSHAPE,
+    "optional": VSHAPE.replace("SEQ(A : B : C)", "SEQ(A : B? : C)").replace("?p3 > ?p2", "?p3 > ?p1"),
+    "joined": VSHAPE.replace("?c :price ?p3", "?a :price ?p3"),
+}
+
+
+def _trades(seed: int, n: int) -> list[Event]:
+    """n trades a second apart of three companies, some events with two trades (the last
+    GPM then has two context-free solutions using different triples: no cut) or a company
+    with two prices (runs whose event lists tie, told apart by their bindings)."""
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n):
+        a, p = rnd.choice("xyz"), rnd.randint(1, 9)
+        turtle = f":{a} :price {p} ."
+        roll = rnd.random()
+        if roll < 0.15:
+            turtle += f" :{rnd.choice('xyz')}{i} :price {rnd.randint(1, 9)} ."
+        elif roll < 0.3:
+            turtle = f":{a} :price {p}, {rnd.randint(1, 9)} ."
+        out.append(ev("s", i, turtle, seq=i))
+    return out
+
+
+def _took(taken) -> list[tuple]:
+    """A match's events as (atom, arrival, bindings): a restored engine's events are new
+    objects (events compare by identity)."""
+    return [(t.atom, t.event.seq, t.bindings) for t in taken]
+
+
+@pytest.mark.parametrize("shape", CUT_SHAPES)
+@pytest.mark.parametrize("policy", ["CONSUMPTION MATCHED", "SELECTION RECENT CONSUMPTION MATCHED"])
+def test_the_consumption_cut_releases_what_completing_every_match_would(shape: str, policy: str) -> None:
+    """Under CONSUMPTION MATCHED an event whose every solution of the last GPM uses one same
+    triple releases at most one match, the first in the match order: the engine offers it
+    to the last step's runs in that order and stops after the first that completes (and
+    those tied with it). The released matches are the reference evaluator's, and the cut
+    happened (under a selection it must not: the extensions wait for every run to be offered
+    the event, and the selection, not the match order, chooses among them)."""
+    text = CUT_SHAPES[shape].format(policy=policy)
+    cut = 0
+    for seed in range(6):
+        evs = _trades(seed, 40)
+        engine = Engine()
+        handle = engine.register(text)
+        for e in evs:
+            engine.push_event(e)
+        engine.close()
+        got = [(_took(m.taken), m.bindings) for m in handle.matches()]
+        expected = [(_took(m.taken), m.bindings) for m in reference.evaluate(parse_query(text), evs)]
+        assert got == expected, seed
+        cut += handle.runtime.work()["runs_cut"]
+    assert (cut > 20) if "SELECTION" not in policy else (cut == 0), cut
+
+
+def test_the_consumption_cut_survives_a_snapshot_between_any_two_events() -> None:
+    """The runs the cut did not offer an event are live runs like any other: a snapshot
+    after any event restores an engine that releases the uninterrupted run's matches."""
+    evs = _trades(7, 30)
+    text = VSHAPE.format(policy="CONSUMPTION MATCHED")
+    expected = [_took(m.taken) for m in reference.evaluate(parse_query(text), evs)]
+    for at in range(len(evs) + 1):
+        engine = Engine()
+        engine.register(text)
+        for e in evs[:at]:
+            engine.push_event(e)
+        got = [_took(m.taken) for m in engine.handles[0].matches()]
+        engine = Engine.restore(engine.snapshot())
+        for e in evs[at:]:
+            engine.push_event(e)
+        engine.close()
+        got += [_took(m.taken) for m in engine.handles[0].matches()]
+        assert got == expected, at
 
 
 def test_a_composed_query_reads_a_policy_querys_output() -> None:

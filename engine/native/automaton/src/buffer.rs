@@ -22,6 +22,21 @@ pub struct Node {
     pub taken: Taken,
 }
 
+/// A list is freed node by node, not by recursion: a run of a few hundred thousand Kleene
+/// iterations holds a list that deep, and dropping it recursively overflowed the stack.
+impl Drop for Node {
+    fn drop(&mut self) {
+        let mut next = self.parent.take();
+        while let Some(node) = next {
+            // the rest of the list is shared: whoever else holds it frees it
+            let Some(mut node) = Rc::into_inner(node) else {
+                break;
+            };
+            next = node.parent.take();
+        }
+    }
+}
+
 impl Node {
     pub fn push(parent: Option<Rc<Node>>, taken: Taken) -> Rc<Node> {
         Rc::new(Node { parent, taken })
@@ -61,5 +76,45 @@ impl Node {
         }
         out.reverse();
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::EventData;
+
+    #[test]
+    fn a_list_of_a_million_events_is_freed_without_recursion() {
+        // a test thread's stack is 2 MiB: a recursive drop of this list overflowed it
+        let event = Rc::new(EventData {
+            uid: 0,
+            stream: 0,
+            dated: false,
+            time: 0,
+            start: 0,
+            seq: 0,
+            graph: None,
+            triples: Vec::new(),
+        });
+        let bindings: Rc<[Option<TermId>]> = Rc::from(Vec::new());
+        let mut list = None;
+        for _ in 0..1_000_000 {
+            let taken = Taken {
+                gpm: 0,
+                event: event.clone(),
+                bindings: bindings.clone(),
+            };
+            list = Some(Node::push(list, taken));
+        }
+        // a shared tail stays for its other holder
+        let mut at = list.clone();
+        for _ in 0..500_000 {
+            at = at.and_then(|n| n.parent.clone());
+        }
+        drop(list);
+        assert_eq!(Node::depth_up_to(&at, usize::MAX), 500_000);
+        drop(at);
+        assert_eq!(Rc::strong_count(&event), 1);
     }
 }

@@ -128,7 +128,37 @@ fn arrange<K: Ord>(
 
 /// A match's place in the order but for the spelling tie-break: its last event's (unless a
 /// window closing completed it), its start, its events'.
-type Key = (Option<Order>, i128, Events);
+pub(crate) type Key = (Option<Order>, i128, Events);
+
+/// Where the match a run would complete by taking one more event, the moment's latest
+/// (`last`: so the event completing it, as `sort_batch` keys a batch an event completed),
+/// stands in the match order but for the spelling tie-break (`start`: the match's, `node`:
+/// the events the run took). Packed where it fits, as `sort_batch` packs; the two kinds do
+/// not compare with each other, so the runs of one moment are keyed with one kind
+/// (`CompletionKey::packed` for all, else `CompletionKey::listed` for all).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum CompletionKey {
+    Packed(Packed),
+    Listed(Key),
+}
+
+impl CompletionKey {
+    /// The packed key; None when it does not fit (`Packed`).
+    pub fn packed(start: i128, node: &Option<Rc<Node>>, last: Order) -> Option<Self> {
+        let (events, _) = packed_events(node, Some(last))?;
+        Some(CompletionKey::Packed(Packed {
+            last: pack(last)?,
+            start: biased(i64::try_from(start).ok()?),
+            events,
+        }))
+    }
+
+    pub fn listed(start: i128, node: &Option<Rc<Node>>, last: Order) -> Self {
+        let mut events = Node::orders(node);
+        events.push(last);
+        CompletionKey::Listed((Some(last), start, Events::Listed(events)))
+    }
+}
 
 /// Events a match may have taken for its key to be packed (`Packed`).
 const PACKED_EVENTS: usize = 4;
@@ -139,7 +169,7 @@ const PACKED_EVENTS: usize = 4;
 /// and a list, and a moment of many matches of few events (skip-till-any) spends most of its
 /// ordering in those comparisons.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Packed {
+pub(crate) struct Packed {
     /// The last event's packed order (`pack`); 0 for None (below every packed order).
     last: u128,
     /// The start, biased into an unsigned integer.
@@ -162,6 +192,29 @@ fn pack((time, seq): Order) -> Option<u128> {
     Some((u128::from(time) << 64) | u128::from(seq))
 }
 
+/// The packed orders of the events of the list ending at `node`, first to last, then of
+/// `then`, then 0s, and how many there are; None when one does not fit (`pack`) or there are
+/// more than `PACKED_EVENTS`.
+fn packed_events(
+    node: &Option<Rc<Node>>,
+    then: Option<Order>,
+) -> Option<([u128; PACKED_EVENTS], usize)> {
+    let mut events = [0u128; PACKED_EVENTS];
+    let mut n = 0;
+    let mut at = node.as_deref();
+    while let Some(node) = at {
+        *events.get_mut(n)? = pack(node.taken.event.order())?;
+        n += 1;
+        at = node.parent.as_deref();
+    }
+    events[..n].reverse(); // the chain lists them last to first
+    if let Some(order) = then {
+        *events.get_mut(n)? = pack(order)?;
+        n += 1;
+    }
+    Some((events, n))
+}
+
 /// Each match's key packed (`Packed`), None when one of them cannot be (`ordered` then
 /// untouched, and the batch is keyed by `order_keys`).
 fn packed_keys(
@@ -172,15 +225,7 @@ fn packed_keys(
     let mut keys = Vec::with_capacity(batch.len());
     let mut listed = 0;
     for m in batch {
-        let mut events = [0u128; PACKED_EVENTS];
-        let mut n = 0;
-        let mut at = m.node.as_deref();
-        while let Some(node) = at {
-            *events.get_mut(n)? = pack(node.taken.event.order())?;
-            n += 1;
-            at = node.parent.as_deref();
-        }
-        events[..n].reverse(); // the chain lists them last to first
+        let (events, n) = packed_events(&m.node, None)?;
         let last = match by_completion {
             true => events[..n].iter().max().copied().unwrap_or(0),
             false => 0,
@@ -237,7 +282,7 @@ fn order_keys(
 /// A match's events in the order's terms: their order keys, or their list's rank among the
 /// moment's lists (one kind per batch).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Events {
+pub(crate) enum Events {
     Listed(SmallVec<[Order; 4]>),
     Ranked(u32),
 }
@@ -393,6 +438,49 @@ mod tests {
             let b = packed_keys(&batch, by_completion, &mut packed).expect("packable");
             assert_same_order(&a, &b);
             assert_eq!(listed, packed);
+        }
+    }
+
+    #[test]
+    fn completion_keys_order_as_the_batch_they_complete() {
+        // runs of lists of different lengths, sharing prefixes, of events at one time told
+        // apart by arrival, starts of either sign; the last event completes each
+        let e: Vec<_> = (0..6).map(|i| event(i, (i / 2) as i128, 5 - i)).collect();
+        let last = event(9, 7, 9);
+        let a = push(&None, &e[0]);
+        let ab = push(&a, &e[1]);
+        let abc = push(&ab, &e[2]);
+        let ad = push(&a, &e[3]);
+        let f = push(&None, &e[5]);
+        let fe = push(&f, &e[4]);
+        let runs = [abc, ad.clone(), a, ab, fe, f, ad];
+        let completed: Vec<_> = runs.iter().map(|node| push(node, &last)).collect();
+        // one start (the lists alone order them: a list before its extensions, once the
+        // last event is on each) and starts of either sign
+        for start in [
+            |_: usize| 0,
+            |i: usize| if i.is_multiple_of(2) { -(i as i128) } else { 1 },
+        ] {
+            let batch = records(&completed, start);
+            let listed: Vec<_> = runs
+                .iter()
+                .enumerate()
+                .map(|(i, node)| CompletionKey::listed(start(i), node, last.order()))
+                .collect();
+            let packed: Vec<_> = runs
+                .iter()
+                .enumerate()
+                .map(|(i, node)| CompletionKey::packed(start(i), node, last.order()))
+                .collect::<Option<_>>()
+                .expect("packable");
+            for keys in [&listed, &packed] {
+                for by_list in [true, false] {
+                    let batch_keys = order_keys(&batch, true, by_list, &mut 0);
+                    assert_same_order(keys, &batch_keys);
+                }
+                let batch_packed = packed_keys(&batch, true, &mut 0).expect("packable");
+                assert_same_order(keys, &batch_packed);
+            }
         }
     }
 

@@ -22,7 +22,7 @@ use super::event::{EventRef, StreamId, Streams};
 use super::gpms::{GpmEval, RunView};
 use super::lazy_chain::PrefixBuffer;
 use super::operand::Op;
-use super::order::{sort_batch, MatchRecord};
+use super::order::{sort_batch, CompletionKey, MatchRecord};
 use super::range_index::{KeyCache, Line, Partition, Request};
 use super::window::Span;
 use smallvec::{smallvec, SmallVec};
@@ -400,6 +400,11 @@ pub struct QueryRuntime<G: GpmEval> {
     /// The SELECT expressions over what COLLECT timers gathered, the slots they read (the
     /// rows' columns) and bind, and the last COLLECT timer's step (where they are evaluated).
     expressions: Option<Expressions>,
+    /// CONSUMPTION MATCHED's early cut (`cut`): the last step's GPM, when the plan allows it.
+    cut: Option<usize>,
+    /// The runs the cut orders, and their order (buffers kept between events, not state).
+    finals: Vec<(CompletionKey, RunRef)>,
+    final_order: Vec<u32>,
 }
 
 /// SELECT expressions as the runtime evaluates them (`spaseq_gpm::aggregate`).
@@ -420,6 +425,8 @@ pub struct Work {
     pub run_offers: u64,
     /// Events' order keys held to sort the matches of a moment (`order::sort_batch`).
     pub order_keys: u64,
+    /// Runs CONSUMPTION MATCHED's early cut did not offer an event (`QueryRuntime::cut`).
+    pub runs_cut: u64,
 }
 
 impl Work {
@@ -429,6 +436,7 @@ impl Work {
             ("conjunction_pairs", self.conjunction_pairs),
             ("run_offers", self.run_offers),
             ("order_keys", self.order_keys),
+            ("runs_cut", self.runs_cut),
         ])
     }
 }
@@ -690,6 +698,27 @@ impl<G: GpmEval> QueryRuntime<G> {
                 ));
             }
         }
+        // the early cut needs every match to complete by one event through one GPM whose
+        // results are its context-free solutions joined in (join-shaped), released as the
+        // moment's batch in the match order, nothing but used-up triples holding one back
+        let cut = match steps.last() {
+            Some(last)
+                if policy.consumes()
+                    && policy.selection == Selection::Unrestricted
+                    && head.is_empty()
+                    && !timed
+                    && expressions.is_none()
+                    && !options.enabled("intervals")
+                    && last.modifier == Modifier::Plain
+                    && last.timer.is_none() =>
+            {
+                match *last.op {
+                    Op::Gpm(g) if plan.gpms[g].join_shaped => Some(g),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
         Ok(QueryRuntime {
             gpm_streams,
             gpm_costs: plan.gpms.iter().map(|g| g.cost).collect(),
@@ -752,6 +781,9 @@ impl<G: GpmEval> QueryRuntime<G> {
             timed,
             kept_streams,
             expressions,
+            cut,
+            finals: Vec::new(),
+            final_order: Vec::new(),
         })
     }
 
@@ -1141,15 +1173,44 @@ impl<G: GpmEval> QueryRuntime<G> {
         let mut runs = std::mem::take(&mut self.candidates);
         let mut rows = std::mem::take(&mut self.rows);
         self.candidates(event, index, dict, &mut runs, &mut rows);
-        self.work.run_offers += runs.len() as u64;
         rows.clear();
         self.rows = rows;
+        let mut finals = self.cut(event, index, dict, &mut runs);
+        let offered = (runs.len() + finals.len()) as u64;
         for run in runs.drain(..) {
             if !run.borrow().dead {
                 self.try_run(&run, event, index, pos, dict);
             }
         }
         self.candidates = runs;
+        // in the match order, up to the first that completes a match (and its ties); the
+        // order sorted by index, not by moving the keys about
+        let mut order = std::mem::take(&mut self.final_order);
+        order.clear();
+        order.extend(0..finals.len() as u32);
+        order.sort_unstable_by(|&a, &b| finals[a as usize].0.cmp(&finals[b as usize].0));
+        let mut first: Option<usize> = None;
+        let mut cut = 0;
+        for (n, &i) in order.iter().enumerate() {
+            let i = i as usize;
+            if first.is_some_and(|f| finals[f].0 != finals[i].0) {
+                cut = (order.len() - n) as u64;
+                break;
+            }
+            let run = finals[i].1.clone();
+            let before = self.batch.len();
+            if !run.borrow().dead {
+                self.try_run(&run, event, index, pos, dict);
+            }
+            if first.is_none() && self.batch.len() > before {
+                first = Some(i);
+            }
+        }
+        finals.clear();
+        self.finals = finals;
+        self.final_order = order;
+        self.work.run_offers += offered - cut;
+        self.work.runs_cut += cut;
         if self.prefix.is_none() {
             let start = self.start_run.clone();
             self.try_run(&start, event, index, pos, dict);
@@ -1162,6 +1223,94 @@ impl<G: GpmEval> QueryRuntime<G> {
         if !self.batch.is_empty() {
             self.release(true, dict);
         }
+    }
+
+    /// CONSUMPTION MATCHED's early cut: when every match the event completes uses one same
+    /// triple of it (`Policy::one_triple_for_all` on the last GPM's context-free solutions),
+    /// only the first the batch releases is released, and every match after it in the match
+    /// order would be held back. The runs of `runs` that can only complete such a match (at
+    /// the last step, `:`, no absence pending) are taken out and returned with the keys of
+    /// their completions in the match order, for the caller to offer the event in that order
+    /// up to the first that completes one (and those tied with it): the runs after it would
+    /// complete only matches held back, and a `:` run offered an event it does not take, or
+    /// takes into a complete match, is unchanged. Empty when the cut does not hold.
+    fn cut(
+        &mut self,
+        event: &EventRef,
+        index: &G::Index,
+        dict: &Dictionary,
+        runs: &mut Vec<RunRef>,
+    ) -> Vec<(CompletionKey, RunRef)> {
+        let Some(g) = self.cut else {
+            return Vec::new();
+        };
+        let last = self.steps.len() - 1;
+        let eligible = |r: &Run| {
+            r.step == last && !r.looping && r.pending.is_empty() && r.select == Transitions::ANY
+        };
+        if event.stream != self.gpm_streams[g]
+            || runs
+                .iter()
+                .filter(|run| eligible(&run.borrow()))
+                .nth(1)
+                .is_none()
+        {
+            return Vec::new(); // fewer than two runs to order
+        }
+        let mut rows = std::mem::take(&mut self.rows);
+        rows.clear();
+        self.gpms.base(g, index, dict, &mut rows);
+        let locals = self.gpms.local_slots(g);
+        let solutions = rows.iter().map(|row| {
+            locals
+                .iter()
+                .map(|&s| row[s])
+                .collect::<SmallVec<[Option<TermId>; 8]>>()
+        });
+        let cut = self.policy.one_triple_for_all(g, event, solutions, dict);
+        self.rows = rows;
+        if !cut {
+            return Vec::new();
+        }
+        let mut finals = std::mem::take(&mut self.finals);
+        finals.clear();
+        let mut packed = true;
+        let mut used_up = Vec::new();
+        runs.retain(|run| {
+            let r = run.borrow();
+            match (eligible(&r), r.start) {
+                // it would die at the offer (`try_run`): it dies now, not left for the next
+                (true, Some(_)) if self.policy.chain_consumed(&r.node, dict) => {
+                    used_up.push(run.clone());
+                    false
+                }
+                (true, Some(start)) => {
+                    let start = start.min(event.start);
+                    let key = match packed {
+                        true => CompletionKey::packed(start, &r.node, event.order()),
+                        false => None,
+                    };
+                    packed &= key.is_some();
+                    let key =
+                        key.unwrap_or_else(|| CompletionKey::listed(start, &r.node, event.order()));
+                    finals.push((key, run.clone()));
+                    false
+                }
+                _ => true,
+            }
+        });
+        for run in used_up {
+            self.kill(&run);
+        }
+        if !packed {
+            // one kind for the moment: the kinds do not compare with each other
+            for (key, run) in finals.iter_mut() {
+                let r = run.borrow();
+                let start = r.start.map_or(event.start, |s| s.min(event.start));
+                *key = CompletionKey::listed(start, &r.node, event.order());
+            }
+        }
+        finals
     }
 
     /// CHRONOLOGICAL / RECENT: of the extensions the event offered (every run having been

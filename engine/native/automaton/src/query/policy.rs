@@ -35,16 +35,17 @@ enum Part {
 }
 
 impl Part {
-    /// The term at this position for a taken solution (None: not in the dictionary, unbound).
+    /// The term at this position for a solution, its local variables' values `bindings`
+    /// (None: not in the dictionary, unbound).
     #[inline]
-    fn id(&self, t: &Taken, dict: &Dictionary) -> Option<TermId> {
+    fn id(&self, bindings: &[Option<TermId>], dict: &Dictionary) -> Option<TermId> {
         match self {
             Part::Term(term, known) => known.get().or_else(|| {
                 let id = dict.lookup(term); // None until the term first appears
                 known.set(id);
                 id
             }),
-            Part::Local(i) => i.and_then(|i| t.bindings.get(i).copied().flatten()),
+            Part::Local(i) => i.and_then(|i| bindings.get(i).copied().flatten()),
         }
     }
 }
@@ -129,22 +130,59 @@ impl Policy {
     /// The event triples `t` uses: its GPM's patterns instantiated by its bindings that are
     /// triples of its event.
     fn used(&self, t: &Taken, dict: &Dictionary) -> Used {
+        self.used_by(t.gpm, &t.event, &t.bindings, dict)
+    }
+
+    /// The triples of `event` a solution of GPM `gpm` (its local variables' values,
+    /// `bindings`) uses.
+    fn used_by(
+        &self,
+        gpm: usize,
+        event: &EventData,
+        bindings: &[Option<TermId>],
+        dict: &Dictionary,
+    ) -> Used {
         let mut out = Used::new();
         let Some(patterns) = &self.patterns else {
             return out;
         };
-        for pattern in &patterns[t.gpm] {
-            let id = |p: &Part| p.id(t, dict);
+        for pattern in &patterns[gpm] {
+            let id = |p: &Part| p.id(bindings, dict);
             let (Some(s), Some(p), Some(o)) = (id(&pattern[0]), id(&pattern[1]), id(&pattern[2]))
             else {
                 continue;
             };
             let triple = [s, p, o];
-            if t.event.triples.contains(&triple) && !out.contains(&triple) {
+            if event.triples.contains(&triple) && !out.contains(&triple) {
                 out.push(triple);
             }
         }
         out
+    }
+
+    /// Whether every solution of GPM `gpm` on `event` in `solutions` (each its local
+    /// variables' values) uses one same triple of the event: then a moment's matches taking
+    /// the event through `gpm` all use it, and of them only the first in the match order can
+    /// be released (`QueryRuntime::cut`).
+    pub fn one_triple_for_all<B: AsRef<[Option<TermId>]>>(
+        &self,
+        gpm: usize,
+        event: &EventData,
+        mut solutions: impl Iterator<Item = B>,
+        dict: &Dictionary,
+    ) -> bool {
+        let Some(first) = solutions.next() else {
+            return false;
+        };
+        let mut common = self.used_by(gpm, event, first.as_ref(), dict);
+        for bindings in solutions {
+            if common.is_empty() {
+                break;
+            }
+            let used = self.used_by(gpm, event, bindings.as_ref(), dict);
+            common.retain(|triple| used.contains(triple));
+        }
+        !common.is_empty()
     }
 
     /// Whether `t` takes a triple already used up.
