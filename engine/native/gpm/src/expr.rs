@@ -585,6 +585,16 @@ mod tests {
     use super::*;
     use oxsdatatypes::{Decimal, Integer};
 
+    /// A reproducible stream of pseudo-random numbers (xorshift64) from `seed`.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     /// The scaled product is the decimal (or integer) product (`functions::arithmetic`),
     /// value for value and error for error, over decimals with few and many fraction digits,
     /// integers, zero, negative factors, decimal and integer constants and products that
@@ -592,13 +602,7 @@ mod tests {
     #[test]
     fn the_scaled_product_is_the_decimal_product() {
         let decimal = |raw: i128| Decimal::from_be_bytes(raw.to_be_bytes());
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let p18 = 10_i128.pow(18);
         let mut factors = vec![
             decimal(98 * p18 / 100),
@@ -620,9 +624,9 @@ mod tests {
         for _ in 0..2000 {
             let digits = next() % 19;
             let raw = (next() % 10_000_000) as i128 * 10_i128.pow(digits as u32);
-            let sign = if next() % 3 == 0 { -1 } else { 1 };
+            let sign = if next().is_multiple_of(3) { -1 } else { 1 };
             xs.push(Value::Decimal(decimal(sign * raw)));
-            if next() % 50 == 0 {
+            if next().is_multiple_of(50) {
                 factors.push(decimal(
                     sign * (next() % 100_000) as i128 * 10_i128.pow((next() % 19) as u32),
                 ));
@@ -675,13 +679,7 @@ mod tests {
             let datatype = NamedNode::new_unchecked(format!("{XSD}{datatype}"));
             dict.intern(Literal::new_typed_literal(value, datatype).into())
         };
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let p18 = 10_i128.pow(18);
         let mut terms = vec![
             typed("0", "integer"),
@@ -703,7 +701,7 @@ mod tests {
         for _ in 0..24 {
             let digits = (next() % 19) as u32;
             let raw = (next() % 10_000_000) as i128 * 10_i128.pow(digits);
-            let sign = if next() % 3 == 0 { -1 } else { 1 };
+            let sign = if next().is_multiple_of(3) { -1 } else { 1 };
             let d = Decimal::from_be_bytes((sign * raw).to_be_bytes());
             terms.push(typed(&d.to_string(), "decimal"));
             // the same value as an integer when it is one, or near one
