@@ -208,6 +208,28 @@ def test_the_consumption_cut_releases_what_completing_every_match_would(shape: s
     assert (cut > 20) if "SELECTION" not in policy else (cut == 0), cut
 
 
+def test_the_consumption_cut_leaves_a_moment_of_long_matches_to_the_batch() -> None:
+    """Runs whose matches would take more events than a packed key holds are not keyed one
+    by one (their lists' total length, where the batch ranks them in a trie): an A, six B's
+    and a C complete matches of 3 to 8 events at C, released as the batch releases them."""
+    text = f"""{QUERY_PREFIXES}SELECT * WITHIN 1 HOURS CONSUMPTION MATCHED
+FROM STREAM S <{EX}s>
+WHERE {{ SEQ(A ; B+ : C)
+  DEFINE GPM A ON S {{ ?a :kind :a }} DEFINE GPM B ON S {{ ?b :kind :b }}
+  DEFINE GPM C ON S {{ ?c :kind :c }} }}"""
+    evs = [ev("s", 0, ":a0 :kind :a .", seq=0)]
+    evs += [ev("s", i, f":b{i} :kind :b .", seq=i) for i in range(1, 7)]
+    evs.append(ev("s", 7, ":c7 :kind :c .", seq=7))
+    engine = Engine()
+    handle = engine.register(text)
+    for e in evs:
+        engine.push_event(e)
+    engine.close()
+    got = [_took(m.taken) for m in handle.matches()]
+    assert got == [_took(m.taken) for m in reference.evaluate(parse_query(text), evs)]
+    assert len(got) == 1 and handle.runtime.work()["runs_cut"] == 0
+
+
 def test_the_consumption_cut_survives_a_snapshot_between_any_two_events() -> None:
     """The runs the cut did not offer an event are live runs like any other: a snapshot
     after any event restores an engine that releases the uninterrupted run's matches."""

@@ -128,35 +128,24 @@ fn arrange<K: Ord>(
 
 /// A match's place in the order but for the spelling tie-break: its last event's (unless a
 /// window closing completed it), its start, its events'.
-pub(crate) type Key = (Option<Order>, i128, Events);
+type Key = (Option<Order>, i128, Events);
 
 /// Where the match a run would complete by taking one more event, the moment's latest
 /// (`last`: so the event completing it, as `sort_batch` keys a batch an event completed),
 /// stands in the match order but for the spelling tie-break (`start`: the match's, `node`:
-/// the events the run took). Packed where it fits, as `sort_batch` packs; the two kinds do
-/// not compare with each other, so the runs of one moment are keyed with one kind
-/// (`CompletionKey::packed` for all, else `CompletionKey::listed` for all).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum CompletionKey {
-    Packed(Packed),
-    Listed(Key),
-}
+/// the events the run took), packed as `sort_batch` packs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CompletionKey(Packed);
 
 impl CompletionKey {
-    /// The packed key; None when it does not fit (`Packed`).
-    pub fn packed(start: i128, node: &Option<Rc<Node>>, last: Order) -> Option<Self> {
+    /// None when the key does not fit (`Packed`: more events, or times beyond 64 bits).
+    pub fn of(start: i128, node: &Option<Rc<Node>>, last: Order) -> Option<Self> {
         let (events, _) = packed_events(node, Some(last))?;
-        Some(CompletionKey::Packed(Packed {
+        Some(CompletionKey(Packed {
             last: pack(last)?,
             start: biased(i64::try_from(start).ok()?),
             events,
         }))
-    }
-
-    pub fn listed(start: i128, node: &Option<Rc<Node>>, last: Order) -> Self {
-        let mut events = Node::orders(node);
-        events.push(last);
-        CompletionKey::Listed((Some(last), start, Events::Listed(events)))
     }
 }
 
@@ -169,7 +158,7 @@ const PACKED_EVENTS: usize = 4;
 /// and a list, and a moment of many matches of few events (skip-till-any) spends most of its
 /// ordering in those comparisons.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Packed {
+struct Packed {
     /// The last event's packed order (`pack`); 0 for None (below every packed order).
     last: u128,
     /// The start, biased into an unsigned integer.
@@ -282,7 +271,7 @@ fn order_keys(
 /// A match's events in the order's terms: their order keys, or their list's rank among the
 /// moment's lists (one kind per batch).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Events {
+enum Events {
     Listed(SmallVec<[Order; 4]>),
     Ranked(u32),
 }
@@ -462,25 +451,21 @@ mod tests {
             |i: usize| if i.is_multiple_of(2) { -(i as i128) } else { 1 },
         ] {
             let batch = records(&completed, start);
-            let listed: Vec<_> = runs
+            let keys: Vec<_> = runs
                 .iter()
                 .enumerate()
-                .map(|(i, node)| CompletionKey::listed(start(i), node, last.order()))
-                .collect();
-            let packed: Vec<_> = runs
-                .iter()
-                .enumerate()
-                .map(|(i, node)| CompletionKey::packed(start(i), node, last.order()))
+                .map(|(i, node)| CompletionKey::of(start(i), node, last.order()))
                 .collect::<Option<_>>()
                 .expect("packable");
-            for keys in [&listed, &packed] {
-                for by_list in [true, false] {
-                    let batch_keys = order_keys(&batch, true, by_list, &mut 0);
-                    assert_same_order(keys, &batch_keys);
-                }
-                let batch_packed = packed_keys(&batch, true, &mut 0).expect("packable");
-                assert_same_order(keys, &batch_packed);
+            for by_list in [true, false] {
+                let batch_keys = order_keys(&batch, true, by_list, &mut 0);
+                assert_same_order(&keys, &batch_keys);
             }
+            let batch_packed = packed_keys(&batch, true, &mut 0).expect("packable");
+            assert_same_order(&keys, &batch_packed);
+            // a run of four events completes a match of five: no packed key
+            let four = push(&runs[0], &e[3]);
+            assert!(CompletionKey::of(0, &four, last.order()).is_none());
         }
     }
 

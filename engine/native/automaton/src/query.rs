@@ -1190,11 +1190,11 @@ impl<G: GpmEval> QueryRuntime<G> {
         order.extend(0..finals.len() as u32);
         order.sort_unstable_by(|&a, &b| finals[a as usize].0.cmp(&finals[b as usize].0));
         let mut first: Option<usize> = None;
-        let mut cut = 0;
+        let mut skipped = 0;
         for (n, &i) in order.iter().enumerate() {
             let i = i as usize;
             if first.is_some_and(|f| finals[f].0 != finals[i].0) {
-                cut = (order.len() - n) as u64;
+                skipped = (order.len() - n) as u64;
                 break;
             }
             let run = finals[i].1.clone();
@@ -1209,8 +1209,8 @@ impl<G: GpmEval> QueryRuntime<G> {
         finals.clear();
         self.finals = finals;
         self.final_order = order;
-        self.work.run_offers += offered - cut;
-        self.work.runs_cut += cut;
+        self.work.run_offers += offered - skipped;
+        self.work.runs_cut += skipped;
         if self.prefix.is_none() {
             let start = self.start_run.clone();
             self.try_run(&start, event, index, pos, dict);
@@ -1233,7 +1233,10 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// their completions in the match order, for the caller to offer the event in that order
     /// up to the first that completes one (and those tied with it): the runs after it would
     /// complete only matches held back, and a `:` run offered an event it does not take, or
-    /// takes into a complete match, is unchanged. Empty when the cut does not hold.
+    /// takes into a complete match, is unchanged. Those holding a used-up triple can complete
+    /// no match: they die here. Empty when the cut does not hold, or when a run's match would
+    /// take more events than a packed key holds (keying each run's list would cost the lists'
+    /// total length, which `sort_batch` avoids by ranking them in a trie).
     fn cut(
         &mut self,
         event: &EventRef,
@@ -1241,12 +1244,17 @@ impl<G: GpmEval> QueryRuntime<G> {
         dict: &Dictionary,
         runs: &mut Vec<RunRef>,
     ) -> Vec<(CompletionKey, RunRef)> {
+        let mut finals = std::mem::take(&mut self.finals); // empty between events
         let Some(g) = self.cut else {
-            return Vec::new();
+            return finals;
         };
         let last = self.steps.len() - 1;
         let eligible = |r: &Run| {
-            r.step == last && !r.looping && r.pending.is_empty() && r.select == Transitions::ANY
+            r.step == last
+                && !r.looping
+                && r.pending.is_empty()
+                && r.select == Transitions::ANY
+                && r.start.is_some()
         };
         if event.stream != self.gpm_streams[g]
             || runs
@@ -1255,7 +1263,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 .nth(1)
                 .is_none()
         {
-            return Vec::new(); // fewer than two runs to order
+            return finals; // fewer than two runs to order
         }
         let mut rows = std::mem::take(&mut self.rows);
         rows.clear();
@@ -1267,48 +1275,32 @@ impl<G: GpmEval> QueryRuntime<G> {
                 .map(|&s| row[s])
                 .collect::<SmallVec<[Option<TermId>; 8]>>()
         });
-        let cut = self.policy.one_triple_for_all(g, event, solutions, dict);
+        let shared = self.policy.one_triple_for_all(g, event, solutions, dict);
         self.rows = rows;
-        if !cut {
-            return Vec::new();
+        if !shared {
+            return finals;
         }
-        let mut finals = std::mem::take(&mut self.finals);
-        finals.clear();
-        let mut packed = true;
         let mut used_up = Vec::new();
-        runs.retain(|run| {
+        for run in runs.iter() {
             let r = run.borrow();
-            match (eligible(&r), r.start) {
-                // it would die at the offer (`try_run`): it dies now, not left for the next
-                (true, Some(_)) if self.policy.chain_consumed(&r.node, dict) => {
-                    used_up.push(run.clone());
-                    false
-                }
-                (true, Some(start)) => {
-                    let start = start.min(event.start);
-                    let key = match packed {
-                        true => CompletionKey::packed(start, &r.node, event.order()),
-                        false => None,
-                    };
-                    packed &= key.is_some();
-                    let key =
-                        key.unwrap_or_else(|| CompletionKey::listed(start, &r.node, event.order()));
-                    finals.push((key, run.clone()));
-                    false
-                }
-                _ => true,
+            let (true, Some(start)) = (eligible(&r), r.start) else {
+                continue;
+            };
+            if self.policy.chain_consumed(&r.node, dict) {
+                used_up.push(run.clone());
+                continue;
             }
-        });
+            let start = start.min(event.start);
+            let Some(key) = CompletionKey::of(start, &r.node, event.order()) else {
+                finals.clear();
+                return finals;
+            };
+            finals.push((key, run.clone()));
+        }
+        runs.retain(|run| !eligible(&run.borrow()));
+        self.work.run_offers += used_up.len() as u64;
         for run in used_up {
             self.kill(&run);
-        }
-        if !packed {
-            // one kind for the moment: the kinds do not compare with each other
-            for (key, run) in finals.iter_mut() {
-                let r = run.borrow();
-                let start = r.start.map_or(event.start, |s| s.min(event.start));
-                *key = CompletionKey::listed(start, &r.node, event.order());
-            }
         }
         finals
     }
