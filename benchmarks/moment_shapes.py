@@ -5,19 +5,23 @@ growth curve shows. One command, JSON out::
 
     .venv/bin/python -m benchmarks.moment_shapes [--shapes conjunction,conjunction-spread,kleene,chain]
         [--sizes-conjunction 5000 10000 20000 40000] [--sizes-kleene 2500 5000 10000]
-        [--sizes-chain 10000 20000 40000] [--sizes-chain-frequent 5000 10000]
+        [--sizes-chain 10000 20000 40000] [--sizes-chain-frequent 5000 10000] [--sizes-fan 1000 1415]
         [--python PATH] [--cli-args=--lazy-chain] [--timeout S] [--out FILE.json]
         [--without-last] [--format csv|jsonl] [--no-compaction]
 
     # issue 29: a moment of millions of matches, against the state alone
     .venv/bin/python -m benchmarks.moment_shapes --shapes chain --sizes-chain 1000000 2000000 \
         --without-last --timeout 1800 --out chain.json
+    .venv/bin/python -m benchmarks.moment_shapes --shapes fan --without-last --out fan.json
 
 - ``conjunction``: ``SEQ((A & B))``, n events at one timestamp, n/2 A's then n/2 B's, joined
   1:1 on ``?k``: n/2 matches; ``conjunction-spread`` is the same pairs, one per second.
 - ``kleene``: ``SEQ(A ; B+ : C)``, an A, n B's a second apart, a C: n matches of 1..n
   iterations at C's moment (written as one csv row each: the output is linear in n).
 - ``chain``: ``SEQ(A : B) WITHIN 1000000 DAYS``, n A's a second apart then one B: n matches.
+- ``fan``: the same query over n A's and one B event of n triples (n solutions of B for
+  every run): n² matches in one moment from n runs, the moment far larger than the state
+  (what streaming a moment bounds, docs/decisions.md 49). Not in the default set.
 - ``chain-frequent``: the same events, B on A's predicate with an unindexed FILTER
   (``?y = ?x + 5000``): every event is a trigger of the lazy chain (run it with and without
   ``--cli-args=--lazy-chain``: what docs/decisions.md 49 compares; no match below 5,001
@@ -82,12 +86,13 @@ QUERIES = {
               "DEFINE GPM A ON S { ?a :pa ?x } DEFINE GPM B ON S { ?b :pb ?y }"),
 }
 QUERIES["conjunction-spread"] = QUERIES["conjunction"]
+QUERIES["fan"] = QUERIES["chain"]
 QUERIES["chain-frequent"] = ("?a ?b", "WITHIN 1000000 DAYS\n", "A : B",
                              "DEFINE GPM A ON S { ?a :pa ?x } "
                              "DEFINE GPM B ON S { ?b :pa ?y FILTER(?y = ?x + 5000) }")
 DEFAULT_SIZES = {"conjunction": (5000, 10000, 20000, 40000), "conjunction-spread": (40000,),
                  "kleene": (2500, 5000, 10000), "chain": (10000, 20000, 40000),
-                 "chain-frequent": (5000, 10000)}
+                 "chain-frequent": (5000, 10000), "fan": (1000, 1415)}
 
 
 def query_text(shape: str) -> str:
@@ -97,7 +102,17 @@ def query_text(shape: str) -> str:
 
 
 def events(shape: str, n: int):
-    """(time, subject, predicate, object) of each event of the shape at size ``n``, in order."""
+    """(time, [(subject, predicate, object)]) of each event of the shape at size ``n``, in
+    order."""
+    if shape == "fan":
+        yield from ((i, [(f"a{i}", "pa", f'"{i}"^^{INT}')]) for i in range(n))
+        yield n, [("b", "pb", f'"{i}"^^{INT}') for i in range(n)]
+    else:
+        yield from ((t, [(s, p, o)]) for t, s, p, o in _single(shape, n))
+
+
+def _single(shape: str, n: int):
+    """(time, subject, predicate, object) of each event of a shape of one triple per event."""
     if shape == "conjunction":
         half = n // 2
         yield from ((0, f"a{i}", "ka", f"<{EX}k{i}>") for i in range(half))
@@ -126,9 +141,10 @@ def input_file(shape: str, n: int, data: Path = DATA, without_last: bool = False
             written = events(shape, n)
             if without_last:
                 written = _all_but_last(written)
-            for k, (t, s, p, o) in enumerate(written):
+            for k, (t, triples) in enumerate(written):
                 g = f"<{EX}g{k}>"
-                out.write(f'{g} {STAMP} "{t}"^^{INT} .\n<{EX}{s}> <{EX}{p}> {o} {g} .\n')
+                out.write(f'{g} {STAMP} "{t}"^^{INT} .\n')
+                out.writelines(f'<{EX}{s}> <{EX}{p}> {o} {g} .\n' for s, p, o in triples)
         os.replace(part, path)
     return path
 
@@ -200,7 +216,7 @@ def _wait(proc: subprocess.Popen, timeout: float):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="conjunction,conjunction-spread,kleene,chain")
-    for shape in ("conjunction", "kleene", "chain", "chain-frequent"):
+    for shape in ("conjunction", "kleene", "chain", "chain-frequent", "fan"):
         parser.add_argument(f"--sizes-{shape}", type=int, nargs="+", default=list(DEFAULT_SIZES[shape]))
     parser.add_argument("--python", default=sys.executable, help="the interpreter whose spaseq runs")
     parser.add_argument("--cli-args", default="", help="more `spaseq run` options, space-separated")
@@ -215,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sizes = {"conjunction": args.sizes_conjunction, "conjunction-spread": [max(args.sizes_conjunction)],
              "kleene": args.sizes_kleene, "chain": args.sizes_chain,
-             "chain-frequent": args.sizes_chain_frequent}
+             "chain-frequent": args.sizes_chain_frequent, "fan": args.sizes_fan}
     rows = []
     for shape in args.shapes.split(","):
         for n in sizes[shape]:

@@ -300,7 +300,8 @@ class NativeEngine:
     def forget(self) -> list[int]:
         """uids of the oldest events nothing native holds any more."""
     def configure(self, own_clocks: bool, late: str, compact_min_terms: int | None = None,
-                  drop_unread: bool = False, idle_timeout: int | None = None) -> None:
+                  drop_unread: bool = False, idle_timeout: int | None = None,
+                  moment_chunk: int | None = None) -> None:
         """How the engine treats time and memory: each query's clock moves with its own streams
         only (``own_clocks``); what is done with a late event (``late``: "drop", skipped and
         counted by the queries it is late for, or "error", refused whole; ValueError for
@@ -308,7 +309,9 @@ class NativeEngine:
         terms at which the dictionary is compacted (None: the core's default); an event on a
         stream no registered query reads is dropped and counted (``drop_unread``); a stream
         silent for ``idle_timeout`` ns of processing time stops holding LATENESS watermarks
-        back (None: each query's lateness)."""
+        back (None: each query's lateness); a streamed moment releases about ``moment_chunk``
+        matches per take (None: the core's default; a moment of fewer than 64 runs completing
+        at once is streamed only with at least ``moment_chunk``)."""
     def set_now(self, now: int) -> None:
         """The processing time is ``now`` ns (a monotonic clock): stream idleness."""
     def idle_tick(self) -> None:
@@ -369,6 +372,8 @@ class NativeEngine:
     def close(self) -> None:
         """End of input: every query's windows close."""
     def clock(self, query: int) -> int | None: ...
+    def moment_pending(self, query: int) -> bool:
+        """Whether ``take_matches`` gives query ``query``'s moment a chunk at a time, more to come."""
     def footprint(self, query: int) -> list[tuple[str, int]]: ...
     def runs_created(self, query: int) -> int: ...
     def work(self, query: int) -> list[tuple[str, int]]: ...

@@ -295,7 +295,7 @@ class Engine:
         if session is not None:
             idle = None if self._idle_timeout is None else to_nanoseconds(self._idle_timeout)
             session.engine.configure(self._query_clocks, self._late, self.COMPACT_MIN_TERMS,
-                                     self._drop_unread, idle)
+                                     self._drop_unread, idle, self.MOMENT_CHUNK)
 
     @property
     def dropped_late(self) -> int:
@@ -469,6 +469,12 @@ class Engine:
     #: that on an endless stream of fresh terms memory follows what the windows hold). None:
     #: the core's default (2^18). Read when the engine's native side is made.
     COMPACT_MIN_TERMS: int | None = None
+
+    #: About how many matches a streamed moment makes and releases at a time as they are taken
+    #: (one event completing at least 64 runs, or this many if fewer), so that memory follows
+    #: the runs, not the moment's matches (decision 49). None: the core's default (4096).
+    #: Read when the engine's native side is made.
+    MOMENT_CHUNK: int | None = None
 
     def _maybe_compact(self) -> None:
         native = self._native

@@ -417,16 +417,20 @@ class QueryRuntime:
 
     def drain(self) -> None:
         """Emit the matches the native runtime released since the last call (with a
-        ``sink``, write their rows natively instead)."""
-        if self.sink is not None:
-            self.stats["matches"] += self.sink.write_matches(self._native, self.number)
-            return
-        matches = self._native.take_matches(self.number)
-        if matches:
-            session, emit = self.session, self.emit
-            self.stats["matches"] += len(matches)
-            for native in matches:
-                emit(_Released(native, session))
+        ``sink``, write their rows natively instead); a streamed moment's chunk by chunk, each
+        emitted before the next is made."""
+        while True:
+            if self.sink is not None:
+                self.stats["matches"] += self.sink.write_matches(self._native, self.number)
+            else:
+                matches = self._native.take_matches(self.number)
+                if matches:
+                    session, emit = self.session, self.emit
+                    self.stats["matches"] += len(matches)
+                    for native in matches:
+                        emit(_Released(native, session))
+            if not self._native.moment_pending(self.number):
+                return
 
     @property
     def late(self) -> int:

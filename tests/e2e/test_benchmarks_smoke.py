@@ -311,6 +311,19 @@ def test_moment_shapes_find_the_reference_matches(tmp_path: Path) -> None:
         assert r["matches"] == len(evaluate(parse_query(shapes.query_text(r["shape"])), events)) > 0
 
 
+def test_moment_shapes_fan_completes_n_squared_matches_at_its_last_event(tmp_path: Path) -> None:
+    """benchmarks/moment_shapes.py --shapes fan: n runs, a last event of n triples, n² matches
+    (the reference evaluator's), none without that event."""
+    shapes = importlib.import_module("benchmarks.moment_shapes")
+    out = tmp_path / "shapes.json"
+    assert shapes.main(["--shapes", "fan", "--sizes-fan", "7", "--without-last", "--data-dir", str(tmp_path),
+                        "--out", str(out)]) == 0
+    rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert [(r["shape"], r["n"], r["matches"]) for r in rows] == [("fan", 7, 49), ("fan", 7, 0)]
+    events = read_replay(str(shapes.input_file("fan", 7, tmp_path)), shapes.EX + "s").events
+    assert len(evaluate(parse_query(shapes.query_text("fan")), events)) == 49
+
+
 def test_moment_shapes_without_last_runs_the_same_input_but_its_last_event(tmp_path: Path) -> None:
     """benchmarks/moment_shapes.py --without-last: each size twice, the control over the
     shape's events but the last (chain's B, kleene's C), which completes every match; with

@@ -254,14 +254,20 @@ def _identity(m) -> tuple:
 
 
 @settings(max_examples=EXAMPLES)
-@given(queries(), events(), options, st.booleans())
-def test_engine_emits_in_the_reference_order(text, evs, opts, end_of_input) -> None:
+@given(queries(), events(), options, st.booleans(), st.sampled_from([None, 1, 2]))
+def test_engine_emits_in_the_reference_order(text, evs, opts, end_of_input, chunk) -> None:
     """The order is total (matches.match_order) and the same in both: match for match, and
-    so DISTINCT keeps the same representative of each row."""
+    so DISTINCT keeps the same representative of each row; also when every moment the core
+    can stream is streamed, ``chunk`` matches at a time (decision 49)."""
     q = parse_query(text)
     store = kb()
     expected = reference.evaluate(q, evs, store, end_of_input=end_of_input)
-    got = api.evaluate(q, evs, store, opts, end_of_input=end_of_input)
+    default = api.Engine.MOMENT_CHUNK
+    api.Engine.MOMENT_CHUNK = chunk
+    try:
+        got = api.evaluate(q, evs, store, opts, end_of_input=end_of_input)
+    finally:
+        api.Engine.MOMENT_CHUNK = default
     assert [_identity(m) for m in got] == [_identity(m) for m in expected], text
     vars_ = sorted({v for m in expected for v, _ in m.bindings})[:2]
     rows = [(r.bindings, _identity(r.match)) for r in project(got, vars_, distinct=True)]

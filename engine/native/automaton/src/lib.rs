@@ -36,5 +36,5 @@ pub use buffer::{Node, Taken};
 pub use event::{EventData, EventRef, Streams};
 pub use gpms::{GpmEval, RunView};
 pub use order::MatchRecord;
-pub use query::{QueryRuntime, QueryState, Unsupported};
+pub use query::{QueryRuntime, QueryState, Unsupported, MOMENT_CHUNK};
 pub use snapshot::SnapshotError;

@@ -36,12 +36,15 @@ use std::rc::{Rc, Weak};
 
 mod conj;
 mod dues;
+mod moment;
 mod policy;
 mod snapshot;
 #[cfg(test)]
 mod tests;
 use conj::{join_keys, ConjBuffer, Pool};
 use dues::Dues;
+use moment::Moment;
+pub use moment::MOMENT_CHUNK;
 use policy::{Policy, Proposal};
 pub use snapshot::QueryState;
 use spaseq_plan::plan::Selection;
@@ -405,6 +408,14 @@ pub struct QueryRuntime<G: GpmEval> {
     /// The runs the cut orders, and their order (buffers kept between events, not state).
     finals: Vec<(CompletionKey, RunRef)>,
     final_order: Vec<u32>,
+    /// Whether a moment of many matches may be streamed (`moment`): the plan releases a
+    /// moment's batch as `sort_batch` orders it, and only the last step's runs complete.
+    streams_moments: bool,
+    /// The fewest runs completing at one event for its moment to be streamed, and the
+    /// matches it releases per chunk (`MOMENT_CHUNK`; the engine's setting).
+    pub moment_chunk: usize,
+    /// The moment being streamed, if one is.
+    moment: Option<Moment<G::Index>>,
 }
 
 /// SELECT expressions as the runtime evaluates them (`spaseq_gpm::aggregate`).
@@ -427,6 +438,8 @@ pub struct Work {
     pub order_keys: u64,
     /// Runs CONSUMPTION MATCHED's early cut did not offer an event (`QueryRuntime::cut`).
     pub runs_cut: u64,
+    /// Moments whose matches were made a chunk at a time as they were taken (`moment`).
+    pub moments_streamed: u64,
 }
 
 impl Work {
@@ -437,6 +450,7 @@ impl Work {
             ("run_offers", self.run_offers),
             ("order_keys", self.order_keys),
             ("runs_cut", self.runs_cut),
+            ("moments_streamed", self.moments_streamed),
         ])
     }
 }
@@ -719,6 +733,23 @@ impl<G: GpmEval> QueryRuntime<G> {
             }
             _ => None,
         };
+        // a moment is streamed when its matches are the last step's `:` runs' completions,
+        // released as the batch orders them: nothing filters, selects or holds them back
+        let streams_moments = match steps.last() {
+            Some(last) => {
+                !policy.consumes()
+                    && policy.selection == Selection::Unrestricted
+                    && head.is_empty()
+                    && !timed
+                    && expressions.is_none()
+                    && prefix.is_none()
+                    && !options.enabled("intervals")
+                    && last.modifier == Modifier::Plain
+                    && last.timer.is_none()
+                    && matches!(*last.op, Op::Gpm(_))
+            }
+            None => false,
+        };
         Ok(QueryRuntime {
             gpm_streams,
             gpm_costs: plan.gpms.iter().map(|g| g.cost).collect(),
@@ -784,6 +815,9 @@ impl<G: GpmEval> QueryRuntime<G> {
             cut,
             finals: Vec::new(),
             final_order: Vec::new(),
+            streams_moments,
+            moment_chunk: MOMENT_CHUNK,
+            moment: None,
         })
     }
 
@@ -990,6 +1024,7 @@ impl<G: GpmEval> QueryRuntime<G> {
 
     /// Move the engine clock (an event of any stream, or a heartbeat) to `tau`.
     pub fn advance_time(&mut self, tau: i128, pos: Option<i64>, dict: &Dictionary) {
+        self.finish_moment(dict);
         if tau <= self.time && pos.is_none() {
             return;
         }
@@ -1052,6 +1087,7 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// events of the same timestamp closed while the work waited): they expire or complete
     /// now, as they would have at those events.
     pub fn flush(&mut self, dict: &Dictionary) {
+        self.finish_moment(dict);
         self.flushed = self.flushed.max(self.clock);
         self.flush_lazy(INF, dict);
         self.expire(self.time, self.position, dict);
@@ -1059,6 +1095,7 @@ impl<G: GpmEval> QueryRuntime<G> {
 
     /// End of input: every window closes; trailing-negation matches are emitted.
     pub fn close(&mut self, dict: &Dictionary) {
+        self.finish_moment(dict);
         self.flush_lazy(INF, dict);
         self.fire_timers(INF, dict);
         for Due(_, _, run) in self.closing.drain_sorted() {
@@ -1102,7 +1139,10 @@ impl<G: GpmEval> QueryRuntime<G> {
             .filter(|Due(_, _, r)| !r.borrow().dead)
             .map(|Due(hi, _, r)| r.borrow().end.map_or(*hi, |e| e.max(*hi)))
             .min();
-        [closing, lazy, timed].into_iter().flatten().min()
+        [closing, lazy, timed, self.moment_time()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// How much state the query holds (bounded memory, SEMANTICS.md section 8).
@@ -1133,6 +1173,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 self.prefix.as_ref().map_or(0, |p| p.entries.len()),
             ),
             ("kept_events", self.head_events.len()),
+            ("moment_runs", self.moment_runs()),
         ])
     }
 
@@ -1140,6 +1181,7 @@ impl<G: GpmEval> QueryRuntime<G> {
 
     /// Process one event of the query's streamset (in time order).
     pub fn on_event(&mut self, event: &EventRef, index: &Rc<G::Index>, dict: &Dictionary) {
+        self.finish_moment(dict);
         let tau = event.time;
         if self.t0.is_none() {
             self.t0 = Some(event.start); // tumbling windows start at the first event's start
@@ -1176,7 +1218,12 @@ impl<G: GpmEval> QueryRuntime<G> {
         rows.clear();
         self.rows = rows;
         let mut finals = self.cut(event, index, dict, &mut runs);
-        let offered = (runs.len() + finals.len()) as u64;
+        // a moment of many matches: its last step's runs offered last, a chunk at a time
+        let mut streamed = Vec::new();
+        if finals.is_empty() {
+            self.moment_finals(event, &mut runs, &mut streamed);
+        }
+        let offered = (runs.len() + finals.len() + streamed.len()) as u64;
         for run in runs.drain(..) {
             if !run.borrow().dead {
                 self.try_run(&run, event, index, pos, dict);
@@ -1220,6 +1267,9 @@ impl<G: GpmEval> QueryRuntime<G> {
         if !self.policy.proposals.is_empty() {
             self.choose(event, dict);
         }
+        if !streamed.is_empty() {
+            self.stream_moment(event, index, pos, dict, streamed);
+        }
         if !self.batch.is_empty() {
             self.release(true, dict);
         }
@@ -1248,18 +1298,10 @@ impl<G: GpmEval> QueryRuntime<G> {
         let Some(g) = self.cut else {
             return finals;
         };
-        let last = self.steps.len() - 1;
-        let eligible = |r: &Run| {
-            r.step == last
-                && !r.looping
-                && r.pending.is_empty()
-                && r.select == Transitions::ANY
-                && r.start.is_some()
-        };
         if event.stream != self.gpm_streams[g]
             || runs
                 .iter()
-                .filter(|run| eligible(&run.borrow()))
+                .filter(|run| self.completes_at_once(&run.borrow()))
                 .nth(1)
                 .is_none()
         {
@@ -1283,7 +1325,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         let mut used_up = Vec::new();
         for run in runs.iter() {
             let r = run.borrow();
-            let (true, Some(start)) = (eligible(&r), r.start) else {
+            let (true, Some(start)) = (self.completes_at_once(&r), r.start) else {
                 continue;
             };
             if self.policy.chain_consumed(&r.node, dict) {
@@ -1297,12 +1339,22 @@ impl<G: GpmEval> QueryRuntime<G> {
             };
             finals.push((key, run.clone()));
         }
-        runs.retain(|run| !eligible(&run.borrow()));
+        runs.retain(|run| !self.completes_at_once(&run.borrow()));
         self.work.run_offers += used_up.len() as u64;
         for run in used_up {
             self.kill(&run);
         }
         finals
+    }
+
+    /// Whether `r` can only complete a match with an event it is offered, and is unchanged
+    /// by the offer: at the last step, `:`, not looping, no absence pending, started.
+    fn completes_at_once(&self, r: &Run) -> bool {
+        r.step == self.steps.len() - 1
+            && !r.looping
+            && r.pending.is_empty()
+            && r.select == Transitions::ANY
+            && r.start.is_some()
     }
 
     /// CHRONOLOGICAL / RECENT: of the extensions the event offered (every run having been

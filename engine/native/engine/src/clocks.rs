@@ -12,7 +12,7 @@
 use crate::{Engine, EngineError, Host, HostFailed, Programs, Stop};
 use spaseq_automaton::event::StreamId;
 use spaseq_automaton::snapshot::ClockState;
-use spaseq_automaton::QueryRuntime;
+use spaseq_automaton::{QueryRuntime, MOMENT_CHUNK};
 use spaseq_output::spell::time_value;
 use std::fmt;
 
@@ -41,6 +41,10 @@ pub struct Settings {
     /// How long (processing time, ns) a stream may send nothing before it stops holding a
     /// LATENESS watermark back; None: each query's lateness (decision 63).
     pub idle_timeout: Option<i128>,
+    /// The matches a streamed moment releases per take (`MOMENT_CHUNK`; a moment of at
+    /// least 64 runs completing at once, or this many if fewer, is streamed: docs/decisions.md
+    /// 49).
+    pub moment_chunk: usize,
 }
 
 impl Default for Settings {
@@ -51,6 +55,7 @@ impl Default for Settings {
             drop_unread: false,
             compact_min_terms: COMPACT_MIN_TERMS,
             idle_timeout: None,
+            moment_chunk: MOMENT_CHUNK,
         }
     }
 }
@@ -202,6 +207,9 @@ impl<H: Host> Engine<H> {
     /// Set how the engine treats time (before any event; kept by snapshots' hosts).
     pub fn configure(&self, settings: Settings) {
         self.settings.set(settings);
+        for rt in self.queries.borrow_mut().iter_mut() {
+            rt.moment_chunk = settings.moment_chunk;
+        }
     }
 
     pub fn settings(&self) -> Settings {

@@ -418,6 +418,9 @@ impl<H: Host> Engine<H> {
         query: usize,
         c: &mut Composition,
     ) {
+        if !c.readers[query].is_empty() {
+            rt.finish_moment(&self.dict); // its readers take each result as an event now
+        }
         let from = c.results[query].numbered;
         if from == rt.out.len() {
             return;

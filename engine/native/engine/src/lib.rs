@@ -288,8 +288,9 @@ impl<H: Host> Engine<H> {
     pub fn register(&self, plan_json: &str, host: H) -> Result<usize, EngineError> {
         let plan = Plan::from_json(plan_json).map_err(EngineError::PlanFormat)?;
         let (programs, vars) = Programs::new(&plan, host, &self.dict)?;
-        let runtime = QueryRuntime::new(&plan, programs, vars, &mut self.streams.borrow_mut())
+        let mut runtime = QueryRuntime::new(&plan, programs, vars, &mut self.streams.borrow_mut())
             .map_err(EngineError::Unsupported)?;
+        runtime.moment_chunk = self.settings.get().moment_chunk;
         self.add_results(&plan)?;
         let number = {
             let mut queries = self.queries.borrow_mut();
@@ -616,14 +617,18 @@ impl<H: Host> Engine<H> {
         self.close_gates()
     }
 
-    /// Whether the queries hold `PENDING_MATCHES` released matches not yet taken.
+    /// Whether the queries hold `PENDING_MATCHES` released matches not yet taken, or a
+    /// moment whose matches are made as they are taken (`take_matches`).
     pub fn matches_pending(&self) -> bool {
-        self.queries
-            .borrow()
-            .iter()
-            .map(|rt| rt.out.len())
-            .sum::<usize>()
-            >= PENDING_MATCHES
+        let queries = self.queries.borrow();
+        queries.iter().any(QueryRuntime::moment_pending)
+            || queries.iter().map(|rt| rt.out.len()).sum::<usize>() >= PENDING_MATCHES
+    }
+
+    /// Whether query `query` streams a moment: its matches are released as they are taken,
+    /// a chunk per `take_matches`, until this is false.
+    pub fn moment_pending(&self, query: usize) -> Result<bool, EngineError> {
+        self.query(query, QueryRuntime::moment_pending)
     }
 
     /// Query `query`'s state, read.
@@ -640,6 +645,9 @@ impl<H: Host> Engine<H> {
     pub fn take_matches(&self, query: usize) -> Result<(Vec<MatchRecord>, Rc<Names>), EngineError> {
         let mut queries = self.queries.borrow_mut();
         let runtime = queries.get_mut(query).ok_or(EngineError::NoQuery(query))?;
+        if runtime.out.is_empty() {
+            runtime.more(&self.dict); // a streamed moment's next chunk
+        }
         let mut c = self.composition.borrow_mut();
         self.settle(runtime, query, &mut c);
         c.results_taken(query);

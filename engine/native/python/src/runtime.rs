@@ -13,7 +13,7 @@ use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use pyo3::PyTraverseError;
-use spaseq_automaton::{MatchRecord, Streams};
+use spaseq_automaton::{MatchRecord, Streams, MOMENT_CHUNK};
 use spaseq_engine::{
     Dropped, Engine, EngineError, Fed, Host, HostFailed, LatePolicy, Names, Pairs, PreparedEvent,
     Pushed, Settings, Stop, TakenPairs, Verdict, COMPACT_MIN_TERMS,
@@ -542,8 +542,10 @@ impl NativeEngine {
     /// An event on a stream no registered query reads is dropped and counted
     /// (`drop_unread`) rather than refused. A stream silent for `idle_timeout` ns of
     /// processing time stops holding LATENESS watermarks back (None: each query's lateness).
-    /// ValueError for another `late`.
-    #[pyo3(signature = (own_clocks, late, compact_min_terms = None, drop_unread = false, idle_timeout = None))]
+    /// A streamed moment releases about `moment_chunk` matches per take (default the core's;
+    /// a moment of fewer than 64 runs completing at once is streamed only if it has at least
+    /// `moment_chunk`). ValueError for another `late`, or a `moment_chunk` of 0.
+    #[pyo3(signature = (own_clocks, late, compact_min_terms = None, drop_unread = false, idle_timeout = None, moment_chunk = None))]
     fn configure(
         &self,
         own_clocks: bool,
@@ -551,7 +553,11 @@ impl NativeEngine {
         compact_min_terms: Option<usize>,
         drop_unread: bool,
         idle_timeout: Option<i128>,
+        moment_chunk: Option<usize>,
     ) -> PyResult<()> {
+        if moment_chunk == Some(0) {
+            return Err(PyValueError::new_err("moment_chunk must be at least 1"));
+        }
         let late = match late {
             "drop" => LatePolicy::Drop,
             "error" => LatePolicy::Error,
@@ -567,6 +573,7 @@ impl NativeEngine {
             drop_unread,
             compact_min_terms: compact_min_terms.unwrap_or(COMPACT_MIN_TERMS),
             idle_timeout,
+            moment_chunk: moment_chunk.unwrap_or(MOMENT_CHUNK),
         });
         Ok(())
     }
@@ -769,6 +776,12 @@ impl NativeEngine {
     /// The largest timestamp (ns) of the query's streams so far, None before any.
     fn clock(&self, query: usize) -> PyResult<Option<i128>> {
         self.core.clock(query).map_err(value_error)
+    }
+
+    /// Whether query `query` streams a moment: `take_matches` gives its matches a chunk at a
+    /// time until this is false.
+    fn moment_pending(&self, query: usize) -> PyResult<bool> {
+        self.core.moment_pending(query).map_err(value_error)
     }
 
     fn footprint(&self, query: usize) -> PyResult<Vec<(&'static str, usize)>> {

@@ -381,7 +381,7 @@ impl Reader<'_> {
 impl<G: GpmEval> QueryRuntime<G> {
     /// The runtime's state between two events (its released matches must have been taken).
     pub fn save(&self) -> Result<QueryState, SnapshotError> {
-        if !self.out.is_empty() || !self.batch.is_empty() {
+        if !self.out.is_empty() || !self.batch.is_empty() || self.moment_pending() {
             return Err(SnapshotError::MatchesNotTaken);
         }
         let mut w = Writer::default();
