@@ -309,9 +309,9 @@ class NativeEngine:
         terms at which the dictionary is compacted (None: the core's default); an event on a
         stream no registered query reads is dropped and counted (``drop_unread``); a stream
         silent for ``idle_timeout`` ns of processing time stops holding LATENESS watermarks
-        back (None: each query's lateness); a streamed moment releases about ``moment_chunk``
-        matches per take (None: the core's default; a moment of fewer than 64 runs completing
-        at once is streamed only with at least ``moment_chunk``)."""
+        back (None: each query's lateness); once one event has completed ``moment_chunk``
+        matches, the rest of its moment is streamed, about that many per take (None: the
+        core's default)."""
     def set_now(self, now: int) -> None:
         """The processing time is ``now`` ns (a monotonic clock): stream idleness."""
     def idle_tick(self) -> None:

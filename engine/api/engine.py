@@ -470,8 +470,8 @@ class Engine:
     #: the core's default (2^18). Read when the engine's native side is made.
     COMPACT_MIN_TERMS: int | None = None
 
-    #: About how many matches a streamed moment makes and releases at a time as they are taken
-    #: (one event completing at least 64 runs, or this many if fewer), so that memory follows
+    #: Once one event has completed this many matches, the rest of its moment is streamed:
+    #: made and released about this many at a time as they are taken, so that memory follows
     #: the runs, not the moment's matches (decision 49). None: the core's default (4096).
     #: Read when the engine's native side is made.
     MOMENT_CHUNK: int | None = None

@@ -421,15 +421,16 @@ class QueryRuntime:
         emitted before the next is made."""
         while True:
             if self.sink is not None:
-                self.stats["matches"] += self.sink.write_matches(self._native, self.number)
+                taken = self.sink.write_matches(self._native, self.number)
             else:
                 matches = self._native.take_matches(self.number)
-                if matches:
-                    session, emit = self.session, self.emit
-                    self.stats["matches"] += len(matches)
-                    for native in matches:
-                        emit(_Released(native, session))
-            if not self._native.moment_pending(self.number):
+                taken = len(matches)
+                session, emit = self.session, self.emit
+                for native in matches:
+                    emit(_Released(native, session))
+            self.stats["matches"] += taken
+            # a take of none ends a moment: a chunk stops short only at its last run
+            if not taken or not self._native.moment_pending(self.number):
                 return
 
     @property

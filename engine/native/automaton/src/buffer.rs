@@ -16,10 +16,23 @@ pub struct Taken {
     pub bindings: Rc<[Option<TermId>]>,
 }
 
-#[derive(Debug)]
 pub struct Node {
     pub parent: Option<Rc<Node>>,
     pub taken: Taken,
+}
+
+/// A list printed as the events it took, last first, without recursion (a derived `Debug`
+/// would recurse through `parent` as deep as the list, as dropping it did).
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut list = f.debug_list();
+        let mut at = Some(self);
+        while let Some(node) = at {
+            list.entry(&node.taken);
+            at = node.parent.as_deref();
+        }
+        list.finish()
+    }
 }
 
 /// A list is freed node by node, not by recursion: a run of a few hundred thousand Kleene
@@ -114,6 +127,14 @@ mod tests {
         }
         drop(list);
         assert_eq!(Node::depth_up_to(&at, usize::MAX), 500_000);
+        // printed without recursion too (a derived Debug overflowed at a few thousand)
+        let mut tail = at.clone();
+        for _ in 0..400_000 {
+            tail = tail.and_then(|n| n.parent.clone());
+        }
+        let printed = format!("{:?}", tail.as_deref().unwrap());
+        assert_eq!(printed.matches("Taken").count(), 100_000);
+        drop(tail);
         drop(at);
         assert_eq!(Rc::strong_count(&event), 1);
     }

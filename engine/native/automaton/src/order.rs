@@ -147,6 +147,17 @@ impl CompletionKey {
             events,
         }))
     }
+
+    /// Where `m`, completed by an event, stands in the match order but for the spelling
+    /// tie-break: the key `sort_batch` packs for it (None when it does not fit).
+    pub fn of_match(m: &MatchRecord) -> Option<Self> {
+        let (events, n) = packed_events(&m.node, None)?;
+        Some(CompletionKey(Packed {
+            last: events[..n].iter().max().copied().unwrap_or(0),
+            start: biased(i64::try_from(m.start).ok()?),
+            events,
+        }))
+    }
 }
 
 /// Events a match may have taken for its key to be packed (`Packed`).

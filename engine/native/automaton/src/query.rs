@@ -29,7 +29,7 @@ use smallvec::{smallvec, SmallVec};
 use spaseq_gpm::aggregate::SelectExpressions;
 use spaseq_gpm::vars::{Row, Slot, VarTable};
 use spaseq_io::dictionary::{Dictionary, TermId};
-use spaseq_plan::plan::{Modifier, Plan, Strategy};
+use spaseq_plan::plan::{Evaluator, Modifier, Plan, Strategy};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::{Rc, Weak};
@@ -43,8 +43,8 @@ mod snapshot;
 mod tests;
 use conj::{join_keys, ConjBuffer, Pool};
 use dues::Dues;
-use moment::Moment;
 pub use moment::MOMENT_CHUNK;
+use moment::{Final, Moment};
 use policy::{Policy, Proposal};
 pub use snapshot::QueryState;
 use spaseq_plan::plan::Selection;
@@ -411,11 +411,13 @@ pub struct QueryRuntime<G: GpmEval> {
     /// Whether a moment of many matches may be streamed (`moment`): the plan releases a
     /// moment's batch as `sort_batch` orders it, and only the last step's runs complete.
     streams_moments: bool,
-    /// The fewest runs completing at one event for its moment to be streamed, and the
-    /// matches it releases per chunk (`MOMENT_CHUNK`; the engine's setting).
+    /// About how many matches a streamed moment releases per chunk (`MOMENT_CHUNK`; the
+    /// engine's setting, at least 1).
     pub moment_chunk: usize,
     /// The moment being streamed, if one is.
     moment: Option<Moment<G::Index>>,
+    /// The keyed runs of the last streamed moment (a buffer kept while small, not state).
+    spare_finals: Vec<Final>,
 }
 
 /// SELECT expressions as the runtime evaluates them (`spaseq_gpm::aggregate`).
@@ -438,7 +440,8 @@ pub struct Work {
     pub order_keys: u64,
     /// Runs CONSUMPTION MATCHED's early cut did not offer an event (`QueryRuntime::cut`).
     pub runs_cut: u64,
-    /// Moments whose matches were made a chunk at a time as they were taken (`moment`).
+    /// Events whose moment was streamed: past a chunk of matches, the rest made a chunk at a
+    /// time as they were taken, in the match order (`moment`).
     pub moments_streamed: u64,
 }
 
@@ -734,9 +737,18 @@ impl<G: GpmEval> QueryRuntime<G> {
             _ => None,
         };
         // a moment is streamed when its matches are the last step's `:` runs' completions,
-        // released as the batch orders them: nothing filters, selects or holds them back
+        // released as the batch orders them: nothing filters, selects or holds them back; and
+        // its chunks, made as they are taken, call no host (whose failure a take could not
+        // report: a callback GPM, or GRAPH blocks' KB rows)
         let streams_moments = match steps.last() {
             Some(last) => {
+                let calls_host = match *last.op {
+                    Op::Gpm(g) => {
+                        plan.gpms[g].evaluator == Some(Evaluator::Callback)
+                            || !plan.gpms[g].graph_elements.is_empty()
+                    }
+                    _ => true,
+                };
                 !policy.consumes()
                     && policy.selection == Selection::Unrestricted
                     && head.is_empty()
@@ -746,7 +758,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                     && !options.enabled("intervals")
                     && last.modifier == Modifier::Plain
                     && last.timer.is_none()
-                    && matches!(*last.op, Op::Gpm(_))
+                    && !calls_host
             }
             None => false,
         };
@@ -818,6 +830,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             streams_moments,
             moment_chunk: MOMENT_CHUNK,
             moment: None,
+            spare_finals: Vec::new(),
         })
     }
 
@@ -1218,17 +1231,26 @@ impl<G: GpmEval> QueryRuntime<G> {
         rows.clear();
         self.rows = rows;
         let mut finals = self.cut(event, index, dict, &mut runs);
-        // a moment of many matches: its last step's runs offered last, a chunk at a time
+        let offered = (runs.len() + finals.len()) as u64;
+        // once the event has completed a chunk of matches, the rest of its last step's runs
+        // are offered it a chunk at a time, in the match order (`moment`)
         let mut streamed = Vec::new();
-        if finals.is_empty() {
-            self.moment_finals(event, &mut runs, &mut streamed);
-        }
-        let offered = (runs.len() + finals.len() + streamed.len()) as u64;
-        for run in runs.drain(..) {
+        let mut switched = !self.streams_moments;
+        let mut at = 0;
+        while at < runs.len() {
+            let run = &runs[at];
+            at += 1;
             if !run.borrow().dead {
-                self.try_run(&run, event, index, pos, dict);
+                self.try_run(run, event, index, pos, dict);
+            }
+            if !switched && self.batch.len() >= self.moment_chunk && at < runs.len() {
+                switched = true;
+                let mut rest = runs.split_off(at);
+                streamed = self.moment_finals(event, &mut rest);
+                runs.append(&mut rest); // the others (all of them, if not streamed)
             }
         }
+        runs.clear();
         self.candidates = runs;
         // in the match order, up to the first that completes a match (and its ties); the
         // order sorted by index, not by moving the keys about

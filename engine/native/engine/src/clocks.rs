@@ -41,9 +41,8 @@ pub struct Settings {
     /// How long (processing time, ns) a stream may send nothing before it stops holding a
     /// LATENESS watermark back; None: each query's lateness (decision 63).
     pub idle_timeout: Option<i128>,
-    /// The matches a streamed moment releases per take (`MOMENT_CHUNK`; a moment of at
-    /// least 64 runs completing at once, or this many if fewer, is streamed: docs/decisions.md
-    /// 49).
+    /// Once one event has completed this many matches, the rest of its moment is streamed,
+    /// about this many matches per take (`MOMENT_CHUNK`; docs/decisions.md 49).
     pub moment_chunk: usize,
 }
 
@@ -208,7 +207,7 @@ impl<H: Host> Engine<H> {
     pub fn configure(&self, settings: Settings) {
         self.settings.set(settings);
         for rt in self.queries.borrow_mut().iter_mut() {
-            rt.moment_chunk = settings.moment_chunk;
+            rt.moment_chunk = settings.moment_chunk.max(1);
         }
     }
 

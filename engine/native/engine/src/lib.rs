@@ -290,7 +290,7 @@ impl<H: Host> Engine<H> {
         let (programs, vars) = Programs::new(&plan, host, &self.dict)?;
         let mut runtime = QueryRuntime::new(&plan, programs, vars, &mut self.streams.borrow_mut())
             .map_err(EngineError::Unsupported)?;
-        runtime.moment_chunk = self.settings.get().moment_chunk;
+        runtime.moment_chunk = self.settings.get().moment_chunk.max(1);
         self.add_results(&plan)?;
         let number = {
             let mut queries = self.queries.borrow_mut();
@@ -319,6 +319,9 @@ impl<H: Host> Engine<H> {
             .borrow_mut()
             .get_mut(query)
             .ok_or(EngineError::NoQuery(query))? = true;
+        if let Ok(mut queries) = self.queries.try_borrow_mut() {
+            queries[query].drop_moment(); // its matches are no longer taken
+        }
         self.recompose()
     }
 
@@ -621,8 +624,10 @@ impl<H: Host> Engine<H> {
     /// moment whose matches are made as they are taken (`take_matches`).
     pub fn matches_pending(&self) -> bool {
         let queries = self.queries.borrow();
-        queries.iter().any(QueryRuntime::moment_pending)
-            || queries.iter().map(|rt| rt.out.len()).sum::<usize>() >= PENDING_MATCHES
+        let retired = self.retired.borrow();
+        let live = || queries.iter().zip(retired.iter()).filter(|(_, r)| !**r);
+        live().any(|(rt, _)| rt.moment_pending())
+            || live().map(|(rt, _)| rt.out.len()).sum::<usize>() >= PENDING_MATCHES
     }
 
     /// Whether query `query` streams a moment: its matches are released as they are taken,

@@ -542,9 +542,9 @@ impl NativeEngine {
     /// An event on a stream no registered query reads is dropped and counted
     /// (`drop_unread`) rather than refused. A stream silent for `idle_timeout` ns of
     /// processing time stops holding LATENESS watermarks back (None: each query's lateness).
-    /// A streamed moment releases about `moment_chunk` matches per take (default the core's;
-    /// a moment of fewer than 64 runs completing at once is streamed only if it has at least
-    /// `moment_chunk`). ValueError for another `late`, or a `moment_chunk` of 0.
+    /// Once one event has completed `moment_chunk` matches, the rest of its moment is
+    /// streamed, about that many per take (default the core's). ValueError for another
+    /// `late`, or a `moment_chunk` of 0.
     #[pyo3(signature = (own_clocks, late, compact_min_terms = None, drop_unread = false, idle_timeout = None, moment_chunk = None))]
     fn configure(
         &self,

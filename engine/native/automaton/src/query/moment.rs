@@ -1,44 +1,53 @@
 //! A moment of many matches, generated in the match order as they are taken (docs/decisions.md
-//! 49): when an event is offered to at least `MOMENT_RUNS` runs that can only complete a
-//! match with it (the last step, `:`, nothing pending), those runs are ordered by where their
-//! matches stand in the match order (`CompletionKey`) and offered the event a chunk of about
-//! `moment_chunk` matches at a time, each chunk released before the next is made. Memory then
-//! follows the runs (the state, one key each) and the event (a run's matches on it come in
-//! one chunk), not the moment's matches: a moment of millions of matches is written as it
-//! comes.
+//! 49): once an event has completed a chunk of matches (`moment_chunk`), the runs it still
+//! has to offer that can only complete a match with it (the last step, `:`, nothing pending)
+//! are ordered by where their matches stand in the match order (`CompletionKey`), and the
+//! matches made so far with them; the event is then offered to them a chunk of about
+//! `moment_chunk` matches at a time, each chunk released before the next is made. Memory
+//! then follows the runs (the state, one key each) and the event (a run's matches on it come
+//! in one chunk), not the moment's matches: a moment of millions of matches is written as it
+//! comes. A moment of fewer matches costs nothing more than before.
 //!
 //! It holds because a `:` run offered an event is unchanged by the offer (whether it takes
 //! it into a complete match or not), so offering the event later, or in another order,
 //! changes nothing but the order the matches are made in; every match of one run on the
-//! event has the run's key, and runs of equal keys are offered in the same chunk, whose
-//! batch `sort_batch` orders by the spelling tie-break. Anything else that completes a match
-//! at the event (the start run, a run of another step) falls back to ordering the moment
-//! whole, as does a key that does not pack. Every other use of the runtime finishes the
-//! moment first (`finish_moment`), so it never sees the moment half made.
+//! event has the run's key, and the matches and runs of one key go into the same chunk,
+//! whose batch `sort_batch` orders by the spelling tie-break (and, for matches it cannot
+//! tell apart, by the order the runs were offered in, which the chunks keep). A key that does
+//! not pack leaves the moment to be released whole, as before. Every other use of the
+//! runtime (an event, the clock, a flush, the end, a reader of the query's output) finishes
+//! the moment first (`finish_moment`), so it never sees the moment half made; and the plans
+//! streamed call no host while a chunk is made, as a take could not report its failure.
 
 use super::{QueryRuntime, RunRef};
 use crate::event::EventRef;
 use crate::gpms::GpmEval;
-use crate::order::CompletionKey;
+use crate::order::{CompletionKey, MatchRecord};
 use spaseq_io::dictionary::Dictionary;
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// The matches a streamed moment releases per take: `QueryRuntime::moment_chunk`'s default.
 pub const MOMENT_CHUNK: usize = 1 << 12;
 
-/// The fewest runs completing at one event for its moment to be streamed (fewer with a
-/// smaller chunk): a moment of fewer is released whole, as ordering its runs first would cost
-/// more than it could save (each of them is offered the event anyway, and a run of many
-/// matches on one event is one chunk).
-const MOMENT_RUNS: usize = 64;
+/// Keyed runs kept for the next moment while there are at most this many (a buffer, not
+/// state: a huge moment's is freed).
+const SPARE_KEPT: usize = 1 << 14;
 
-/// A moment being streamed: its event (with its prepared index and position) and the runs
-/// still to offer it, in the match order (`next` onwards).
+/// A run that can only complete a match with the event, keyed by where its matches stand in
+/// the match order, and its place among the event's candidates (runs of equal keys keep that
+/// order, as the whole moment's stable sort keeps the order they were offered in).
+pub(super) type Final = (CompletionKey, u32, RunRef);
+
+/// A moment being streamed: its event (with its prepared index and position), the matches
+/// made before it was (keyed, in the match order but for ties) and the runs still to offer it,
+/// in the match order (`next` onwards).
 pub(super) struct Moment<I> {
     event: EventRef,
     index: Rc<I>,
     pos: i64,
-    finals: Vec<(CompletionKey, RunRef)>,
+    made: VecDeque<(CompletionKey, MatchRecord)>,
+    finals: Vec<Final>,
     next: usize,
 }
 
@@ -58,87 +67,94 @@ impl<G: GpmEval> QueryRuntime<G> {
         self.moment.as_ref().map(|m| m.event.time)
     }
 
-    /// Take out of `runs` those that can only complete a match with the event, keyed by
-    /// where their matches stand in the match order, into `finals` (empty on entry): true
-    /// when there are at least `MOMENT_RUNS` of them and every key packs (the moment is
-    /// then streamed, `stream_moment`), false (and `runs`, `finals` untouched) otherwise.
-    pub(super) fn moment_finals(
-        &self,
-        event: &EventRef,
-        runs: &mut Vec<RunRef>,
-        finals: &mut Vec<(CompletionKey, RunRef)>,
-    ) -> bool {
-        let fewest = MOMENT_RUNS.min(self.moment_chunk);
-        if !self.streams_moments || runs.len() < fewest {
-            return false;
-        }
-        let n = runs
+    /// The runs of `rest` (those the event is still to be offered to) that can only complete a
+    /// match with it, taken out and keyed: the moment is then streamed (`stream_moment`).
+    /// Empty, and `rest` untouched, when a key does not pack.
+    pub(super) fn moment_finals(&mut self, event: &EventRef, rest: &mut Vec<RunRef>) -> Vec<Final> {
+        let n = rest
             .iter()
             .filter(|run| self.completes_at_once(&run.borrow()))
             .count();
-        if n < fewest {
-            return false;
-        }
+        let mut finals = std::mem::take(&mut self.spare_finals);
         finals.reserve_exact(n); // what the moment holds besides the runs: one key each
-        for run in runs.iter() {
+        for (i, run) in rest.iter().enumerate() {
             let r = run.borrow();
             let (true, Some(start)) = (self.completes_at_once(&r), r.start) else {
                 continue;
             };
             let Some(key) = CompletionKey::of(start.min(event.start), &r.node, event.order())
             else {
-                finals.clear();
-                return false;
+                drop(r);
+                self.keep_spare(finals);
+                return Vec::new();
             };
-            finals.push((key, run.clone()));
+            finals.push((key, i as u32, run.clone()));
         }
-        runs.retain(|run| !self.completes_at_once(&run.borrow()));
-        true
+        rest.retain(|run| !self.completes_at_once(&run.borrow()));
+        finals
     }
 
     /// After the rest of the event's work: stream the moment of `finals` (from
-    /// `moment_finals`) when nothing else completed a match at it, its first chunk released
-    /// now; otherwise offer them all, for the moment to be released whole.
+    /// `moment_finals`) with the matches the event completed before them (the batch), its
+    /// first chunk released now; or, when one of those matches' keys does not pack, offer the
+    /// runs the event and leave the moment to be released whole.
     pub(super) fn stream_moment(
         &mut self,
         event: &EventRef,
         index: &Rc<G::Index>,
         pos: i64,
         dict: &Dictionary,
-        mut finals: Vec<(CompletionKey, RunRef)>,
+        mut finals: Vec<Final>,
     ) {
-        if !self.batch.is_empty() {
-            for (_, run) in finals {
+        let made: Option<Vec<(CompletionKey, MatchRecord)>> = self
+            .batch
+            .iter()
+            .map(|m| Some((CompletionKey::of_match(m)?, m.clone())))
+            .collect();
+        let Some(mut made) = made else {
+            for (_, _, run) in finals.drain(..) {
                 if !run.borrow().dead {
                     self.try_run(&run, event, index, pos, dict);
                 }
             }
+            self.keep_spare(finals);
             return;
-        }
-        // in place: runs of equal keys complete matches told apart by their spelling alone,
-        // which `sort_batch` orders within the chunk
-        finals.sort_unstable_by_key(|a| a.0);
+        };
+        self.batch.clear();
+        made.sort_by_key(|m| m.0); // stable: ties in the order they were made
+                                   // in place, by key, then by place among the candidates
+        finals.sort_unstable_by_key(|f| (f.0, f.1));
         self.work.moments_streamed += 1;
         self.moment = Some(Moment {
             event: event.clone(),
             index: index.clone(),
             pos,
+            made: made.into(),
             finals,
             next: 0,
         });
         self.more(dict);
     }
 
-    /// Release the streamed moment's next chunk: its runs offered the event in the match
-    /// order until `moment_chunk` matches are made (runs of one key all in the same chunk).
+    /// Release the streamed moment's next chunk: its matches made before and its runs offered
+    /// the event, in the match order, until `moment_chunk` matches are made (those of one key
+    /// all in the same chunk).
     pub fn more(&mut self, dict: &Dictionary) {
         let Some(mut m) = self.moment.take() else {
             return;
         };
-        while m.next < m.finals.len() && self.batch.len() < self.moment_chunk {
-            let key = m.finals[m.next].0;
-            while m.next < m.finals.len() && m.finals[m.next].0 == key {
-                let run = m.finals[m.next].1.clone();
+        while self.batch.len() < self.moment_chunk {
+            let made = m.made.front().map(|x| x.0);
+            let runs = m.finals.get(m.next).map(|f| f.0);
+            let Some(key) = made.into_iter().chain(runs).min() else {
+                break;
+            };
+            while m.made.front().is_some_and(|x| x.0 == key) {
+                let (_, record) = m.made.pop_front().expect("a match made before");
+                self.batch.push(record);
+            }
+            while m.finals.get(m.next).is_some_and(|f| f.0 == key) {
+                let run = m.finals[m.next].2.clone();
                 if !run.borrow().dead {
                     self.try_run(&run, &m.event, &m.index, m.pos, dict);
                 }
@@ -148,7 +164,9 @@ impl<G: GpmEval> QueryRuntime<G> {
         if !self.batch.is_empty() {
             self.release(true, dict);
         }
-        if m.next < m.finals.len() {
+        if m.made.is_empty() && m.next == m.finals.len() {
+            self.keep_spare(m.finals);
+        } else {
             self.moment = Some(m);
         }
     }
@@ -157,6 +175,21 @@ impl<G: GpmEval> QueryRuntime<G> {
     pub fn finish_moment(&mut self, dict: &Dictionary) {
         while self.moment.is_some() {
             self.more(dict);
+        }
+    }
+
+    /// Forget a streamed moment's matches still to come (its query unregistered).
+    pub fn drop_moment(&mut self) {
+        if let Some(m) = self.moment.take() {
+            self.keep_spare(m.finals);
+        }
+    }
+
+    /// Keep `finals`' buffer for the next moment, emptied, unless it is large.
+    fn keep_spare(&mut self, mut finals: Vec<Final>) {
+        finals.clear();
+        if finals.capacity() <= SPARE_KEPT {
+            self.spare_finals = finals;
         }
     }
 }
