@@ -8,8 +8,11 @@ from collections.abc import Sequence
 
 import pyoxigraph
 
+from spaseq.engine import reference
 from spaseq.engine._native import NativeWriter
+from spaseq.engine.api import Engine, QueryHandle
 from spaseq.engine.events import Event
+from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import Row
 from spaseq.engine.output.native import row_writer
 
@@ -36,6 +39,26 @@ def query_text(seq: str, defines: str, select: str = "*", within: str = "", stre
     froms = "\n".join(f"FROM STREAM {s.upper()} <{EX}{s}>" for s in streams)
     win = f"WITHIN {within}" if within else ""
     return f"{QUERY_PREFIXES}SELECT {select} {win}\n{froms}\nWHERE {{ SEQ({seq}) {defines} }}"
+
+
+def match_identity(m) -> tuple:
+    """What tells two matches apart, and so their order (tests/properties): the events each
+    atom took with their bindings, the mapping, start and end."""
+    return (tuple((t.atom, t.event.seq, t.bindings) for t in m.taken), m.bindings, m.start, m.time)
+
+
+def checked_run(engine: Engine, text: str, evs: list[Event],
+                store: pyoxigraph.Store | None = None) -> tuple[list, QueryHandle]:
+    """``text`` on ``engine`` over ``evs`` (pushed, then the input ended): its matches, checked
+    against the reference evaluator's over ``store`` (content and order), and its handle."""
+    handle = engine.register(text)
+    for e in evs:
+        engine.push_event(e)
+    engine.close()
+    got = list(handle.matches())
+    expected = reference.evaluate(parse_query(text), evs, store)
+    assert [match_identity(m) for m in got] == [match_identity(m) for m in expected]
+    return got, handle
 
 
 def match_bag(matches) -> Counter:

@@ -15,12 +15,12 @@ from spaseq.engine import api
 from spaseq.engine.compile.planner import plan_query
 from spaseq.engine.compile.splitting import KEY, NONE, TIME, event_keys, routing_table, split_plan
 from spaseq.engine.language.query import parse_query
-from tests.properties.test_differential import EXAMPLES, _identity, events, kb, queries
-from tests.util import EX, QUERY_PREFIXES
+from tests.properties.test_differential import EXAMPLES, events, kb, queries
+from tests.util import EX, QUERY_PREFIXES, match_identity
 
 
 def _whole(q, evs, store) -> list[tuple]:
-    return sorted((_identity(m) for m in api.evaluate(q, evs, store)), key=repr)
+    return sorted((match_identity(m) for m in api.evaluate(q, evs, store)), key=repr)
 
 
 def _by_key(q, evs, store, keys: tuple[str, ...]) -> list[tuple]:
@@ -33,7 +33,7 @@ def _by_key(q, evs, store, keys: tuple[str, ...]) -> list[tuple]:
         for m in api.evaluate(q, part, store):
             b = dict(m.bindings)
             if " ".join(str(b[k]) for k in keys) == key:
-                out.append(_identity(m))
+                out.append(match_identity(m))
     return sorted(out, key=repr)
 
 
@@ -42,7 +42,7 @@ def _by_time(q, evs, store, cuts: list[Decimal], before: Decimal, after: Decimal
     out = []
     for lo, hi in zip(bounds, bounds[1:], strict=False):
         part = [e for e in evs if lo - before <= e.time <= hi + after]
-        out += [_identity(m) for m in api.evaluate(q, part, store) if lo <= m.start < hi]
+        out += [match_identity(m) for m in api.evaluate(q, part, store) if lo <= m.start < hi]
     return sorted(out, key=repr)
 
 

@@ -23,7 +23,7 @@ from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import project
 from spaseq.engine.values.timestamps import to_seconds
 from spaseq.engine.vocab import XSD_NS as XSD
-from tests.util import EX, QUERY_PREFIXES, ev
+from tests.util import EX, QUERY_PREFIXES, ev, match_identity
 from tests.util import match_bag as bag
 
 EXAMPLES = int(os.environ.get("SPASEQ_DIFF_EXAMPLES", "150"))
@@ -249,10 +249,6 @@ def test_lazy_chain_equals_reference(text, evs, partition_runs, end_of_input) ->
     assert got == expected, text
 
 
-def _identity(m) -> tuple:
-    return (tuple((t.atom, t.event.seq, t.bindings) for t in m.taken), m.bindings, m.start, m.time)
-
-
 @settings(max_examples=EXAMPLES)
 @given(queries(), events(), options, st.booleans(), st.sampled_from([None, 1, 2]))
 def test_engine_emits_in_the_reference_order(text, evs, opts, end_of_input, chunk) -> None:
@@ -268,10 +264,10 @@ def test_engine_emits_in_the_reference_order(text, evs, opts, end_of_input, chun
         got = api.evaluate(q, evs, store, opts, end_of_input=end_of_input)
     finally:
         api.Engine.MOMENT_CHUNK = default
-    assert [_identity(m) for m in got] == [_identity(m) for m in expected], text
+    assert [match_identity(m) for m in got] == [match_identity(m) for m in expected], text
     vars_ = sorted({v for m in expected for v, _ in m.bindings})[:2]
-    rows = [(r.bindings, _identity(r.match)) for r in project(got, vars_, distinct=True)]
-    assert rows == [(r.bindings, _identity(r.match)) for r in project(expected, vars_, distinct=True)]
+    rows = [(r.bindings, match_identity(r.match)) for r in project(got, vars_, distinct=True)]
+    assert rows == [(r.bindings, match_identity(r.match)) for r in project(expected, vars_, distinct=True)]
 
 
 SHAPES = {

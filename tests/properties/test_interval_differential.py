@@ -17,14 +17,13 @@ from spaseq.engine.language.query import parse_query
 from tests.properties.test_differential import (
     EXAMPLES,
     STEPS,
-    _identity,
     event_parts,
     kb,
     options,
     queries,
 )
 from tests.properties.test_differential import events as point_events
-from tests.util import EX, QUERY_PREFIXES, ev
+from tests.util import EX, QUERY_PREFIXES, ev, match_identity
 
 
 @st.composite
@@ -49,7 +48,7 @@ def _check(text: str, evs: list[Event], opts, end_of_input: bool) -> None:
     store = kb()
     expected = reference.evaluate(q, evs, store, end_of_input=end_of_input)
     got = api.evaluate(q, evs, store, dataclasses.replace(opts, intervals=True), end_of_input=end_of_input)
-    assert [_identity(m) for m in got] == [_identity(m) for m in expected], text
+    assert [match_identity(m) for m in got] == [match_identity(m) for m in expected], text
 
 
 @settings(max_examples=EXAMPLES, deadline=None)

@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from spaseq.engine.events import Event
 from spaseq.engine.language.query import parse_query
 from spaseq.engine.reference.evaluator import evaluate
-from tests.properties.test_differential import EXAMPLES, _identity, kb, queries
+from tests.properties.test_differential import EXAMPLES, kb, queries
 from tests.properties.test_differential import events as point_events
-from tests.util import EX, PREFIXES, query_text
+from tests.util import EX, PREFIXES, match_identity, query_text
 
 DEFINES = ("DEFINE GPM A ON U1 { ?a :kind :a } DEFINE GPM B ON U1 { ?b :kind :b } "
            "DEFINE GPM C ON U1 { ?c :kind :c } DEFINE GPM X ON U1 { ?x :kind :x }")
@@ -127,4 +127,4 @@ def test_on_point_events_the_interval_rules_give_the_point_rules_answers(text, e
     points = ReferenceEvaluator(q, evs, kb())
     forced = ReferenceEvaluator(q, evs, kb())
     forced._intervals = True
-    assert [_identity(m) for m in forced.matches()] == [_identity(m) for m in points.matches()], text
+    assert [match_identity(m) for m in forced.matches()] == [match_identity(m) for m in points.matches()], text

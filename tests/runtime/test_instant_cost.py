@@ -6,31 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from spaseq.engine import reference
 from spaseq.engine.api import Engine
 from spaseq.engine.cli.main import main
 from spaseq.engine.compile.plan import EngineOptions
-from spaseq.engine.language.query import parse_query
 from tests.output import writers_oracle
-from tests.util import events, query_text
-
-
-def identity(m) -> tuple:
-    """What tells two matches apart, and so their order (tests/properties)."""
-    return (tuple((t.atom, t.event.seq, t.bindings) for t in m.taken), m.bindings, m.start, m.time)
+from tests.util import checked_run, events, query_text
 
 
 def run(text: str, evs: list, options: EngineOptions | None = None) -> tuple[list, dict[str, int]]:
     """The engine's matches of ``text`` over ``evs`` checked against the reference evaluator's
     (content and order), and the work it counted."""
-    engine = Engine(options=options)
-    handle = engine.register(text)
-    for e in evs:
-        engine.push_event(e)
-    engine.close()
-    got = list(handle.matches())
-    expected = reference.evaluate(parse_query(text), evs)
-    assert [identity(m) for m in got] == [identity(m) for m in expected]
+    got, handle = checked_run(Engine(options=options), text, evs)
     return got, handle.runtime.work()
 
 

@@ -22,9 +22,9 @@ from spaseq.engine import api
 from spaseq.engine.api import Engine, SnapshotError
 from spaseq.engine.events import Event
 from spaseq.engine.runtime.snapshot import MAGIC
-from tests.properties.test_differential import EXAMPLES, _identity, events, kb, options, queries
+from tests.properties.test_differential import EXAMPLES, events, kb, options, queries
 from tests.properties.test_interval_differential import lasting_events, timer_queries
-from tests.util import EX, QUERY_PREFIXES, ev
+from tests.util import EX, QUERY_PREFIXES, ev, match_identity
 
 
 def _push(engine: Engine, evs: list[Event]) -> None:
@@ -45,7 +45,7 @@ def _uninterrupted(text, evs, opts, end_of_input: bool) -> list[tuple]:
     engine.register(text)
     _push(engine, evs)
     _end(engine, end_of_input)
-    return [_identity(m) for m in engine.handles[0].matches()]
+    return [match_identity(m) for m in engine.handles[0].matches()]
 
 
 def _split_run(text, evs, opts, cuts: list[int], end_of_input: bool) -> list[tuple]:
@@ -58,11 +58,11 @@ def _split_run(text, evs, opts, cuts: list[int], end_of_input: bool) -> list[tup
     for cut in cuts:
         _push(engine, evs[at:cut])
         at = cut
-        got += [_identity(m) for m in engine.handles[0].matches()]
+        got += [match_identity(m) for m in engine.handles[0].matches()]
         engine = Engine.restore(engine.snapshot(), kb=store)
     _push(engine, evs[at:])
     _end(engine, end_of_input)
-    return got + [_identity(m) for m in engine.handles[0].matches()]
+    return got + [match_identity(m) for m in engine.handles[0].matches()]
 
 
 @settings(max_examples=EXAMPLES)
@@ -219,13 +219,13 @@ def test_composed_queries_continue_with_their_buffers_and_numbering(cut: int) ->
         for c in cuts:
             _push(engine, evs[at:c])
             at = c
-            up += [_identity(m) for m in engine.handles[0].matches()]
-            down += [_identity(m) for m in engine.query("urn:down").matches()]
+            up += [match_identity(m) for m in engine.handles[0].matches()]
+            down += [match_identity(m) for m in engine.query("urn:down").matches()]
             engine = Engine.restore(engine.snapshot())
         _push(engine, evs[at:])
         engine.close()
-        up += [_identity(m) for m in engine.handles[0].matches()]
-        down += [_identity(m) for m in engine.query("urn:down").matches()]
+        up += [match_identity(m) for m in engine.handles[0].matches()]
+        down += [match_identity(m) for m in engine.query("urn:down").matches()]
         return up, down
 
     whole = run([])
@@ -294,7 +294,7 @@ def test_compacting_the_dictionary_changes_no_match(text, evs, opts, end_of_inpu
             engine._compact()
         engine.push_event(e)
     _end(engine, end_of_input)
-    assert [_identity(m) for m in handle.matches()] == expected, (text, sorted(cuts))
+    assert [match_identity(m) for m in handle.matches()] == expected, (text, sorted(cuts))
 
 
 def test_the_dictionary_follows_the_window_on_an_endless_stream(monkeypatch) -> None:
@@ -304,7 +304,7 @@ def test_the_dictionary_follows_the_window_on_an_endless_stream(monkeypatch) -> 
     engine = Engine()
     handle = engine.register(STOCK, keep=False)
     found = []
-    handle.callback = lambda m: found.append(_identity(m))
+    handle.callback = lambda m: found.append(match_identity(m))
     sizes = []
     for i in range(20000):
         engine.push_event(ev("s", i, f":e{i} :co :C{i % 3} ; :price {i % 97 + i / 1000} .", seq=i))
@@ -317,7 +317,7 @@ def test_the_dictionary_follows_the_window_on_an_endless_stream(monkeypatch) -> 
     reference.COMPACT_MIN_TERMS = 10**9  # never compacted
     ref = reference.register(STOCK, keep=False)
     expected = []
-    ref.callback = lambda m: expected.append(_identity(m))
+    ref.callback = lambda m: expected.append(match_identity(m))
     for i in range(20000):
         reference.push_event(ev("s", i, f":e{i} :co :C{i % 3} ; :price {i % 97 + i / 1000} .", seq=i))
     reference.close()
@@ -455,7 +455,7 @@ def test_query_clocks_let_streams_be_pushed_independently() -> None:
         engine.register(q[k])
         _push(engine, evs[k])
         engine.close()
-        return [_identity(m) for m in engine.handles[0].matches()]
+        return [match_identity(m) for m in engine.handles[0].matches()]
 
     def together(query_clocks: bool) -> list[list]:
         engine = Engine(query_clocks=query_clocks)
@@ -466,7 +466,7 @@ def test_query_clocks_let_streams_be_pushed_independently() -> None:
             _push(engine, evs[0][max(chunk - 10, 0):chunk])
         _push(engine, evs[0][30:])
         engine.close()
-        return [[_identity(m) for m in h.matches()] for h in engine.handles]
+        return [[match_identity(m) for m in h.matches()] for h in engine.handles]
 
     expected = [alone(0), alone(1)]
     assert expected[0] and expected[1]
@@ -482,7 +482,7 @@ def test_query_clocks_let_streams_be_pushed_independently() -> None:
 
 def _spelled(m) -> tuple:
     """A match's identity with its times as spelled (a restored event keeps "3.0")."""
-    return (_identity(m), str(m.start), str(m.time))
+    return (match_identity(m), str(m.start), str(m.time))
 
 
 @settings(max_examples=max(EXAMPLES // 2, 20))

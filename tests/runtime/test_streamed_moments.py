@@ -15,12 +15,7 @@ import pytest
 from spaseq.engine import reference
 from spaseq.engine.api import Engine
 from spaseq.engine.language.query import parse_query
-from tests.util import EX, events, query_text
-
-
-def identity(m) -> tuple:
-    """What tells two matches apart, and so their order (tests/properties)."""
-    return (tuple((t.atom, t.event.seq, t.bindings) for t in m.taken), m.bindings, m.start, m.time)
+from tests.util import EX, checked_run, events, match_identity, query_text
 
 
 def run(text: str, evs: list, chunk: int | None) -> tuple[list, dict[str, int]]:
@@ -29,13 +24,7 @@ def run(text: str, evs: list, chunk: int | None) -> tuple[list, dict[str, int]]:
     reference evaluator's (content and order), and the work it counted."""
     engine = Engine()
     engine.MOMENT_CHUNK = chunk
-    handle = engine.register(text)
-    for e in evs:
-        engine.push_event(e)
-    engine.close()
-    got = list(handle.matches())
-    expected = reference.evaluate(parse_query(text), evs)
-    assert [identity(m) for m in got] == [identity(m) for m in expected]
+    got, handle = checked_run(engine, text, evs)
     return got, handle.runtime.work()
 
 
@@ -144,7 +133,7 @@ def test_a_snapshot_between_pushes_holds_no_half_made_moment() -> None:
     restored.close()
     later = list(restored.handles[0].matches())
     expected = reference.evaluate(parse_query(text), evs)
-    assert [identity(m) for m in later] == [identity(m) for m in expected[n:]]
+    assert [match_identity(m) for m in later] == [match_identity(m) for m in expected[n:]]
 
 
 def test_a_last_step_reading_the_knowledge_base_is_not_streamed() -> None:
@@ -159,15 +148,8 @@ def test_a_last_step_reading_the_knowledge_base_is_not_streamed() -> None:
     evs = events(*[("u1", i, f":a{i} :start {i} .") for i in range(80)], ("u1", 80, ":b :stop 0 ."))
     engine = Engine(kb=store)
     engine.MOMENT_CHUNK = 2
-    handle = engine.register(text)
-    for e in evs:
-        engine.push_event(e)
-    engine.close()
-    got = list(handle.matches())
-    expected = reference.evaluate(parse_query(text), evs, store)
-    assert len(got) == 80
-    assert [identity(m) for m in got] == [identity(m) for m in expected]
-    assert handle.runtime.work()["moments_streamed"] == 0
+    got, handle = checked_run(engine, text, evs, store)
+    assert len(got) == 80 and handle.runtime.work()["moments_streamed"] == 0
 
 
 def test_matches_a_moment_cannot_tell_apart_keep_the_order_they_were_offered_in() -> None:

@@ -19,7 +19,8 @@ from spaseq.engine.language.query import parse_query
 from spaseq.engine.matches import match_order
 from spaseq.spark.found import found
 from spaseq.spark.order import clock_close, order_key, rank
-from tests.properties.test_differential import EXAMPLES, _identity, events, kb, queries
+from tests.properties.test_differential import EXAMPLES, events, kb, queries
+from tests.util import match_identity
 
 
 def _parts(q, evs, split, cuts):
@@ -52,7 +53,7 @@ def test_merged_parts_sorted_by_order_key_come_in_the_single_engines_order(text,
     cuts = sorted(data.draw(st.lists(st.sampled_from(times), max_size=3, unique=True), label="cuts")) if times else []
     merged = sorted(_parts(q, evs, split, cuts), key=lambda m: order_key(found(m), clock_close(q, found(m))))
     single = api.evaluate(q, evs, kb())
-    assert [_identity(m) for m in merged] == [_identity(m) for m in single], (text, split, cuts)
+    assert [match_identity(m) for m in merged] == [match_identity(m) for m in single], (text, split, cuts)
 
 
 def _sign(x: int) -> int:

@@ -151,12 +151,7 @@ impl CompletionKey {
     /// Where `m`, completed by an event, stands in the match order but for the spelling
     /// tie-break: the key `sort_batch` packs for it (None when it does not fit).
     pub fn of_match(m: &MatchRecord) -> Option<Self> {
-        let (events, n) = packed_events(&m.node, None)?;
-        Some(CompletionKey(Packed {
-            last: events[..n].iter().max().copied().unwrap_or(0),
-            start: biased(i64::try_from(m.start).ok()?),
-            events,
-        }))
+        Some(CompletionKey(Packed::of_match(m, true)?.0))
     }
 }
 
@@ -176,6 +171,27 @@ struct Packed {
     start: u64,
     /// The events' packed orders, first to last, then 0s: a list before its extensions.
     events: [u128; PACKED_EVENTS],
+}
+
+impl Packed {
+    /// The key of `m` (its last event's order first when `by_completion`), and how many
+    /// events it took; None when it does not fit.
+    fn of_match(m: &MatchRecord, by_completion: bool) -> Option<(Packed, usize)> {
+        let (events, n) = packed_events(&m.node, None)?;
+        let last = match by_completion {
+            true => events[..n].iter().max().copied().unwrap_or(0),
+            false => 0,
+        };
+        let start = biased(i64::try_from(m.start).ok()?);
+        Some((
+            Packed {
+                last,
+                start,
+                events,
+            },
+            n,
+        ))
+    }
 }
 
 /// An i64 as a u64 of the same order.
@@ -225,18 +241,9 @@ fn packed_keys(
     let mut keys = Vec::with_capacity(batch.len());
     let mut listed = 0;
     for m in batch {
-        let (events, n) = packed_events(&m.node, None)?;
-        let last = match by_completion {
-            true => events[..n].iter().max().copied().unwrap_or(0),
-            false => 0,
-        };
-        let start = biased(i64::try_from(m.start).ok()?);
+        let (key, n) = Packed::of_match(m, by_completion)?;
         listed += n as u64;
-        keys.push(Packed {
-            last,
-            start,
-            events,
-        });
+        keys.push(key);
     }
     *ordered += listed;
     Some(keys)
