@@ -58,9 +58,12 @@ def browser() -> Iterator[Any]:
 
 
 def _wait(driver: Any, timeout: float = 20) -> Any:
+    """A wait that tries again when the page re-rendered what it was reading (the query list
+    and the chart are redrawn on every poll, so an element found may be gone a moment later)."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout)
+    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,))
 
 
 def _css(driver: Any, selector: str) -> list[Any]:
