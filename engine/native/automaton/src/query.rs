@@ -1354,8 +1354,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 used_up.push(run.clone());
                 continue;
             }
-            let start = start.min(event.start);
-            let Some(key) = CompletionKey::of(start, &r.node, event.order()) else {
+            let Some(key) = Self::completion_key(&r, start, event) else {
                 finals.clear();
                 return finals;
             };
@@ -1367,6 +1366,12 @@ impl<G: GpmEval> QueryRuntime<G> {
             self.kill(&run);
         }
         finals
+    }
+
+    /// The key of the match `r` (started at `start`) completes with `event`: the match starts
+    /// at the earlier of the run's start and the event's (an interval event may start first).
+    fn completion_key(r: &Run, start: i128, event: &EventRef) -> Option<CompletionKey> {
+        CompletionKey::of(start.min(event.start), &r.node, event.order())
     }
 
     /// Whether `r` can only complete a match with an event it is offered, and is unchanged

@@ -75,6 +75,9 @@ impl<G: GpmEval> QueryRuntime<G> {
             .iter()
             .filter(|run| self.completes_at_once(&run.borrow()))
             .count();
+        if n == 0 {
+            return Vec::new(); // nothing to stream; the kept buffer stays for the next moment
+        }
         let mut finals = std::mem::take(&mut self.spare_finals);
         finals.reserve_exact(n); // what the moment holds besides the runs: one key each
         for (i, run) in rest.iter().enumerate() {
@@ -82,8 +85,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             let (true, Some(start)) = (self.completes_at_once(&r), r.start) else {
                 continue;
             };
-            let Some(key) = CompletionKey::of(start.min(event.start), &r.node, event.order())
-            else {
+            let Some(key) = Self::completion_key(&r, start, event) else {
                 drop(r);
                 self.keep_spare(finals);
                 return Vec::new();
