@@ -23,7 +23,7 @@ use super::gpms::{GpmEval, RunView};
 use super::lazy_chain::PrefixBuffer;
 use super::operand::Op;
 use super::order::{sort_batch, CompletionKey, MatchRecord};
-use super::range_index::{KeyCache, Line, Partition, Request};
+use super::range_index::{KeyCache, Line, Partition, Partitions, Request};
 use super::window::Span;
 use smallvec::{smallvec, SmallVec};
 use spaseq_gpm::aggregate::SelectExpressions;
@@ -84,7 +84,8 @@ struct Pending {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Home {
     Stream(Option<StreamId>),
-    Partition(PartitionKey),
+    /// The slot of its partition in `partitioned` (`Partitions`).
+    Partition(u32),
     Watch(Option<StreamId>),
 }
 
@@ -351,7 +352,7 @@ pub struct QueryRuntime<G: GpmEval> {
     /// have a context-free solution of to extend its runs; None: visited by every event
     /// (a GPM is not join-shaped: its base solutions need not cover its results).
     visits: HashMap<StreamId, Vec<Visit>>,
-    partitioned: HashMap<PartitionKey, Partition<RunRef>>,
+    partitioned: Partitions<PartitionKey, RunRef>,
     watchers: HashMap<Option<StreamId>, BTreeMap<u64, RunRef>>,
     strict_new: Vec<RunRef>,
     death: BTreeMap<i128, Vec<RunRef>>,
@@ -793,7 +794,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             next_id: 2,
             by_stream: HashMap::default(),
             visits,
-            partitioned: HashMap::default(),
+            partitioned: Partitions::default(),
             watchers: HashMap::default(),
             strict_new: Vec::new(),
             death: BTreeMap::new(),
@@ -904,16 +905,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             if let Some(values) = values {
                 let key = (step, looping, values);
                 let id = run.borrow().id;
-                // the key is cloned only for a new partition (the run's home keeps it)
-                match self.partitioned.get_mut(&key) {
-                    Some(partition) => partition.insert(id, run.clone(), range_key),
-                    None => self.partitioned.entry(key.clone()).or_default().insert(
-                        id,
-                        run.clone(),
-                        range_key,
-                    ),
-                }
-                run.borrow_mut().homes.push(Home::Partition(key));
+                let slot = self.partitioned.insert(&key, id, run.clone(), range_key);
+                run.borrow_mut().homes.push(Home::Partition(slot));
                 if !run.borrow().pending.is_empty() {
                     self.watch(run);
                 }
@@ -964,14 +957,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             match home {
                 Home::Stream(s) => remove(&mut self.by_stream, &(s, step), id),
                 Home::Watch(s) => remove(&mut self.watchers, &s, id),
-                Home::Partition(k) => {
-                    if let Some(p) = self.partitioned.get_mut(&k) {
-                        p.remove(id);
-                        if p.is_empty() {
-                            self.partitioned.remove(&k);
-                        }
-                    }
-                }
+                Home::Partition(slot) => self.partitioned.remove(slot, id),
             }
         }
     }

@@ -333,6 +333,123 @@ impl<R: Clone> Partition<R> {
     }
 }
 
+/// A query's partitions, each in a numbered slot that its runs' homes name: a run's death
+/// goes straight to its partition (hashing the key, a few term ids, cost a kill about a
+/// sixth of its instructions), and only a new run looks its partition up by key. An emptied
+/// partition is dropped and its slot given to the next new one.
+#[derive(Debug)]
+pub struct Partitions<K, R> {
+    parts: Vec<Option<(K, Partition<R>)>>,
+    free: Vec<u32>,
+    slots: HashMap<K, u32, BuildHasherDefault<FastHasher>>,
+}
+
+impl<K, R> Default for Partitions<K, R> {
+    fn default() -> Self {
+        Partitions {
+            parts: Vec::new(),
+            free: Vec::new(),
+            slots: HashMap::default(),
+        }
+    }
+}
+
+impl<K: std::hash::Hash + Eq + Clone, R: Clone> Partitions<K, R> {
+    /// The slot of the partition `key`, made (empty) if there is none; the key is cloned
+    /// only then.
+    pub fn slot_for(&mut self, key: &K) -> u32 {
+        if let Some(&slot) = self.slots.get(key) {
+            return slot;
+        }
+        let entry = Some((key.clone(), Partition::default()));
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.parts[slot as usize] = entry;
+                slot
+            }
+            None => {
+                self.parts.push(entry);
+                u32::try_from(self.parts.len() - 1).expect("fewer than 2^32 partitions")
+            }
+        };
+        self.slots.insert(key.clone(), slot);
+        slot
+    }
+
+    /// Add run `id` to partition `key` (`Partition::insert`): its slot, for the run's home.
+    pub fn insert(&mut self, key: &K, id: u64, run: R, range_key: Option<Key>) -> u32 {
+        let slot = self.slot_for(key);
+        self.part_mut(slot).insert(id, run, range_key);
+        slot
+    }
+
+    /// Remove run `id` from the partition in `slot`, dropping the partition if that empties
+    /// it.
+    pub fn remove(&mut self, slot: u32, id: u64) {
+        let Some((key, part)) = self.parts.get_mut(slot as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        part.remove(id);
+        if part.is_empty() {
+            self.slots.remove(key);
+            self.parts[slot as usize] = None;
+            self.free.push(slot);
+        }
+    }
+
+    fn part_mut(&mut self, slot: u32) -> &mut Partition<R> {
+        &mut self.parts[slot as usize]
+            .as_mut()
+            .expect("a slot given out holds its partition")
+            .1
+    }
+
+    /// The partition `key`, if it has runs.
+    pub fn get(&self, key: &K) -> Option<&Partition<R>> {
+        let slot = *self.slots.get(key)?;
+        self.parts[slot as usize].as_ref().map(|(_, p)| p)
+    }
+
+    /// The key of the partition in `slot` (a run's home, as a snapshot writes it).
+    pub fn key(&self, slot: u32) -> Option<&K> {
+        self.parts.get(slot as usize)?.as_ref().map(|(k, _)| k)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Every partition's slot and key.
+    pub fn slots(&self) -> impl Iterator<Item = (u32, &K)> + '_ {
+        self.parts
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, e)| e.as_ref().map(|(k, _)| (slot as u32, k)))
+    }
+
+    /// Every partition with its key, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&K, &Partition<R>)> + '_ {
+        self.parts.iter().flatten().map(|(k, p)| (k, p))
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &Partition<R>> + '_ {
+        self.iter().map(|(_, p)| p)
+    }
+
+    /// Drop the partitions left empty (a snapshot's homes may name one that lists no run).
+    pub fn drop_empty(&mut self) {
+        for slot in 0..self.parts.len() {
+            if let Some((key, part)) = &self.parts[slot] {
+                if part.is_empty() {
+                    self.slots.remove(key);
+                    self.parts[slot] = None;
+                    self.free.push(slot as u32);
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -491,6 +608,35 @@ mod tests {
 
     /// Runs removed in any order, inserted out of order (a restore) or again: the partition
     /// lists the live ones in id order, counts them, and keeps few empty slots.
+    #[test]
+    fn a_partition_emptied_frees_its_slot_for_the_next() {
+        let mut parts: Partitions<(usize, u32), u64> = Partitions::default();
+        let a = parts.insert(&(1, 7), 1, 10, None);
+        let b = parts.insert(&(1, 8), 2, 20, Some(Key::new(2.5)));
+        assert_eq!(
+            parts.insert(&(1, 7), 3, 30, None),
+            a,
+            "one partition per key"
+        );
+        assert_ne!(a, b);
+        parts.remove(a, 1);
+        assert_eq!(
+            parts.get(&(1, 7)).map(|p| p.ids().collect::<Vec<_>>()),
+            Some(vec![3])
+        );
+        parts.remove(a, 3);
+        assert!(parts.get(&(1, 7)).is_none() && parts.key(a).is_none());
+        let c = parts.insert(&(2, 9), 4, 40, None);
+        assert_eq!(c, a, "the freed slot is given again");
+        assert_eq!(parts.key(c), Some(&(2, 9)));
+        parts.remove(b, 2);
+        parts.remove(c, 4);
+        assert!(parts.is_empty() && parts.values().next().is_none());
+        let d = parts.slot_for(&(3, 1));
+        parts.drop_empty();
+        assert!(parts.key(d).is_none() && parts.is_empty());
+    }
+
     #[test]
     fn creation_order_survives_removals_in_any_order() {
         let mut p: Partition<u64> = Partition::default();

@@ -218,6 +218,8 @@ struct Writer {
     node_at: HashMap<*const Node, usize>,
     runs: Vec<RunState>,
     run_at: HashMap<*const RefCell<Run>, usize>,
+    /// The partitions' keys by slot: a home is written as its partition's key.
+    partition_keys: HashMap<u32, (usize, bool, Vec<TermId>)>,
 }
 
 impl Writer {
@@ -296,8 +298,9 @@ impl Writer {
             .map(|h| match h {
                 Home::Stream(s) => HomeState::Stream(*s),
                 Home::Watch(s) => HomeState::Watch(*s),
-                Home::Partition((step, looping, key)) => {
-                    HomeState::Partition(*step, *looping, key.to_vec())
+                Home::Partition(slot) => {
+                    let (step, looping, key) = self.partition_keys[slot].clone();
+                    HomeState::Partition(step, looping, key)
                 }
             })
             .collect();
@@ -384,7 +387,14 @@ impl<G: GpmEval> QueryRuntime<G> {
         if !self.out.is_empty() || !self.batch.is_empty() || self.moment_pending() {
             return Err(SnapshotError::MatchesNotTaken);
         }
-        let mut w = Writer::default();
+        let mut w = Writer {
+            partition_keys: self
+                .partitioned
+                .slots()
+                .map(|(slot, (step, looping, key))| (slot, (*step, *looping, key.to_vec())))
+                .collect(),
+            ..Writer::default()
+        };
         let start_run = w.run(&self.start_run);
         // by stream as before steps were told apart (a restored run is put back by its step)
         let mut keys: Vec<(Option<u32>, usize)> = self.by_stream.keys().copied().collect();
@@ -497,6 +507,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             r.nodes.push(Node::push(parent, taken));
         }
         let steps = self.steps.len();
+        // made before the runs, whose homes name their partitions' slots
+        let mut partitioned = super::Partitions::default();
         let mut tokens: BTreeMap<i128, Rc<()>> = BTreeMap::new();
         for s in &state.runs {
             if s.step > steps {
@@ -545,9 +557,9 @@ impl<G: GpmEval> QueryRuntime<G> {
                 .map(|h| match h {
                     HomeState::Stream(x) => Home::Stream(*x),
                     HomeState::Watch(x) => Home::Watch(*x),
-                    HomeState::Partition(step, looping, key) => {
-                        Home::Partition((*step, *looping, key.as_slice().into()))
-                    }
+                    HomeState::Partition(step, looping, key) => Home::Partition(
+                        partitioned.slot_for(&(*step, *looping, key.as_slice().into())),
+                    ),
                 })
                 .collect();
             let mut run = Run::new(
@@ -597,16 +609,15 @@ impl<G: GpmEval> QueryRuntime<G> {
         for (s, list) in &state.watchers {
             watchers.insert(*s, keyed(list)?);
         }
-        let mut partitioned = super::HashMap::default();
         for (key, runs) in &state.partitioned {
-            let mut p = super::Partition::default();
+            let key = (key.0, key.1, key.2.as_slice().into());
             for &(i, k) in runs {
                 let run = r.run(i)?;
                 let id = run.borrow().id;
-                p.insert(id, run, k.map(Key::new));
+                partitioned.insert(&key, id, run, k.map(Key::new));
             }
-            partitioned.insert((key.0, key.1, key.2.as_slice().into()), p);
         }
+        partitioned.drop_empty();
         let mut death = BTreeMap::new();
         for (t, list) in &state.death {
             death.insert(*t, r.run_list(list)?);
