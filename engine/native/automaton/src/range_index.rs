@@ -177,6 +177,81 @@ pub type Request = (Option<Key>, bool);
 /// it is removed.
 type Slot<R> = (u64, Option<(R, Option<Key>)>);
 
+/// A partition's keyed runs sorted by (key, id): a sorted vector while small (a partition
+/// mostly holds one key's runs of a window, dozens, where a B-tree's node walks cost more
+/// than moving a few hundred bytes), a B-tree once past `SMALL_SORTED`.
+#[derive(Debug)]
+enum ByKey<R> {
+    Small(Vec<((Key, u64), R)>),
+    Large(BTreeMap<(Key, u64), R>),
+}
+
+/// The most runs `ByKey` keeps in a vector.
+const SMALL_SORTED: usize = 256;
+
+impl<R> ByKey<R> {
+    fn insert(&mut self, at: (Key, u64), run: R) {
+        match self {
+            ByKey::Small(v) => match v.binary_search_by(|(x, _)| x.cmp(&at)) {
+                Ok(i) => v[i].1 = run,
+                Err(i) if v.len() < SMALL_SORTED => v.insert(i, (at, run)),
+                Err(_) => {
+                    let mut tree: BTreeMap<(Key, u64), R> = std::mem::take(v).into_iter().collect();
+                    tree.insert(at, run);
+                    *self = ByKey::Large(tree);
+                }
+            },
+            ByKey::Large(tree) => {
+                tree.insert(at, run);
+            }
+        }
+    }
+
+    fn remove(&mut self, at: &(Key, u64)) {
+        match self {
+            ByKey::Small(v) => {
+                if let Ok(i) = v.binary_search_by(|(x, _)| x.cmp(at)) {
+                    v.remove(i);
+                }
+            }
+            ByKey::Large(tree) => {
+                tree.remove(at);
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            ByKey::Small(v) => v.len(),
+            ByKey::Large(tree) => tree.len(),
+        }
+    }
+
+    /// The runs keyed at most `h`, with their ids, into `out`.
+    fn up_to<'a>(&'a self, h: Key, out: &mut SmallVec<[(u64, &'a R); 8]>) {
+        let bound = (h, u64::MAX);
+        match self {
+            ByKey::Small(v) => {
+                let end = v.partition_point(|(x, _)| *x <= bound);
+                out.extend(v[..end].iter().map(|((_, id), r)| (*id, r)));
+            }
+            ByKey::Large(tree) => out.extend(tree.range(..=bound).map(|((_, id), r)| (*id, r))),
+        }
+    }
+
+    /// The runs keyed at least `l`, with their ids, into `out`.
+    fn from<'a>(&'a self, l: Key, out: &mut SmallVec<[(u64, &'a R); 8]>) {
+        let bound = (l, 0);
+        match self {
+            ByKey::Small(v) => {
+                let start = v.partition_point(|(x, _)| *x < bound);
+                out.extend(v[start..].iter().map(|((_, id), r)| (*id, r)));
+            }
+            ByKey::Large(tree) => out.extend(tree.range(bound..).map(|((_, id), r)| (*id, r))),
+        }
+    }
+}
+
 /// The runs of one partition (step, loop, equality-key values), in creation order, with
 /// those that have a key also sorted by it, and those without one listed apart (a lookup
 /// by key visits only the runs it returns, not the whole partition).
@@ -189,7 +264,7 @@ type Slot<R> = (u64, Option<(R, Option<Key>)>);
 pub struct Partition<R> {
     runs: VecDeque<Slot<R>>,
     live: usize,
-    sorted: BTreeMap<(Key, u64), R>,
+    sorted: ByKey<R>,
     unkeyed: BTreeSet<u64>,
 }
 
@@ -198,7 +273,7 @@ impl<R> Default for Partition<R> {
         Partition {
             runs: VecDeque::new(),
             live: 0,
-            sorted: BTreeMap::new(),
+            sorted: ByKey::Small(Vec::new()),
             unkeyed: BTreeSet::new(),
         }
     }
@@ -318,14 +393,10 @@ impl<R: Clone> Partition<R> {
             })
             .collect();
         if let Some(h) = hi {
-            found.extend(
-                self.sorted
-                    .range(..=(h, u64::MAX))
-                    .map(|((_, id), r)| (*id, r)),
-            );
+            self.sorted.up_to(h, &mut found);
         }
         if let Some(l) = lo {
-            found.extend(self.sorted.range((l, 0)..).map(|((_, id), r)| (*id, r)));
+            self.sorted.from(l, &mut found);
         }
         found.sort_unstable_by_key(|&(id, _)| id);
         found.dedup_by_key(|&mut (id, _)| id);
@@ -608,6 +679,48 @@ mod tests {
 
     /// Runs removed in any order, inserted out of order (a restore) or again: the partition
     /// lists the live ones in id order, counts them, and keeps few empty slots.
+    /// `ByKey` against the B-tree it stands for: random insertions and removals (past the
+    /// vector's size, and back), each followed by both range lookups.
+    #[test]
+    fn sorted_runs_answer_as_a_btree_does() {
+        let mut seed: u64 = 42;
+        let mut next = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let mut ours: ByKey<u64> = ByKey::Small(Vec::new());
+        let mut tree: BTreeMap<(Key, u64), u64> = BTreeMap::new();
+        for round in 0..4000u64 {
+            let at = (Key::new(next(50) as f64 / 4.0), next(700));
+            if round % 1000 < 600 {
+                ours.insert(at, round);
+                tree.insert(at, round);
+            } else {
+                ours.remove(&at);
+                tree.remove(&at);
+            }
+            assert_eq!(ours.len(), tree.len());
+            let v = Key::new(next(60) as f64 / 4.0 - 1.0);
+            let (mut below, mut above) = (SmallVec::new(), SmallVec::new());
+            ours.up_to(v, &mut below);
+            ours.from(v, &mut above);
+            let want_below: Vec<(u64, &u64)> = tree
+                .range(..=(v, u64::MAX))
+                .map(|((_, id), r)| (*id, r))
+                .collect();
+            let want_above: Vec<(u64, &u64)> =
+                tree.range((v, 0)..).map(|((_, id), r)| (*id, r)).collect();
+            assert_eq!(below.to_vec(), want_below, "round {round}");
+            assert_eq!(above.to_vec(), want_above, "round {round}");
+        }
+        assert!(
+            matches!(ours, ByKey::Large(_)),
+            "the test grew it past the vector"
+        );
+    }
+
     #[test]
     fn a_partition_emptied_frees_its_slot_for_the_next() {
         let mut parts: Partitions<(usize, u32), u64> = Partitions::default();
