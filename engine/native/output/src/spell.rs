@@ -124,6 +124,13 @@ pub fn datetime_seconds(ns: i128, out: &mut String) {
     } else {
         push_u64(year, out);
     }
+    push_month_to_second(month, day, time, out);
+    push_fraction(frac, out);
+    out.push('Z');
+}
+
+/// `-MM-DDThh:mm:ss` of a date's month and day and a time of day (seconds), filled in place.
+fn push_month_to_second(month: u64, day: u64, time: i64, out: &mut String) {
     let mut text = *b"-MM-DDThh:mm:ss";
     fill_digits(month, &mut text[1..3]);
     fill_digits(day, &mut text[4..6]);
@@ -131,8 +138,6 @@ pub fn datetime_seconds(ns: i128, out: &mut String) {
     fill_digits((time / 60 % 60) as u64, &mut text[10..12]);
     fill_digits((time % 60) as u64, &mut text[13..15]);
     out.push_str(std::str::from_utf8(&text).expect("ASCII digits"));
-    push_fraction(frac, out);
-    out.push('Z');
 }
 
 const NS64: i64 = NS as i64;
@@ -317,9 +322,7 @@ const EPOCH_LIKE: i128 = 100_000_000 * NS;
 /// time has a fraction, `Z`.
 pub fn table_time(ns: i128, out: &mut String) {
     if ns.abs() >= EPOCH_LIKE {
-        let mut exact = String::new();
-        canonical_seconds(ns, &mut exact);
-        let float: f64 = exact.parse().expect("a decimal number");
+        let float = seconds_as_float(ns);
         // `_PyTime_DoubleToDenominator`: the fraction's microseconds, rounded half to even
         let whole = float.trunc();
         let mut micros = ((float - whole) * 1e6).round_ties_even();
@@ -334,15 +337,25 @@ pub fn table_time(ns: i128, out: &mut String) {
         let (seconds, micros) = (seconds as i64, micros as u64);
         let (days, time) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
         let (year, month, day) = civil_from_days(days);
-        let _ = write!(
-            out,
-            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
-            time / 3_600,
-            time / 60 % 60,
-            time % 60
-        );
+        if let Ok(year @ 0..10_000) = u64::try_from(year) {
+            // filled in place: `write!` took most of a table row's instructions
+            let mut text = *b"0000";
+            fill_digits(year, &mut text);
+            out.push_str(std::str::from_utf8(&text).expect("ASCII digits"));
+            push_month_to_second(month, day, time, out);
+        } else {
+            let _ = write!(
+                out,
+                "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+                time / 3_600,
+                time / 60 % 60,
+                time % 60
+            );
+        }
         if ns % NS != 0 {
-            let _ = write!(out, ".{:03}", micros / 1_000);
+            let mut text = *b".000";
+            fill_digits(micros / 1_000, &mut text[1..]);
+            out.push_str(std::str::from_utf8(&text).expect("ASCII digits"));
         }
         out.push('Z');
     } else {
@@ -360,6 +373,33 @@ pub fn table_time(ns: i128, out: &mut String) {
         text.truncate(text.trim_end_matches('0').trim_end_matches('.').len());
         out.push_str(&text);
     }
+}
+
+/// The float `ns` nanoseconds read as seconds (Python's `float(Decimal)`: the nearest double
+/// to the exact decimal), parsed from digits written on the stack.
+fn seconds_as_float(ns: i128) -> f64 {
+    let (whole, frac) = split(ns);
+    let Ok(whole) = u64::try_from(whole) else {
+        let mut exact = String::new();
+        canonical_seconds(ns, &mut exact);
+        return exact.parse().expect("a decimal number");
+    };
+    // `-`, at most 20 digits, `.`, nine digits (trailing zeros read the same)
+    let mut text = [0u8; 31];
+    let mut at = 0;
+    if ns < 0 {
+        text[0] = b'-';
+        at = 1;
+    }
+    let digits = whole.checked_ilog10().unwrap_or(0) as usize + 1;
+    fill_digits(whole, &mut text[at..at + digits]);
+    at += digits;
+    text[at] = b'.';
+    fill_digits(frac, &mut text[at + 1..at + 10]);
+    std::str::from_utf8(&text[..at + 10])
+        .expect("ASCII digits")
+        .parse()
+        .expect("a decimal number")
 }
 
 /// A term in the table (`TableWriter._short`): an IRI under one of `prefixes` (longest
@@ -430,11 +470,85 @@ mod tests {
             (1_704_103_220_000_499_500, "2024-01-01T10:00:20.000Z"),
             (1_704_103_220_000_000_007, "2024-01-01T10:00:20.000Z"),
             (-100_000_000_500_000_000, "1966-10-31T14:13:19.500Z"),
+            (1_767_225_743_100_000_000, "2026-01-01T00:02:23.100Z"),
+            (253_402_300_800 * NS, "10000-01-01T00:00:00Z"),
         ];
         for (ns, expected) in cases {
             let mut s = String::new();
             table_time(ns, &mut s);
             assert_eq!(s, expected, "{ns}");
+        }
+    }
+
+    /// `table_time`'s first spelling of wall-clock times (the decimal seconds formatted,
+    /// parsed as a float, the date written by `write!`): the oracle of the one filled in
+    /// place.
+    fn table_time_oracle(ns: i128) -> String {
+        let mut exact = String::new();
+        canonical_seconds(ns, &mut exact);
+        let float: f64 = exact.parse().expect("a decimal number");
+        let whole = float.trunc();
+        let mut micros = ((float - whole) * 1e6).round_ties_even();
+        let mut seconds = whole;
+        if micros >= 1e6 {
+            micros -= 1e6;
+            seconds += 1.0;
+        } else if micros < 0.0 {
+            micros += 1e6;
+            seconds -= 1.0;
+        }
+        let (seconds, micros) = (seconds as i64, micros as u64);
+        let (days, time) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+        let (year, month, day) = civil_from_days(days);
+        let mut out = format!(
+            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+            time / 3_600,
+            time / 60 % 60,
+            time % 60
+        );
+        if ns % NS != 0 {
+            out.push_str(&format!(".{:03}", micros / 1_000));
+        }
+        out.push('Z');
+        out
+    }
+
+    #[test]
+    fn table_times_filled_in_place_are_the_formatted_ones() {
+        let mut seed: u64 = 7;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed
+        };
+        let mut cases: Vec<i128> = vec![
+            EPOCH_LIKE,
+            -EPOCH_LIKE,
+            253_402_300_799_999_999_999, // rounds up into year 10000
+            253_402_300_800 * NS,
+            -62_135_596_800 * NS, // 0001-01-01
+            -62_167_219_200 * NS, // 0000-01-01
+            -62_167_219_200 * NS - 1,
+            i128::from(i64::MAX),
+            i128::from(i64::MIN),
+            i128::from(u64::MAX) * 3,
+        ];
+        for _ in 0..20_000 {
+            let r = next();
+            // times to 2^64 ns (year 2554), some whole seconds or milliseconds, either sign
+            let mut ns = i128::from(r >> 1);
+            match r % 4 {
+                0 => ns -= ns % NS,
+                1 => ns -= ns % 1_000_000,
+                _ => {}
+            }
+            cases.push(if r & 1 == 1 { -ns } else { ns });
+        }
+        for ns in cases.into_iter().filter(|ns| ns.abs() >= EPOCH_LIKE) {
+            let mut s = String::new();
+            table_time(ns, &mut s);
+            assert_eq!(s, table_time_oracle(ns), "{ns}");
         }
     }
 
