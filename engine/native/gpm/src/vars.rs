@@ -9,11 +9,13 @@ pub type Slot = usize;
 /// A solution mapping: `row[slot]` is the term bound to that variable, if any.
 pub type Row = Vec<Option<TermId>>;
 
-/// Names numbered in the order they were first seen (variables, stream IRIs).
+/// Names numbered in the order they were first seen (variables, stream IRIs). Hashed with
+/// foldhash, as the dictionary hashes terms: every event looks its stream's name up here,
+/// and SipHash cost that lookup ~330 instructions.
 #[derive(Debug, Clone, Default)]
 pub struct Names {
     names: Vec<String>,
-    numbers: HashMap<String, usize>,
+    numbers: HashMap<String, usize, foldhash::fast::RandomState>,
 }
 
 impl Names {
