@@ -25,12 +25,12 @@ use super::operand::Op;
 use super::order::{sort_batch, CompletionKey, MatchRecord};
 use super::range_index::{KeyCache, Line, Partition, Partitions, Request};
 use super::window::Span;
+use slotmap::SlotMap;
 use smallvec::{smallvec, SmallVec};
 use spaseq_gpm::aggregate::SelectExpressions;
 use spaseq_gpm::vars::{Row, Slot, VarTable};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::plan::{Evaluator, Modifier, Plan, Strategy};
-use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::{Rc, Weak};
 
@@ -128,7 +128,6 @@ struct Run {
     /// A looping run's iterations taken so far (0 for a run waiting for its first): what a
     /// bounded Kleene atom `X{m,n}` counts against its bounds.
     iterations: u32,
-    dead: bool,
     /// Mostly one (a stream or a partition): kept inline.
     homes: SmallVec<[Home; 1]>,
     conj: HashMap<usize, ConjBuffer>,
@@ -141,7 +140,12 @@ struct Run {
     collected: Option<Rc<Vec<Row>>>,
 }
 
-type RunRef = Rc<RefCell<Run>>;
+slotmap::new_key_type! {
+    /// A run in the runtime's `runs`: plain records in one arena, no reference count or
+    /// heap object each. A dead run's key finds nothing (its slot's version moved on), so
+    /// the queues that still list it skip it.
+    struct RunKey;
+}
 
 /// An event offered to a lazy conjunction run, kept until its timestamp is complete: the
 /// event, its prepared index, its position.
@@ -174,7 +178,6 @@ impl Run {
             commit: None,
             looping,
             iterations: 0,
-            dead: false,
             homes: SmallVec::new(),
             conj: HashMap::default(),
             select: Transitions::NONE,
@@ -196,7 +199,7 @@ impl Run {
 }
 
 /// A heap entry: a deadline and the run it ends, earliest (then oldest) first.
-struct Due(i128, u64, RunRef);
+struct Due(i128, u64, RunKey);
 
 impl PartialEq for Due {
     fn eq(&self, other: &Self) -> bool {
@@ -347,21 +350,23 @@ pub struct QueryRuntime<G: GpmEval> {
     position: i64,
     next_id: u64,
     /// Runs not partitioned, by stream (None: `index_streams` off) and step.
-    by_stream: HashMap<(Option<StreamId>, usize), BTreeMap<u64, RunRef>>,
+    by_stream: HashMap<(Option<StreamId>, usize), BTreeMap<u64, RunKey>>,
     /// Per stream, the steps reading it, each with the GPMs (on that stream) an event must
     /// have a context-free solution of to extend its runs; None: visited by every event
     /// (a GPM is not join-shaped: its base solutions need not cover its results).
     visits: HashMap<StreamId, Vec<Visit>>,
-    partitioned: Partitions<PartitionKey, RunRef>,
-    watchers: HashMap<Option<StreamId>, BTreeMap<u64, RunRef>>,
-    strict_new: Vec<RunRef>,
-    death: BTreeMap<i128, Vec<RunRef>>,
+    /// Every run alive (the start run, those waiting, closing or timed), each a plain record.
+    runs: SlotMap<RunKey, Run>,
+    partitioned: Partitions<PartitionKey, RunKey>,
+    watchers: HashMap<Option<StreamId>, BTreeMap<u64, RunKey>>,
+    strict_new: Vec<RunKey>,
+    death: BTreeMap<i128, Vec<RunKey>>,
     expiry: Dues,
     closing: Dues,
-    lazy: Vec<(RunRef, Offered<G>)>,
+    lazy: Vec<(RunKey, Offered<G>)>,
     lazy_ids: std::collections::HashSet<u64, spaseq_io::hash::Fast>,
-    doomed: Vec<RunRef>,
-    start_run: RunRef,
+    doomed: Vec<RunKey>,
+    start_run: RunKey,
     /// Positions of the events at the current timestamp, by `uid`.
     positions: HashMap<u64, i64>,
     batch: Vec<MatchRecord>,
@@ -376,7 +381,7 @@ pub struct QueryRuntime<G: GpmEval> {
     /// A GPM's rows for one offer (a buffer kept between offers, not state).
     rows: Vec<Row>,
     /// The runs an event is offered to (a buffer kept between events, not state).
-    candidates: Vec<RunRef>,
+    candidates: Vec<RunKey>,
     /// Per conjunction, per operand, the slots its results are joined on (`conj`).
     conj_keys: HashMap<usize, Vec<Vec<Slot>>>,
     /// What the runtime did so far (counts of work, not state).
@@ -407,7 +412,7 @@ pub struct QueryRuntime<G: GpmEval> {
     /// CONSUMPTION MATCHED's early cut (`cut`): the last step's GPM, when the plan allows it.
     cut: Option<usize>,
     /// The runs the cut orders, and their order (buffers kept between events, not state).
-    finals: Vec<(CompletionKey, RunRef)>,
+    finals: Vec<(CompletionKey, RunKey)>,
     final_order: Vec<u32>,
     /// Whether a moment of many matches may be streamed (`moment`): the plan releases a
     /// moment's batch as `sort_batch` orders it, and only the last step's runs complete.
@@ -685,7 +690,8 @@ impl<G: GpmEval> QueryRuntime<G> {
                 .iter()
                 .filter_map(|s| s.timer.map(|t| gpm_streams[t.gpm])),
         );
-        let start_run = Rc::new(RefCell::new(Run::new(
+        let mut runs = SlotMap::with_key();
+        let mut start = Run::new(
             head_steps,
             Rc::new(vars.empty_row()),
             None,
@@ -695,8 +701,9 @@ impl<G: GpmEval> QueryRuntime<G> {
             Vec::new(),
             None,
             false,
-        )));
-        start_run.borrow_mut().id = 1;
+        );
+        start.id = 1;
+        let start_run = runs.insert(start);
         let policy = Policy::of(plan)?;
         if options.enabled("intervals") && (prefix.is_some() || options.enabled("lazy_conjunction"))
         {
@@ -794,6 +801,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             next_id: 2,
             by_stream: HashMap::default(),
             visits,
+            runs,
             partitioned: Partitions::default(),
             watchers: HashMap::default(),
             strict_new: Vec::new(),
@@ -885,14 +893,14 @@ impl<G: GpmEval> QueryRuntime<G> {
 
     // ------------------------------------------------------------------ indexing
 
-    fn wait(&mut self, run: &RunRef, dict: &Dictionary) {
+    fn wait(&mut self, run: RunKey, dict: &Dictionary) {
         let (step, looping) = {
-            let r = run.borrow();
+            let r = &self.runs[run];
             (r.step, r.looping)
         };
         if let Some(keys) = &self.steps[step].partition {
             let (values, range_key) = {
-                let r = run.borrow();
+                let r = &self.runs[run];
                 let context = r.context();
                 let values: Option<KeyValues> = keys.iter().map(|&k| context[k]).collect();
                 let range_key = self.steps[step]
@@ -904,10 +912,10 @@ impl<G: GpmEval> QueryRuntime<G> {
             };
             if let Some(values) = values {
                 let key = (step, looping, values);
-                let id = run.borrow().id;
-                let slot = self.partitioned.insert(&key, id, run.clone(), range_key);
-                run.borrow_mut().homes.push(Home::Partition(slot));
-                if !run.borrow().pending.is_empty() {
+                let id = self.runs[run].id;
+                let slot = self.partitioned.insert(&key, id, run, range_key);
+                self.runs[run].homes.push(Home::Partition(slot));
+                if !self.runs[run].pending.is_empty() {
                     self.watch(run);
                 }
                 return;
@@ -918,42 +926,35 @@ impl<G: GpmEval> QueryRuntime<G> {
         } else {
             vec![None]
         };
-        let id = run.borrow().id;
+        let id = self.runs[run].id;
         for s in streams {
-            self.by_stream
-                .entry((s, step))
-                .or_default()
-                .insert(id, run.clone());
-            run.borrow_mut().homes.push(Home::Stream(s));
+            self.by_stream.entry((s, step)).or_default().insert(id, run);
+            self.runs[run].homes.push(Home::Stream(s));
         }
         self.watch(run);
     }
 
-    fn watch(&mut self, run: &RunRef) {
-        let keys: Vec<Option<StreamId>> = run
-            .borrow()
+    fn watch(&mut self, run: RunKey) {
+        let keys: Vec<Option<StreamId>> = self.runs[run]
             .pending
             .iter()
             .map(|p| self.stream_key(self.gpm_streams[p.gpm]))
             .collect();
-        let id = run.borrow().id;
+        let id = self.runs[run].id;
         for s in keys {
-            self.watchers.entry(s).or_default().insert(id, run.clone());
-            run.borrow_mut().homes.push(Home::Watch(s));
+            self.watchers.entry(s).or_default().insert(id, run);
+            self.runs[run].homes.push(Home::Watch(s));
         }
     }
 
-    fn kill(&mut self, run: &RunRef) {
-        let (id, step, homes) = {
-            let mut r = run.borrow_mut();
-            if r.dead {
-                return;
-            }
-            r.dead = true;
-            r.conj.clear();
-            (r.id, r.step, std::mem::take(&mut r.homes))
+    /// Run `run` dies: out of the arena and of the places it waits in (the queues that list
+    /// it find it dead).
+    fn kill(&mut self, run: RunKey) {
+        let Some(r) = self.runs.remove(run) else {
+            return;
         };
-        for home in homes {
+        let (id, step) = (r.id, r.step);
+        for home in r.homes {
             match home {
                 Home::Stream(s) => remove(&mut self.by_stream, &(s, step), id),
                 Home::Watch(s) => remove(&mut self.watchers, &s, id),
@@ -1037,7 +1038,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                     break;
                 }
                 for run in entry.remove() {
-                    self.kill(&run);
+                    self.kill(run);
                 }
             }
             self.fire_timers(tau, dict);
@@ -1053,17 +1054,13 @@ impl<G: GpmEval> QueryRuntime<G> {
                 break;
             }
             let Due(_, _, run) = self.expiry.pop().expect("peeked");
-            let (dead, id) = {
-                let r = run.borrow();
-                (r.dead, r.id)
+            let Some(id) = self.runs.get(run).map(|r| r.id) else {
+                continue; // dead already
             };
-            if dead {
-                continue;
-            }
             if self.lazy_ids.contains(&id) {
                 self.doomed.push(run);
             } else {
-                self.kill(&run);
+                self.kill(run);
             }
         }
         while let Some(Due(deadline, _, _)) = self.closing.peek() {
@@ -1071,9 +1068,9 @@ impl<G: GpmEval> QueryRuntime<G> {
                 break;
             }
             let Due(_, _, run) = self.closing.pop().expect("peeked");
-            if !run.borrow().dead {
-                self.complete(&run);
-                self.kill(&run);
+            if self.runs.contains_key(run) {
+                self.complete(run);
+                self.kill(run);
             }
         }
         if !self.batch.is_empty() {
@@ -1098,13 +1095,13 @@ impl<G: GpmEval> QueryRuntime<G> {
         self.flush_lazy(INF, dict);
         self.fire_timers(INF, dict);
         for Due(_, _, run) in self.closing.drain_sorted() {
-            if !run.borrow().dead {
-                self.complete(&run);
-                self.kill(&run);
+            if self.runs.contains_key(run) {
+                self.complete(run);
+                self.kill(run);
             }
         }
         self.release(false, dict);
-        let waiting: Vec<RunRef> = self
+        let waiting: Vec<RunKey> = self
             .by_stream
             .values()
             .chain(self.watchers.values())
@@ -1112,7 +1109,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             .chain(self.partitioned.values().flat_map(|p| p.runs().cloned()))
             .collect();
         for run in waiting {
-            self.kill(&run);
+            self.kill(run);
         }
         if let Some(prefix) = self.prefix.as_mut() {
             prefix.entries.clear();
@@ -1127,16 +1124,16 @@ impl<G: GpmEval> QueryRuntime<G> {
         let closing = self
             .closing
             .iter()
-            .filter(|d| !d.2.borrow().dead)
-            .filter_map(|d| d.2.borrow().end)
+            .filter(|d| self.runs.contains_key(d.2))
+            .filter_map(|d| self.runs[d.2].end)
             .min();
         let lazy = self.lazy.iter().map(|(_, (e, _, _))| e.time).min();
         // a run waiting for its timer's end: judged, it ends no earlier than that
         let timed = self
             .timers
             .iter()
-            .filter(|Due(_, _, r)| !r.borrow().dead)
-            .map(|Due(hi, _, r)| r.borrow().end.map_or(*hi, |e| e.max(*hi)))
+            .filter(|Due(_, _, r)| self.runs.contains_key(*r))
+            .map(|Due(hi, _, r)| self.runs[*r].end.map_or(*hi, |e| e.max(*hi)))
             .min();
         [closing, lazy, timed, self.moment_time()]
             .into_iter()
@@ -1154,6 +1151,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             waiting.extend(p.ids());
         }
         BTreeMap::from([
+            // every run alive but the start run (those waiting, closing or timed)
+            ("runs", self.runs.len() - 1),
             ("waiting_runs", waiting.len()),
             (
                 "watching_runs",
@@ -1191,7 +1190,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             self.prev_clock = self.clock;
             self.clock = tau;
             for run in std::mem::take(&mut self.strict_new) {
-                if !run.borrow().dead {
+                if self.runs.contains_key(run) {
                     self.death.entry(tau).or_default().push(run);
                 }
             }
@@ -1224,9 +1223,9 @@ impl<G: GpmEval> QueryRuntime<G> {
         let mut switched = !self.streams_moments;
         let mut at = 0;
         while at < runs.len() {
-            let run = &runs[at];
+            let run = runs[at];
             at += 1;
-            if !run.borrow().dead {
+            if self.runs.contains_key(run) {
                 self.try_run(run, event, index, pos, dict);
             }
             if !switched && self.batch.len() >= self.moment_chunk && at < runs.len() {
@@ -1252,10 +1251,10 @@ impl<G: GpmEval> QueryRuntime<G> {
                 skipped = (order.len() - n) as u64;
                 break;
             }
-            let run = finals[i].1.clone();
+            let run = finals[i].1;
             let before = self.batch.len();
-            if !run.borrow().dead {
-                self.try_run(&run, event, index, pos, dict);
+            if self.runs.contains_key(run) {
+                self.try_run(run, event, index, pos, dict);
             }
             if first.is_none() && self.batch.len() > before {
                 first = Some(i);
@@ -1267,8 +1266,8 @@ impl<G: GpmEval> QueryRuntime<G> {
         self.work.run_offers += offered - skipped;
         self.work.runs_cut += skipped;
         if self.prefix.is_none() {
-            let start = self.start_run.clone();
-            self.try_run(&start, event, index, pos, dict);
+            let start = self.start_run;
+            self.try_run(start, event, index, pos, dict);
         } else {
             self.lazy_chain(event, index, pos, dict);
         }
@@ -1300,8 +1299,8 @@ impl<G: GpmEval> QueryRuntime<G> {
         event: &EventRef,
         index: &G::Index,
         dict: &Dictionary,
-        runs: &mut Vec<RunRef>,
-    ) -> Vec<(CompletionKey, RunRef)> {
+        runs: &mut Vec<RunKey>,
+    ) -> Vec<(CompletionKey, RunKey)> {
         let mut finals = std::mem::take(&mut self.finals); // empty between events
         let Some(g) = self.cut else {
             return finals;
@@ -1309,7 +1308,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         if event.stream != self.gpm_streams[g]
             || runs
                 .iter()
-                .filter(|run| self.completes_at_once(&run.borrow()))
+                .filter(|run| self.completes_at_once(&self.runs[**run]))
                 .nth(1)
                 .is_none()
         {
@@ -1331,25 +1330,25 @@ impl<G: GpmEval> QueryRuntime<G> {
             return finals;
         }
         let mut used_up = Vec::new();
-        for run in runs.iter() {
-            let r = run.borrow();
-            let (true, Some(start)) = (self.completes_at_once(&r), r.start) else {
+        for &run in runs.iter() {
+            let r = &self.runs[run];
+            let (true, Some(start)) = (self.completes_at_once(r), r.start) else {
                 continue;
             };
             if self.policy.chain_consumed(&r.node, dict) {
-                used_up.push(run.clone());
+                used_up.push(run);
                 continue;
             }
-            let Some(key) = Self::completion_key(&r, start, event) else {
+            let Some(key) = Self::completion_key(r, start, event) else {
                 finals.clear();
                 return finals;
             };
-            finals.push((key, run.clone()));
+            finals.push((key, run));
         }
-        runs.retain(|run| !self.completes_at_once(&run.borrow()));
+        runs.retain(|run| !self.completes_at_once(&self.runs[*run]));
         self.work.run_offers += used_up.len() as u64;
         for run in used_up {
-            self.kill(&run);
+            self.kill(run);
         }
         finals
     }
@@ -1374,21 +1373,19 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// offered it), those the selection keeps are made (`policy::select`).
     fn choose(&mut self, event: &EventRef, dict: &Dictionary) {
         let proposals = std::mem::take(&mut self.policy.proposals);
-        let admitted: Vec<(Proposal, usize, u32)> = proposals
+        let admitted: Vec<policy::Admitted> = proposals
             .into_iter()
             .filter_map(|p| {
-                let (step, iterations) = {
-                    let r = p.run.borrow();
-                    self.extension_span(&r, event, p.pos, &p.taken)?;
-                    let iterations = if r.looping { r.iterations } else { 0 };
-                    (r.step, iterations.saturating_add(1))
-                };
-                Some((p, step, iterations))
+                let r = self.runs.get(p.run)?;
+                self.extension_span(r, event, p.pos, &p.taken)?;
+                let iterations = if r.looping { r.iterations } else { 0 };
+                let (step, node) = (r.step, r.node.clone());
+                Some((p, step, iterations.saturating_add(1), node))
             })
             .collect();
         let first = self.policy.selection == Selection::Chronological;
         for p in policy::select(admitted, first) {
-            self.advance(&p.run, event, p.pos, p.mu, p.taken, dict);
+            self.advance(p.run, event, p.pos, p.mu, p.taken, dict);
         }
     }
 
@@ -1429,9 +1426,13 @@ impl<G: GpmEval> QueryRuntime<G> {
                 None,
                 false,
             );
-            let run = Rc::new(RefCell::new(run));
-            run.borrow_mut().select = Transitions::ANY;
-            self.try_run(&run, event, index, pos, dict);
+            let mut run = run;
+            run.select = Transitions::ANY;
+            // offered the event once, never kept (a lazy chain has no policy, and its trigger
+            // is a GPM: nothing holds the run on)
+            let run = self.runs.insert(run);
+            self.try_run(run, event, index, pos, dict);
+            self.kill(run);
         }
         if let Some(mut prefix) = self.prefix.take() {
             prefix.add(&self.gpms, (event.clone(), index.clone(), pos), dict);
@@ -1446,7 +1447,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         event: &EventRef,
         index: &G::Index,
         dict: &Dictionary,
-        out: &mut Vec<RunRef>,
+        out: &mut Vec<RunKey>,
         rows: &mut Vec<Row>,
     ) {
         let key = self.stream_key(event.stream);
@@ -1535,20 +1536,20 @@ impl<G: GpmEval> QueryRuntime<G> {
             return;
         };
         let tau = event.time;
-        let runs: Vec<RunRef> = bucket.values().cloned().collect();
+        let runs: Vec<RunKey> = bucket.values().cloned().collect();
         let mut rows = Vec::new();
         for run in runs {
-            if run.borrow().dead {
+            if !self.runs.contains_key(run) {
                 continue;
             }
-            let pending = run.borrow().pending.clone();
+            let pending = self.runs[run].pending.clone();
             for p in pending {
                 // an absence lies whole after the prefix that began it
                 if event.stream != self.gpm_streams[p.gpm] || event.start <= p.after {
                     continue;
                 }
                 let (last, start, first_pos) = {
-                    let r = run.borrow();
+                    let r = &self.runs[run];
                     (r.last, r.start, r.first_pos)
                 };
                 if last && !self.fits(start.unwrap_or(tau), first_pos.unwrap_or(pos), tau, pos) {
@@ -1563,11 +1564,11 @@ impl<G: GpmEval> QueryRuntime<G> {
                     .results(p.gpm, index, &p.mu, view, dict, &mut rows);
                 if !rows.is_empty() {
                     if last {
-                        self.kill(&run); // a trailing absence was violated
-                    } else if tau < run.borrow().limit {
-                        run.borrow_mut().limit = tau;
+                        self.kill(run); // a trailing absence was violated
+                    } else if tau < self.runs[run].limit {
+                        self.runs[run].limit = tau;
                         if !self.switches.intervals {
-                            self.death.entry(tau).or_default().push(run.clone());
+                            self.death.entry(tau).or_default().push(run);
                         }
                     }
                     break;
@@ -1581,7 +1582,7 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// Offer the event to one waiting run (SEMANTICS sections 4-7).
     fn try_run(
         &mut self,
-        run: &RunRef,
+        run: RunKey,
         event: &EventRef,
         index: &Rc<G::Index>,
         pos: i64,
@@ -1590,7 +1591,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         let tau = event.time;
         let intervals = self.switches.intervals;
         let (step, commit) = {
-            let r = run.borrow();
+            let r = &self.runs[run];
             if let Some(end) = r.end {
                 // after the prefix: begun after its end (point events: at a later time)
                 if event.start <= end {
@@ -1607,7 +1608,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                         return;
                     }
                 } else if !matches!(*self.steps[r.step].op, Op::And { .. })
-                    && !self.admits(&r, event.start)
+                    && !self.admits(r, event.start)
                 {
                     // a conjunction's result begins with its earliest event: judged below
                     return;
@@ -1623,17 +1624,16 @@ impl<G: GpmEval> QueryRuntime<G> {
         if !self.steps[step].streams.contains(&event.stream) {
             return;
         }
-        if self.policy.consumes() && self.policy.chain_consumed(&run.borrow().node, dict) {
+        if self.policy.consumes() && self.policy.chain_consumed(&self.runs[run].node, dict) {
             self.kill(run); // it holds a used-up triple: it can complete no match
             return;
         }
         let op = self.steps[step].op.clone();
-        let context = run.borrow().context().clone();
+        let context = self.runs[run].context().clone();
         let results = match &*op {
             Op::And { .. } if self.switches.lazy_conjunction => {
-                let id = run.borrow().id;
-                self.lazy
-                    .push((run.clone(), (event.clone(), index.clone(), pos)));
+                let id = self.runs[run].id;
+                self.lazy.push((run, (event.clone(), index.clone(), pos)));
                 self.lazy_ids.insert(id);
                 return;
             }
@@ -1649,19 +1649,18 @@ impl<G: GpmEval> QueryRuntime<G> {
         if results.is_empty() {
             return;
         }
-        if commit && run.borrow().commit.is_none() {
-            run.borrow_mut().commit = Some(tau);
+        if commit && self.runs[run].commit.is_none() {
+            self.runs[run].commit = Some(tau);
             if !intervals {
-                self.death.entry(tau).or_default().push(run.clone());
+                self.death.entry(tau).or_default().push(run);
             }
         }
-        if intervals && run.borrow().end.is_some() {
-            let r = run.borrow();
-            results.retain(|(_, taken)| self.admits(&r, begin(taken)));
+        if intervals && self.runs[run].end.is_some() {
+            let r = &self.runs[run];
+            results.retain(|(_, taken)| self.admits(r, begin(taken)));
         }
         for (mu, taken) in results {
             if self.policy.selects() {
-                let run = run.clone();
                 let proposal = Proposal {
                     run,
                     pos,
@@ -1682,7 +1681,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         event: &EventRef,
         index: &G::Index,
         mu: &Row,
-        run: &RunRef,
+        run: RunKey,
         dict: &Dictionary,
     ) -> Results {
         match op {
@@ -1694,7 +1693,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                 let mut rows = std::mem::take(&mut self.rows);
                 rows.clear();
                 {
-                    let r = run.borrow();
+                    let r = &self.runs[run];
                     let view = RunView {
                         start: r.start,
                         node: r.node.as_ref(),
@@ -1744,7 +1743,7 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// produced exactly once, by the event that supplies its last component.
     fn conj_new(
         &mut self,
-        run: &RunRef,
+        run: RunKey,
         op: &Op,
         event: &EventRef,
         index: &G::Index,
@@ -1764,7 +1763,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             .collect();
         let keys = &self.conj_keys[id];
         let pairs = &mut self.work.conjunction_pairs;
-        let mut r = run.borrow_mut();
+        let r = &mut self.runs[run];
         let fresh = || ConjBuffer {
             tau,
             pools: vec![Pool::default(); operands.len()],
@@ -1785,7 +1784,6 @@ impl<G: GpmEval> QueryRuntime<G> {
             }
             pools[i].extend(new);
         }
-        drop(r);
         let mut order = Vec::new();
         op.gpms(&mut order);
         out.into_iter()
@@ -1803,12 +1801,12 @@ impl<G: GpmEval> QueryRuntime<G> {
         if self.lazy.is_empty() || self.lazy[0].1 .0.time >= tau {
             return;
         }
-        let mut groups: Vec<(RunRef, Vec<Offered<G>>)> = Vec::new();
+        let mut groups: Vec<(RunKey, Vec<Offered<G>>)> = Vec::new();
         let mut at: HashMap<u64, usize> = HashMap::default();
         for (run, offered) in std::mem::take(&mut self.lazy) {
-            let id = run.borrow().id;
+            let id = self.runs[run].id;
             let i = *at.entry(id).or_insert_with(|| {
-                groups.push((run.clone(), Vec::new()));
+                groups.push((run, Vec::new()));
                 groups.len() - 1
             });
             groups[i].1.push(offered);
@@ -1816,20 +1814,17 @@ impl<G: GpmEval> QueryRuntime<G> {
         self.lazy_ids.clear();
         self.evaluate_lazy(groups, dict);
         for run in std::mem::take(&mut self.doomed) {
-            self.kill(&run);
+            self.kill(run);
         }
         self.release(true, dict);
     }
 
-    fn evaluate_lazy(&mut self, groups: Vec<(RunRef, Vec<Offered<G>>)>, dict: &Dictionary) {
+    fn evaluate_lazy(&mut self, groups: Vec<(RunKey, Vec<Offered<G>>)>, dict: &Dictionary) {
         for (run, offered) in groups {
-            let (dead, step, context) = {
-                let r = run.borrow();
-                (r.dead, r.step, r.context().clone())
+            let Some((step, context)) = self.runs.get(run).map(|r| (r.step, r.context().clone()))
+            else {
+                continue; // dead
             };
-            if dead {
-                continue;
-            }
             let op = self.steps[step].op.clone();
             let Op::And { id, operands } = &*op else {
                 continue;
@@ -1846,7 +1841,7 @@ impl<G: GpmEval> QueryRuntime<G> {
                         event,
                         index,
                         &context,
-                        &run,
+                        run,
                         dict,
                     ));
                 }
@@ -1871,19 +1866,19 @@ impl<G: GpmEval> QueryRuntime<G> {
             }
             let tau0 = offered[0].0.time;
             let (commits, commit) = {
-                let r = run.borrow();
+                let r = &self.runs[run];
                 (r.select.commit, r.commit)
             };
             if commits && commit.is_none() {
-                run.borrow_mut().commit = Some(tau0);
-                self.death.entry(tau0).or_default().push(run.clone());
+                self.runs[run].commit = Some(tau0);
+                self.death.entry(tau0).or_default().push(run);
             }
             let (last, _, pos) = offered
                 .iter()
                 .max_by_key(|(_, _, pos)| *pos)
                 .expect("a lazy run was offered an event");
             for (mu, taken) in joined {
-                self.advance(&run, last, *pos, mu, taken, dict);
+                self.advance(run, last, *pos, mu, taken, dict);
             }
         }
     }
@@ -1926,7 +1921,7 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// A result at the event's time extends `run`: clone it one step further.
     fn advance(
         &mut self,
-        run: &RunRef,
+        run: RunKey,
         event: &EventRef,
         pos: i64,
         mu: Row,
@@ -1934,9 +1929,9 @@ impl<G: GpmEval> QueryRuntime<G> {
         dict: &Dictionary,
     ) {
         let tau = event.time;
-        let collected = run.borrow().collected.clone();
+        let collected = self.runs[run].collected.clone();
         let (step, run_start, run_node, run_context, iterations) = {
-            let r = run.borrow();
+            let r = &self.runs[run];
             let ctx = if r.looping {
                 r.ctx.clone()
             } else {
@@ -1948,7 +1943,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             let iterations = taken.saturating_add(1);
             (r.step, r.start, r.node.clone(), ctx, iterations)
         };
-        let Some((start, first_pos)) = self.extension_span(&run.borrow(), event, pos, &taken)
+        let Some((start, first_pos)) = self.extension_span(&self.runs[run], event, pos, &taken)
         else {
             return;
         };
@@ -1960,7 +1955,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         let head = match run_start {
             _ if !self.looks_back() => None,
             None => Some(self.head_token(start)), // the start run: a match starts here
-            Some(_) => run.borrow().head.clone(),
+            Some(_) => self.runs[run].head.clone(),
         };
         let info = &self.steps[step];
         if let Modifier::Kleene { min, max } = info.modifier {
@@ -1982,12 +1977,12 @@ impl<G: GpmEval> QueryRuntime<G> {
                 looped.iterations = iterations;
                 looped.head = head.clone();
                 looped.collected = collected.clone();
-                self.enter_wait(Rc::new(RefCell::new(looped)), wait, dict);
+                self.enter_wait(looped, wait, dict);
             }
             if iterations < min {
                 return;
             }
-        } else if step + 1 == self.steps.len() && run.borrow().pending.is_empty() {
+        } else if step + 1 == self.steps.len() && self.runs[run].pending.is_empty() {
             self.emit(mu, node, start, tau); // a complete match: no run to build
             return;
         }
@@ -2004,30 +1999,29 @@ impl<G: GpmEval> QueryRuntime<G> {
         );
         next.head = head;
         next.collected = collected;
-        self.enter(step + 1, Rc::new(RefCell::new(next)), dict);
+        self.enter(step + 1, next, dict);
     }
 
     /// A run arrives at state `index`: optional and negated atoms fork or add absences, and so
     /// does a Kleene atom that may take no event (`X*`, `X{0,n}`: zero iterations are an
     /// untaken optional atom, docs/decisions.md 61).
-    fn enter(&mut self, index: usize, run: RunRef, dict: &Dictionary) {
+    fn enter(&mut self, index: usize, mut run: Run, dict: &Dictionary) {
         if index == self.steps.len() {
-            if !run.borrow().pending.is_empty() {
+            if !run.pending.is_empty() {
                 let id = self.new_id();
-                {
-                    let mut r = run.borrow_mut();
-                    r.last = true;
-                    r.id = id;
-                }
-                self.watch(&run);
-                let deadline = self.deadline(&run.borrow()).unwrap_or(INF);
+                run.last = true;
+                run.id = id;
+                let deadline = self.deadline(&run).unwrap_or(INF);
+                let run = self.runs.insert(run);
+                self.watch(run);
                 self.closing.push(Due(deadline, id, run));
                 return;
             }
-            self.complete(&run);
+            let end = run.end.unwrap_or(NEG_INF);
+            self.emit(run.mu, run.node, run.start.unwrap_or(NEG_INF), end);
             return;
         }
-        run.borrow_mut().step = index;
+        run.step = index;
         if let Some(timer) = self.steps[index].timer {
             self.start_timer(timer, run, dict);
             return;
@@ -2055,15 +2049,15 @@ impl<G: GpmEval> QueryRuntime<G> {
         };
         match modifier {
             Modifier::Negation => {
-                let p = absence(&run.borrow());
-                run.borrow_mut().pending.extend(p);
+                let p = absence(&run);
+                run.pending.extend(p);
                 self.enter(index + 1, run, dict);
             }
             Modifier::Optional | Modifier::Kleene { min: 0, .. } => {
                 let skip = {
-                    let r = run.borrow();
+                    let r = &run;
                     let mut pending = r.pending.clone();
-                    pending.extend(absence(&r));
+                    pending.extend(absence(r));
                     let mut skip = Run::new(
                         index,
                         r.mu.clone(),
@@ -2080,41 +2074,41 @@ impl<G: GpmEval> QueryRuntime<G> {
                     skip
                 };
                 self.enter_wait(run, wait, dict);
-                self.enter(index + 1, Rc::new(RefCell::new(skip)), dict);
+                self.enter(index + 1, skip, dict);
             }
             _ => self.enter_wait(run, wait, dict),
         }
     }
 
-    fn enter_wait(&mut self, run: RunRef, wait: Transitions, dict: &Dictionary) {
+    /// A new run waits at its step: given its id, put in the arena and where events find it,
+    /// and queued to expire.
+    fn enter_wait(&mut self, mut run: Run, wait: Transitions, dict: &Dictionary) {
         let id = self.new_id();
-        {
-            let mut r = run.borrow_mut();
-            r.id = id;
-            r.select = wait;
-        }
+        run.id = id;
+        run.select = wait;
         self.runs_created += 1;
-        self.wait(&run, dict);
+        let deadline = match (
+            self.switches.push_windows,
+            self.span.sliding_time(),
+            run.start,
+        ) {
+            (false, _, _) => None,
+            (true, Some(omega), Some(start)) => Some(start + omega),
+            (true, _, _) => self.deadline(&run),
+        };
+        let run = self.runs.insert(run);
+        self.wait(run, dict);
         if wait.strict && !self.switches.intervals {
-            self.strict_new.push(run.clone());
+            self.strict_new.push(run);
         }
-        if self.switches.push_windows {
-            let deadline = {
-                let r = run.borrow();
-                match (self.span.sliding_time(), r.start) {
-                    (Some(omega), Some(start)) => Some(start + omega),
-                    _ => self.deadline(&r),
-                }
-            };
-            if let Some(deadline) = deadline {
-                self.expiry.push(Due(deadline, id, run));
-            }
+        if let Some(deadline) = deadline {
+            self.expiry.push(Due(deadline, id, run));
         }
     }
 
-    fn complete(&mut self, run: &RunRef) {
+    fn complete(&mut self, run: RunKey) {
         let (mu, node, start, end) = {
-            let r = run.borrow();
+            let r = &self.runs[run];
             (r.mu.clone(), r.node.clone(), r.start, r.end)
         };
         self.emit(mu, node, start.unwrap_or(NEG_INF), end.unwrap_or(NEG_INF));
@@ -2246,16 +2240,17 @@ impl<G: GpmEval> QueryRuntime<G> {
 
     /// A run arrives at a timer's step (docs/decisions.md 71): judged once the clock has
     /// passed the timer's end (every event lying in it has come), now if it has.
-    fn start_timer(&mut self, timer: TimerStep, run: RunRef, dict: &Dictionary) {
-        let Some(hi) = self.timer_interval(timer, &run.borrow()).map(|(_, hi)| hi) else {
+    fn start_timer(&mut self, timer: TimerStep, mut run: Run, dict: &Dictionary) {
+        let Some(hi) = self.timer_interval(timer, &run).map(|(_, hi)| hi) else {
             return; // the anchor always precedes the timer (language.checks)
         };
         if hi < self.time {
-            self.judge_timer(timer, &run, dict);
+            self.judge_timer(timer, run, dict);
             return;
         }
         let id = self.new_id();
-        run.borrow_mut().id = id;
+        run.id = id;
+        let run = self.runs.insert(run);
         self.timers.push(Due(hi, id, run));
     }
 
@@ -2278,9 +2273,13 @@ impl<G: GpmEval> QueryRuntime<G> {
                 break;
             }
             let Due(_, _, run) = self.timers.pop().expect("peeked");
-            let step = run.borrow().step;
-            if let Some(timer) = self.steps[step].timer {
-                self.judge_timer(timer, &run, dict);
+            // judged, the run is gone whether it goes on (a new run) or not; a dead one is
+            // not judged
+            let Some(run) = self.runs.remove(run) else {
+                continue;
+            };
+            if let Some(timer) = self.steps[run.step].timer {
+                self.judge_timer(timer, run, dict);
             }
         }
     }
@@ -2288,12 +2287,9 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// A timer whose end the clock passed: NOT holds when no event of its stream lying in
     /// it has a result in the run's mapping, COLLECT when one does (gathering them all).
     /// The run goes on with its hull grown by the timer, if that fits its window.
-    fn judge_timer(&mut self, timer: TimerStep, run: &RunRef, dict: &Dictionary) {
-        let r = run.borrow();
-        if r.dead {
-            return;
-        }
-        let Some((lo, hi)) = self.timer_interval(timer, &r) else {
+    fn judge_timer(&mut self, timer: TimerStep, run: Run, dict: &Dictionary) {
+        let r = &run;
+        let Some((lo, hi)) = self.timer_interval(timer, r) else {
             return;
         };
         let stream = self.gpm_streams[timer.gpm];
@@ -2348,9 +2344,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         );
         next.head = r.head.clone();
         next.collected = collected;
-        drop(r);
-        self.kill(run);
-        self.enter(step + 1, Rc::new(RefCell::new(next)), dict);
+        self.enter(step + 1, next, dict);
     }
 }
 
@@ -2378,7 +2372,7 @@ impl Expressions {
 }
 
 fn remove<K: std::hash::Hash + Eq>(
-    table: &mut HashMap<K, BTreeMap<u64, RunRef>>,
+    table: &mut HashMap<K, BTreeMap<u64, RunKey>>,
     key: &K,
     id: u64,
 ) {

@@ -93,23 +93,10 @@ impl FromIterator<Due> for Dues {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::query::Run;
-    use std::cell::RefCell;
-    use std::rc::Rc;
+    use crate::query::RunKey;
 
     fn due(deadline: i128, id: u64) -> Due {
-        let run = Run::new(
-            0,
-            Rc::default(),
-            None,
-            None,
-            None,
-            None,
-            Vec::new(),
-            None,
-            false,
-        );
-        Due(deadline, id, Rc::new(RefCell::new(run)))
+        Due(deadline, id, RunKey::default())
     }
 
     #[test]

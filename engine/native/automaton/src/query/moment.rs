@@ -19,7 +19,7 @@
 //! the moment first (`finish_moment`), so it never sees the moment half made; and the plans
 //! streamed call no host while a chunk is made, as a take could not report its failure.
 
-use super::{QueryRuntime, RunRef};
+use super::{QueryRuntime, RunKey};
 use crate::event::EventRef;
 use crate::gpms::GpmEval;
 use crate::order::{CompletionKey, MatchRecord};
@@ -37,7 +37,7 @@ const SPARE_KEPT: usize = 1 << 14;
 /// A run that can only complete a match with the event, keyed by where its matches stand in
 /// the match order, and its place among the event's candidates (runs of equal keys keep that
 /// order, as the whole moment's stable sort keeps the order they were offered in).
-pub(super) type Final = (CompletionKey, u32, RunRef);
+pub(super) type Final = (CompletionKey, u32, RunKey);
 
 /// A moment being streamed: its event (with its prepared index and position), the matches
 /// made before it was (keyed, in the match order but for ties) and the runs still to offer it,
@@ -70,10 +70,10 @@ impl<G: GpmEval> QueryRuntime<G> {
     /// The runs of `rest` (those the event is still to be offered to) that can only complete a
     /// match with it, taken out and keyed: the moment is then streamed (`stream_moment`).
     /// Empty, and `rest` untouched, when a key does not pack.
-    pub(super) fn moment_finals(&mut self, event: &EventRef, rest: &mut Vec<RunRef>) -> Vec<Final> {
+    pub(super) fn moment_finals(&mut self, event: &EventRef, rest: &mut Vec<RunKey>) -> Vec<Final> {
         let n = rest
             .iter()
-            .filter(|run| self.completes_at_once(&run.borrow()))
+            .filter(|run| self.completes_at_once(&self.runs[**run]))
             .count();
         if n == 0 {
             return Vec::new(); // nothing to stream; the kept buffer stays for the next moment
@@ -81,18 +81,17 @@ impl<G: GpmEval> QueryRuntime<G> {
         let mut finals = std::mem::take(&mut self.spare_finals);
         finals.reserve_exact(n); // what the moment holds besides the runs: one key each
         for (i, run) in rest.iter().enumerate() {
-            let r = run.borrow();
-            let (true, Some(start)) = (self.completes_at_once(&r), r.start) else {
+            let r = &self.runs[*run];
+            let (true, Some(start)) = (self.completes_at_once(r), r.start) else {
                 continue;
             };
-            let Some(key) = Self::completion_key(&r, start, event) else {
-                drop(r);
+            let Some(key) = Self::completion_key(r, start, event) else {
                 self.keep_spare(finals);
                 return Vec::new();
             };
-            finals.push((key, i as u32, run.clone()));
+            finals.push((key, i as u32, *run));
         }
-        rest.retain(|run| !self.completes_at_once(&run.borrow()));
+        rest.retain(|run| !self.completes_at_once(&self.runs[*run]));
         finals
     }
 
@@ -115,8 +114,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             .collect();
         let Some(mut made) = made else {
             for (_, _, run) in finals.drain(..) {
-                if !run.borrow().dead {
-                    self.try_run(&run, event, index, pos, dict);
+                if self.runs.contains_key(run) {
+                    self.try_run(run, event, index, pos, dict);
                 }
             }
             self.keep_spare(finals);
@@ -156,9 +155,9 @@ impl<G: GpmEval> QueryRuntime<G> {
                 self.batch.push(record);
             }
             while m.finals.get(m.next).is_some_and(|f| f.0 == key) {
-                let run = m.finals[m.next].2.clone();
-                if !run.borrow().dead {
-                    self.try_run(&run, &m.event, &m.index, m.pos, dict);
+                let run = m.finals[m.next].2;
+                if self.runs.contains_key(run) {
+                    self.try_run(run, &m.event, &m.index, m.pos, dict);
                 }
                 m.next += 1;
             }

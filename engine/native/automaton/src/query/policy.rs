@@ -11,7 +11,7 @@
 //!   patterns reading the event, instantiated by each taken solution); a run holding a used-up
 //!   triple dies, and a match holding one is not released.
 
-use super::{HashMap, QueryRuntime, RunRef, Takens};
+use super::{HashMap, QueryRuntime, RunKey, Takens};
 use crate::buffer::{Node, Taken};
 use crate::event::{EventData, EventRef};
 use crate::gpms::{GpmEval, RunView};
@@ -52,7 +52,7 @@ impl Part {
 
 /// An extension offered by the event being processed, held until every run was offered it.
 pub(super) struct Proposal {
-    pub run: RunRef,
+    pub run: RunKey,
     pub pos: i64,
     pub mu: Row,
     pub taken: Takens,
@@ -294,18 +294,22 @@ impl Policy {
 /// runs that come first (last) by their events' times, last event first; a run whose times
 /// all equal another's as far as it goes, but that took fewer events, comes after it (it
 /// started later). Order kept.
-pub(super) fn select(proposals: Vec<(Proposal, usize, u32)>, first: bool) -> Vec<Proposal> {
+/// A proposal the event's extension admits, with the step and iteration it completes and
+/// its run's events.
+pub(super) type Admitted = (Proposal, usize, u32, Option<Rc<Node>>);
+
+pub(super) fn select(proposals: Vec<Admitted>, first: bool) -> Vec<Proposal> {
     type Key = (usize, u32, Vec<(usize, u64, Rc<[Option<TermId>]>)>);
     let keys: Vec<(Key, Vec<i128>)> = proposals
         .iter()
-        .map(|(p, step, iterations)| {
+        .map(|(p, step, iterations, node)| {
             let took = p
                 .taken
                 .iter()
                 .map(|t| (t.gpm, t.event.uid, t.bindings.clone()))
                 .collect();
             let mut times = Vec::new();
-            let mut at = p.run.borrow().node.clone();
+            let mut at = node.clone();
             while let Some(n) = at {
                 times.push(n.taken.event.time);
                 at = n.parent.clone();
@@ -328,7 +332,7 @@ pub(super) fn select(proposals: Vec<(Proposal, usize, u32)>, first: bool) -> Vec
     proposals
         .into_iter()
         .zip(keep)
-        .filter_map(|((p, _, _), keep)| keep.then_some(p))
+        .filter_map(|((p, ..), keep)| keep.then_some(p))
         .collect()
 }
 

@@ -11,16 +11,16 @@
 
 use super::dues::Dues;
 use super::{
-    ConjBuffer, Due, EventRef, Home, Node, Pending, Pool, QueryRuntime, Result1, Run, RunRef,
+    ConjBuffer, Due, EventRef, Home, Node, Pending, Pool, QueryRuntime, Result1, Run, RunKey,
     Strategy, Taken, Takens, Transitions,
 };
 use crate::gpms::GpmEval;
 use crate::range_index::Key;
 use crate::snapshot::SnapshotError;
 use serde::{Deserialize, Serialize};
+use slotmap::SlotMap;
 use spaseq_gpm::vars::Row;
 use spaseq_io::dictionary::TermId;
-use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
@@ -60,7 +60,7 @@ pub enum HomeState {
 /// operand its results as (mapping, taken events)).
 type ConjState = (usize, i128, Vec<Vec<(Row, Vec<TakenState>)>>);
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct RunState {
     id: u64,
     step: usize,
@@ -211,18 +211,19 @@ fn strategy_of(code: u8) -> Result<Option<Strategy>, SnapshotError> {
     })
 }
 
-/// Writes runs and nodes once each, numbered by identity.
-#[derive(Default)]
-struct Writer {
+/// Writes runs and nodes once each, numbered by identity (a run by its key in `arena`; a
+/// dead one the queues still list as a dead run, nothing else of it kept).
+struct Writer<'r> {
+    arena: &'r SlotMap<RunKey, Run>,
     nodes: Vec<NodeState>,
     node_at: HashMap<*const Node, usize>,
     runs: Vec<RunState>,
-    run_at: HashMap<*const RefCell<Run>, usize>,
+    run_at: HashMap<RunKey, usize>,
     /// The partitions' keys by slot: a home is written as its partition's key.
     partition_keys: HashMap<u32, (usize, bool, Vec<TermId>)>,
 }
 
-impl Writer {
+impl Writer<'_> {
     fn taken(t: &Taken) -> TakenState {
         TakenState {
             gpm: t.gpm,
@@ -262,11 +263,19 @@ impl Writer {
             .collect()
     }
 
-    fn run(&mut self, run: &RunRef) -> usize {
-        if let Some(&i) = self.run_at.get(&Rc::as_ptr(run)) {
+    /// The number of run `run` in the table.
+    fn run(&mut self, run: RunKey) -> usize {
+        if let Some(&i) = self.run_at.get(&run) {
             return i;
         }
-        let r = run.borrow();
+        let Some(r) = self.arena.get(run) else {
+            self.runs.push(RunState {
+                dead: true,
+                ..RunState::default()
+            });
+            self.run_at.insert(run, self.runs.len() - 1);
+            return self.runs.len() - 1;
+        };
         let node = self.node(&r.node);
         let pending = r
             .pending
@@ -318,7 +327,7 @@ impl Writer {
             commit: r.commit,
             looping: r.looping,
             iterations: r.iterations,
-            dead: r.dead,
+            dead: false,
             homes,
             conj,
             strategy: strategy_code(r.select.strategy),
@@ -327,19 +336,19 @@ impl Writer {
             collected: r.collected.as_ref().map(|c| (**c).clone()),
         });
         let i = self.runs.len() - 1;
-        self.run_at.insert(Rc::as_ptr(run), i);
+        self.run_at.insert(run, i);
         i
     }
 
-    fn runs<'a>(&mut self, runs: impl Iterator<Item = &'a RunRef>) -> Vec<usize> {
-        runs.map(|r| self.run(r)).collect()
+    fn runs<'a>(&mut self, runs: impl Iterator<Item = &'a RunKey>) -> Vec<usize> {
+        runs.map(|&r| self.run(r)).collect()
     }
 
     fn dues(&mut self, queue: &Dues) -> Vec<DueState> {
         let mut dues: Vec<&Due> = queue.iter().collect();
         dues.sort();
         dues.into_iter()
-            .map(|Due(deadline, id, run)| (*deadline, *id, self.run(run)))
+            .map(|Due(deadline, id, run)| (*deadline, *id, self.run(*run)))
             .collect()
     }
 }
@@ -348,7 +357,7 @@ impl Writer {
 struct Reader<'a> {
     events: &'a HashMap<u64, EventRef>,
     nodes: Vec<Rc<Node>>,
-    runs: Vec<RunRef>,
+    runs: Vec<RunKey>,
 }
 
 impl Reader<'_> {
@@ -372,11 +381,11 @@ impl Reader<'_> {
             .transpose()
     }
 
-    fn run(&self, i: usize) -> Result<RunRef, SnapshotError> {
+    fn run(&self, i: usize) -> Result<RunKey, SnapshotError> {
         self.runs.get(i).cloned().ok_or(SnapshotError::NoRun(i))
     }
 
-    fn run_list(&self, list: &[usize]) -> Result<Vec<RunRef>, SnapshotError> {
+    fn run_list(&self, list: &[usize]) -> Result<Vec<RunKey>, SnapshotError> {
         list.iter().map(|&i| self.run(i)).collect()
     }
 }
@@ -388,14 +397,18 @@ impl<G: GpmEval> QueryRuntime<G> {
             return Err(SnapshotError::MatchesNotTaken);
         }
         let mut w = Writer {
+            arena: &self.runs,
+            nodes: Vec::new(),
+            node_at: HashMap::new(),
+            runs: Vec::new(),
+            run_at: HashMap::new(),
             partition_keys: self
                 .partitioned
                 .slots()
                 .map(|(slot, (step, looping, key))| (slot, (*step, *looping, key.to_vec())))
                 .collect(),
-            ..Writer::default()
         };
-        let start_run = w.run(&self.start_run);
+        let start_run = w.run(self.start_run);
         // by stream as before steps were told apart (a restored run is put back by its step)
         let mut keys: Vec<(Option<u32>, usize)> = self.by_stream.keys().copied().collect();
         keys.sort();
@@ -415,7 +428,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             .map(|(key, p)| {
                 let runs = p
                     .entries()
-                    .map(|(_, run, k)| (w.run(run), k.map(Key::value)))
+                    .map(|(_, &run, k)| (w.run(run), k.map(Key::value)))
                     .collect();
                 ((key.0, key.1, key.2.to_vec()), runs)
             })
@@ -433,7 +446,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         let lazy = self
             .lazy
             .iter()
-            .map(|(run, (event, _, pos))| (w.run(run), event.uid, *pos))
+            .map(|(run, (event, _, pos))| (w.run(*run), event.uid, *pos))
             .collect();
         let mut lazy_ids: Vec<u64> = self.lazy_ids.iter().copied().collect();
         lazy_ids.sort_unstable();
@@ -507,6 +520,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             r.nodes.push(Node::push(parent, taken));
         }
         let steps = self.steps.len();
+        let mut arena: SlotMap<RunKey, Run> = SlotMap::with_key();
         // made before the runs, whose homes name their partitions' slots
         let mut partitioned = super::Partitions::default();
         let mut tokens: BTreeMap<i128, Rc<()>> = BTreeMap::new();
@@ -577,7 +591,6 @@ impl<G: GpmEval> QueryRuntime<G> {
             run.limit = s.limit;
             run.commit = s.commit;
             run.iterations = s.iterations;
-            run.dead = s.dead;
             run.homes = homes;
             run.conj = conj;
             run.select = Transitions::compile(strategy_of(s.strategy)?);
@@ -589,19 +602,23 @@ impl<G: GpmEval> QueryRuntime<G> {
                 let token = tokens.entry(start).or_insert_with(|| Rc::new(())).clone();
                 run.head = Some(token);
             }
-            r.runs.push(Rc::new(RefCell::new(run)));
+            let key = arena.insert(run);
+            if s.dead {
+                arena.remove(key); // listed by a queue: its key finds nothing
+            }
+            r.runs.push(key);
         }
-        let keyed = |list: &[usize]| -> Result<BTreeMap<u64, RunRef>, SnapshotError> {
+        let keyed = |list: &[usize]| -> Result<BTreeMap<u64, RunKey>, SnapshotError> {
             r.run_list(list).map(|runs| {
                 runs.into_iter()
-                    .map(|run| (run.borrow().id, run.clone()))
+                    .filter_map(|run| Some((arena.get(run)?.id, run)))
                     .collect()
             })
         };
-        let mut by_stream: super::HashMap<_, BTreeMap<u64, RunRef>> = super::HashMap::default();
+        let mut by_stream: super::HashMap<_, BTreeMap<u64, RunKey>> = super::HashMap::default();
         for (s, list) in &state.by_stream {
             for (id, run) in keyed(list)? {
-                let step = run.borrow().step;
+                let step = arena[run].step;
                 by_stream.entry((*s, step)).or_default().insert(id, run);
             }
         }
@@ -613,7 +630,9 @@ impl<G: GpmEval> QueryRuntime<G> {
             let key = (key.0, key.1, key.2.as_slice().into());
             for &(i, k) in runs {
                 let run = r.run(i)?;
-                let id = run.borrow().id;
+                let Some(id) = arena.get(run).map(|r| r.id) else {
+                    continue; // a dead run waits nowhere
+                };
                 partitioned.insert(&key, id, run, k.map(Key::new));
             }
         }
@@ -672,6 +691,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         self.doomed = r.run_list(&state.doomed)?;
         self.by_stream = by_stream;
         self.watchers = watchers;
+        self.runs = arena;
         self.partitioned = partitioned;
         self.death = death;
         self.expiry = expiry;

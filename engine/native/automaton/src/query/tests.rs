@@ -69,6 +69,11 @@ fn run(plan: &str, events: &[(i128, &str, &str)]) -> Vec<Found> {
         found(&mut rt, &mut out);
     }
     rt.close(&dict);
+    assert_eq!(
+        rt.footprint()["runs"],
+        0,
+        "closed, no run is left in the arena"
+    );
     found(&mut rt, &mut out);
     out
 }
