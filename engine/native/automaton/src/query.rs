@@ -201,6 +201,14 @@ impl Run {
 /// A heap entry: a deadline and the run it ends, earliest (then oldest) first.
 struct Due(i128, u64, RunKey);
 
+impl Due {
+    /// The run it ends, if alive: found by key, and by the id it was queued with (a slot's
+    /// version is 32 bits and wraps round: a key that waited long could meet another run).
+    fn run<'a>(&self, runs: &'a SlotMap<RunKey, Run>) -> Option<&'a Run> {
+        runs.get(self.2).filter(|r| r.id == self.1)
+    }
+}
+
 impl PartialEq for Due {
     fn eq(&self, other: &Self) -> bool {
         (self.0, self.1) == (other.0, other.1)
@@ -1053,10 +1061,11 @@ impl<G: GpmEval> QueryRuntime<G> {
             if !self.expired(*deadline, tau, p) {
                 break;
             }
-            let Due(_, _, run) = self.expiry.pop().expect("peeked");
-            let Some(id) = self.runs.get(run).map(|r| r.id) else {
+            let due = self.expiry.pop().expect("peeked");
+            let Some(id) = due.run(&self.runs).map(|r| r.id) else {
                 continue; // dead already
             };
+            let run = due.2;
             if self.lazy_ids.contains(&id) {
                 self.doomed.push(run);
             } else {
@@ -1067,10 +1076,10 @@ impl<G: GpmEval> QueryRuntime<G> {
             if !self.expired(*deadline, tau, p) {
                 break;
             }
-            let Due(_, _, run) = self.closing.pop().expect("peeked");
-            if self.runs.contains_key(run) {
-                self.complete(run);
-                self.kill(run);
+            let due = self.closing.pop().expect("peeked");
+            if due.run(&self.runs).is_some() {
+                self.complete(due.2);
+                self.kill(due.2);
             }
         }
         if !self.batch.is_empty() {
@@ -1094,10 +1103,10 @@ impl<G: GpmEval> QueryRuntime<G> {
         self.finish_moment(dict);
         self.flush_lazy(INF, dict);
         self.fire_timers(INF, dict);
-        for Due(_, _, run) in self.closing.drain_sorted() {
-            if self.runs.contains_key(run) {
-                self.complete(run);
-                self.kill(run);
+        for due in self.closing.drain_sorted() {
+            if due.run(&self.runs).is_some() {
+                self.complete(due.2);
+                self.kill(due.2);
             }
         }
         self.release(false, dict);
@@ -1124,16 +1133,14 @@ impl<G: GpmEval> QueryRuntime<G> {
         let closing = self
             .closing
             .iter()
-            .filter(|d| self.runs.contains_key(d.2))
-            .filter_map(|d| self.runs[d.2].end)
+            .filter_map(|d| d.run(&self.runs)?.end)
             .min();
         let lazy = self.lazy.iter().map(|(_, (e, _, _))| e.time).min();
         // a run waiting for its timer's end: judged, it ends no earlier than that
         let timed = self
             .timers
             .iter()
-            .filter(|Due(_, _, r)| self.runs.contains_key(*r))
-            .map(|Due(hi, _, r)| self.runs[*r].end.map_or(*hi, |e| e.max(*hi)))
+            .filter_map(|d| Some(d.run(&self.runs)?.end.map_or(d.0, |e| e.max(d.0))))
             .min();
         [closing, lazy, timed, self.moment_time()]
             .into_iter()
@@ -1804,7 +1811,9 @@ impl<G: GpmEval> QueryRuntime<G> {
         let mut groups: Vec<(RunKey, Vec<Offered<G>>)> = Vec::new();
         let mut at: HashMap<u64, usize> = HashMap::default();
         for (run, offered) in std::mem::take(&mut self.lazy) {
-            let id = self.runs[run].id;
+            let Some(id) = self.runs.get(run).map(|r| r.id) else {
+                continue; // dead (never so far: a lazy run is doomed, not killed, until here)
+            };
             let i = *at.entry(id).or_insert_with(|| {
                 groups.push((run, Vec::new()));
                 groups.len() - 1
@@ -2272,10 +2281,13 @@ impl<G: GpmEval> QueryRuntime<G> {
             if *hi >= tau {
                 break;
             }
-            let Due(_, _, run) = self.timers.pop().expect("peeked");
+            let due = self.timers.pop().expect("peeked");
             // judged, the run is gone whether it goes on (a new run) or not; a dead one is
             // not judged
-            let Some(run) = self.runs.remove(run) else {
+            if due.run(&self.runs).is_none() {
+                continue;
+            }
+            let Some(run) = self.runs.remove(due.2) else {
                 continue;
             };
             if let Some(timer) = self.steps[run.step].timer {

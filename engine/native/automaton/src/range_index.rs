@@ -281,6 +281,10 @@ impl<R> Default for Partition<R> {
 
 impl<R: Clone> Partition<R> {
     pub fn insert(&mut self, id: u64, run: R, key: Option<Key>) {
+        if self.runs.back().is_some_and(|&(last, _)| last >= id) {
+            // given again (a snapshot listing a run twice): its former key goes
+            self.remove(id);
+        }
         match key {
             Some(k) => {
                 self.sorted.insert((k, id), run.clone());
@@ -677,10 +681,8 @@ mod tests {
         assert_eq!(out, vec![1, 2]);
     }
 
-    /// Runs removed in any order, inserted out of order (a restore) or again: the partition
-    /// lists the live ones in id order, counts them, and keeps few empty slots.
     /// `ByKey` against the B-tree it stands for: random insertions and removals (past the
-    /// vector's size, and back), each followed by both range lookups.
+    /// vector's size), each followed by both range lookups.
     #[test]
     fn sorted_runs_answer_as_a_btree_does() {
         let mut seed: u64 = 42;
@@ -722,6 +724,22 @@ mod tests {
     }
 
     #[test]
+    fn a_run_given_again_is_kept_once_under_its_new_key() {
+        let mut p: Partition<u64> = Partition::default();
+        p.insert(1, 10, Some(Key::new(1.0)));
+        p.insert(2, 20, Some(Key::new(5.0)));
+        p.insert(1, 11, Some(Key::new(9.0)));
+        assert_eq!(p.len(), 2);
+        let mut out = Vec::new();
+        p.select(&[(Some(Key::new(2.0)), true)], &mut out);
+        assert_eq!(out, Vec::<u64>::new(), "no run is keyed at most 2 any more");
+        p.select(&[(Some(Key::new(9.0)), true)], &mut out);
+        assert_eq!(out, vec![11, 20]);
+        p.insert(2, 21, None);
+        assert_eq!((p.len(), p.keyed()), (2, 1));
+    }
+
+    #[test]
     fn a_partition_emptied_frees_its_slot_for_the_next() {
         let mut parts: Partitions<(usize, u32), u64> = Partitions::default();
         let a = parts.insert(&(1, 7), 1, 10, None);
@@ -750,6 +768,8 @@ mod tests {
         assert!(parts.key(d).is_none() && parts.is_empty());
     }
 
+    /// Runs removed in any order, inserted out of order (a restore) or again: the partition
+    /// lists the live ones in id order, counts them, and keeps few empty slots.
     #[test]
     fn creation_order_survives_removals_in_any_order() {
         let mut p: Partition<u64> = Partition::default();
