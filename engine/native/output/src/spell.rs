@@ -322,19 +322,7 @@ const EPOCH_LIKE: i128 = 100_000_000 * NS;
 /// time has a fraction, `Z`.
 pub fn table_time(ns: i128, out: &mut String) {
     if ns.abs() >= EPOCH_LIKE {
-        let float = seconds_as_float(ns);
-        // `_PyTime_DoubleToDenominator`: the fraction's microseconds, rounded half to even
-        let whole = float.trunc();
-        let mut micros = ((float - whole) * 1e6).round_ties_even();
-        let mut seconds = whole;
-        if micros >= 1e6 {
-            micros -= 1e6;
-            seconds += 1.0;
-        } else if micros < 0.0 {
-            micros += 1e6;
-            seconds -= 1.0;
-        }
-        let (seconds, micros) = (seconds as i64, micros as u64);
+        let (seconds, micros) = seconds_and_micros(seconds_as_float(ns));
         let (days, time) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
         let (year, month, day) = civil_from_days(days);
         if let Ok(year @ 0..10_000) = u64::try_from(year) {
@@ -373,6 +361,22 @@ pub fn table_time(ns: i128, out: &mut String) {
         text.truncate(text.trim_end_matches('0').trim_end_matches('.').len());
         out.push_str(&text);
     }
+}
+
+/// The whole seconds and microseconds of a float number of seconds, as
+/// `_PyTime_DoubleToDenominator` takes them: the fraction's microseconds rounded half to even.
+fn seconds_and_micros(float: f64) -> (i64, u64) {
+    let whole = float.trunc();
+    let mut micros = ((float - whole) * 1e6).round_ties_even();
+    let mut seconds = whole;
+    if micros >= 1e6 {
+        micros -= 1e6;
+        seconds += 1.0;
+    } else if micros < 0.0 {
+        micros += 1e6;
+        seconds -= 1.0;
+    }
+    (seconds as i64, micros as u64)
 }
 
 /// The float `ns` nanoseconds read as seconds (Python's `float(Decimal)`: the nearest double
@@ -480,24 +484,13 @@ mod tests {
         }
     }
 
-    /// `table_time`'s first spelling of wall-clock times (the decimal seconds formatted,
+    /// `table_time`'s first spelling of wall-clock times (the decimal seconds formatted and
     /// parsed as a float, the date written by `write!`): the oracle of the one filled in
     /// place.
     fn table_time_oracle(ns: i128) -> String {
         let mut exact = String::new();
         canonical_seconds(ns, &mut exact);
-        let float: f64 = exact.parse().expect("a decimal number");
-        let whole = float.trunc();
-        let mut micros = ((float - whole) * 1e6).round_ties_even();
-        let mut seconds = whole;
-        if micros >= 1e6 {
-            micros -= 1e6;
-            seconds += 1.0;
-        } else if micros < 0.0 {
-            micros += 1e6;
-            seconds -= 1.0;
-        }
-        let (seconds, micros) = (seconds as i64, micros as u64);
+        let (seconds, micros) = seconds_and_micros(exact.parse().expect("a decimal number"));
         let (days, time) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
         let (year, month, day) = civil_from_days(days);
         let mut out = format!(
