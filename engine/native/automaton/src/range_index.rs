@@ -494,14 +494,6 @@ impl<K: std::hash::Hash + Eq + Clone, R: Clone> Partitions<K, R> {
         self.slots.is_empty()
     }
 
-    /// Every partition's slot and key.
-    pub fn slots(&self) -> impl Iterator<Item = (u32, &K)> + '_ {
-        self.parts
-            .iter()
-            .enumerate()
-            .filter_map(|(slot, e)| e.as_ref().map(|(k, _)| (slot as u32, k)))
-    }
-
     /// Every partition with its key, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&K, &Partition<R>)> + '_ {
         self.parts.iter().flatten().map(|(k, p)| (k, p))

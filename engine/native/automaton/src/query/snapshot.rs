@@ -11,11 +11,11 @@
 
 use super::dues::Dues;
 use super::{
-    ConjBuffer, Due, EventRef, Home, Node, Pending, Pool, QueryRuntime, Result1, Run, RunKey,
-    Strategy, Taken, Takens, Transitions,
+    ConjBuffer, Due, EventRef, Home, Node, PartitionKey, Pending, Pool, QueryRuntime, Result1, Run,
+    RunKey, Strategy, Taken, Takens, Transitions,
 };
 use crate::gpms::GpmEval;
-use crate::range_index::Key;
+use crate::range_index::{Key, Partitions};
 use crate::snapshot::SnapshotError;
 use serde::{Deserialize, Serialize};
 use slotmap::SlotMap;
@@ -219,8 +219,8 @@ struct Writer<'r> {
     node_at: HashMap<*const Node, usize>,
     runs: Vec<RunState>,
     run_at: HashMap<RunKey, usize>,
-    /// The partitions' keys by slot: a home is written as its partition's key.
-    partition_keys: HashMap<u32, (usize, bool, Vec<TermId>)>,
+    /// The partitions, whose slots the runs' homes name: a home is written as its key.
+    partitions: &'r Partitions<PartitionKey, RunKey>,
 }
 
 impl Writer<'_> {
@@ -308,8 +308,11 @@ impl Writer<'_> {
                 Home::Stream(s) => HomeState::Stream(*s),
                 Home::Watch(s) => HomeState::Watch(*s),
                 Home::Partition(slot) => {
-                    let (step, looping, key) = self.partition_keys[slot].clone();
-                    HomeState::Partition(step, looping, key)
+                    let (step, looping, key) = self
+                        .partitions
+                        .key(*slot)
+                        .expect("a waiting run's partition is there");
+                    HomeState::Partition(*step, *looping, key.to_vec())
                 }
             })
             .collect();
@@ -402,11 +405,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             node_at: HashMap::new(),
             runs: Vec::new(),
             run_at: HashMap::new(),
-            partition_keys: self
-                .partitioned
-                .slots()
-                .map(|(slot, (step, looping, key))| (slot, (*step, *looping, key.to_vec())))
-                .collect(),
+            partitions: &self.partitioned,
         };
         let start_run = w.run(self.start_run);
         // by stream as before steps were told apart (a restored run is put back by its step)
@@ -522,7 +521,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         let steps = self.steps.len();
         let mut arena: SlotMap<RunKey, Run> = SlotMap::with_key();
         // made before the runs, whose homes name their partitions' slots
-        let mut partitioned = super::Partitions::default();
+        let mut partitioned = Partitions::default();
         let mut tokens: BTreeMap<i128, Rc<()>> = BTreeMap::new();
         for s in &state.runs {
             if s.step > steps {
