@@ -1422,7 +1422,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             for taken in chain.taken {
                 node = Some(Node::push(node, taken));
             }
-            let run = Run::new(
+            let mut run = Run::new(
                 t,
                 Rc::new(chain.mu),
                 node,
@@ -1433,7 +1433,6 @@ impl<G: GpmEval> QueryRuntime<G> {
                 None,
                 false,
             );
-            let mut run = run;
             run.select = Transitions::ANY;
             // offered the event once, never kept (a lazy chain has no policy, and its trigger
             // is a GPM: nothing holds the run on)

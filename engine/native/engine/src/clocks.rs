@@ -205,9 +205,13 @@ impl std::error::Error for Refused {}
 impl<H: Host> Engine<H> {
     /// Set how the engine treats time (before any event; kept by snapshots' hosts).
     pub fn configure(&self, settings: Settings) {
+        let settings = Settings {
+            moment_chunk: settings.moment_chunk.max(1), // a chunk of 0 would never end
+            ..settings
+        };
         self.settings.set(settings);
         for rt in self.queries.borrow_mut().iter_mut() {
-            rt.moment_chunk = settings.moment_chunk.max(1);
+            rt.moment_chunk = settings.moment_chunk;
         }
     }
 

@@ -290,7 +290,7 @@ impl<H: Host> Engine<H> {
         let (programs, vars) = Programs::new(&plan, host, &self.dict)?;
         let mut runtime = QueryRuntime::new(&plan, programs, vars, &mut self.streams.borrow_mut())
             .map_err(EngineError::Unsupported)?;
-        runtime.moment_chunk = self.settings.get().moment_chunk.max(1);
+        runtime.moment_chunk = self.settings.get().moment_chunk;
         self.add_results(&plan)?;
         let number = {
             let mut queries = self.queries.borrow_mut();
