@@ -16,6 +16,10 @@ $(BIN)/python:
 NATIVE := engine/native
 # every crate of the workspace (engine/native/*/): its sources and manifests
 NATIVE_SRC := $(shell find $(NATIVE) -path $(NATIVE)/target -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print) $(NATIVE)/Cargo.lock
+# Python writes bytecode (to __pycache__, which git ignores) even where the environment says
+# not to (PYTHONDONTWRITEBYTECODE): the suite starts many spaseq and Spark worker
+# processes, each of which would otherwise compile every module it imports again
+unexport PYTHONDONTWRITEBYTECODE
 # the PyO3 build and clippy find Python here; rustup's default place for cargo is searched too
 export PYO3_PYTHON := $(abspath $(BIN)/python)
 export PATH := $(HOME)/.cargo/bin:$(PATH)
