@@ -12,23 +12,14 @@ use elsa::FrozenVec;
 use hashbrown::HashTable;
 use oxrdf::Term;
 use std::cell::RefCell;
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hasher};
 
 pub type TermId = u32;
 
-/// Odd constants that set a kind's hashes apart from an IRI's of the same text.
-const BLANK: u64 = 0x9e37_79b9_7f4a_7c15;
-const TAGGED: u64 = 0xc2b2_ae3d_27d4_eb4f;
-const TYPED: u64 = 0x1656_67b1_9e37_79f9;
-
-/// The last eight bytes of `text` (all of them if fewer) as an integer.
-fn tail(text: &str) -> u64 {
-    let bytes = text.as_bytes();
-    let from = bytes.len().saturating_sub(8);
-    bytes[from..]
-        .iter()
-        .fold(bytes.len() as u64, |acc, &b| (acc << 8) | u64::from(b))
-}
+/// Bytes no UTF-8 text holds, written between the parts of a term's hash: a blank node's
+/// label starts after `BLANK`, a literal's value ends at `END`.
+const BLANK: u8 = 0xfe;
+const END: u8 = 0xff;
 
 /// Terms are hashed with foldhash: SipHash was a fifth of the engine's time on some
 /// workloads, and foldhash keeps a per-process random seed (terms may come from clients).
@@ -79,29 +70,33 @@ impl Dictionary {
         self.find(self.hash(term), term)
     }
 
-    /// A term's hash in the table: its text hashed in one go, its kind, datatype or language
-    /// folded in after (the derived `Hash` feeds every field and length to the hasher
-    /// separately: twice the instructions, and interning is on the engine thread).
+    /// A term's hash in the table: its texts' bytes written to the seeded hasher as they are
+    /// (the derived `Hash` also writes every enum discriminant and length, one call each:
+    /// twice the instructions, and interning is on the engine thread). Every part goes
+    /// through the seed, so no one can choose terms that collide.
     fn hash(&self, term: &Term) -> u64 {
-        let h = &self.hasher;
+        let mut h = self.hasher.build_hasher();
         match term {
-            Term::NamedNode(n) => h.hash_one(n.as_str()),
-            Term::BlankNode(b) => h.hash_one(b.as_str()) ^ BLANK,
+            Term::NamedNode(n) => h.write(n.as_str().as_bytes()),
+            Term::BlankNode(b) => {
+                h.write_u8(BLANK);
+                h.write(b.as_str().as_bytes());
+            }
             Term::Literal(l) => {
-                let text = h.hash_one(l.value());
+                h.write(l.value().as_bytes());
+                h.write_u8(END); // no UTF-8 text has this byte: the value ends here
                 match l.language() {
-                    // a tag is short: all of it folded in, and its direction
                     Some(tag) => {
-                        let direction = l.direction().map_or(0, |d| d as u64 + 1);
-                        text ^ tail(tag).wrapping_add(direction).wrapping_mul(TAGGED)
+                        h.write(tag.as_bytes());
+                        h.write_u8(l.direction().map_or(END, |d| d as u8));
                     }
-                    // datatypes differ in their last bytes (`#integer`, `#decimal`, ...)
-                    None => text ^ tail(l.datatype().as_str()).wrapping_mul(TYPED),
+                    None => h.write(l.datatype().as_str().as_bytes()),
                 }
             }
             #[allow(unreachable_patterns)]
-            other => h.hash_one(other),
+            other => return self.hasher.hash_one(other),
         }
+        h.finish()
     }
 
     fn find(&self, hash: u64, term: &Term) -> Option<TermId> {
@@ -147,11 +142,12 @@ mod tests {
     }
 
     /// Terms of one text in every kind (IRI, blank node, simple, typed, tagged and directed
-    /// literals) get distinct ids, each found again, as oxrdf's equality says.
+    /// literals, triple terms) get distinct ids and distinct hashes, each found again; a
+    /// term equal to one of them built another way gets its id.
     #[test]
     fn a_text_in_every_kind_is_a_term_of_its_own() {
         use oxrdf::vocab::xsd;
-        use oxrdf::{BaseDirection, BlankNode, Literal};
+        use oxrdf::{BaseDirection, BlankNode, Literal, Triple};
         let dict = Dictionary::new();
         let mut terms: Vec<Term> = Vec::new();
         for text in ["a", "1", "http://ex.org/a", "", "x#integer"] {
@@ -174,14 +170,34 @@ mod tests {
                 }
             }
         }
+        let a = NamedNode::new_unchecked("http://ex.org/a");
+        let triple = |o: Term| Term::from(Triple::new(a.clone(), a.clone(), o));
+        terms.push(triple(a.clone().into()));
+        terms.push(triple(
+            Literal::new_simple_literal("http://ex.org/a").into(),
+        ));
         let ids: Vec<TermId> = terms.iter().map(|t| dict.intern(t.clone())).collect();
-        for (i, t) in terms.iter().enumerate() {
-            let same = terms.iter().position(|u| u == t).unwrap();
-            assert_eq!(ids[i], ids[same], "{t}");
-            assert_eq!(dict.lookup(t), Some(ids[i]), "{t}");
-            assert_eq!(dict.get(ids[i]), t);
-        }
         let distinct: std::collections::HashSet<&Term> = terms.iter().collect();
-        assert_eq!(dict.len(), distinct.len());
+        assert_eq!(
+            distinct.len(),
+            terms.len(),
+            "the test's terms are all different"
+        );
+        assert_eq!(dict.len(), terms.len());
+        let hashes: std::collections::HashSet<u64> = terms.iter().map(|t| dict.hash(t)).collect();
+        assert_eq!(
+            hashes.len(),
+            terms.len(),
+            "a kind, datatype or tag left out of the hash"
+        );
+        for (t, &id) in terms.iter().zip(&ids) {
+            assert_eq!(dict.lookup(t), Some(id), "{t}");
+            assert_eq!(dict.get(id), t);
+        }
+        // an xsd:string literal is the simple literal of its text
+        let simple = dict.intern(Literal::new_simple_literal("a").into());
+        let typed = dict.intern(Literal::new_typed_literal("a", xsd::STRING).into());
+        assert_eq!(simple, typed);
+        assert_eq!(dict.len(), terms.len());
     }
 }
