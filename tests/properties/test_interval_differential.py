@@ -99,7 +99,12 @@ def timer_queries(draw) -> str:
                                    "WITHIN 5 SECONDS TUMBLING"]))
     select = "*"
     if mode == "COLLECT" and "?w" in defines[-1] and draw(st.booleans()):
-        select = "?s0 (COUNT(?w) AS ?n) (SUM(?w) AS ?total) (MAX(?w) AS ?top)"
+        # the folds the core computes itself (aggregate.rs), and one it leaves to spareval
+        select = draw(st.sampled_from([
+            "?s0 (COUNT(?w) AS ?n) (SUM(?w) AS ?total) (MAX(?w) AS ?top)",
+            "(COUNT(*) AS ?n) (AVG(?w) AS ?mean) (MIN(?w) AS ?low)",
+            "?s0 (AVG(?w) * 2 AS ?twice)",
+        ]))
     return (f"{QUERY_PREFIXES}SELECT {select} {window}\nFROM STREAM U1 <{EX}u1>\nFROM STREAM U2 <{EX}u2>\n"
             f"WHERE {{ SEQ({''.join(parts)}) {' '.join(defines)} }}")
 

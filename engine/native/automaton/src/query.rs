@@ -27,7 +27,7 @@ use super::range_index::{KeyCache, Line, Partition, Partitions, Request};
 use super::window::Span;
 use slotmap::SlotMap;
 use smallvec::{smallvec, SmallVec};
-use spaseq_gpm::aggregate::SelectExpressions;
+use spaseq_gpm::aggregate::{self, SelectExpressions};
 use spaseq_gpm::vars::{Row, Slot, VarTable};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::plan::{Evaluator, Modifier, Plan, Strategy};
@@ -2363,6 +2363,16 @@ impl Expressions {
     /// `mu` with the expressions' values over `rows` bound (an expression that errs leaves
     /// its variable unbound, as SPARQL does).
     fn bind(&self, mu: &Row, rows: &[Row], dict: &Dictionary) -> Row {
+        let mut out = mu.clone();
+        let cell = |r: usize, c: usize| {
+            rows[r][self.columns[c]].and_then(|id| aggregate::cell_value(id, dict))
+        };
+        if let Some(values) = self.select.fold(rows.len(), cell) {
+            for (&slot, value) in self.outputs.iter().zip(values) {
+                out[slot] = value.map(|v| dict.intern(v.to_term(dict)));
+            }
+            return out;
+        }
         let table: Vec<Vec<Option<oxrdf::Term>>> = rows
             .iter()
             .map(|row| {
@@ -2372,7 +2382,6 @@ impl Expressions {
                     .collect()
             })
             .collect();
-        let mut out = mu.clone();
         if let Ok(values) = self.select.evaluate(&table) {
             for (&slot, value) in self.outputs.iter().zip(values) {
                 out[slot] = value.map(|t| dict.intern(t));
