@@ -2,6 +2,7 @@
 //! that the automaton does not depend on how a body is evaluated.
 
 use super::buffer::Node;
+use spaseq_gpm::join::Probe;
 use spaseq_gpm::vars::{Row, Slot};
 use spaseq_io::dictionary::Dictionary;
 use std::rc::Rc;
@@ -37,4 +38,16 @@ pub trait GpmEval {
 
     /// The slots of the GPM's local variables, in the plan's order.
     fn local_slots(&self, gpm: usize) -> &[Slot];
+
+    /// A quick test of events for GPM `gpm` under mu, for scans over many kept events:
+    /// `admits` is false only for an event on which `results` has nothing. By default it
+    /// admits every event.
+    fn probe(&self, _gpm: usize, _mu: &[Option<u32>]) -> Probe {
+        Probe::default()
+    }
+
+    /// Whether `probe` (this evaluator's, for the GPM it was made for) admits the event.
+    fn admits(&self, _probe: &Probe, _index: &Self::Index) -> bool {
+        true
+    }
 }

@@ -31,7 +31,7 @@ use spaseq_gpm::aggregate::{self, SelectExpressions};
 use spaseq_gpm::vars::{Row, Slot, VarTable};
 use spaseq_io::dictionary::{Dictionary, TermId};
 use spaseq_plan::plan::{Evaluator, Modifier, Plan, Strategy};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{vec_deque, BTreeMap, VecDeque};
 use std::rc::{Rc, Weak};
 
 mod conj;
@@ -398,6 +398,9 @@ pub struct QueryRuntime<G: GpmEval> {
     head: Vec<usize>,
     /// Their streams' events, oldest first, back one window before the oldest live run.
     head_events: VecDeque<(EventRef, Rc<G::Index>)>,
+    /// Whether `head_events` are in time order (each kept at or after the one before): then
+    /// a timer looks up the events in its interval by binary search (`head_range`).
+    head_sorted: bool,
     /// The start of each set of runs that may still complete, oldest first.
     head_starts: VecDeque<(i128, Weak<()>)>,
     /// SELECTION and CONSUMPTION (docs/decisions.md 65).
@@ -833,6 +836,7 @@ impl<G: GpmEval> QueryRuntime<G> {
             work: Work::default(),
             head,
             head_events: VecDeque::new(),
+            head_sorted: true,
             head_starts: VecDeque::new(),
             policy,
             recent: VecDeque::new(),
@@ -2211,14 +2215,40 @@ impl<G: GpmEval> QueryRuntime<G> {
             self.head_events.pop_front();
         }
         if self.kept_streams.contains(&event.stream) {
-            self.head_events.push_back((event.clone(), index.clone()));
+            self.push_head_event(event.clone(), index.clone());
         }
+    }
+
+    /// Keep `event` after the others, noting whether they stay in time order.
+    fn push_head_event(&mut self, event: EventRef, index: Rc<G::Index>) {
+        match self.head_events.back() {
+            None => self.head_sorted = true,
+            Some((last, _)) if last.time > event.time => self.head_sorted = false,
+            Some(_) => {}
+        }
+        self.head_events.push_back((event, index));
+    }
+
+    /// The kept events that may lie in `[lo, hi]`: those ending in it when they are in
+    /// time order (an event lying in it ends in it), else all of them.
+    fn head_range(&self, lo: i128, hi: i128) -> vec_deque::Iter<'_, (EventRef, Rc<G::Index>)> {
+        if !self.head_sorted {
+            return self.head_events.iter();
+        }
+        let from = self.head_events.partition_point(|(e, _)| e.time < lo);
+        let to = self.head_events.partition_point(|(e, _)| e.time <= hi);
+        self.head_events.range(from..to.max(from))
     }
 
     /// Whether a head negation removes match `m`: an event of a negated GPM before `m`'s
     /// first event, inside its window, with a result in `m`'s context.
     fn head_violated(&self, m: &MatchRecord, dict: &Dictionary) -> bool {
         let mut rows = Vec::new();
+        let probes: Vec<_> = self
+            .head
+            .iter()
+            .map(|&g| self.gpms.probe(g, &m.mu))
+            .collect();
         for (e, index) in &self.head_events {
             if e.time >= m.start {
                 break;
@@ -2227,8 +2257,8 @@ impl<G: GpmEval> QueryRuntime<G> {
             if !self.fits(e.start, 0, m.time, 0) {
                 continue;
             }
-            for &g in &self.head {
-                if self.gpm_streams[g] != e.stream {
+            for (&g, probe) in self.head.iter().zip(&probes) {
+                if self.gpm_streams[g] != e.stream || !self.gpms.admits(probe, index) {
                     continue;
                 }
                 rows.clear();
@@ -2310,8 +2340,10 @@ impl<G: GpmEval> QueryRuntime<G> {
         };
         let mut found = Vec::new();
         let mut rows = Vec::new();
-        for (e, index) in &self.head_events {
-            if e.stream != stream || e.start < lo || e.time > hi {
+        let probe = self.gpms.probe(timer.gpm, &r.mu);
+        for (e, index) in self.head_range(lo, hi) {
+            if e.stream != stream || e.start < lo || e.time > hi || !self.gpms.admits(&probe, index)
+            {
                 continue;
             }
             rows.clear();

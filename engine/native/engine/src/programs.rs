@@ -6,6 +6,7 @@
 use crate::host::{Host, Pairs, TakenPairs};
 use crate::EngineError;
 use spaseq_automaton::{GpmEval, Node, RunView};
+use spaseq_gpm::join::Probe;
 use spaseq_gpm::vars::{Row, Slot, VarTable};
 use spaseq_gpm::{CompileError, EventIndex, GpmProgram, KbLookup, RunEnv, SparqlGpm};
 use spaseq_io::dictionary::{Dictionary, TermId};
@@ -520,5 +521,16 @@ impl<H: Host> GpmEval for Programs<H> {
 
     fn local_slots(&self, gpm: usize) -> &[Slot] {
         &self.names.locals[gpm]
+    }
+
+    fn probe(&self, gpm: usize, mu: &[Option<TermId>]) -> Probe {
+        match &self.gpms[gpm] {
+            Gpm::Native(program) => program.probe(mu),
+            Gpm::Sparql(_) | Gpm::Callback => Probe::default(),
+        }
+    }
+
+    fn admits(&self, probe: &Probe, event: &Prepared) -> bool {
+        probe.admits(&event.index)
     }
 }

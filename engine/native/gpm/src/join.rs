@@ -7,6 +7,7 @@ use super::event_index::EventIndex;
 use super::expr::{Compiled, Env};
 use super::run_functions::RunEnv;
 use crate::vars::{Row, Slot};
+use smallvec::SmallVec;
 use spaseq_io::dictionary::{Dictionary, TermId};
 use std::cell::Cell;
 use std::collections::HashSet;
@@ -77,6 +78,32 @@ impl Bgp {
             filters,
             checks,
         }
+    }
+
+    /// The patterns' known terms under `mu` (`Probe`): each pattern with a constant
+    /// predicate and a subject or object that is a constant or bound in mu, those mu binds
+    /// first (they tell events apart; the constants' are mostly in every event).
+    pub fn probe(&self, mu: &[Option<TermId>]) -> Probe {
+        let bound = |pos: Pos| match pos {
+            Pos::Var(slot) => mu.get(slot).copied().flatten(),
+            _ => None,
+        };
+        let known = |pos: Pos| match pos {
+            Pos::Const(id) => Some(id),
+            _ => bound(pos),
+        };
+        let mut needed: SmallVec<[(bool, Needed); 4]> = self
+            .patterns
+            .iter()
+            .filter_map(|tp| {
+                let Pos::Const(p) = tp.p else { return None };
+                let (s, o) = (known(tp.s), known(tp.o));
+                let from_mu = bound(tp.s).is_some() || bound(tp.o).is_some();
+                (s.is_some() || o.is_some()).then_some((from_mu, (p, s, o)))
+            })
+            .collect();
+        needed.sort_by_key(|&(from_mu, _)| !from_mu); // stable: join order within each
+        Probe(needed.into_iter().map(|(_, n)| n).collect())
     }
 
     /// Whether a FILTER calls a run function.
@@ -202,6 +229,28 @@ impl Bgp {
         let Search { row, mut trail, .. } = search;
         trail.clear();
         SCRATCH.set((row, trail));
+    }
+}
+
+/// A quick test of events for a BGP in one context: the (predicate, subject, object) its
+/// patterns need with what the context fixes (`Bgp::probe`). An event lacking one has no
+/// solution compatible with the context, so scans over many kept events (a timer's, a head
+/// negation's) skip it before searching. An empty probe admits every event.
+#[derive(Debug, Clone, Default)]
+pub struct Probe(SmallVec<[Needed; 4]>);
+
+/// A triple an event must have: its predicate, and its subject and object where known.
+type Needed = (TermId, Option<TermId>, Option<TermId>);
+
+impl Probe {
+    /// False only for an event on which no solution can agree with the context.
+    pub fn admits(&self, index: &EventIndex) -> bool {
+        self.0.iter().all(|&(p, s, o)| {
+            index
+                .candidates(p, s, o)
+                .iter()
+                .any(|&(ps, po)| s.is_none_or(|s| s == ps) && o.is_none_or(|o| o == po))
+        })
     }
 }
 

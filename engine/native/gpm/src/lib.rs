@@ -270,6 +270,12 @@ impl GpmProgram {
     pub fn may_match(&self, index: &EventIndex) -> bool {
         index.has_predicates(&self.required)
     }
+
+    /// A quick test of events under mu (`join::Probe`): the event triples the BGP needs
+    /// with mu's bindings (the GRAPH blocks' rows come after the BGP's).
+    pub fn probe(&self, mu: &[Option<TermId>]) -> join::Probe {
+        self.bgp.probe(mu)
+    }
 }
 
 /// The union of two rows that agree where both bind (a KB row may be narrower).

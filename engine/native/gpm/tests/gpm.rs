@@ -318,3 +318,90 @@ fn expression_values_follow_pyoxigraph() {
         Some(format!("\"P1D\"^^<{XSD}dayTimeDuration>"))
     );
 }
+
+/// A probe (the triples a BGP needs under mu) refuses only events on which the BGP has no
+/// solution compatible with mu, and does refuse some: every mu over a few values, on events
+/// small and large (past the index's lookup threshold).
+#[test]
+fn a_probe_refuses_only_events_without_results() {
+    // ?s :p ?o . ?o :q ?v . ?s :r <http://ex.org/k>
+    let plan = gpm_plan(
+        &format!(
+            "[{}, {}, {}]",
+            tp(&var("s"), &iri("p"), &var("o")),
+            tp(&var("o"), &iri("q"), &var("v")),
+            tp(&var("s"), &iri("r"), &iri("k"))
+        ),
+        r#"["s", "o", "v"]"#,
+        r#"["s", "o", "v"]"#,
+        "[]",
+    );
+    let node = |i: usize| format!("<http://ex.org/n{i}>");
+    let (p, q, r, k) = (
+        "<http://ex.org/p>".to_owned(),
+        "<http://ex.org/q>".to_owned(),
+        "<http://ex.org/r>".to_owned(),
+        "<http://ex.org/k>".to_owned(),
+    );
+    let events: Vec<Vec<(String, String, String)>> = vec![
+        vec![
+            (node(0), p.clone(), node(1)),
+            (node(1), q.clone(), node(2)),
+            (node(0), r.clone(), k.clone()),
+        ],
+        vec![(node(0), p.clone(), node(1)), (node(1), q.clone(), node(2))],
+        vec![
+            (node(3), p.clone(), node(1)),
+            (node(1), q.clone(), node(0)),
+            (node(3), r.clone(), k.clone()),
+        ],
+        // many pairs of :p and :q, so that lookups by subject and object are used
+        (0..40)
+            .flat_map(|i| {
+                [
+                    (node(i), p.clone(), node(i + 1)),
+                    (node(i + 1), q.clone(), node((i * 7) % 5)),
+                    (node(i % 3), r.clone(), k.clone()),
+                ]
+            })
+            .collect(),
+    ];
+    let (mut refused, mut admitted) = (0, 0);
+    for triples in &events {
+        let spelled: Vec<(&str, &str, &str)> = triples
+            .iter()
+            .map(|(s, p, o)| (s.as_str(), p.as_str(), o.as_str()))
+            .collect();
+        let ev = event(&spelled);
+        let mut vars = VarTable::new();
+        let program =
+            GpmProgram::compile(plan.gpm("G").unwrap(), &mut vars, &ev.dict, None).unwrap();
+        let index = EventIndex::new(&ev.triples);
+        let slots = ["s", "o", "v"].map(|v| vars.get(v).unwrap());
+        let values: Vec<Option<TermId>> = std::iter::once(None)
+            .chain((0..6).map(|i| Some(ev.dict.intern(parse_term(&node(i)).unwrap()))))
+            .collect();
+        for &a in &values {
+            for &b in &values {
+                for &c in &values {
+                    let mut mu = vars.empty_row();
+                    for (slot, value) in slots.iter().zip([a, b, c]) {
+                        mu[*slot] = value;
+                    }
+                    let mut out = Vec::new();
+                    program.results(&index, &mu, &ev.dict, &mut out);
+                    if program.probe(&mu).admits(&index) {
+                        admitted += 1;
+                    } else {
+                        assert!(out.is_empty(), "refused an event with results under {mu:?}");
+                        refused += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        refused > 100 && admitted > 20,
+        "{refused} refused, {admitted} admitted"
+    );
+}

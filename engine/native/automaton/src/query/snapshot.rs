@@ -671,7 +671,7 @@ impl<G: GpmEval> QueryRuntime<G> {
         for &uid in &state.head_events {
             let event = r.event(uid)?;
             let prepared = index(&event);
-            self.head_events.push_back((event, prepared));
+            self.push_head_event(event, prepared);
         }
         if state.latest.len() != self.policy.latest.len() {
             return Err(SnapshotError::Corrupt(
