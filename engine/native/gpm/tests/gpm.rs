@@ -325,7 +325,7 @@ fn expression_values_follow_pyoxigraph() {
 #[test]
 fn a_probe_refuses_only_events_without_results() {
     // ?s :p ?o . ?o :q ?v . ?s :r <http://ex.org/k>
-    let plan = gpm_plan(
+    let plain = gpm_plan(
         &format!(
             "[{}, {}, {}]",
             tp(&var("s"), &iri("p"), &var("o")),
@@ -336,6 +336,20 @@ fn a_probe_refuses_only_events_without_results() {
         r#"["s", "o", "v"]"#,
         "[]",
     );
+    // ?s :p _:b . _:b :q ?v . ?o ?x ?s . ?s :r ?s (a blank node, a variable predicate, a
+    // variable repeated in one pattern)
+    let knotted = gpm_plan(
+        &format!(
+            "[{}, {}, {}, {}]",
+            tp(&var("s"), &iri("p"), &var("_:b")),
+            tp(&var("_:b"), &iri("q"), &var("v")),
+            tp(&var("o"), &var("x"), &var("s")),
+            tp(&var("s"), &iri("r"), &var("s"))
+        ),
+        r#"["s", "o", "v", "x"]"#,
+        r#"["s", "o", "v", "x"]"#,
+        "[]",
+    );
     let node = |i: usize| format!("<http://ex.org/n{i}>");
     let (p, q, r, k) = (
         "<http://ex.org/p>".to_owned(),
@@ -344,6 +358,12 @@ fn a_probe_refuses_only_events_without_results() {
         "<http://ex.org/k>".to_owned(),
     );
     let events: Vec<Vec<(String, String, String)>> = vec![
+        vec![
+            (node(0), p.clone(), node(1)),
+            (node(1), q.clone(), node(2)),
+            (node(0), r.clone(), node(0)),
+            (node(3), q.clone(), node(0)),
+        ],
         vec![
             (node(0), p.clone(), node(1)),
             (node(1), q.clone(), node(2)),
@@ -362,12 +382,16 @@ fn a_probe_refuses_only_events_without_results() {
                     (node(i), p.clone(), node(i + 1)),
                     (node(i + 1), q.clone(), node((i * 7) % 5)),
                     (node(i % 3), r.clone(), k.clone()),
+                    (node(i % 4), r.clone(), node(i % 4)),
                 ]
             })
             .collect(),
     ];
-    let (mut refused, mut admitted) = (0, 0);
-    for triples in &events {
+    let (mut refused, mut admitted, mut knotted_found) = (0, 0, 0);
+    for (plan, triples) in [&plain, &knotted]
+        .into_iter()
+        .flat_map(|plan| events.iter().map(move |triples| (plan, triples)))
+    {
         let spelled: Vec<(&str, &str, &str)> = triples
             .iter()
             .map(|(s, p, o)| (s.as_str(), p.as_str(), o.as_str()))
@@ -392,6 +416,9 @@ fn a_probe_refuses_only_events_without_results() {
                     program.results(&index, &mu, &ev.dict, &mut out);
                     if program.probe(&mu).admits(&index) {
                         admitted += 1;
+                        if !out.is_empty() && std::ptr::eq(plan, &knotted) {
+                            knotted_found += 1;
+                        }
                     } else {
                         assert!(out.is_empty(), "refused an event with results under {mu:?}");
                         refused += 1;
@@ -401,7 +428,7 @@ fn a_probe_refuses_only_events_without_results() {
         }
     }
     assert!(
-        refused > 100 && admitted > 20,
-        "{refused} refused, {admitted} admitted"
+        refused > 100 && admitted > 20 && knotted_found > 5,
+        "{refused} refused, {admitted} admitted, {knotted_found} with results of the knotted BGP"
     );
 }
