@@ -175,6 +175,12 @@ pub struct Programs<H> {
     /// This query's number among every query's programs (what an event's cached base rows
     /// are kept under: an event is prepared once for every query).
     id: u64,
+    /// Per native GPM whose BGP another one has under other names (a V-shape's A, B and C):
+    /// the first of them, whose base rows are searched once an event, and the renaming of
+    /// its slots into this GPM's (`GpmProgram::base_renaming_from`).
+    twins: Vec<Option<Twin>>,
+    /// The last base rows searched for a twin group: (event uid, first GPM), rows.
+    twin_rows: RefCell<TwinRows>,
 }
 
 /// Why a plan's GPM cannot run here (`EngineError::Plan`).
@@ -267,8 +273,11 @@ impl<H: Host> Programs<H> {
                 .map(|g| plan.kleene_gpms.contains(&g.name))
                 .collect(),
             id: PROGRAMS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            twins: Vec::new(),
+            twin_rows: RefCell::new((None, Vec::new())),
         };
-        Ok((programs, vars))
+        let twins = twins(&programs.gpms);
+        Ok((Programs { twins, ..programs }, vars))
     }
 
     /// Forget the cached KB rows (a new KB version).
@@ -393,6 +402,35 @@ impl<H: Host> Programs<H> {
         out
     }
 
+    /// The base rows of a twin GPM (`twins`): those of `first`, searched once per event,
+    /// renamed into its slots.
+    fn twin_base(
+        &self,
+        first: usize,
+        renaming: &[(Slot, Slot)],
+        event: &Prepared,
+        dict: &Dictionary,
+        out: &mut Vec<Row>,
+    ) {
+        let width = self.names.vars.len();
+        let mut memo = self.twin_rows.borrow_mut();
+        let (searched, rows) = &mut *memo;
+        if *searched != Some((event.uid, first)) {
+            rows.clear();
+            if let Gpm::Native(program) = &self.gpms[first] {
+                program.base(&event.index, width, dict, rows);
+            }
+            *searched = Some((event.uid, first));
+        }
+        out.extend(rows.iter().map(|row| {
+            let mut renamed = vec![None; width];
+            for &(from, to) in renaming {
+                renamed[to] = row[from];
+            }
+            renamed
+        }));
+    }
+
     /// The base rows of native GPM `gpm` (`program`) on `event` for the runs it is offered
     /// to from the `SHARED_FROM`th on (computed then, once); None before.
     fn shared_base_rows(
@@ -446,6 +484,40 @@ impl<H: Host> Programs<H> {
         entry.rows = Some(rows.clone());
         Some(rows)
     }
+}
+
+/// A twin GPM's group's first GPM and the renaming of its slots into the twin's.
+type Twin = (usize, Vec<(Slot, Slot)>);
+
+/// The base rows last searched for a twin group: for (event uid, first GPM), the rows.
+type TwinRows = (Option<(u64, usize)>, Vec<Row>);
+
+/// Per GPM, the first native GPM with the same BGP under other names and the renaming of
+/// its slots into this one's (the first renamed into itself), for GPMs that have a twin.
+fn twins(gpms: &[Gpm]) -> Vec<Option<Twin>> {
+    let native = |g: usize| match &gpms[g] {
+        Gpm::Native(program) => Some(program),
+        _ => None,
+    };
+    let mut out: Vec<Option<Twin>> = vec![None; gpms.len()];
+    for g in 0..gpms.len() {
+        let Some(program) = native(g) else { continue };
+        let first = (0..g).find_map(|h| {
+            let renaming = program.base_renaming_from(native(h)?)?;
+            Some((h, renaming))
+        });
+        // the first found is the group's first (being one BGP under two namings is an
+        // equivalence): it searches for itself, renamed into itself
+        if let Some((h, renaming)) = first {
+            if out[h].is_none() {
+                out[h] = native(h)
+                    .and_then(|p| p.base_renaming_from(p))
+                    .map(|r| (h, r));
+            }
+            out[g] = Some((h, renaming));
+        }
+    }
+    out
 }
 
 impl<H: Host> KbLookup for Programs<H> {
@@ -506,7 +578,10 @@ impl<H: Host> GpmEval for Programs<H> {
     fn base(&self, gpm: usize, event: &Prepared, dict: &Dictionary, out: &mut Vec<Row>) {
         match &self.gpms[gpm] {
             Gpm::Native(program) => {
-                if program.may_match(&event.index) {
+                if !program.may_match(&event.index) {
+                } else if let Some((first, renaming)) = &self.twins[gpm] {
+                    self.twin_base(*first, renaming, event, dict, out);
+                } else {
                     program.base(&event.index, self.names.vars.len(), dict, out);
                 }
             }

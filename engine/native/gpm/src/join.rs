@@ -106,6 +106,45 @@ impl Bgp {
         Probe(needed.into_iter().map(|(_, n)| n).collect())
     }
 
+    /// The renaming of this BGP's variable slots that makes it `other` for `base`: the
+    /// same patterns in the same join order, variables renamed one to one (blank nodes,
+    /// numbered by first appearance, alike), and no context-free FILTER in either (one
+    /// search then gives both BGPs' base rows: `other`'s slot `from` is this one's `to`).
+    /// None when they differ.
+    pub fn base_renaming_from(&self, other: &Bgp) -> Option<Vec<(Slot, Slot)>> {
+        if self.patterns.len() != other.patterns.len()
+            || self.blanks != other.blanks
+            || self
+                .context_free
+                .iter()
+                .chain(&other.context_free)
+                .any(|&free| free)
+        {
+            return None;
+        }
+        let mut pairs: Vec<(Slot, Slot)> = Vec::new();
+        let mut same = |theirs: Pos, ours: Pos| match (theirs, ours) {
+            (Pos::Var(from), Pos::Var(to)) => {
+                match pairs.iter().find(|&&(f, t)| f == from || t == to) {
+                    Some(&pair) => pair == (from, to),
+                    None => {
+                        pairs.push((from, to));
+                        true
+                    }
+                }
+            }
+            (theirs, ours) => theirs == ours,
+        };
+        let alike = other
+            .patterns
+            .iter()
+            .zip(&self.patterns)
+            .all(|(theirs, ours)| {
+                same(theirs.s, ours.s) && same(theirs.p, ours.p) && same(theirs.o, ours.o)
+            });
+        alike.then_some(pairs)
+    }
+
     /// Whether a FILTER calls a run function.
     pub fn reads_run(&self) -> bool {
         self.filters.iter().any(|f| f.reads_run)

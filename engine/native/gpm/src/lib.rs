@@ -260,6 +260,12 @@ impl GpmProgram {
         self.bgp.base(index, width.max(self.width), dict, out);
     }
 
+    /// The renaming of slots that turns `other`'s base rows into this GPM's
+    /// (`Bgp::base_renaming_from`), when the two BGPs are one under two namings.
+    pub fn base_renaming_from(&self, other: &GpmProgram) -> Option<Vec<(Slot, Slot)>> {
+        self.bgp.base_renaming_from(&other.bgp)
+    }
+
     /// Slots of the GPM's local variables in plan order (`local_vars`), for what a match
     /// records as the event's bindings.
     pub fn local_slots(&self) -> &[Slot] {
