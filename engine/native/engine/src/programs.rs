@@ -262,6 +262,7 @@ impl<H: Host> Programs<H> {
             })
             .collect::<Result<_, EngineError>>()?;
         let programs = Programs {
+            twins: twins(&gpms),
             gpms,
             names,
             host,
@@ -273,11 +274,9 @@ impl<H: Host> Programs<H> {
                 .map(|g| plan.kleene_gpms.contains(&g.name))
                 .collect(),
             id: PROGRAMS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            twins: Vec::new(),
             twin_rows: RefCell::new((None, Vec::new())),
         };
-        let twins = twins(&programs.gpms);
-        Ok((Programs { twins, ..programs }, vars))
+        Ok((programs, vars))
     }
 
     /// Forget the cached KB rows (a new KB version).
@@ -577,14 +576,11 @@ impl<H: Host> GpmEval for Programs<H> {
 
     fn base(&self, gpm: usize, event: &Prepared, dict: &Dictionary, out: &mut Vec<Row>) {
         match &self.gpms[gpm] {
-            Gpm::Native(program) => {
-                if !program.may_match(&event.index) {
-                } else if let Some((first, renaming)) = &self.twins[gpm] {
-                    self.twin_base(*first, renaming, event, dict, out);
-                } else {
-                    program.base(&event.index, self.names.vars.len(), dict, out);
-                }
-            }
+            Gpm::Native(program) if program.may_match(&event.index) => match &self.twins[gpm] {
+                Some((first, renaming)) => self.twin_base(*first, renaming, event, dict, out),
+                None => program.base(&event.index, self.names.vars.len(), dict, out),
+            },
+            Gpm::Native(_) => {}
             Gpm::Sparql(body) => {
                 if body.may_match(&event.index) {
                     body.base(&event.index, self.names.vars.len(), dict, out);
