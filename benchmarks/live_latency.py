@@ -184,9 +184,11 @@ def measure(spaseq: str, query: Path, stream: str, events: list[tuple[str, list[
         due = start + i / rate
         while (now := time.perf_counter()) < due:
             time.sleep(min(due - now, 0.0005))
+        # stamped before the write: once written, spaseq may answer (and the reader thread
+        # record the arrival) before this thread runs again
+        sent.append(time.perf_counter())
         proc.stdin.write("\n".join(lines) + "\n")
         proc.stdin.flush()
-        sent.append(time.perf_counter())
     sending_s = time.perf_counter() - start
     proc.stdin.close()
     closed = time.perf_counter()
