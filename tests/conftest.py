@@ -26,10 +26,13 @@ atexit.register(shutil.rmtree, os.environ["SPASEQ_QUERY_CACHE"], ignore_errors=T
 @pytest.fixture(scope="session")
 def spark():
     """The one SparkSession of the suite (local[2], small shuffles, no UI), shared by the KB
-    jobs' tests and the queries-on-Spark tests: the driver JVM starts once."""
+    jobs' tests and the queries-on-Spark tests: the driver JVM starts once. Its inputs are
+    all small, so it is set up as spaseq sets up a small local job (C1 only, the serial
+    collector, the class archive, interpreted expressions: session.SMALL_INPUT_CONF), which
+    takes a third off a warm job here."""
     from spaseq.engine.kb.session import spark_session
 
     session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "2",
-                                         "spark.default.parallelism": "2"})
+                                         "spark.default.parallelism": "2"}, input_bytes=0)
     yield session
     session.stop()
