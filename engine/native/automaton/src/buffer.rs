@@ -109,6 +109,7 @@ mod tests {
             seq: 0,
             graph: None,
             triples: Vec::new(),
+            used: Default::default(),
         });
         let bindings: Rc<[Option<TermId>]> = Rc::from(Vec::new());
         let mut list = None;

@@ -4,6 +4,7 @@
 use oxrdf::Term;
 use spaseq_gpm::vars::Names;
 use spaseq_io::dictionary::TermId;
+use std::cell::Cell;
 use std::rc::Rc;
 
 pub type StreamId = u32;
@@ -26,7 +27,36 @@ pub struct EventData {
     /// unique, and the dictionary would otherwise grow with every event.
     pub graph: Option<Term>,
     pub triples: Vec<[TermId; 3]>,
+    /// Set once a query's CONSUMPTION MATCHED used up a triple of this event (`query::policy`).
+    pub used: UsedHint,
 }
+
+/// A hint kept with an event for the consumption policy: whether some query used up a
+/// triple of it. A run is checked against the used-up triples at every event it is offered,
+/// each event it took: with the hint, only the events it is set on are looked up in the
+/// policy's table (the rest, most of them, cost a load). Not part of what the event is:
+/// every hint equals every other.
+#[derive(Debug, Clone, Default)]
+pub struct UsedHint(Cell<bool>);
+
+impl UsedHint {
+    pub fn set(&self) {
+        self.0.set(true);
+    }
+
+    #[inline]
+    pub fn get(&self) -> bool {
+        self.0.get()
+    }
+}
+
+impl PartialEq for UsedHint {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for UsedHint {}
 
 impl EventData {
     /// Whether the event lasts (began before it ended).

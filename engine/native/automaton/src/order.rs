@@ -378,6 +378,7 @@ mod tests {
             seq,
             graph: None,
             triples: Vec::new(),
+            used: Default::default(),
         })
     }
 

@@ -184,6 +184,7 @@ impl EventState {
             seq: self.seq,
             graph,
             triples: self.triples.clone(),
+            used: Default::default(),
         }))
     }
 }

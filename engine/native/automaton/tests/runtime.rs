@@ -52,6 +52,7 @@ fn event_of(
         seq: uid,
         graph: None,
         triples: vec![triple],
+        used: Default::default(),
     })
 }
 

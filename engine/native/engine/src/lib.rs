@@ -390,6 +390,7 @@ impl<H: Host> Engine<H> {
             seq,
             graph,
             triples,
+            used: Default::default(),
         });
         self.handed
             .borrow_mut()

@@ -187,6 +187,9 @@ impl Policy {
 
     /// Whether `t` takes a triple already used up.
     pub fn is_consumed(&self, t: &Taken, dict: &Dictionary) -> bool {
+        if !t.event.used.get() {
+            return false; // nothing of it is used up, by this query or another
+        }
         let Some((_, used)) = self.consumed.get(&t.event.uid) else {
             return false;
         };
@@ -217,6 +220,7 @@ impl Policy {
             let used = self.used(&n.taken, dict);
             if !used.is_empty() {
                 let event = &n.taken.event;
+                event.used.set();
                 let entry = self
                     .consumed
                     .entry(event.uid)
@@ -275,6 +279,7 @@ impl Policy {
     ) {
         for (uid, used) in consumed {
             if let Some(e) = event(*uid) {
+                e.used.set();
                 self.consumed
                     .insert(*uid, (Rc::downgrade(&e), used.iter().copied().collect()));
             }

@@ -63,6 +63,7 @@ fn run(plan: &str, events: &[(i128, &str, &str)]) -> Vec<Found> {
             seq: uid as u64,
             graph: None,
             triples: vec![triple],
+            used: Default::default(),
         });
         let index = Rc::new(event.triples.clone());
         rt.on_event(&event, &index, &dict);
